@@ -1,0 +1,92 @@
+// Command adjoint is the command-line front end of the adjoint automatic
+// differentiation library.
+//
+// Usage:
+//
+//	adjoint <command> [arguments]
+//
+// Run "adjoint help" for the list of commands. Each command lives in its own
+// file of this package and registers itself in the commands table below.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// version is the release of the library this binary was built from.
+const version = "0.1.0-dev"
+
+// command is one subcommand: its name, a one-line summary and its entry point.
+// run receives the arguments after the command name and returns the process
+// exit status.
+type command struct {
+	name    string
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+// commands is filled by the init functions of the files that define them, so
+// that adding a subcommand touches only its own file.
+var commands = map[string]command{}
+
+func register(c command) { commands[c.name] = c }
+
+func init() {
+	register(command{name: "version", summary: "print the version of adjoint", run: runVersion})
+	register(command{name: "help", summary: "list the commands, or describe one: adjoint help <command>", run: runHelp})
+}
+
+func main() {
+	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func dispatch(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	name := args[0]
+	if name == "-h" || name == "--help" || name == "-help" {
+		name = "help"
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "adjoint: unknown command %q; run \"adjoint help\" for the list\n", args[0])
+		return 2
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+func runVersion(args []string, stdout, stderr io.Writer) int {
+	fmt.Fprintf(stdout, "adjoint %s\n", version)
+	return 0
+}
+
+func runHelp(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		c, ok := commands[args[0]]
+		if !ok {
+			fmt.Fprintf(stderr, "adjoint: unknown command %q\n", args[0])
+			return 2
+		}
+		fmt.Fprintf(stdout, "adjoint %s: %s\n\nRun \"adjoint %s -h\" for its flags.\n", c.name, c.summary, c.name)
+		return 0
+	}
+	usage(stdout)
+	return 0
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "adjoint %s: reverse-mode automatic differentiation for Go\n\nUsage: adjoint <command> [arguments]\n\nCommands:\n", version)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+}

@@ -1,0 +1,3 @@
+module github.com/adjointgo/adjoint
+
+go 1.26

@@ -1,0 +1,56 @@
+// Package gemm holds the general matrix-multiply kernels behind
+// tensor.MatMul: C = alpha·op(A)·op(B) + beta·C for row-major float32 and
+// float64 matrices, where op(X) is X or Xᵀ.
+//
+// It is internal so that its signature can change with the kernels; the
+// public entry point is package tensor.
+package gemm
+
+// Sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major float32
+// matrices. op(A) is m×k, op(B) is k×n and C is m×n. lda, ldb and ldc are the
+// row strides (in elements) of A, B and C as stored: A is m×k (lda ≥ k) when
+// transA is false and k×m (lda ≥ m) when it is true; likewise B. When beta is
+// 0, C is not read (NaNs in it do not propagate).
+func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	ref(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// Dgemm is Sgemm for float64.
+func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	ref(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// ref is the simple reference implementation (i-k-j loop order).
+func ref[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	for i := 0; i < m; i++ {
+		ci := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			for j := range ci {
+				ci[j] = 0
+			}
+		} else if beta != 1 {
+			for j := range ci {
+				ci[j] *= beta
+			}
+		}
+		for p := 0; p < k; p++ {
+			var aip T
+			if transA {
+				aip = a[p*lda+i]
+			} else {
+				aip = a[i*lda+p]
+			}
+			aip *= alpha
+			if transB {
+				for j := range ci {
+					ci[j] += aip * b[j*ldb+p]
+				}
+			} else {
+				bp := b[p*ldb : p*ldb+n]
+				for j := range ci {
+					ci[j] += aip * bp[j]
+				}
+			}
+		}
+	}
+}

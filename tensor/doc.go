@@ -1,0 +1,44 @@
+// Package tensor holds dense n-dimensional arrays of float32 or float64 and
+// the raw numerical kernels that operate on them. It knows nothing about
+// automatic differentiation: package ad builds the recorded graph on top of it.
+//
+// # Layout
+//
+// A Tensor is a contiguous, row-major array with a shape and a dtype. There
+// are no strided views: an operation that would produce one (transpose,
+// permute, slice) writes a fresh contiguous result, so every kernel sees
+// plain slices. Reshape is the exception: it shares the data and the
+// version counter with its source.
+//
+// # Kernels write into a destination
+//
+// Following math/big, kernels are methods on the destination:
+//
+//	var z tensor.Tensor
+//	z.Add(x, y) // z is sized to the broadcast shape of x and y
+//
+// A zero Tensor (or one of another shape) is resized, reusing its storage
+// when the capacity suffices, so a caller that keeps destinations across
+// iterations allocates nothing in steady state. The destination may alias an
+// operand only where a method says so (elementwise kernels allow it).
+//
+// Each kernel is written once as a generic function over the element type and
+// instantiated for float32 and float64; the dtype switch happens once per call,
+// never per element.
+//
+// # Errors
+//
+// Shape and dtype mistakes are programmer errors. Kernels panic with a
+// *ShapeError (which wraps ErrShape or ErrDType) naming the operation and the
+// shapes involved; they never fail with an index out of range from inside a
+// loop. Package ad turns these into errors that callers inspect with
+// errors.Is and errors.As.
+//
+// # Version counters
+//
+// Every in-place write through this package (Set, Fill, CopyFrom, the
+// in-place arithmetic methods) increments the tensor's version. Package ad
+// records the version of each tensor it saves for the backward pass and
+// refuses to use one that changed. Code that writes through Float32s or
+// Float64s directly must call BumpVersion itself.
+package tensor

@@ -1,0 +1,392 @@
+package tensor
+
+import (
+	"fmt"
+	"strings"
+)
+
+// DType is the element type of a Tensor.
+type DType uint8
+
+const (
+	// Float64 is the IEEE-754 binary64 element type (the zero DType).
+	Float64 DType = iota
+	// Float32 is the IEEE-754 binary32 element type.
+	Float32
+)
+
+// String returns "float32" or "float64".
+func (d DType) String() string {
+	switch d {
+	case Float32:
+		return "float32"
+	case Float64:
+		return "float64"
+	}
+	return fmt.Sprintf("DType(%d)", uint8(d))
+}
+
+// Size returns the number of bytes of one element.
+func (d DType) Size() int {
+	if d == Float32 {
+		return 4
+	}
+	return 8
+}
+
+// Float is the set of element types a Tensor can hold.
+type Float interface{ ~float32 | ~float64 }
+
+// Tensor is a dense, contiguous, row-major n-dimensional array of float32 or
+// float64. The zero value is an empty float64 tensor usable as a destination.
+type Tensor struct {
+	dtype   DType
+	shape   []int
+	f32     []float32
+	f64     []float64
+	version uint64  // in-place writes so far (of base, for a view)
+	base    *Tensor // the tensor whose storage a Reshape view shares, or nil
+}
+
+func (t *Tensor) root() *Tensor {
+	if t.base != nil {
+		return t.base
+	}
+	return t
+}
+
+// New returns a zero-filled tensor of the given dtype and shape. A shape with
+// no dimensions is a scalar holding one element.
+func New(dtype DType, shape ...int) *Tensor {
+	n := checkShape("new", shape)
+	t := &Tensor{dtype: dtype, shape: append([]int(nil), shape...)}
+	if dtype == Float32 {
+		t.f32 = make([]float32, n)
+	} else {
+		t.f64 = make([]float64, n)
+	}
+	return t
+}
+
+// FromFloat64 returns a float64 tensor of the given shape that uses data as
+// its storage (no copy). len(data) must equal the product of shape.
+func FromFloat64(data []float64, shape ...int) *Tensor {
+	n := checkShape("from float64", shape)
+	if len(data) != n {
+		panic(&ShapeError{Op: "from float64", Shapes: [][]int{shape}, Msg: fmt.Sprintf("%d elements do not fill the shape (want %d)", len(data), n)})
+	}
+	return &Tensor{dtype: Float64, shape: append([]int(nil), shape...), f64: data}
+}
+
+// FromFloat32 returns a float32 tensor of the given shape that uses data as
+// its storage (no copy). len(data) must equal the product of shape.
+func FromFloat32(data []float32, shape ...int) *Tensor {
+	n := checkShape("from float32", shape)
+	if len(data) != n {
+		panic(&ShapeError{Op: "from float32", Shapes: [][]int{shape}, Msg: fmt.Sprintf("%d elements do not fill the shape (want %d)", len(data), n)})
+	}
+	return &Tensor{dtype: Float32, shape: append([]int(nil), shape...), f32: data}
+}
+
+// Scalar returns a 0-dimensional tensor holding v.
+func Scalar(dtype DType, v float64) *Tensor {
+	t := New(dtype)
+	t.SetFlat(0, v)
+	return t
+}
+
+// Full returns a tensor of the given shape with every element set to v.
+func Full(dtype DType, v float64, shape ...int) *Tensor {
+	t := New(dtype, shape...)
+	t.fill(v)
+	return t
+}
+
+func checkShape(op string, shape []int) int {
+	n := 1
+	for _, d := range shape {
+		if d < 0 {
+			panic(&ShapeError{Op: op, Shapes: [][]int{shape}, Msg: "negative dimension"})
+		}
+		n *= d
+	}
+	return n
+}
+
+// DType returns the element type.
+func (t *Tensor) DType() DType { return t.dtype }
+
+// Shape returns the dimensions. The caller must not modify the slice.
+func (t *Tensor) Shape() []int { return t.shape }
+
+// Dims returns the number of dimensions (0 for a scalar).
+func (t *Tensor) Dims() int { return len(t.shape) }
+
+// Len returns the number of elements.
+func (t *Tensor) Len() int {
+	if t.dtype == Float32 {
+		return len(t.f32)
+	}
+	return len(t.f64)
+}
+
+// Float64s returns the storage of a float64 tensor (nil for float32). Writes
+// through it bypass the version counter: call BumpVersion after them.
+func (t *Tensor) Float64s() []float64 { return t.f64 }
+
+// Float32s returns the storage of a float32 tensor (nil for float64). Writes
+// through it bypass the version counter: call BumpVersion after them.
+func (t *Tensor) Float32s() []float32 { return t.f32 }
+
+// Version returns the number of in-place writes made to the tensor's storage.
+func (t *Tensor) Version() uint64 { return t.root().version }
+
+// BumpVersion records an in-place write to the storage.
+func (t *Tensor) BumpVersion() { t.root().version++ }
+
+// At returns the element at the given index, converted to float64.
+func (t *Tensor) At(idx ...int) float64 { return t.AtFlat(t.offset("at", idx)) }
+
+// Set writes v at the given index and bumps the version.
+func (t *Tensor) Set(v float64, idx ...int) {
+	t.SetFlat(t.offset("set", idx), v)
+}
+
+// AtFlat returns element i of the row-major storage.
+func (t *Tensor) AtFlat(i int) float64 {
+	if t.dtype == Float32 {
+		return float64(t.f32[i])
+	}
+	return t.f64[i]
+}
+
+// SetFlat writes v at element i of the row-major storage and bumps the version.
+func (t *Tensor) SetFlat(i int, v float64) {
+	if t.dtype == Float32 {
+		t.f32[i] = float32(v)
+	} else {
+		t.f64[i] = v
+	}
+	t.BumpVersion()
+}
+
+func (t *Tensor) offset(op string, idx []int) int {
+	if len(idx) != len(t.shape) {
+		panic(&ShapeError{Op: op, Shapes: [][]int{t.shape}, Msg: fmt.Sprintf("index %v has %d coordinates for %d dimensions", idx, len(idx), len(t.shape))})
+	}
+	off := 0
+	for i, x := range idx {
+		if x < 0 || x >= t.shape[i] {
+			panic(&ShapeError{Op: op, Shapes: [][]int{t.shape}, Msg: fmt.Sprintf("index %v out of range", idx)})
+		}
+		off = off*t.shape[i] + x
+	}
+	return off
+}
+
+// Data returns a copy of the elements as float64, in row-major order.
+func (t *Tensor) Data() []float64 {
+	out := make([]float64, t.Len())
+	if t.dtype == Float32 {
+		for i, v := range t.f32 {
+			out[i] = float64(v)
+		}
+	} else {
+		copy(out, t.f64)
+	}
+	return out
+}
+
+// Item returns the single element of a one-element tensor.
+func (t *Tensor) Item() float64 {
+	if t.Len() != 1 {
+		panic(&ShapeError{Op: "item", Shapes: [][]int{t.shape}, Msg: "tensor has more than one element"})
+	}
+	return t.AtFlat(0)
+}
+
+// Clone returns a deep copy with a fresh version counter.
+func (t *Tensor) Clone() *Tensor {
+	c := &Tensor{dtype: t.dtype, shape: append([]int(nil), t.shape...)}
+	if t.dtype == Float32 {
+		c.f32 = append([]float32(nil), t.f32...)
+	} else {
+		c.f64 = append([]float64(nil), t.f64...)
+	}
+	return c
+}
+
+// Astype returns a copy converted to dtype d.
+func (t *Tensor) Astype(d DType) *Tensor {
+	c := New(d, t.shape...)
+	switch {
+	case d == t.dtype:
+		copy(c.f32, t.f32)
+		copy(c.f64, t.f64)
+	case d == Float32:
+		for i, v := range t.f64 {
+			c.f32[i] = float32(v)
+		}
+	default:
+		for i, v := range t.f32 {
+			c.f64[i] = float64(v)
+		}
+	}
+	return c
+}
+
+// Reshape returns a tensor with the same data and version counter and a new
+// shape of equal size. One dimension may be -1 and is then inferred.
+func (t *Tensor) Reshape(shape ...int) *Tensor {
+	shape = ResolveReshape(t.shape, shape)
+	return &Tensor{dtype: t.dtype, shape: shape, f32: t.f32, f64: t.f64, base: t.root()}
+}
+
+// ResolveReshape checks that newShape (which may hold one -1) fits the size of
+// old and returns it with the -1 resolved.
+func ResolveReshape(old, newShape []int) []int {
+	n := Size(old)
+	out := append([]int(nil), newShape...)
+	infer, prod := -1, 1
+	for i, d := range out {
+		switch {
+		case d == -1 && infer < 0:
+			infer = i
+		case d < 0:
+			panic(&ShapeError{Op: "reshape", Shapes: [][]int{old, newShape}, Msg: "dimensions must be non-negative, with at most one -1"})
+		default:
+			prod *= d
+		}
+	}
+	if infer >= 0 {
+		if prod == 0 || n%prod != 0 {
+			panic(&ShapeError{Op: "reshape", Shapes: [][]int{old, newShape}, Msg: fmt.Sprintf("cannot infer -1: %d elements", n)})
+		}
+		out[infer] = n / prod
+		prod = n
+	}
+	if prod != n {
+		panic(&ShapeError{Op: "reshape", Shapes: [][]int{old, newShape}, Msg: fmt.Sprintf("sizes differ (%d vs %d elements)", n, prod)})
+	}
+	return out
+}
+
+// Size returns the number of elements of a shape.
+func Size(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// EqualShape reports whether two shapes are identical.
+func EqualShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// String formats the tensor for debugging: dtype, shape and up to 8 elements.
+func (t *Tensor) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s%v[", t.dtype, t.shape)
+	n := t.Len()
+	for i := 0; i < n && i < 8; i++ {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%g", t.AtFlat(i))
+	}
+	if n > 8 {
+		b.WriteString(" …")
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// resize makes t a tensor of dtype d and the given shape, reusing its storage
+// when the capacity suffices. The contents are unspecified afterwards. Reused
+// storage counts as an in-place write (the version is bumped); a view that
+// needs fresh storage stops sharing its base's.
+func (t *Tensor) resize(d DType, shape []int) {
+	defer t.BumpVersion()
+	n := Size(shape)
+	if t.dtype != d {
+		t.f32, t.f64 = nil, nil
+		t.dtype = d
+		t.detach()
+	}
+	if cap(t.shape) >= len(shape) {
+		t.shape = t.shape[:len(shape)]
+	} else {
+		t.shape = make([]int, len(shape))
+	}
+	copy(t.shape, shape)
+	if d == Float32 {
+		if cap(t.f32) >= n {
+			t.f32 = t.f32[:n]
+		} else {
+			t.f32 = make([]float32, n)
+			t.detach()
+		}
+	} else {
+		if cap(t.f64) >= n {
+			t.f64 = t.f64[:n]
+		} else {
+			t.f64 = make([]float64, n)
+			t.detach()
+		}
+	}
+}
+
+// detach makes a view the owner of its (new) storage, keeping its version
+// increasing.
+func (t *Tensor) detach() {
+	if t.base != nil {
+		t.version = t.base.version
+		t.base = nil
+	}
+}
+
+func (t *Tensor) fill(v float64) {
+	if t.dtype == Float32 {
+		fillT(t.f32, float32(v))
+	} else {
+		fillT(t.f64, v)
+	}
+}
+
+// Fill sets every element to v and bumps the version.
+func (t *Tensor) Fill(v float64) *Tensor {
+	t.fill(v)
+	t.BumpVersion()
+	return t
+}
+
+// Zero sets every element to 0 and bumps the version.
+func (t *Tensor) Zero() *Tensor { return t.Fill(0) }
+
+// CopyFrom makes t a copy of src (resizing it) and bumps t's version.
+func (t *Tensor) CopyFrom(src *Tensor) *Tensor {
+	if t == src {
+		return t
+	}
+	t.resize(src.dtype, src.shape)
+	copy(t.f32, src.f32)
+	copy(t.f64, src.f64)
+	t.BumpVersion()
+	return t
+}
+
+func fillT[T Float](s []T, v T) {
+	for i := range s {
+		s[i] = v
+	}
+}
