@@ -2,6 +2,16 @@
 // tensor.MatMul: C = alpha·op(A)·op(B) + beta·C for row-major float32 and
 // float64 matrices, where op(X) is X or Xᵀ.
 //
+// The implementation is the blocked, packed form: op(B) is packed into
+// k×NR column panels sized for L1, op(A) into MR×k row panels sized for L2,
+// and a register-blocked MR×NR micro-kernel does the arithmetic. On amd64 the
+// micro-kernels are written in Go assembly for AVX-512 and for AVX2+FMA and
+// are chosen at run time from the CPU's features; everything else (and any
+// build with -tags purego) uses a portable Go kernel. Transposed operands are
+// absorbed by the packing routines, so Aᵀ·B and A·Bᵀ never materialise a
+// transpose. Large products are split across goroutines (see [SetThreads]);
+// small ones run on the calling goroutine without allocating.
+//
 // It is internal so that its signature can change with the kernels; the
 // public entry point is package tensor.
 package gemm
@@ -12,15 +22,16 @@ package gemm
 // transA is false and k×m (lda ≥ m) when it is true; likewise B. When beta is
 // 0, C is not read (NaNs in it do not propagate).
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	ref(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	gemm(&f32, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // Dgemm is Sgemm for float64.
 func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
-	ref(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	gemm(&f64, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-// ref is the simple reference implementation (i-k-j loop order).
+// ref is the simple reference implementation (i-k-j loop order). The tests
+// compare every fast path against it.
 func ref[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	for i := 0; i < m; i++ {
 		ci := c[i*ldc : i*ldc+n]

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Generates kernel_amd64.s, the GEMM micro-kernels (run: python3 _gen/asmgen.py > kernel_amd64.s).
+
+Each kernel computes an MR×NR tile of alpha·A·B + beta·C from a packed A
+panel (kc steps of MR values) and a packed B panel (kc steps of NR values);
+vectors run along N, A values are broadcast. Rows ≥ mr are not stored and
+columns ≥ nr are masked off. Written for this project; see kernel_amd64.go.
+"""
+
+out = []
+def e(s=""): out.append(s)
+
+def kernel(name, isa, dt, MR, nvec):
+    # isa: "avx512" or "avx2"; dt: "s" (float32) or "d" (float64)
+    es = 4 if dt == "s" else 8
+    vbytes = 64 if isa == "avx512" else 32
+    lanes = vbytes // es
+    NR = nvec * lanes
+    R = "Z" if isa == "avx512" else "Y"
+    ps = "PS" if dt == "s" else "PD"
+    bc = "VBROADCASTSS" if dt == "s" else "VBROADCASTSD"
+    mov = "VMOVUPS" if dt == "s" else "VMOVUPD"
+    nacc = MR * nvec
+    breg = [f"{R}{nacc + v}" for v in range(nvec)]
+    areg = [f"{R}{nacc + nvec}", f"{R}{nacc + nvec + 1}"]
+    assert nacc + nvec + 2 <= (32 if isa == "avx512" else 16)
+    acc = lambda i, v: f"{R}{i * nvec + v}"
+    # frame: k, a, b, c, ldc, alpha, beta, mr, mask
+    off = 40
+    alpha_off = off; off += es
+    beta_off = off; off += es
+    off = (off + 7) // 8 * 8
+    mr_off = off; off += 8
+    mask_off = off
+    if isa == "avx512":
+        masksize = 4; masktype = "uint32"
+    else:
+        masksize = 8; masktype = "ptr"
+    argsize = mask_off + masksize
+    astep, bstep = MR * es, NR * es
+    e(f"// func {name}(k int, a, b, c *{'float32' if dt == 's' else 'float64'}, ldc int, alpha, beta {'float32' if dt == 's' else 'float64'}, mr int, mask {'uint32' if isa == 'avx512' else ('*int32' if dt == 's' else '*int64')})")
+    e(f"TEXT ·{name}(SB), NOSPLIT, $0-{argsize}")
+    e("\tMOVQ k+0(FP), CX")
+    e("\tMOVQ a+8(FP), AX")
+    e("\tMOVQ b+16(FP), BX")
+    for i in range(MR):
+        for v in range(nvec):
+            r = acc(i, v)
+            e(f"\tVPXOR{'D' if isa == 'avx512' else ''} {r}, {r}, {r}")
+    def kstep(u):
+        ao, bo = u * astep, u * bstep
+        for v in range(nvec):
+            e(f"\t{mov} {bo + v * vbytes}({'BX'}), {breg[v]}")
+        for i in range(MR):
+            ar = areg[i % 2]
+            e(f"\t{bc} {ao + i * es}(AX), {ar}")
+            for v in range(nvec):
+                e(f"\tVFMADD231{ps} {breg[v]}, {ar}, {acc(i, v)}")
+    e("\tMOVQ CX, DX")
+    e("\tSHRQ $1, CX")
+    e(f"\tJZ {name}_tail")
+    e("\tPCALIGN $32")
+    e(f"{name}_loop:")
+    kstep(0)
+    kstep(1)
+    e(f"\tADDQ ${2 * astep}, AX")
+    e(f"\tADDQ ${2 * bstep}, BX")
+    e("\tDECQ CX")
+    e(f"\tJNZ {name}_loop")
+    e(f"{name}_tail:")
+    e("\tANDQ $1, DX")
+    e(f"\tJZ {name}_store")
+    kstep(0)
+    e(f"{name}_store:")
+    e(f"\t{bc} alpha+{alpha_off}(FP), {areg[0]}")
+    for i in range(MR):
+        for v in range(nvec):
+            e(f"\tVMUL{ps} {areg[0]}, {acc(i, v)}, {acc(i, v)}")
+    e("\tMOVQ c+24(FP), DI")
+    e("\tMOVQ ldc+32(FP), SI")
+    e(f"\tSHLQ ${2 if es == 4 else 3}, SI")
+    e(f"\tMOVQ mr+{mr_off}(FP), CX")
+    # full-width or masked?
+    if isa == "avx512":
+        e(f"\tMOVL mask+{mask_off}(FP), DX")
+        full = (1 << NR) - 1
+        e(f"\tCMPL DX, ${full if full < 2**31 else full - 2**32}")
+        e(f"\tJEQ {name}_full")
+        for v in range(nvec):
+            e(f"\tKMOVW DX, K{v + 1}")
+            if v + 1 < nvec:
+                e(f"\tSHRL ${lanes}, DX")
+    else:
+        e(f"\tMOVQ mask+{mask_off}(FP), DX")
+        e("\tTESTQ DX, DX")
+        e(f"\tJZ {name}_full")
+        # masks into the B registers (free now)
+        for v in range(nvec):
+            e(f"\tVMOVDQU {v * vbytes}(DX), {breg[v]}")
+    # beta test
+    def betatest(label0):
+        if dt == "s":
+            e(f"\tMOVL beta+{beta_off}(FP), DX")
+            e("\tTESTL $0x7fffffff, DX")
+        else:
+            e(f"\tMOVQ beta+{beta_off}(FP), DX")
+            e("\tSHLQ $1, DX")
+        e(f"\tJZ {label0}")
+        e(f"\t{bc} beta+{beta_off}(FP), {areg[0]}")
+    tmp = areg[1]
+    def rows(masked, withbeta, label):
+        e(f"{label}:")
+        for i in range(MR):
+            for v in range(nvec):
+                a = acc(i, v)
+                addr = f"{v * vbytes}(DI)"
+                if withbeta:
+                    if not masked:
+                        e(f"\tVFMADD231{ps} {addr}, {areg[0]}, {a}")
+                    elif isa == "avx512":
+                        e(f"\t{mov}.Z {addr}, K{v + 1}, {tmp}")
+                        e(f"\tVFMADD231{ps} {areg[0]}, {tmp}, {a}")
+                    else:
+                        e(f"\tVMASKMOV{ps} {addr}, {breg[v]}, {tmp}")
+                        e(f"\tVFMADD231{ps} {areg[0]}, {tmp}, {a}")
+                if not masked:
+                    e(f"\t{mov} {a}, {addr}")
+                elif isa == "avx512":
+                    e(f"\t{mov} {a}, K{v + 1}, {addr}")
+                else:
+                    e(f"\tVMASKMOV{ps} {a}, {breg[v]}, {addr}")
+            if i + 1 < MR:
+                e("\tDECQ CX")
+                e(f"\tJZ {name}_ret")
+                e("\tADDQ SI, DI")
+        e(f"\tJMP {name}_ret")
+    # masked path
+    betatest(f"{name}_m0")
+    rows(True, True, f"{name}_mb")
+    rows(True, False, f"{name}_m0")
+    e(f"{name}_full:")
+    betatest(f"{name}_f0")
+    rows(False, True, f"{name}_fb")
+    rows(False, False, f"{name}_f0")
+    e(f"{name}_ret:")
+    e("\tVZEROUPPER")
+    e("\tRET")
+    e()
+
+e("// Code generated by _gen/asmgen.py; DO NOT EDIT.")
+e()
+e("//go:build !purego")
+e()
+e('#include "textflag.h"')
+e()
+kernel("sgemmAVX512", "avx512", "s", 12, 2)
+kernel("dgemmAVX512", "avx512", "d", 12, 2)
+kernel("sgemmAVX2", "avx2", "s", 6, 2)
+kernel("dgemmAVX2", "avx2", "d", 6, 2)
+print("\n".join(out))

@@ -1,0 +1,65 @@
+package gemm
+
+import (
+	"fmt"
+	"testing"
+)
+
+var benchSizes = []int{64, 128, 256, 512, 1024, 2048}
+
+func benchGemm[T float](b *testing.B, transA, transB bool, n int) {
+	a, bb, c := make([]T, n*n), make([]T, n*n), make([]T, n*n)
+	for i := range a {
+		a[i] = T(i%7) * 0.25
+		bb[i] = T(i%5) * 0.5
+	}
+	run := func() {
+		switch any(a).(type) {
+		case []float32:
+			Sgemm(transA, transB, n, n, n, 1, any(a).([]float32), n, any(bb).([]float32), n, 0, any(c).([]float32), n)
+		case []float64:
+			Dgemm(transA, transB, n, n, n, 1, any(a).([]float64), n, any(bb).([]float64), n, 0, any(c).([]float64), n)
+		}
+	}
+	run()
+	b.ResetTimer()
+	for range b.N {
+		run()
+	}
+	secs := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(2*float64(n)*float64(n)*float64(n)/secs/1e9, "GFLOP/s")
+}
+
+// BenchmarkMatMul times square C = A·B. The thread count is Threads()
+// (GOMAXPROCS unless set); run with -cpu 1,2 to compare.
+func BenchmarkMatMul(b *testing.B) {
+	for _, dt := range []string{"f32", "f64"} {
+		for _, n := range benchSizes {
+			b.Run(fmt.Sprintf("%s/n=%d", dt, n), func(b *testing.B) {
+				if dt == "f32" {
+					benchGemm[float32](b, false, false, n)
+				} else {
+					benchGemm[float64](b, false, false, n)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkMatMulT times the transposed forms the backward pass uses:
+// tA is Aᵀ·B (dW = Xᵀ·G), tB is A·Bᵀ (dX = G·Wᵀ).
+func BenchmarkMatMulT(b *testing.B) {
+	for _, dt := range []string{"f32", "f64"} {
+		for _, tr := range []string{"tA", "tB"} {
+			for _, n := range benchSizes {
+				b.Run(fmt.Sprintf("%s/%s/n=%d", dt, tr, n), func(b *testing.B) {
+					if dt == "f32" {
+						benchGemm[float32](b, tr == "tA", tr == "tB", n)
+					} else {
+						benchGemm[float64](b, tr == "tA", tr == "tB", n)
+					}
+				})
+			}
+		}
+	}
+}

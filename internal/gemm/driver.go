@@ -1,0 +1,230 @@
+package gemm
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// float is the element type constraint of the kernels.
+type float interface{ float32 | float64 }
+
+// microKernel computes the MR×NR product of a packed A panel (kc steps of MR
+// values) and a packed B panel (kc steps of NR values) and writes
+// C[i*ldc+j] = alpha·acc[i][j] + beta·C[i*ldc+j] for i < mr, j < nr. When
+// beta is 0, C is not read. kc ≥ 1.
+type microKernel[T float] func(kc int, a, b, c []T, ldc int, alpha, beta T, mr, nr int)
+
+// kernel describes one micro-kernel and the cache blocking that suits it.
+type kernel[T float] struct {
+	name       string
+	mr, nr     int // register block
+	kc, mc, nc int // cache blocks: kc (depth), mc rows of A (multiple of mr), nc columns of B (multiple of nr)
+	fn         microKernel[T]
+	pool       *sync.Pool // of *buffers[T]
+}
+
+// buffers holds the packing areas of one goroutine.
+type buffers[T float] struct {
+	a, b []T
+}
+
+var (
+	pool32 = sync.Pool{New: func() any { return new(buffers[float32]) }}
+	pool64 = sync.Pool{New: func() any { return new(buffers[float64]) }}
+)
+
+// f32 and f64 are the kernels in use, set by selectKernels at init (and by
+// the tests, which run every available kernel).
+var (
+	f32 kernel[float32]
+	f64 kernel[float64]
+)
+
+func init() { selectKernels() }
+
+// threads is the number of goroutines a large product may use; 0 means
+// runtime.GOMAXPROCS(0) at the time of the call.
+var threads atomic.Int32
+
+// SetThreads sets the number of goroutines a large matrix product may be
+// split across. n ≤ 0 restores the default, GOMAXPROCS at the time of each
+// call. It is safe to call concurrently with running products.
+func SetThreads(n int) {
+	if n < 0 {
+		n = 0
+	}
+	threads.Store(int32(min(n, 1<<20)))
+}
+
+// Threads reports the number of goroutines a large product may use.
+func Threads() int {
+	if t := threads.Load(); t > 0 {
+		return int(t)
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// KernelName reports the micro-kernels in use, e.g. "avx512 12x32, avx512 12x16".
+func KernelName() string {
+	return fmt.Sprintf("f32 %s %dx%d, f64 %s %dx%d", f32.name, f32.mr, f32.nr, f64.name, f64.mr, f64.nr)
+}
+
+// minFlopsPerThread is the work below which another goroutine does not pay
+// for itself (a goroutine hand-off costs a few microseconds).
+const minFlopsPerThread = 3 << 20
+
+func gemm[T float](kn *kernel[T], transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if m < 0 || n < 0 || k < 0 {
+		panic("gemm: negative dimension")
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	checkLen(len(c), m, n, ldc, "C")
+	if k == 0 {
+		scaleC(m, n, beta, c, ldc)
+		return
+	}
+	if transA {
+		checkLen(len(a), k, m, lda, "A")
+	} else {
+		checkLen(len(a), m, k, lda, "A")
+	}
+	if transB {
+		checkLen(len(b), n, k, ldb, "B")
+	} else {
+		checkLen(len(b), k, n, ldb, "B")
+	}
+
+	flops := 2 * float64(m) * float64(n) * float64(k)
+	nt := Threads()
+	if byWork := int(flops / minFlopsPerThread); byWork < nt {
+		nt = max(byWork, 1)
+	}
+	if nt <= 1 {
+		buf := kn.pool.Get().(*buffers[T])
+		serial(kn, buf, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		kn.pool.Put(buf)
+		return
+	}
+	parallel(kn, nt, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// parallel splits C into nt slabs along its longer side, aligned to the
+// register block, and runs one serial product per slab.
+func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	splitN := n >= m
+	dim, unit := m, kn.mr
+	if splitN {
+		dim, unit = n, kn.nr
+	}
+	blocks := (dim + unit - 1) / unit
+	nt = min(nt, blocks)
+	var wg sync.WaitGroup
+	lo := 0
+	for t := range nt {
+		hi := (blocks * (t + 1) / nt) * unit
+		hi = min(hi, dim)
+		if hi <= lo {
+			continue
+		}
+		run := func(lo, hi int) {
+			buf := kn.pool.Get().(*buffers[T])
+			defer kn.pool.Put(buf)
+			if splitN {
+				bb := b[lo*ldb:]
+				if !transB {
+					bb = b[lo:]
+				}
+				serial(kn, buf, transA, transB, m, hi-lo, k, alpha, a, lda, bb, ldb, beta, c[lo:], ldc)
+			} else {
+				aa := a[lo*lda:]
+				if transA {
+					aa = a[lo:]
+				}
+				serial(kn, buf, transA, transB, hi-lo, n, k, alpha, aa, lda, b, ldb, beta, c[lo*ldc:], ldc)
+			}
+		}
+		if t == nt-1 {
+			run(lo, hi) // the calling goroutine takes the last slab
+		} else {
+			wg.Add(1)
+			go func(lo, hi int) {
+				defer wg.Done()
+				run(lo, hi)
+			}(lo, hi)
+		}
+		lo = hi
+	}
+	wg.Wait()
+}
+
+// serial is the blocked product on the calling goroutine.
+func serial[T float](kn *kernel[T], buf *buffers[T], transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	MR, NR := kn.mr, kn.nr
+	kcMax := min(kn.kc, k)
+	ncMax := min(kn.nc, roundUp(n, NR))
+	mcMax := min(kn.mc, roundUp(m, MR))
+	if need := kcMax * ncMax; len(buf.b) < need {
+		buf.b = make([]T, need)
+	}
+	if need := kcMax * mcMax; len(buf.a) < need {
+		buf.a = make([]T, need)
+	}
+	fn := kn.fn
+	for jc := 0; jc < n; jc += kn.nc {
+		nc := min(kn.nc, n-jc)
+		for pc := 0; pc < k; pc += kn.kc {
+			kc := min(kn.kc, k-pc)
+			bp := buf.b[:kc*roundUp(nc, NR)]
+			packB(bp, NR, transB, b, ldb, pc, jc, kc, nc)
+			bet := beta
+			if pc > 0 {
+				bet = 1
+			}
+			for ic := 0; ic < m; ic += kn.mc {
+				mc := min(kn.mc, m-ic)
+				ap := buf.a[:kc*roundUp(mc, MR)]
+				packA(ap, MR, transA, a, lda, ic, pc, mc, kc)
+				for jr := 0; jr < nc; jr += NR {
+					nr := min(NR, nc-jr)
+					bpan := bp[jr*kc : (jr+NR)*kc]
+					for ir := 0; ir < mc; ir += MR {
+						mr := min(MR, mc-ir)
+						off := (ic+ir)*ldc + jc + jr
+						fn(kc, ap[ir*kc:(ir+MR)*kc], bpan, c[off:], ldc, alpha, bet, mr, nr)
+					}
+				}
+			}
+		}
+	}
+}
+
+func roundUp(x, u int) int { return (x + u - 1) / u * u }
+
+func checkLen(have, rows, cols, ld int, name string) {
+	if ld < cols || ld < 1 {
+		panic(fmt.Sprintf("gemm: leading dimension of %s is %d, want ≥ %d", name, ld, max(cols, 1)))
+	}
+	if need := (rows-1)*ld + cols; rows > 0 && cols > 0 && have < need {
+		panic(fmt.Sprintf("gemm: %s has %d elements, want ≥ %d", name, have, need))
+	}
+}
+
+// scaleC sets C = beta·C (C = 0 when beta is 0, without reading it).
+func scaleC[T float](m, n int, beta T, c []T, ldc int) {
+	for i := range m {
+		ci := c[i*ldc : i*ldc+n]
+		switch beta {
+		case 0:
+			clear(ci)
+		case 1:
+		default:
+			for j := range ci {
+				ci[j] *= beta
+			}
+		}
+	}
+}

@@ -1,0 +1,284 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+)
+
+// shrink returns kn with tiny cache blocks, so that small matrices cross
+// every blocking boundary (several kc, mc and nc blocks, beta = 1 on later
+// depth blocks).
+func shrink[T float](kn kernel[T]) kernel[T] {
+	kn.name += "/tiny-blocks"
+	kn.kc, kn.mc, kn.nc = 5, 2*kn.mr, 2*kn.nr
+	return kn
+}
+
+func kernels32() []kernel[float32] {
+	k32, _ := allKernels()
+	for _, kn := range k32[:len(k32):len(k32)] {
+		k32 = append(k32, shrink(kn))
+	}
+	return k32
+}
+
+func kernels64() []kernel[float64] {
+	_, k64 := allKernels()
+	for _, kn := range k64[:len(k64):len(k64)] {
+		k64 = append(k64, shrink(kn))
+	}
+	return k64
+}
+
+type problem struct {
+	transA, transB bool
+	m, n, k        int
+	pad            int // extra elements per row in A, B and C
+	alpha, beta    float64
+}
+
+func (p problem) String() string {
+	return fmt.Sprintf("tA=%v,tB=%v,m=%d,n=%d,k=%d,pad=%d,alpha=%g,beta=%g", p.transA, p.transB, p.m, p.n, p.k, p.pad, p.alpha, p.beta)
+}
+
+// operands builds random A, B, C for p with their leading dimensions.
+func operands[T float](p problem, rng *rand.Rand) (a []T, lda int, b []T, ldb int, c []T, ldc int) {
+	ar, ac := p.m, p.k
+	if p.transA {
+		ar, ac = ac, ar
+	}
+	br, bc := p.k, p.n
+	if p.transB {
+		br, bc = bc, br
+	}
+	lda, ldb, ldc = ac+p.pad, bc+p.pad, p.n+p.pad
+	fill := func(rows, ld int) []T {
+		s := make([]T, rows*ld)
+		for i := range s {
+			s[i] = T(rng.Float64()*2 - 1)
+		}
+		return s
+	}
+	a, b, c = fill(ar, lda), fill(br, ldb), fill(p.m, ldc)
+	if p.beta == 0 {
+		for i := range c {
+			c[i] = T(math.NaN())
+		}
+	}
+	return a, lda, b, ldb, c, ldc
+}
+
+// check runs kn and ref on p and compares C, including the padding, which
+// must be left untouched.
+func check[T float](t *testing.T, kn *kernel[T], p problem, rng *rand.Rand, poison func(a, b []T, lda, ldb int)) {
+	t.Helper()
+	a, lda, b, ldb, c, ldc := operands[T](p, rng)
+	if poison != nil {
+		poison(a, b, lda, ldb)
+	}
+	want := append([]T(nil), c...)
+	ref(p.transA, p.transB, p.m, p.n, p.k, T(p.alpha), a, lda, b, ldb, T(p.beta), want, ldc)
+	got := append([]T(nil), c...)
+	gemm(kn, p.transA, p.transB, p.m, p.n, p.k, T(p.alpha), a, lda, b, ldb, T(p.beta), got, ldc)
+	eps := 1e-6
+	if _, ok := any(T(0)).(float32); ok {
+		eps = 1e-5
+	}
+	tol := eps * float64(p.k+4) * (math.Abs(p.alpha) + math.Abs(p.beta) + 1)
+	bad := 0
+	for i := range got {
+		g, w := float64(got[i]), float64(want[i])
+		ok := g == w || math.Abs(g-w) <= tol || (math.IsNaN(g) && math.IsNaN(w))
+		if !ok {
+			if bad < 5 {
+				t.Errorf("%s %v: C[%d,%d] = %v, want %v", kn.name, p, i/ldc, i%ldc, g, w)
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%s %v: %d wrong elements", kn.name, p, bad)
+	}
+}
+
+var sizes = []int{1, 7, 17, 63, 65}
+
+func TestGemmShapes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	k32, k64 := kernels32(), kernels64()
+	var probs []problem
+	for _, tA := range []bool{false, true} {
+		for _, tB := range []bool{false, true} {
+			for _, m := range sizes {
+				for _, n := range sizes {
+					k := sizes[(m+n)%len(sizes)]
+					probs = append(probs, problem{tA, tB, m, n, k, (m + 2*n) % 3, 1, 0})
+				}
+			}
+			probs = append(probs,
+				problem{tA, tB, 257, 33, 65, 1, 1, 0},
+				problem{tA, tB, 13, 257, 9, 0, 1, 0},
+				problem{tA, tB, 31, 45, 257, 2, 1, 0},
+				problem{tA, tB, 70, 90, 300, 0, 1, 1},
+			)
+		}
+	}
+	for _, p := range probs {
+		for i := range k32 {
+			check(t, &k32[i], p, rng, nil)
+		}
+		for i := range k64 {
+			check(t, &k64[i], p, rng, nil)
+		}
+	}
+}
+
+func TestGemmAlphaBeta(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	k32, k64 := kernels32(), kernels64()
+	for _, ab := range [][2]float64{{1, 0}, {1, 1}, {2.5, 0}, {-1, 1}, {0.5, -2}, {0, 3}, {1, 0.25}, {0, 0}} {
+		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+			for _, s := range [][3]int{{7, 17, 63}, {65, 63, 17}, {1, 1, 1}, {40, 70, 3}} {
+				p := problem{tr[0], tr[1], s[0], s[1], s[2], 3, ab[0], ab[1]}
+				for i := range k32 {
+					check(t, &k32[i], p, rng, nil)
+				}
+				for i := range k64 {
+					check(t, &k64[i], p, rng, nil)
+				}
+			}
+		}
+	}
+}
+
+func TestGemmK0(t *testing.T) {
+	for _, beta := range []float32{0, 1, 2} {
+		c := []float32{1, 2, float32(math.NaN()), 4}
+		Sgemm(false, false, 2, 2, 0, 1, nil, 1, nil, 2, beta, c, 2)
+		for i, v := range c {
+			want := []float32{1, 2, float32(math.NaN()), 4}[i] * beta
+			if beta == 0 {
+				want = 0
+			}
+			if v != want && !(v != v && want != want) {
+				t.Errorf("beta=%v: c[%d] = %v, want %v", beta, i, v, want)
+			}
+		}
+	}
+	Dgemm(false, false, 0, 3, 3, 1, nil, 3, make([]float64, 9), 3, 0, nil, 3)
+}
+
+func TestGemmNaNInf(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	k32, k64 := kernels32(), kernels64()
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+		p := problem{tr[0], tr[1], 17, 33, 19, 1, 1, 0.5}
+		for _, v := range []float64{nan, inf, -inf} {
+			poison32 := func(a, b []float32, lda, ldb int) {
+				a[3*lda+2] = float32(v)
+				b[5*ldb+1] = float32(v)
+				b[9*ldb+4] = float32(-v)
+			}
+			poison64 := func(a, b []float64, lda, ldb int) {
+				a[3*lda+2] = v
+				b[5*ldb+1] = v
+				b[9*ldb+4] = -v
+			}
+			for i := range k32 {
+				check(t, &k32[i], p, rng, poison32)
+			}
+			for i := range k64 {
+				check(t, &k64[i], p, rng, poison64)
+			}
+		}
+	}
+}
+
+// TestGemmParallel runs products large enough to be split, with several
+// thread counts, from several goroutines at once.
+func TestGemmParallel(t *testing.T) {
+	defer SetThreads(0)
+	rng := rand.New(rand.NewPCG(7, 8))
+	probs := []problem{
+		{false, false, 150, 170, 180, 1, 1, 0},
+		{true, false, 260, 40, 200, 0, 1, 1},
+		{false, true, 30, 300, 190, 2, 2, 0},
+		{true, true, 190, 190, 130, 0, 1, 0.5},
+	}
+	type job struct {
+		p      problem
+		a32    []float32
+		lda    int
+		b32    []float32
+		ldb    int
+		c32    []float32
+		ldc    int
+		want32 []float32
+	}
+	var jobs []job
+	for _, p := range probs {
+		a, lda, b, ldb, c, ldc := operands[float32](p, rng)
+		want := append([]float32(nil), c...)
+		ref(p.transA, p.transB, p.m, p.n, p.k, float32(p.alpha), a, lda, b, ldb, float32(p.beta), want, ldc)
+		jobs = append(jobs, job{p, a, lda, b, ldb, c, ldc, want})
+	}
+	for _, nt := range []int{1, 2, 3, 7} {
+		SetThreads(nt)
+		if Threads() != nt {
+			t.Fatalf("Threads() = %d after SetThreads(%d)", Threads(), nt)
+		}
+		var wg sync.WaitGroup
+		for _, j := range jobs {
+			for range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					got := append([]float32(nil), j.c32...)
+					Sgemm(j.p.transA, j.p.transB, j.p.m, j.p.n, j.p.k, float32(j.p.alpha), j.a32, j.lda, j.b32, j.ldb, float32(j.p.beta), got, j.ldc)
+					for i := range got {
+						g, w := got[i], j.want32[i]
+						if g != g && w != w {
+							continue
+						}
+						if d := math.Abs(float64(g - w)); d > 1e-3 || d != d {
+							t.Errorf("threads=%d %v: C[%d] = %v, want %v", nt, j.p, i, got[i], j.want32[i])
+							return
+						}
+					}
+				}()
+			}
+		}
+		wg.Wait()
+	}
+}
+
+func TestGemmPanics(t *testing.T) {
+	for name, f := range map[string]func(){
+		"short C":   func() { Sgemm(false, false, 2, 2, 2, 1, make([]float32, 4), 2, make([]float32, 4), 2, 0, make([]float32, 3), 2) },
+		"small lda": func() { Dgemm(false, false, 2, 2, 3, 1, make([]float64, 6), 2, make([]float64, 6), 2, 0, make([]float64, 4), 2) },
+		"negative":  func() { Sgemm(false, false, -1, 2, 2, 1, nil, 2, nil, 2, 0, nil, 2) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+func TestSmallNoAlloc(t *testing.T) {
+	a, b, c := make([]float32, 64*64), make([]float32, 64*64), make([]float32, 64*64)
+	Sgemm(false, false, 64, 64, 64, 1, a, 64, b, 64, 0, c, 64)
+	if n := testing.AllocsPerRun(50, func() {
+		Sgemm(false, true, 64, 64, 64, 1, a, 64, b, 64, 0, c, 64)
+	}); n > 0 {
+		t.Errorf("64×64 Sgemm allocates %v times per call", n)
+	}
+}

@@ -1,0 +1,11 @@
+//go:build purego || !amd64
+
+package gemm
+
+func selectKernels() { f32, f64 = genericKernels() }
+
+// allKernels lists every kernel this build can run on this CPU (for tests).
+func allKernels() ([]kernel[float32], []kernel[float64]) {
+	g32, g64 := genericKernels()
+	return []kernel[float32]{g32}, []kernel[float64]{g64}
+}
