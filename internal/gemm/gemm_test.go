@@ -258,9 +258,13 @@ func TestGemmParallel(t *testing.T) {
 
 func TestGemmPanics(t *testing.T) {
 	for name, f := range map[string]func(){
-		"short C":   func() { Sgemm(false, false, 2, 2, 2, 1, make([]float32, 4), 2, make([]float32, 4), 2, 0, make([]float32, 3), 2) },
-		"small lda": func() { Dgemm(false, false, 2, 2, 3, 1, make([]float64, 6), 2, make([]float64, 6), 2, 0, make([]float64, 4), 2) },
-		"negative":  func() { Sgemm(false, false, -1, 2, 2, 1, nil, 2, nil, 2, 0, nil, 2) },
+		"short C": func() {
+			Sgemm(false, false, 2, 2, 2, 1, make([]float32, 4), 2, make([]float32, 4), 2, 0, make([]float32, 3), 2)
+		},
+		"small lda": func() {
+			Dgemm(false, false, 2, 2, 3, 1, make([]float64, 6), 2, make([]float64, 6), 2, 0, make([]float64, 4), 2)
+		},
+		"negative": func() { Sgemm(false, false, -1, 2, 2, 1, nil, 2, nil, 2, 0, nil, 2) },
 	} {
 		func() {
 			defer func() {
