@@ -242,6 +242,12 @@ func (t *Tensor) Reshape(shape ...int) *Tensor {
 	return &Tensor{dtype: t.dtype, shape: shape, f32: t.f32, f64: t.f64, base: t.root()}
 }
 
+// View returns a tensor that shares t's storage, shape and version counter:
+// a write through either is seen, and counted, by both.
+func (t *Tensor) View() *Tensor {
+	return &Tensor{dtype: t.dtype, shape: t.shape, f32: t.f32, f64: t.f64, base: t.root()}
+}
+
 // ResolveReshape checks that newShape (which may hold one -1) fits the size of
 // old and returns it with the -1 resolved.
 func ResolveReshape(old, newShape []int) []int {
@@ -323,12 +329,10 @@ func (t *Tensor) resize(d DType, shape []int) {
 		t.dtype = d
 		t.detach()
 	}
-	if cap(t.shape) >= len(shape) {
-		t.shape = t.shape[:len(shape)]
-	} else {
-		t.shape = make([]int, len(shape))
+	// Shapes are immutable once set, so the slice is shared, never written.
+	if !EqualShape(t.shape, shape) {
+		t.shape = shape
 	}
-	copy(t.shape, shape)
 	if d == Float32 {
 		if cap(t.f32) >= n {
 			t.f32 = t.f32[:n]

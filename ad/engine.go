@@ -1,0 +1,409 @@
+package ad
+
+import (
+	"fmt"
+
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// node is one recorded op application.
+type node struct {
+	rule     *rule
+	at       *Attrs
+	edges    []edge  // one per operand
+	inline   [2]edge // storage for edges of unary and binary ops
+	saved    []saved // values the VJP reads, declared by rule.saves
+	aux      any     // non-Value data the VJP reads (ReLU's bit mask, ...)
+	out      *Value  // the output, when the VJP reads it (saved output)
+	retained *leafState
+	freed    bool  // saved values released by a backward pass
+	slot     int32 // scratch index during a sweep (0 outside one)
+}
+
+// edge connects a node to one operand.
+type edge struct {
+	n     *node  // producer of the operand, nil for leaves and constants
+	leaf  *Value // the operand if it is a Var
+	shape []int  // the operand's shape (for undoing broadcasting)
+	dtype tensor.DType
+}
+
+func (e *edge) requires() bool { return e.n != nil || e.leaf != nil }
+
+// saved is a Value that a VJP reads, with the version of its data when saved.
+type saved struct {
+	v       *Value
+	version uint64
+	det     Value // detached twin handed to VJPs when the sweep is not recorded
+}
+
+// saveMask says which operands and whether the output a VJP reads.
+type saveMask uint8
+
+const (
+	saveIn0 saveMask = 1 << iota
+	saveIn1
+	saveOut
+	saveAllIn // every operand (variadic ops)
+)
+
+// Options controls a backward sweep.
+type Options struct {
+	// Seed is the cotangent of the output (its shape and dtype). Required
+	// when the output is not a scalar; a scalar output defaults to 1.
+	Seed *Value
+	// RetainGraph keeps the saved tensors so the graph can be swept again.
+	RetainGraph bool
+	// CreateGraph records the backward sweep itself, so the gradients it
+	// returns can be differentiated again (double backward). It implies
+	// RetainGraph.
+	CreateGraph bool
+}
+
+// apply runs a unary or binary rule forward and records it when an operand
+// requires a gradient. y is nil for unary rules.
+func apply(r *rule, at *Attrs, x, y *Value) *Value {
+	defer rethrow()
+	out := &Value{}
+	var yt *tensor.Tensor
+	if y != nil {
+		yt = &y.t
+	}
+	r.forward(&out.t, at, &x.t, yt)
+	if !x.requires && (y == nil || !y.requires) {
+		return out
+	}
+	n := &node{rule: r, at: at}
+	n.inline[0] = edgeTo(x)
+	if y != nil {
+		n.inline[1] = edgeTo(y)
+		n.edges = n.inline[:2]
+	} else {
+		n.edges = n.inline[:1]
+	}
+	var need [2]bool
+	for i := range n.edges {
+		need[i] = n.edges[i].requires() && r.nondiff&(1<<i) == 0
+	}
+	if r.saves != nil {
+		m := r.saves(need)
+		if m&saveIn0 != 0 {
+			n.save(x)
+		}
+		if m&saveIn1 != 0 {
+			n.save(y)
+		}
+		if m&saveOut != 0 {
+			n.out = out
+			n.save(out)
+		}
+	}
+	if r.keep != nil {
+		n.aux = r.keep(at, &out.t, &x.t, yt)
+	}
+	if at != nil && at.kept != nil {
+		n.aux, at.kept = at.kept, nil
+	}
+	out.n = n
+	out.requires = true
+	return out
+}
+
+// applyN is apply for rules with any number of operands.
+func applyN(r *rule, at *Attrs, xs []*Value) *Value {
+	defer rethrow()
+	out := &Value{}
+	ts := make([]*tensor.Tensor, len(xs))
+	req := false
+	for i, x := range xs {
+		ts[i] = &x.t
+		req = req || x.requires
+	}
+	r.forwardN(&out.t, at, ts)
+	if !req {
+		return out
+	}
+	n := &node{rule: r, at: at, edges: make([]edge, len(xs))}
+	for i, x := range xs {
+		n.edges[i] = edgeTo(x)
+	}
+	if r.saves != nil && r.saves([2]bool{true, true})&saveAllIn != 0 {
+		for _, x := range xs {
+			n.save(x)
+		}
+	}
+	out.n = n
+	out.requires = true
+	return out
+}
+
+func edgeTo(v *Value) edge {
+	e := edge{n: v.n, shape: v.t.Shape(), dtype: v.t.DType()}
+	if v.leaf != nil {
+		e.leaf = v
+	}
+	return e
+}
+
+func (n *node) save(v *Value) {
+	s := saved{v: v, version: v.t.Version()}
+	s.det.t = v.t // header copy: same storage, read-only use
+	n.saved = append(n.saved, s)
+}
+
+func (n *node) release() {
+	n.saved = nil
+	n.aux = nil
+	n.out = nil
+	n.freed = true
+}
+
+// vjpCtx is what a VJP rule sees: the node's attributes, its saved values and
+// which operands need a gradient.
+type vjpCtx struct {
+	n      *node
+	need   []bool
+	create bool
+}
+
+// saved returns the i-th saved value: the recorded original when the sweep
+// is itself recorded (so the gradient depends on it differentiably), and a
+// detached twin otherwise (so nothing is recorded).
+func (c *vjpCtx) saved(i int) *Value {
+	s := &c.n.saved[i]
+	if c.create {
+		return s.v
+	}
+	return &s.det
+}
+
+// in returns the saved operand k (operands are saved in order, skipping
+// those not saved). Rules use named helpers below instead.
+func (c *vjpCtx) inShape(i int) []int { return c.n.edges[i].shape }
+
+// Backward computes the gradient of the scalar v with respect to every Var
+// it depends on and adds it into their gradient buffers (read with Grad;
+// cleared with ZeroGrad). Saved tensors are released as the sweep passes
+// them; call BackwardOpts with RetainGraph to sweep the graph again.
+func (v *Value) Backward() error { return v.BackwardOpts(Options{}) }
+
+// BackwardOpts is Backward with options: a seed for non-scalar outputs,
+// RetainGraph, CreateGraph.
+func (v *Value) BackwardOpts(o Options) error {
+	_, err := sweep(v, nil, o)
+	return err
+}
+
+// Grad returns the gradients of the scalar y with respect to xs, in order,
+// without touching any gradient buffer. An x that y does not depend on gets a
+// zero gradient. The graph is released afterwards; use GradOpts to keep it or
+// to record the sweep for higher derivatives.
+func Grad(y *Value, xs ...*Value) ([]*Value, error) { return GradOpts(y, xs, Options{}) }
+
+// GradOpts is Grad with options.
+func GradOpts(y *Value, xs []*Value, o Options) ([]*Value, error) {
+	for i, x := range xs {
+		if !x.requires {
+			return nil, &Error{Op: "grad", Err: ErrNoGrad, Msg: fmt.Sprintf("input %d does not require a gradient (make it with ad.Var)", i)}
+		}
+	}
+	gs, err := sweep(y, xs, o)
+	if err != nil {
+		return nil, err
+	}
+	for i, g := range gs {
+		if g == nil {
+			gs[i] = Const(tensor.New(xs[i].t.DType(), xs[i].t.Shape()...))
+		}
+	}
+	return gs, nil
+}
+
+// sweep runs the reverse pass from y. With targets nil it accumulates into
+// the gradient buffers of Vars (Backward); otherwise it returns the
+// gradients of the targets.
+func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
+	if o.CreateGraph {
+		o.RetainGraph = true
+	}
+	seed, err := makeSeed(y, o.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if targets != nil {
+		result = make([]*Value, len(targets))
+	}
+	if !y.requires {
+		if targets == nil {
+			return nil, &Error{Op: "backward", Err: ErrNoGrad, Msg: "output does not depend on any value that requires a gradient (make parameters with ad.Var)"}
+		}
+		return result, nil
+	}
+	if y.n == nil { // y is itself a Var
+		if targets == nil {
+			y.leaf.accumulate(seed, o.CreateGraph)
+		}
+		for i, t := range targets {
+			if t == y {
+				result[i] = seed
+			}
+		}
+		return result, nil
+	}
+
+	// Collect the nodes reachable from y (explicit stack: no recursion) and
+	// count, for each, its consumers among them.
+	nodes := []*node{y.n}
+	y.n.slot = 1
+	defer func() {
+		for _, n := range nodes {
+			n.slot = 0
+		}
+	}()
+	deps := []int32{0}
+	for i := 0; i < len(nodes); i++ {
+		n := nodes[i]
+		if n.freed {
+			return nil, &Error{Op: "backward", Err: ErrGraphFreed,
+				Msg: fmt.Sprintf("the graph through %s was released by a previous backward; pass ad.Options{RetainGraph: true} to the first backward to sweep it again", n.rule.name)}
+		}
+		for j := range n.edges {
+			p := n.edges[j].n
+			if p == nil {
+				continue
+			}
+			if p.slot == 0 {
+				nodes = append(nodes, p)
+				deps = append(deps, 0)
+				p.slot = int32(len(nodes))
+			}
+			deps[p.slot-1]++
+		}
+	}
+	// Refuse to start if any saved tensor changed since it was saved.
+	for _, n := range nodes {
+		for k := range n.saved {
+			s := &n.saved[k]
+			if now := s.v.t.Version(); now != s.version {
+				return nil, &ModifiedError{Op: n.rule.name, Input: savedName(n, s.v), Saved: s.version, Now: now}
+			}
+		}
+	}
+	// Targets that are intermediate values are read off their node.
+	var targetOf map[*node][]int
+	var leafTarget map[*Value][]int
+	if targets != nil {
+		targetOf = map[*node][]int{}
+		leafTarget = map[*Value][]int{}
+		for i, t := range targets {
+			if t.n != nil {
+				targetOf[t.n] = append(targetOf[t.n], i)
+			} else {
+				leafTarget[t] = append(leafTarget[t], i)
+			}
+		}
+	}
+
+	grads := make([]*Value, len(nodes))
+	grads[0] = seed
+	ready := []*node{y.n}
+	var need [8]bool
+	for len(ready) > 0 {
+		n := ready[len(ready)-1]
+		ready = ready[:len(ready)-1]
+		g := grads[n.slot-1]
+		grads[n.slot-1] = nil
+		if n.retained != nil {
+			n.retained.accumulate(g, o.CreateGraph)
+		}
+		for _, i := range targetOf[n] {
+			result[i] = g
+		}
+		needs := need[:0]
+		if len(n.edges) > len(need) {
+			needs = make([]bool, 0, len(n.edges))
+		}
+		any := false
+		for j := range n.edges {
+			r := n.edges[j].requires() && n.rule.nondiff&(1<<j) == 0
+			needs = append(needs, r)
+			any = any || r
+		}
+		var gin []*Value
+		if any && g != nil {
+			gin = n.rule.vjp(&vjpCtx{n: n, need: needs, create: o.CreateGraph}, g)
+		}
+		if !o.RetainGraph {
+			n.release()
+		}
+		for j := range n.edges {
+			e := &n.edges[j]
+			var gj *Value
+			if j < len(gin) && needs[j] {
+				gj = gin[j]
+			}
+			if gj != nil && !tensor.EqualShape(gj.t.Shape(), e.shape) {
+				gj = SumTo(gj, e.shape)
+			}
+			if e.n != nil {
+				k := e.n.slot - 1
+				if gj != nil {
+					grads[k] = addGrad(grads[k], gj, o.CreateGraph)
+				}
+				if deps[k]--; deps[k] == 0 {
+					ready = append(ready, e.n)
+				}
+			} else if e.leaf != nil && gj != nil {
+				if targets == nil {
+					e.leaf.leaf.accumulate(gj, o.CreateGraph)
+				} else {
+					for _, i := range leafTarget[e.leaf] {
+						result[i] = addGrad(result[i], gj, o.CreateGraph)
+					}
+				}
+			}
+		}
+	}
+	return result, nil
+}
+
+// addGrad returns acc + g. Without CreateGraph it adds in place into a buffer
+// it owns (never into g, which may be shared with another edge).
+func addGrad(acc, g *Value, create bool) *Value {
+	if acc == nil {
+		return g
+	}
+	if create {
+		return Add(acc, g)
+	}
+	out := &Value{}
+	out.t.Add(&acc.t, &g.t)
+	return out
+}
+
+func makeSeed(y *Value, seed *Value) (*Value, error) {
+	if seed == nil {
+		if y.t.Len() != 1 {
+			return nil, &Error{Op: "backward", Err: ErrNonScalar,
+				Msg: fmt.Sprintf("output has shape %v; Backward and Grad need a scalar, or a seed (cotangent) of that shape in Options.Seed", y.t.Shape())}
+		}
+		return Const(tensor.Full(y.t.DType(), 1, y.t.Shape()...)), nil
+	}
+	if !tensor.EqualShape(seed.t.Shape(), y.t.Shape()) || seed.t.DType() != y.t.DType() {
+		return nil, &Error{Op: "backward", Err: ErrShape,
+			Msg: fmt.Sprintf("seed is %s%v but the output is %s%v", seed.t.DType(), seed.t.Shape(), y.t.DType(), y.t.Shape())}
+	}
+	return seed, nil
+}
+
+func savedName(n *node, v *Value) string {
+	if v == n.out {
+		return "output"
+	}
+	for j := range n.edges {
+		if n.edges[j].leaf == v || (v.n != nil && n.edges[j].n == v.n) {
+			return fmt.Sprintf("input %d", j)
+		}
+	}
+	return "a saved tensor"
+}

@@ -1,0 +1,272 @@
+package ad
+
+import (
+	"fmt"
+
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// Add returns x + y with broadcasting.
+func Add(x, y *Value) *Value { return apply(ruleAdd, nil, x, y) }
+
+// Sub returns x − y with broadcasting.
+func Sub(x, y *Value) *Value { return apply(ruleSub, nil, x, y) }
+
+// Mul returns x ⊙ y (elementwise) with broadcasting.
+func Mul(x, y *Value) *Value { return apply(ruleMul, nil, x, y) }
+
+// Div returns x / y (elementwise) with broadcasting.
+func Div(x, y *Value) *Value { return apply(ruleDiv, nil, x, y) }
+
+// Pow returns xʸ elementwise with broadcasting. The derivative with respect
+// to y is taken as 0 where xʸ = 0.
+func Pow(x, y *Value) *Value { return apply(rulePow, nil, x, y) }
+
+// Neg returns −x.
+func Neg(x *Value) *Value { return apply(ruleNeg, nil, x, nil) }
+
+// AddScalar returns x + c.
+func AddScalar(x *Value, c float64) *Value { return apply(ruleAddScalar, &Attrs{C: c}, x, nil) }
+
+// MulScalar returns c·x.
+func MulScalar(x *Value, c float64) *Value { return apply(ruleMulScalar, &Attrs{C: c}, x, nil) }
+
+// PowScalar returns xᶜ elementwise.
+func PowScalar(x *Value, c float64) *Value { return apply(rulePowScalar, &Attrs{C: c}, x, nil) }
+
+// Square returns x² elementwise.
+func Square(x *Value) *Value { return apply(ruleSquare, nil, x, nil) }
+
+// Exp returns eˣ elementwise.
+func Exp(x *Value) *Value { return apply(ruleExp, nil, x, nil) }
+
+// Log returns ln x elementwise (NaN for negative x, −Inf at 0).
+func Log(x *Value) *Value { return apply(ruleLog, nil, x, nil) }
+
+// Sqrt returns √x elementwise. Its derivative at 0 is +Inf.
+func Sqrt(x *Value) *Value { return apply(ruleSqrt, nil, x, nil) }
+
+// Abs returns |x| elementwise, with abs'(0) = 0.
+func Abs(x *Value) *Value { return apply(ruleAbs, nil, x, nil) }
+
+// Sign returns −1, 0 or +1 elementwise; its gradient is zero.
+func Sign(x *Value) *Value { return apply(ruleSign, nil, x, nil) }
+
+// Sin returns sin x elementwise.
+func Sin(x *Value) *Value { return apply(ruleSin, nil, x, nil) }
+
+// Cos returns cos x elementwise.
+func Cos(x *Value) *Value { return apply(ruleCos, nil, x, nil) }
+
+// Tanh returns tanh x elementwise.
+func Tanh(x *Value) *Value { return apply(ruleTanh, nil, x, nil) }
+
+// Sigmoid returns 1/(1+e⁻ˣ) elementwise.
+func Sigmoid(x *Value) *Value { return apply(ruleSigmoid, nil, x, nil) }
+
+// Relu returns max(x, 0) elementwise, with relu'(0) = 0. It saves one bit
+// per element for the backward pass.
+func Relu(x *Value) *Value { return apply(ruleRelu, nil, x, nil) }
+
+// Softplus returns ln(1+eˣ) elementwise, computed without overflow.
+func Softplus(x *Value) *Value { return apply(ruleSoftplus, nil, x, nil) }
+
+// MatMul returns the matrix product x·y. Both need at least two dimensions;
+// leading (batch) dimensions broadcast, so [B m k]·[k n] gives [B m n].
+func MatMul(x, y *Value) *Value { return MatMulT(x, y, false, false) }
+
+// MatMulT returns op(x)·op(y), where op swaps the last two axes when the
+// corresponding flag is set, without making a transposed copy.
+func MatMulT(x, y *Value, transX, transY bool) *Value {
+	return apply(ruleMatMul, &Attrs{TransA: transX, TransB: transY}, x, y)
+}
+
+// Reshape returns x with a new shape of the same size; one dimension may be
+// −1. The result shares x's data.
+func Reshape(x *Value, shape ...int) *Value {
+	defer rethrow()
+	shape = tensor.ResolveReshape(x.Shape(), shape)
+	if tensor.EqualShape(shape, x.Shape()) {
+		return x
+	}
+	return apply(ruleReshape, &Attrs{Shape: shape}, x, nil)
+}
+
+// Permute returns x with its axes reordered: output axis i is input axis
+// perm[i].
+func Permute(x *Value, perm ...int) *Value {
+	return apply(rulePermute, &Attrs{Perm: append([]int(nil), perm...)}, x, nil)
+}
+
+// Transpose swaps the last two axes of x.
+func Transpose(x *Value) *Value {
+	r := len(x.Shape())
+	if r < 2 {
+		panic(shapeErr("transpose", [][]int{x.Shape()}, "needs at least 2 dimensions"))
+	}
+	perm := make([]int, r)
+	for i := range perm {
+		perm[i] = i
+	}
+	perm[r-2], perm[r-1] = r-1, r-2
+	return Permute(x, perm...)
+}
+
+// BroadcastTo returns x broadcast to shape.
+func BroadcastTo(x *Value, shape ...int) *Value {
+	if tensor.EqualShape(shape, x.Shape()) {
+		return x
+	}
+	return apply(ruleBroadcastTo, &Attrs{Shape: append([]int(nil), shape...)}, x, nil)
+}
+
+// SumTo sums x down to shape, which must broadcast to x's shape (the
+// transpose of BroadcastTo).
+func SumTo(x *Value, shape []int) *Value {
+	if tensor.EqualShape(shape, x.Shape()) {
+		return x
+	}
+	return apply(ruleSumTo, &Attrs{Shape: append([]int(nil), shape...)}, x, nil)
+}
+
+func reduceAttrs(op string, x *Value, keep bool, axes []int) *Attrs {
+	defer rethrow()
+	return &Attrs{Axes: tensor.NormAxes(op, x.Shape(), axes), KeepDims: keep}
+}
+
+// Sum returns the sum of x over axes (all axes when none are given), with
+// the reduced axes removed.
+func Sum(x *Value, axes ...int) *Value {
+	return apply(ruleSum, reduceAttrs("sum", x, false, axes), x, nil)
+}
+
+// SumKeepDims is Sum keeping the reduced axes as size 1.
+func SumKeepDims(x *Value, axes ...int) *Value {
+	return apply(ruleSum, reduceAttrs("sum", x, true, axes), x, nil)
+}
+
+// Mean returns the mean of x over axes (all when none are given).
+func Mean(x *Value, axes ...int) *Value {
+	at := reduceAttrs("mean", x, false, axes)
+	return MulScalar(apply(ruleSum, at, x, nil), 1/float64(count(x.Shape(), at.Axes)))
+}
+
+// MeanKeepDims is Mean keeping the reduced axes as size 1.
+func MeanKeepDims(x *Value, axes ...int) *Value {
+	at := reduceAttrs("mean", x, true, axes)
+	return MulScalar(apply(ruleSum, at, x, nil), 1/float64(count(x.Shape(), at.Axes)))
+}
+
+func count(shape, axes []int) int {
+	n := 1
+	for _, a := range axes {
+		n *= shape[a]
+	}
+	return n
+}
+
+// Max returns the maximum of x over axes (all when none are given). Where
+// several elements tie for the maximum, each receives an equal share of the
+// gradient.
+func Max(x *Value, axes ...int) *Value {
+	return apply(ruleMax, reduceAttrs("max", x, false, axes), x, nil)
+}
+
+// MaxKeepDims is Max keeping the reduced axes as size 1.
+func MaxKeepDims(x *Value, axes ...int) *Value {
+	return apply(ruleMax, reduceAttrs("max", x, true, axes), x, nil)
+}
+
+// Slice returns x[..., start:end, ...] along axis.
+func Slice(x *Value, axis, start, end int) *Value {
+	defer rethrow()
+	axis = tensor.NormAxis("slice", x.Shape(), axis)
+	return apply(ruleSlice, &Attrs{Axis: axis, Start: start, End: end}, x, nil)
+}
+
+// pad places x at start along axis inside zeros of shape (Slice's transpose).
+func pad(x *Value, axis, start int, shape []int) *Value {
+	return apply(rulePad, &Attrs{Axis: axis, Start: start, Shape: shape}, x, nil)
+}
+
+// Concat joins xs along axis; all other dimensions must match.
+func Concat(axis int, xs ...*Value) *Value {
+	defer rethrow()
+	if len(xs) == 0 {
+		panic(shapeErr("concat", nil, "no values to concatenate"))
+	}
+	axis = tensor.NormAxis("concat", xs[0].Shape(), axis)
+	return applyN(ruleConcat, &Attrs{Axis: axis}, xs)
+}
+
+// IndexSelect returns the slices of x at positions idx along axis, in order;
+// indices may repeat, and their gradients then add up (an embedding lookup is
+// IndexSelect(table, 0, tokens)).
+func IndexSelect(x *Value, axis int, idx []int) *Value {
+	defer rethrow()
+	axis = tensor.NormAxis("index_select", x.Shape(), axis)
+	return apply(ruleIndexSelect, &Attrs{Axis: axis, Index: append([]int(nil), idx...)}, x, nil)
+}
+
+// indexAdd scatters x into zeros of shape at idx along axis, adding repeats.
+func indexAdd(x *Value, axis int, idx []int, shape []int) *Value {
+	return apply(ruleIndexAdd, &Attrs{Axis: axis, Index: idx, Shape: shape}, x, nil)
+}
+
+// Where returns x where mask is nonzero and y elsewhere, broadcasting all
+// three. The mask is not differentiated (make it with Greater, Equal, ...).
+func Where(mask, x, y *Value) *Value {
+	return apply(ruleWhere, &Attrs{Mask: mask.t.View()}, x, y)
+}
+
+// Softmax returns exp(x)/Σexp(x) along axis, computed stably.
+func Softmax(x *Value, axis int) *Value {
+	defer rethrow()
+	return apply(ruleSoftmax, &Attrs{Axis: tensor.NormAxis("softmax", x.Shape(), axis)}, x, nil)
+}
+
+// LogSoftmax returns x − log Σ exp(x) along axis, computed stably.
+func LogSoftmax(x *Value, axis int) *Value {
+	defer rethrow()
+	return apply(ruleLogSoftmax, &Attrs{Axis: tensor.NormAxis("log_softmax", x.Shape(), axis)}, x, nil)
+}
+
+// CrossEntropy returns the mean over the rows of logits ([N C]) of
+// −log softmax(logits)[i, targets[i]]. It is fused: the backward pass uses
+// the saved softmax p as (p − onehot)/N, with no other N×C intermediate.
+func CrossEntropy(logits *Value, targets []int) *Value {
+	return apply(ruleCrossEntropy, &Attrs{Index: append([]int(nil), targets...)}, logits, nil)
+}
+
+// LogSumExp returns log Σ exp(x) along axis (with the axis removed),
+// computed stably.
+func LogSumExp(x *Value, axis int) *Value {
+	m := MaxKeepDims(x, axis).Detach() // a constant shift: exact in value and gradient
+	s := Log(SumKeepDims(Exp(Sub(x, m)), axis))
+	return Sum(Add(s, m), axis) // sum over a size-1 axis drops it
+}
+
+// MSE returns the mean of (x − y)².
+func MSE(x, y *Value) *Value { return Mean(Square(Sub(x, y))) }
+
+func compare(op tensor.BinaryOp, x, y *Value) *Value {
+	defer rethrow()
+	return Const(new(tensor.Tensor).Binary(op, &x.t, &y.t))
+}
+
+// Greater returns a constant mask: 1 where x > y, 0 elsewhere (broadcasting).
+func Greater(x, y *Value) *Value { return compare(tensor.Greater, x, y) }
+
+// Less returns a constant mask: 1 where x < y, 0 elsewhere (broadcasting).
+func Less(x, y *Value) *Value { return compare(tensor.Less, x, y) }
+
+// Equal returns a constant mask: 1 where x = y, 0 elsewhere (broadcasting).
+func Equal(x, y *Value) *Value { return compare(tensor.Equal, x, y) }
+
+func zerosLike(x *Value) *Value { return Const(tensor.New(x.DType(), x.Shape()...)) }
+func onesLike(x *Value) *Value  { return Const(tensor.Full(x.DType(), 1, x.Shape()...)) }
+
+// ScalarLike returns a 0-dimensional constant c with x's dtype.
+func ScalarLike(x *Value, c float64) *Value { return Const(tensor.Scalar(x.DType(), c)) }
+
+var _ = fmt.Sprint

@@ -1,0 +1,455 @@
+package ad
+
+import (
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// Attrs holds the non-tensor parameters of an op application. Each rule
+// reads the fields it documents; the rest stay zero.
+type Attrs struct {
+	Axes     []int          // reductions: normalised axes
+	KeepDims bool           // reductions: keep reduced axes as size 1
+	Axis     int            // softmax, slice, concat, index_select
+	Start    int            // slice
+	End      int            // slice
+	Shape    []int          // reshape, broadcast_to, sum_to, pad targets
+	Perm     []int          // permute
+	C        float64        // scalar operand (add_scalar, mul_scalar, pow_scalar)
+	TransA   bool           // matmul
+	TransB   bool           // matmul
+	Index    []int          // index_select, cross_entropy targets
+	Mask     *tensor.Tensor // where
+
+	kept any // set by a forward kernel for its VJP; moved to the node
+}
+
+// rule is one row of the table: a primitive's forward kernel beside its VJP.
+type rule struct {
+	name string
+	// forward writes the result into dst. y is nil for unary rules.
+	forward func(dst *tensor.Tensor, at *Attrs, x, y *tensor.Tensor)
+	// forwardN is forward for rules with any number of operands.
+	forwardN func(dst *tensor.Tensor, at *Attrs, xs []*tensor.Tensor)
+	// saves declares which values the VJP reads, given which operands need a
+	// gradient; nil means none.
+	saves func(need [2]bool) saveMask
+	// keep returns non-Value data for the VJP (e.g. a bit mask); optional.
+	keep func(at *Attrs, out, x, y *tensor.Tensor) any
+	// vjp returns one cotangent per operand (nil for a zero or unneeded one)
+	// in the shape of the output where the op broadcasts: the engine sums
+	// it down to the operand's shape. It is written with the differentiable
+	// ops of this package, so a recorded sweep can be differentiated again.
+	vjp func(c *vjpCtx, g *Value) []*Value
+	// nondiff has bit i set when operand i is not differentiable.
+	nondiff uint8
+}
+
+func saveNone(need [2]bool) saveMask { return 0 }
+func saveOutIf(need [2]bool) saveMask {
+	if need[0] {
+		return saveOut
+	}
+	return 0
+}
+func saveInIf(need [2]bool) saveMask {
+	if need[0] {
+		return saveIn0
+	}
+	return 0
+}
+
+// saveOther saves, for each operand needing a gradient, the other operand
+// (the rule of a bilinear op such as mul or matmul).
+func saveOther(need [2]bool) saveMask {
+	var m saveMask
+	if need[0] {
+		m |= saveIn1
+	}
+	if need[1] {
+		m |= saveIn0
+	}
+	return m
+}
+
+func unaryFwd(op tensor.UnaryOp) func(*tensor.Tensor, *Attrs, *tensor.Tensor, *tensor.Tensor) {
+	return func(dst *tensor.Tensor, _ *Attrs, x, _ *tensor.Tensor) { dst.Apply(op, x) }
+}
+
+func binaryFwd(op tensor.BinaryOp) func(*tensor.Tensor, *Attrs, *tensor.Tensor, *tensor.Tensor) {
+	return func(dst *tensor.Tensor, _ *Attrs, x, y *tensor.Tensor) { dst.Binary(op, x, y) }
+}
+
+// g1 and g2 build the cotangent list of a unary and a binary rule.
+func g1(a *Value) []*Value    { return []*Value{a} }
+func g2(a, b *Value) []*Value { return []*Value{a, b} }
+
+// The rule table. Each row is a primitive: its forward kernel and, beside
+// it, its vector-Jacobian product. Composite ops (Sub via Add/Neg is not
+// used: sub has its own row for speed; MSE, LogSumExp, ...) are built from
+// these in ops.go. Every row is gradchecked, first and second order, in
+// rules_test.go.
+// The rule table: one row per primitive, filled in by init (the rows
+// refer to the ops, which refer to the rows, so they cannot be initialised
+// statically).
+var (
+	ruleAdd, ruleSub, ruleMul, ruleDiv, rulePow, ruleNeg, ruleAddScalar, ruleMulScalar, rulePowScalar, ruleSquare, ruleExp, ruleLog, ruleSqrt, ruleAbs, ruleSign, ruleSin, ruleCos, ruleTanh, ruleSigmoid, ruleRelu, ruleSoftplus, ruleMatMul, ruleReshape, rulePermute, ruleBroadcastTo, ruleSumTo, ruleSum, ruleMax, ruleSlice, rulePad, ruleConcat, ruleIndexSelect, ruleIndexAdd, ruleWhere, ruleSoftmax, ruleLogSoftmax, ruleCrossEntropy *rule
+)
+
+func init() {
+	ruleAdd = &rule{name: "add", forward: binaryFwd(tensor.Add),
+		vjp: func(c *vjpCtx, g *Value) []*Value { return g2(g, g) }}
+	ruleSub = &rule{name: "sub", forward: binaryFwd(tensor.Sub),
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			var gy *Value
+			if c.need[1] {
+				gy = Neg(g)
+			}
+			return g2(g, gy)
+		}}
+	// mul: d(x·y) = y·dx + x·dy; saves y only if x needs a gradient and x
+	// only if y does.
+	ruleMul = &rule{name: "mul", forward: binaryFwd(tensor.Mul), saves: saveOther,
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			var gx, gy *Value
+			k := 0
+			if c.need[1] {
+				gy = Mul(g, c.saved(k)) // saved x comes first
+				k++
+			}
+			if c.need[0] {
+				gx = Mul(g, c.saved(k))
+			}
+			return g2(gx, gy)
+		}}
+	// div: d(x/y) = dx/y − x·dy/y².
+	ruleDiv = &rule{name: "div", forward: binaryFwd(tensor.Div),
+		saves: func(need [2]bool) saveMask {
+			if need[1] {
+				return saveIn0 | saveIn1
+			}
+			return saveIn1
+		},
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			var gx, gy *Value
+			if c.need[1] {
+				x, y := c.saved(0), c.saved(1)
+				gy = Neg(Div(Mul(g, x), Square(y)))
+				if c.need[0] {
+					gx = Div(g, y)
+				}
+			} else {
+				gx = Div(g, c.saved(0))
+			}
+			return g2(gx, gy)
+		}}
+	// pow: d(xʸ) = y·xʸ⁻¹·dx + xʸ·ln x·dy; the dy term is taken as 0 where
+	// xʸ = 0 (x = 0, y > 0), where ln x is −Inf.
+	rulePow = &rule{name: "pow", forward: binaryFwd(tensor.Pow),
+		saves: func(need [2]bool) saveMask { return saveIn0 | saveIn1 | saveOut },
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			x, y, out := c.saved(0), c.saved(1), c.saved(2)
+			var gx, gy *Value
+			if c.need[0] {
+				gx = Mul(g, Mul(y, Pow(x, AddScalar(y, -1))))
+			}
+			if c.need[1] {
+				zero := zerosLike(out)
+				isZero := Const(new(tensor.Tensor).Binary(tensor.Equal, &out.t, &zero.t))
+				safeLog := Log(Where(isZero, onesLike(x), x))
+				gy = Mul(g, Mul(out, safeLog))
+			}
+			return g2(gx, gy)
+		}}
+	ruleNeg = &rule{name: "neg", forward: unaryFwd(tensor.Neg),
+		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(Neg(g)) }}
+	ruleAddScalar = &rule{name: "add_scalar",
+		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.Scale(x, 1, at.C) },
+		vjp:     func(c *vjpCtx, g *Value) []*Value { return g1(g) }}
+	ruleMulScalar = &rule{name: "mul_scalar",
+		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.Scale(x, at.C, 0) },
+		vjp:     func(c *vjpCtx, g *Value) []*Value { return g1(MulScalar(g, c.n.at.C)) }}
+	// pow_scalar: d(xᶜ) = c·xᶜ⁻¹·dx.
+	rulePowScalar = &rule{name: "pow_scalar", saves: saveInIf,
+		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.PowScalar(x, at.C) },
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			p := c.n.at.C
+			if p == 2 {
+				return g1(Mul(g, MulScalar(c.saved(0), 2)))
+			}
+			return g1(Mul(g, MulScalar(PowScalar(c.saved(0), p-1), p)))
+		}}
+	ruleSquare = &rule{name: "square", forward: unaryFwd(tensor.Square), saves: saveInIf,
+		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(Mul(g, MulScalar(c.saved(0), 2))) }}
+	// exp saves its output: d(eˣ) = eˣ·dx.
+	ruleExp = &rule{name: "exp", forward: unaryFwd(tensor.Exp), saves: saveOutIf,
+		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(Mul(g, c.saved(0))) }}
+	ruleLog = &rule{name: "log", forward: unaryFwd(tensor.Log), saves: saveInIf,
+		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(Div(g, c.saved(0))) }}
+	// sqrt: d√x = dx/(2√x); at x = 0 the derivative is +Inf (documented).
+	ruleSqrt = &rule{name: "sqrt", forward: unaryFwd(tensor.Sqrt), saves: saveOutIf,
+		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(Div(g, MulScalar(c.saved(0), 2))) }}
+	// abs: d|x| = sign(x)·dx with sign(0) = 0, so abs'(0) = 0.
+	ruleAbs = &rule{name: "abs", forward: unaryFwd(tensor.Abs), saves: saveInIf,
+		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(Mul(g, Sign(c.saved(0)))) }}
+	// sign is piecewise constant: its derivative is 0 everywhere it exists.
+	ruleSign = &rule{name: "sign", forward: unaryFwd(tensor.Sign),
+		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(nil) }}
+	ruleSin = &rule{name: "sin", forward: unaryFwd(tensor.Sin), saves: saveInIf,
+		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(Mul(g, Cos(c.saved(0)))) }}
+	ruleCos = &rule{name: "cos", forward: unaryFwd(tensor.Cos), saves: saveInIf,
+		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(Neg(Mul(g, Sin(c.saved(0))))) }}
+	// tanh saves its output: d tanh x = (1 − tanh² x)·dx.
+	ruleTanh = &rule{name: "tanh", forward: unaryFwd(tensor.Tanh), saves: saveOutIf,
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			y := c.saved(0)
+			return g1(Mul(g, AddScalar(Neg(Square(y)), 1)))
+		}}
+	// sigmoid saves its output: dσ = σ(1 − σ)·dx.
+	ruleSigmoid = &rule{name: "sigmoid", forward: unaryFwd(tensor.Sigmoid), saves: saveOutIf,
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			y := c.saved(0)
+			return g1(Mul(g, Mul(y, AddScalar(Neg(y), 1))))
+		}}
+	// relu saves a 1-bit mask of x > 0, not x: relu'(0) = 0.
+	ruleRelu = &rule{name: "relu", forward: unaryFwd(tensor.Relu),
+		keep: func(_ *Attrs, out, _, _ *tensor.Tensor) any { return packMask(out) },
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			return g1(Mul(g, Const(c.n.aux.(*bitMask).unpack(g.DType()))))
+		}}
+	// softplus: d ln(1+eˣ) = σ(x)·dx.
+	ruleSoftplus = &rule{name: "softplus", forward: unaryFwd(tensor.Softplus), saves: saveInIf,
+		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(Mul(g, Sigmoid(c.saved(0)))) }}
+
+	// matmul C = op(A)·op(B): dA = G·op(B)ᵀ, dB = op(A)ᵀ·G, written as
+	// matmuls with transpose flags so no transposed copy is made.
+	ruleMatMul = &rule{name: "matmul", saves: saveOther,
+		forward: func(dst *tensor.Tensor, at *Attrs, x, y *tensor.Tensor) { dst.MatMul(x, y, at.TransA, at.TransB) },
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			ta, tb := c.n.at.TransA, c.n.at.TransB
+			var ga, gb *Value
+			k := 0
+			if c.need[1] {
+				a := c.saved(k)
+				k++
+				if !tb {
+					gb = MatMulT(a, g, !ta, false)
+				} else {
+					gb = MatMulT(g, a, true, ta)
+				}
+			}
+			if c.need[0] {
+				b := c.saved(k)
+				if !ta {
+					ga = MatMulT(g, b, false, !tb)
+				} else {
+					ga = MatMulT(b, g, tb, true)
+				}
+			}
+			return g2(ga, gb)
+		}}
+
+	ruleReshape = &rule{name: "reshape",
+		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { *dst = *x.Reshape(at.Shape...) },
+		vjp:     func(c *vjpCtx, g *Value) []*Value { return g1(Reshape(g, c.inShape(0)...)) }}
+	rulePermute = &rule{name: "permute",
+		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.Permute(x, at.Perm...) },
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			p := c.n.at.Perm
+			inv := make([]int, len(p))
+			for i, a := range p {
+				inv[a] = i
+			}
+			return g1(Permute(g, inv...))
+		}}
+	ruleBroadcastTo = &rule{name: "broadcast_to",
+		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.BroadcastTo(x, at.Shape) },
+		vjp:     func(c *vjpCtx, g *Value) []*Value { return g1(SumTo(g, c.inShape(0))) }}
+	ruleSumTo = &rule{name: "sum_to",
+		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.SumTo(x, at.Shape) },
+		vjp:     func(c *vjpCtx, g *Value) []*Value { return g1(BroadcastTo(g, c.inShape(0)...)) }}
+	ruleSum = &rule{name: "sum",
+		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) {
+			dst.Reduce(tensor.SumReduce, x, at.KeepDims, at.Axes...)
+		},
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			in := c.inShape(0)
+			return g1(BroadcastTo(Reshape(g, tensor.KeepDimsShape(in, c.n.at.Axes)...), in...))
+		}}
+	// max over axes: the gradient goes to the maxima; k tied maxima each get
+	// 1/k of it (the symmetric subgradient).
+	ruleMax = &rule{name: "max", saves: func(need [2]bool) saveMask { return saveIn0 | saveOut },
+		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) {
+			dst.Reduce(tensor.MaxReduce, x, at.KeepDims, at.Axes...)
+		},
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			x, out := c.saved(0), c.saved(1)
+			in := c.inShape(0)
+			keep := tensor.KeepDimsShape(in, c.n.at.Axes)
+			m := new(tensor.Tensor).Binary(tensor.Equal, &x.t, out.t.Reshape(keep...))
+			cnt := new(tensor.Tensor).Reduce(tensor.SumReduce, m, true, c.n.at.Axes...)
+			w := Const(m.Div(m, cnt))
+			return g1(Mul(Reshape(g, keep...), w))
+		}}
+	ruleSlice = &rule{name: "slice",
+		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.Slice(x, at.Axis, at.Start, at.End) },
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			return g1(pad(g, c.n.at.Axis, c.n.at.Start, c.inShape(0)))
+		}}
+	// pad places x at Start along Axis in zeros of Shape: the transpose of
+	// slice (and its VJP is slice).
+	rulePad = &rule{name: "pad",
+		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) {
+			dst.CopyFrom(tensor.New(x.DType(), at.Shape...))
+			dst.SliceAdd(x, at.Axis, at.Start)
+		},
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			at := c.n.at
+			return g1(Slice(g, at.Axis, at.Start, at.Start+c.inShape(0)[at.Axis]))
+		}}
+	ruleConcat = &rule{name: "concat",
+		forwardN: func(dst *tensor.Tensor, at *Attrs, xs []*tensor.Tensor) { dst.Concat(at.Axis, xs...) },
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			out := make([]*Value, len(c.n.edges))
+			off := 0
+			for i := range c.n.edges {
+				w := c.inShape(i)[c.n.at.Axis]
+				if c.need[i] {
+					out[i] = Slice(g, c.n.at.Axis, off, off+w)
+				}
+				off += w
+			}
+			return out
+		}}
+	// index_select gathers slices; its VJP scatters them back, adding where
+	// an index repeats (the embedding and weight-tying case).
+	ruleIndexSelect = &rule{name: "index_select",
+		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.IndexSelect(x, at.Axis, at.Index) },
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			return g1(indexAdd(g, c.n.at.Axis, c.n.at.Index, c.inShape(0)))
+		}}
+	ruleIndexAdd = &rule{name: "index_add",
+		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) {
+			dst.CopyFrom(tensor.New(x.DType(), at.Shape...))
+			dst.IndexAdd(x, at.Axis, at.Index)
+		},
+		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(IndexSelect(g, c.n.at.Axis, c.n.at.Index)) }}
+	// where selects x where the mask is nonzero and y elsewhere; the mask is
+	// an attribute, not differentiable.
+	ruleWhere = &rule{name: "where",
+		forward: func(dst *tensor.Tensor, at *Attrs, x, y *tensor.Tensor) { dst.Where(at.Mask, x, y) },
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			mask := Const(c.n.at.Mask)
+			var gx, gy *Value
+			zero := zerosLike(g)
+			if c.need[0] {
+				gx = Where(mask, g, zero)
+			}
+			if c.need[1] {
+				gy = Where(mask, zero, g)
+			}
+			return g2(gx, gy)
+		}}
+	// softmax saves its output y: dx = y ⊙ (g − Σ g⊙y).
+	ruleSoftmax = &rule{name: "softmax", saves: saveOutIf,
+		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.Softmax(x, at.Axis, false) },
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			y := c.saved(0)
+			s := SumKeepDims(Mul(g, y), c.n.at.Axis)
+			return g1(Mul(y, Sub(g, s)))
+		}}
+	// log_softmax saves its output y: dx = g − eʸ ⊙ Σ g.
+	ruleLogSoftmax = &rule{name: "log_softmax", saves: saveOutIf,
+		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.Softmax(x, at.Axis, true) },
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			y := c.saved(0)
+			return g1(Sub(g, Mul(Exp(y), SumKeepDims(g, c.n.at.Axis))))
+		}}
+	// cross_entropy from logits, fused with log-softmax: it keeps only the
+	// softmax p (N×C) and its VJP is (p − onehot)·g/N. When the sweep is
+	// recorded, p is re-attached to the graph as the output of a softmax
+	// node over the same logits, so the second derivative is exact too.
+	ruleCrossEntropy = &rule{name: "cross_entropy",
+		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) {
+			probs := new(tensor.Tensor)
+			loss := tensor.CrossEntropy(probs, x, at.Index)
+			dst.CopyFrom(tensor.Scalar(x.DType(), loss))
+			at.kept = probs
+		},
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			p := Const(c.n.aux.(*tensor.Tensor))
+			if c.create {
+				p = c.reattach(ruleSoftmax, &Attrs{Axis: 1}, p)
+			}
+			n := p.Shape()[0]
+			oh := tensor.New(p.DType(), p.Shape()...)
+			for i, y := range c.n.at.Index {
+				oh.SetFlat(i*p.Shape()[1]+y, 1)
+			}
+			return g1(Mul(Sub(p, Const(oh)), MulScalar(g, 1/float64(n))))
+		}}
+}
+
+// reattach records out as the result of rule r applied to this node's
+// operand 0 (same input edge), saving out; it lets a fused rule expose an
+// intermediate it kept (softmax's p) differentiably.
+func (c *vjpCtx) reattach(r *rule, at *Attrs, out *Value) *Value {
+	v := &Value{requires: true}
+	v.t = out.t
+	n := &node{rule: r, at: at}
+	n.inline[0] = c.n.edges[0]
+	n.edges = n.inline[:1]
+	n.out = v
+	n.save(v)
+	v.n = n
+	return v
+}
+
+// allRules lists every row of the table, for the completeness test.
+func allRules() []*rule {
+	return []*rule{ruleAdd, ruleSub, ruleMul, ruleDiv, rulePow, ruleNeg, ruleAddScalar, ruleMulScalar,
+		rulePowScalar, ruleSquare, ruleExp, ruleLog, ruleSqrt, ruleAbs, ruleSign, ruleSin, ruleCos, ruleTanh,
+		ruleSigmoid, ruleRelu, ruleSoftplus, ruleMatMul, ruleReshape, rulePermute, ruleBroadcastTo, ruleSumTo,
+		ruleSum, ruleMax, ruleSlice, rulePad, ruleConcat, ruleIndexSelect, ruleIndexAdd, ruleWhere, ruleSoftmax,
+		ruleLogSoftmax, ruleCrossEntropy}
+}
+
+// bitMask is ReLU's saved state: one bit per element, set where the output
+// is positive.
+type bitMask struct {
+	bits  []uint64
+	shape []int
+}
+
+func packMask(out *tensor.Tensor) *bitMask {
+	n := out.Len()
+	m := &bitMask{bits: make([]uint64, (n+63)/64), shape: out.Shape()}
+	if f := out.Float32s(); f != nil {
+		for i, v := range f {
+			if v > 0 {
+				m.bits[i>>6] |= 1 << (i & 63)
+			}
+		}
+	} else {
+		for i, v := range out.Float64s() {
+			if v > 0 {
+				m.bits[i>>6] |= 1 << (i & 63)
+			}
+		}
+	}
+	return m
+}
+
+func (m *bitMask) unpack(d tensor.DType) *tensor.Tensor {
+	t := tensor.New(d, m.shape...)
+	if f := t.Float32s(); f != nil {
+		for i := range f {
+			f[i] = float32(m.bits[i>>6] >> (i & 63) & 1)
+		}
+	} else {
+		f := t.Float64s()
+		for i := range f {
+			f[i] = float64(m.bits[i>>6] >> (i & 63) & 1)
+		}
+	}
+	return t
+}

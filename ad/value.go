@@ -1,0 +1,155 @@
+package ad
+
+import (
+	"sync"
+
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// Value is a tensor in the recorded graph: its data, and, if it was computed
+// from values that require gradients, the node that produced it.
+//
+// Leaves are made by Var (requires a gradient) and Const (does not). Every op
+// returns a new Value; the op is recorded only when an operand requires a
+// gradient.
+type Value struct {
+	t        tensor.Tensor
+	n        *node      // producing node; nil for leaves and constants
+	requires bool       // a gradient flows to this value
+	leaf     *leafState // gradient buffer of a Var; nil otherwise
+	retained *leafState // gradient buffer kept for a non-leaf by RetainGrad
+}
+
+// leafState holds the gradient accumulated by Backward. The mutex makes
+// concurrent Backward calls that share a parameter safe.
+type leafState struct {
+	mu   sync.Mutex
+	grad *Value
+}
+
+// Var returns a leaf that requires a gradient (a parameter or an input to
+// differentiate with respect to). It shares t's storage: writing into t
+// changes the Var, and bumps t's version so that stale saved copies are
+// caught.
+func Var(t *tensor.Tensor) *Value {
+	v := &Value{requires: true, leaf: &leafState{}}
+	v.t = *t.View()
+	return v
+}
+
+// Const returns a leaf that does not require a gradient.
+func Const(t *tensor.Tensor) *Value {
+	v := &Value{}
+	v.t = *t.View()
+	return v
+}
+
+// Scalar returns a float64 0-dimensional constant.
+func Scalar(x float64) *Value { return Const(tensor.Scalar(tensor.Float64, x)) }
+
+// Tensor returns the value's data. Writing into it in place (Set, Fill, an
+// optimizer update) bumps its version; a backward pass that needs the old data
+// then fails with ErrModifiedInPlace instead of computing a wrong gradient.
+func (v *Value) Tensor() *tensor.Tensor { return &v.t }
+
+// Shape returns the dimensions of the value.
+func (v *Value) Shape() []int { return v.t.Shape() }
+
+// DType returns the element type.
+func (v *Value) DType() tensor.DType { return v.t.DType() }
+
+// Item returns the single element of a one-element value as float64.
+func (v *Value) Item() float64 { return v.t.Item() }
+
+// Data returns a float64 copy of the elements in row-major order.
+func (v *Value) Data() []float64 { return v.t.Data() }
+
+// String formats the value for debugging.
+func (v *Value) String() string { return v.t.String() }
+
+// RequiresGrad reports whether gradients flow to this value.
+func (v *Value) RequiresGrad() bool { return v.requires }
+
+// IsLeaf reports whether the value was not produced by a recorded op.
+func (v *Value) IsLeaf() bool { return v.n == nil }
+
+// Op returns the name of the op that produced the value, or "" for a leaf.
+func (v *Value) Op() string {
+	if v.n == nil {
+		return ""
+	}
+	return v.n.rule.name
+}
+
+// Detach returns a constant sharing v's data, cut out of the graph.
+func (v *Value) Detach() *Value {
+	d := &Value{}
+	d.t = *v.t.View()
+	return d
+}
+
+// Grad returns the gradient accumulated by Backward for a Var (or a value
+// marked with RetainGrad), or nil if none has been accumulated.
+func (v *Value) Grad() *tensor.Tensor {
+	if g := v.GradValue(); g != nil {
+		return g.Tensor()
+	}
+	return nil
+}
+
+// GradValue is Grad as a Value; after a Backward with CreateGraph it is part
+// of a graph and can be differentiated again.
+func (v *Value) GradValue() *Value {
+	s := v.state()
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.grad
+}
+
+// ZeroGrad discards the accumulated gradient (the next Backward starts from
+// zero).
+func (v *Value) ZeroGrad() {
+	if s := v.state(); s != nil {
+		s.mu.Lock()
+		s.grad = nil
+		s.mu.Unlock()
+	}
+}
+
+// RetainGrad asks Backward to keep the gradient of a non-leaf value, readable
+// with Grad. It has no effect on leaves.
+func (v *Value) RetainGrad() {
+	if v.n != nil && v.retained == nil {
+		v.retained = &leafState{}
+		v.n.retained = v.retained
+	}
+}
+
+func (v *Value) state() *leafState {
+	if v.leaf != nil {
+		return v.leaf
+	}
+	return v.retained
+}
+
+// accumulate adds g into the buffer: Backward's += semantics.
+func (s *leafState) accumulate(g *Value, createGraph bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.grad == nil {
+		if !createGraph {
+			// own the buffer: later accumulations add into it in place
+			g = Const(g.t.Clone())
+		}
+		s.grad = g
+		return
+	}
+	if createGraph {
+		s.grad = Add(s.grad, g)
+		return
+	}
+	s.grad.t.Add(&s.grad.t, &g.t)
+}

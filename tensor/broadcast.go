@@ -1,0 +1,96 @@
+package tensor
+
+import "fmt"
+
+// BroadcastShapes returns the shape that a and b broadcast to under NumPy
+// rules (align trailing dimensions; a dimension of 1 stretches). It panics
+// with a *ShapeError naming op when they are incompatible.
+func BroadcastShapes(op string, a, b []int) []int {
+	n := max(len(a), len(b))
+	out := make([]int, n)
+	for i := 1; i <= n; i++ {
+		da, db := 1, 1
+		if i <= len(a) {
+			da = a[len(a)-i]
+		}
+		if i <= len(b) {
+			db = b[len(b)-i]
+		}
+		switch {
+		case da == db || db == 1:
+			out[n-i] = da
+		case da == 1:
+			out[n-i] = db
+		default:
+			panic(&ShapeError{Op: op, Shapes: [][]int{a, b},
+				Msg: fmt.Sprintf("cannot broadcast: dimension %d is %d vs %d (each must match or be 1)", n-i, da, db)})
+		}
+	}
+	return out
+}
+
+// CanBroadcastTo reports whether shape from broadcasts to shape to.
+func CanBroadcastTo(from, to []int) bool {
+	if len(from) > len(to) {
+		return false
+	}
+	off := len(to) - len(from)
+	for i, d := range from {
+		if d != 1 && d != to[off+i] {
+			return false
+		}
+	}
+	return true
+}
+
+// bstrides returns the strides (in elements) with which an operand of shape s
+// is read when iterating over the broadcast shape out: 0 on broadcast axes.
+func bstrides(s, out []int) []int {
+	st := make([]int, len(out))
+	off := len(out) - len(s)
+	acc := 1
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] != 1 {
+			st[off+i] = acc
+		}
+		acc *= s[i]
+	}
+	return st
+}
+
+// walk2 iterates over shape out, calling inner for each run along the last
+// axis with the starting offsets of two operands read with strides sa, sb and
+// their strides along that axis. The output offset is the flat row index times
+// the last dimension. It handles rank 0 (one call with n=1).
+func walk2(out, sa, sb []int, inner func(o, a, b, n, da, db int)) {
+	r := len(out)
+	if r == 0 {
+		inner(0, 0, 0, 1, 0, 0)
+		return
+	}
+	n := out[r-1]
+	if n == 0 {
+		return
+	}
+	rows := Size(out[:r-1])
+	if rows == 0 {
+		return
+	}
+	idx := make([]int, r-1)
+	oa, ob := 0, 0
+	for row := 0; row < rows; row++ {
+		inner(row*n, oa, ob, n, sa[r-1], sb[r-1])
+		// advance the multi-index over the leading axes
+		for ax := r - 2; ax >= 0; ax-- {
+			idx[ax]++
+			oa += sa[ax]
+			ob += sb[ax]
+			if idx[ax] < out[ax] {
+				break
+			}
+			oa -= sa[ax] * out[ax]
+			ob -= sb[ax] * out[ax]
+			idx[ax] = 0
+		}
+	}
+}

@@ -1,0 +1,205 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// NormAxes validates axes against a rank, resolves negative axes (−1 is the
+// last) and returns them sorted and deduplicated. No axes means all axes.
+func NormAxes(op string, shape []int, axes []int) []int {
+	r := len(shape)
+	if len(axes) == 0 {
+		all := make([]int, r)
+		for i := range all {
+			all[i] = i
+		}
+		return all
+	}
+	out := make([]int, 0, len(axes))
+	seen := uint64(0)
+	for _, a := range axes {
+		if a < -r || a >= r {
+			panic(&ShapeError{Op: op, Shapes: [][]int{shape}, Msg: fmt.Sprintf("axis %d out of range for %d dimensions (use 0..%d or -%d..-1)", a, r, r-1, r)})
+		}
+		if a < 0 {
+			a += r
+		}
+		if seen&(1<<a) != 0 {
+			panic(&ShapeError{Op: op, Shapes: [][]int{shape}, Msg: fmt.Sprintf("axis %d repeated", a)})
+		}
+		seen |= 1 << a
+		out = append(out, a)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// KeepDimsShape returns shape with the given (normalised) axes set to 1.
+func KeepDimsShape(shape, axes []int) []int {
+	out := append([]int(nil), shape...)
+	for _, a := range axes {
+		out[a] = 1
+	}
+	return out
+}
+
+// SqueezeShape returns shape without the given (normalised) axes.
+func SqueezeShape(shape, axes []int) []int {
+	out := make([]int, 0, len(shape))
+	j := 0
+	for i, d := range shape {
+		if j < len(axes) && axes[j] == i {
+			j++
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// ReduceOp names a reduction.
+type ReduceOp uint8
+
+// The reductions.
+const (
+	SumReduce ReduceOp = iota
+	MaxReduce          // NaN if any element is NaN
+)
+
+// Reduce sets t to the reduction of x over axes (all axes when none are
+// given) and returns t. With keepDims the reduced axes stay as size 1;
+// otherwise they are removed. Reducing an empty axis gives 0 for a sum and
+// −Inf for a max. t must not alias x.
+func (t *Tensor) Reduce(op ReduceOp, x *Tensor, keepDims bool, axes ...int) *Tensor {
+	name := "sum"
+	if op == MaxReduce {
+		name = "max"
+	}
+	ax := NormAxes(name, x.shape, axes)
+	keep := KeepDimsShape(x.shape, ax)
+	t.resize(x.dtype, keep)
+	if x.dtype == Float32 {
+		reduce(op, t.f32, x.f32, x.shape, keep)
+	} else {
+		reduce(op, t.f64, x.f64, x.shape, keep)
+	}
+	if !keepDims {
+		t.shape = SqueezeShape(keep, ax)
+	}
+	return t
+}
+
+// SumTo sets t to x summed down to shape (the inverse of broadcasting x from
+// shape) and returns t. shape must broadcast to x's shape.
+func (t *Tensor) SumTo(x *Tensor, shape []int) *Tensor {
+	if !CanBroadcastTo(shape, x.shape) {
+		panic(&ShapeError{Op: "sum_to", Shapes: [][]int{x.shape, shape}, Msg: "target shape does not broadcast to the source"})
+	}
+	off := len(x.shape) - len(shape)
+	keep := make([]int, len(x.shape))
+	for i := range keep {
+		if i < off || shape[i-off] == 1 {
+			keep[i] = 1
+		} else {
+			keep[i] = x.shape[i]
+		}
+	}
+	t.resize(x.dtype, keep)
+	if x.dtype == Float32 {
+		reduce(SumReduce, t.f32, x.f32, x.shape, keep)
+	} else {
+		reduce(SumReduce, t.f64, x.f64, x.shape, keep)
+	}
+	t.shape = append([]int(nil), shape...)
+	return t
+}
+
+func reduce[T Float](op ReduceOp, dst, x []T, xs, keep []int) {
+	init := T(0)
+	if op == MaxReduce {
+		init = T(math.Inf(-1))
+	}
+	for i := range dst {
+		dst[i] = init
+	}
+	if len(x) == 0 {
+		return
+	}
+	if len(dst) == 1 { // full reduction
+		dst[0] = reduceRun(op, init, x)
+		return
+	}
+	sx := bstrides(xs, xs)
+	so := bstrides(keep, xs)
+	walk2(xs, sx, so, func(_, ox, oo, n, _, do int) {
+		if do == 0 {
+			dst[oo] = reduceRun(op, dst[oo], x[ox:ox+n])
+			return
+		}
+		d := dst[oo : oo+n]
+		xr := x[ox : ox+n]
+		if op == SumReduce {
+			for i := range d {
+				d[i] += xr[i]
+			}
+		} else {
+			for i := range d {
+				d[i] = maxNaN(d[i], xr[i])
+			}
+		}
+	})
+}
+
+func reduceRun[T Float](op ReduceOp, acc T, x []T) T {
+	if op == SumReduce {
+		for _, v := range x {
+			acc += v
+		}
+		return acc
+	}
+	for _, v := range x {
+		acc = maxNaN(acc, v)
+	}
+	return acc
+}
+
+func maxNaN[T Float](a, b T) T {
+	if b > a || b != b {
+		return b
+	}
+	return a
+}
+
+// BroadcastTo sets t to x broadcast to shape and returns t.
+func (t *Tensor) BroadcastTo(x *Tensor, shape []int) *Tensor {
+	if !CanBroadcastTo(x.shape, shape) {
+		panic(&ShapeError{Op: "broadcast_to", Shapes: [][]int{x.shape, shape}, Msg: "each dimension must match or be 1"})
+	}
+	shape = append([]int(nil), shape...)
+	t.resize(x.dtype, shape)
+	sx := bstrides(x.shape, shape)
+	zero := make([]int, len(shape))
+	if x.dtype == Float32 {
+		gatherStrided(t.f32, x.f32, shape, sx, zero)
+	} else {
+		gatherStrided(t.f64, x.f64, shape, sx, zero)
+	}
+	return t
+}
+
+// gatherStrided writes, in row-major order over shape, the elements of x read
+// with strides sx.
+func gatherStrided[T Float](dst, x []T, shape, sx, zero []int) {
+	walk2(shape, sx, zero, func(o, ox, _, n, dx, _ int) {
+		d := dst[o : o+n]
+		if dx == 1 {
+			copy(d, x[ox:ox+n])
+			return
+		}
+		for i := range d {
+			d[i] = x[ox+i*dx]
+		}
+	})
+}

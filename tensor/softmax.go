@@ -1,0 +1,104 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+)
+
+// Softmax sets t to the softmax of x along axis (exp(x − max) normalised to
+// sum 1) and returns t. With log set it computes log-softmax instead
+// (x − max − log Σ exp(x − max)). t may be x.
+func (t *Tensor) Softmax(x *Tensor, axis int, log bool) *Tensor {
+	axis = NormAxis("softmax", x.shape, axis)
+	if t != x {
+		t.resize(x.dtype, x.shape)
+	} else {
+		t.BumpVersion()
+	}
+	outer, mid, inner := split(x.shape, axis)
+	if x.dtype == Float32 {
+		softmax(t.f32, x.f32, outer, mid, inner, log)
+	} else {
+		softmax(t.f64, x.f64, outer, mid, inner, log)
+	}
+	return t
+}
+
+func softmax[T Float](dst, x []T, outer, mid, inner int, log bool) {
+	for o := 0; o < outer; o++ {
+		for in := 0; in < inner; in++ {
+			base := o*mid*inner + in
+			mx := math.Inf(-1)
+			for j := 0; j < mid; j++ {
+				mx = math.Max(mx, float64(x[base+j*inner]))
+			}
+			if math.IsInf(mx, -1) {
+				mx = 0 // all −Inf: avoid −Inf − −Inf
+			}
+			s := 0.0
+			for j := 0; j < mid; j++ {
+				s += math.Exp(float64(x[base+j*inner]) - mx)
+			}
+			if log {
+				ls := mx + math.Log(s)
+				for j := 0; j < mid; j++ {
+					dst[base+j*inner] = T(float64(x[base+j*inner]) - ls)
+				}
+			} else {
+				for j := 0; j < mid; j++ {
+					dst[base+j*inner] = T(math.Exp(float64(x[base+j*inner])-mx) / s)
+				}
+			}
+		}
+	}
+}
+
+// CrossEntropy computes the mean over the rows of logits (shape [N C]) of
+// −log softmax(logits)[i, targets[i]], writes softmax(logits) into probs
+// (resized to [N C]) and returns the loss. Targets must lie in 0..C−1.
+func CrossEntropy(probs, logits *Tensor, targets []int) float64 {
+	if len(logits.shape) != 2 {
+		panic(&ShapeError{Op: "cross_entropy", Shapes: [][]int{logits.shape}, Msg: "logits must be [batch classes]"})
+	}
+	n, c := logits.shape[0], logits.shape[1]
+	if len(targets) != n {
+		panic(&ShapeError{Op: "cross_entropy", Shapes: [][]int{logits.shape}, Msg: fmt.Sprintf("%d targets for %d rows", len(targets), n)})
+	}
+	for i, y := range targets {
+		if y < 0 || y >= c {
+			panic(&ShapeError{Op: "cross_entropy", Shapes: [][]int{logits.shape}, Msg: fmt.Sprintf("target %d (row %d) out of range 0..%d", y, i, c-1)})
+		}
+	}
+	probs.resize(logits.dtype, logits.shape)
+	if logits.dtype == Float32 {
+		return crossEntropy(probs.f32, logits.f32, targets, n, c)
+	}
+	return crossEntropy(probs.f64, logits.f64, targets, n, c)
+}
+
+func crossEntropy[T Float](p, x []T, targets []int, n, c int) float64 {
+	loss := 0.0
+	for i := 0; i < n; i++ {
+		row := x[i*c : (i+1)*c]
+		pr := p[i*c : (i+1)*c]
+		mx := math.Inf(-1)
+		for _, v := range row {
+			mx = math.Max(mx, float64(v))
+		}
+		s := 0.0
+		for j, v := range row {
+			e := math.Exp(float64(v) - mx)
+			pr[j] = T(e)
+			s += e
+		}
+		inv := 1 / s
+		for j := range pr {
+			pr[j] = T(float64(pr[j]) * inv)
+		}
+		loss += mx + math.Log(s) - float64(row[targets[i]])
+	}
+	if n == 0 {
+		return 0
+	}
+	return loss / float64(n)
+}
