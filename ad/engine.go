@@ -407,3 +407,42 @@ func savedName(n *node, v *Value) string {
 	}
 	return "a saved tensor"
 }
+
+// HVP returns the Hessian-vector products H·v of the scalar y with respect to
+// xs, for the direction vs (one per x, same shapes), by reverse-over-reverse:
+// the gradient is computed by a recorded sweep, and ⟨∇y, v⟩ is swept again.
+// The graph of y is released afterwards.
+func HVP(y *Value, xs, vs []*Value) ([]*Value, error) {
+	if len(vs) != len(xs) {
+		return nil, &Error{Op: "hvp", Err: ErrShape, Msg: fmt.Sprintf("%d directions for %d inputs", len(vs), len(xs))}
+	}
+	gs, err := GradOpts(y, xs, Options{CreateGraph: true})
+	if err != nil {
+		return nil, err
+	}
+	var dot *Value
+	err = Try(func() {
+		for i, g := range gs {
+			if !tensor.EqualShape(vs[i].Shape(), xs[i].Shape()) {
+				panic(&Error{Op: "hvp", Err: ErrShape, Msg: fmt.Sprintf("direction %d has shape %v, input has %v", i, vs[i].Shape(), xs[i].Shape())})
+			}
+			term := Sum(Mul(g, vs[i]))
+			if dot == nil {
+				dot = term
+			} else {
+				dot = Add(dot, term)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !dot.requires { // y is linear in xs
+		out := make([]*Value, len(xs))
+		for i, x := range xs {
+			out[i] = zerosLike(x)
+		}
+		return out, nil
+	}
+	return Grad(dot, xs...)
+}

@@ -13,9 +13,9 @@ import (
 // ruleCase is one gradcheck of a primitive: f applied to inputs of the
 // given shapes, drawn from gen.
 type ruleCase struct {
-	rule   string   // the row of the table it covers
-	name   string   // what this case exercises
-	shapes [][]int  // input shapes
+	rule   string  // the row of the table it covers
+	name   string  // what this case exercises
+	shapes [][]int // input shapes
 	f      gradcheck.Func
 	gen    func(r *rand.Rand) float64 // input distribution; default N(0,1)
 	smooth bool                       // also check second derivatives
