@@ -13,6 +13,7 @@ type node struct {
 	edges    []edge  // one per operand
 	inline   [2]edge // storage for edges of unary and binary ops
 	saved    []saved // values the VJP reads, declared by rule.saves
+	savedIn  [2]saved
 	aux      any     // non-Value data the VJP reads (ReLU's bit mask, ...)
 	out      *Value  // the output, when the VJP reads it (saved output)
 	retained *leafState
@@ -34,7 +35,13 @@ func (e *edge) requires() bool { return e.n != nil || e.leaf != nil }
 type saved struct {
 	v       *Value
 	version uint64
-	det     Value // detached twin handed to VJPs when the sweep is not recorded
+}
+
+// recorded is an op's output allocated together with its node (one
+// allocation per recorded op instead of two).
+type recorded struct {
+	v Value
+	n node
 }
 
 // saveMask says which operands and whether the output a VJP reads.
@@ -64,16 +71,19 @@ type Options struct {
 // requires a gradient. y is nil for unary rules.
 func apply(r *rule, at *Attrs, x, y *Value) *Value {
 	defer rethrow()
-	out := &Value{}
 	var yt *tensor.Tensor
 	if y != nil {
 		yt = &y.t
 	}
-	r.forward(&out.t, at, &x.t, yt)
 	if !x.requires && (y == nil || !y.requires) {
+		out := &Value{}
+		r.forward(&out.t, at, &x.t, yt)
 		return out
 	}
-	n := &node{rule: r, at: at}
+	rec := &recorded{}
+	out, n := &rec.v, &rec.n
+	r.forward(&out.t, at, &x.t, yt)
+	n.rule, n.at = r, at
 	n.inline[0] = edgeTo(x)
 	if y != nil {
 		n.inline[1] = edgeTo(y)
@@ -138,7 +148,7 @@ func applyN(r *rule, at *Attrs, xs []*Value) *Value {
 }
 
 func edgeTo(v *Value) edge {
-	e := edge{n: v.n, shape: v.t.Shape(), dtype: v.t.DType()}
+	e := edge{n: v.n, shape: v.t.Shape()}
 	if v.leaf != nil {
 		e.leaf = v
 	}
@@ -147,12 +157,15 @@ func edgeTo(v *Value) edge {
 
 func (n *node) save(v *Value) {
 	s := saved{v: v, version: v.t.Version()}
-	s.det.t = v.t // header copy: same storage, read-only use
+	if n.saved == nil {
+		n.saved = n.savedIn[:0]
+	}
 	n.saved = append(n.saved, s)
 }
 
 func (n *node) release() {
 	n.saved = nil
+	n.savedIn = [2]saved{}
 	n.aux = nil
 	n.out = nil
 	n.freed = true
@@ -164,6 +177,8 @@ type vjpCtx struct {
 	n      *node
 	need   []bool
 	create bool
+	buf    [2]*Value // cotangents of unary and binary rules
+	twins  []Value   // slab of detached twins of saved values
 }
 
 // saved returns the i-th saved value: the recorded original when the sweep
@@ -174,7 +189,13 @@ func (c *vjpCtx) saved(i int) *Value {
 	if c.create {
 		return s.v
 	}
-	return &s.det
+	if len(c.twins) == cap(c.twins) {
+		c.twins = make([]Value, 0, 64)
+	}
+	c.twins = append(c.twins, Value{})
+	d := &c.twins[len(c.twins)-1]
+	d.t = s.v.t // header copy: same storage, read-only use, nothing recorded
+	return d
 }
 
 // in returns the saved operand k (operands are saved in order, skipping
@@ -308,6 +329,7 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 	grads[0] = seed
 	ready := []*node{y.n}
 	var need [8]bool
+	ctx := &vjpCtx{create: o.CreateGraph}
 	for len(ready) > 0 {
 		n := ready[len(ready)-1]
 		ready = ready[:len(ready)-1]
@@ -331,7 +353,8 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 		}
 		var gin []*Value
 		if any && g != nil {
-			gin = n.rule.vjp(&vjpCtx{n: n, need: needs, create: o.CreateGraph}, g)
+			ctx.n, ctx.need = n, needs
+			gin = n.rule.vjp(ctx, g)
 		}
 		if !o.RetainGraph {
 			n.release()

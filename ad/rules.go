@@ -79,9 +79,17 @@ func binaryFwd(op tensor.BinaryOp) func(*tensor.Tensor, *Attrs, *tensor.Tensor, 
 	return func(dst *tensor.Tensor, _ *Attrs, x, y *tensor.Tensor) { dst.Binary(op, x, y) }
 }
 
-// g1 and g2 build the cotangent list of a unary and a binary rule.
-func g1(a *Value) []*Value    { return []*Value{a} }
-func g2(a, b *Value) []*Value { return []*Value{a, b} }
+// g1 and g2 return the cotangent list of a unary and a binary rule, in a
+// buffer the sweep reuses (read before the next rule runs).
+func (c *vjpCtx) g1(a *Value) []*Value {
+	c.buf[0] = a
+	return c.buf[:1]
+}
+
+func (c *vjpCtx) g2(a, b *Value) []*Value {
+	c.buf[0], c.buf[1] = a, b
+	return c.buf[:2]
+}
 
 // The rule table. Each row is a primitive: its forward kernel and, beside
 // it, its vector-Jacobian product. Composite ops (Sub via Add/Neg is not
@@ -97,14 +105,14 @@ var (
 
 func init() {
 	ruleAdd = &rule{name: "add", forward: binaryFwd(tensor.Add),
-		vjp: func(c *vjpCtx, g *Value) []*Value { return g2(g, g) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g2(g, g) }}
 	ruleSub = &rule{name: "sub", forward: binaryFwd(tensor.Sub),
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			var gy *Value
 			if c.need[1] {
 				gy = Neg(g)
 			}
-			return g2(g, gy)
+			return c.g2(g, gy)
 		}}
 	// mul: d(x·y) = y·dx + x·dy; saves y only if x needs a gradient and x
 	// only if y does.
@@ -119,7 +127,7 @@ func init() {
 			if c.need[0] {
 				gx = Mul(g, c.saved(k))
 			}
-			return g2(gx, gy)
+			return c.g2(gx, gy)
 		}}
 	// div: d(x/y) = dx/y − x·dy/y².
 	ruleDiv = &rule{name: "div", forward: binaryFwd(tensor.Div),
@@ -140,7 +148,7 @@ func init() {
 			} else {
 				gx = Div(g, c.saved(0))
 			}
-			return g2(gx, gy)
+			return c.g2(gx, gy)
 		}}
 	// pow: d(xʸ) = y·xʸ⁻¹·dx + xʸ·ln x·dy; the dy term is taken as 0 where
 	// xʸ = 0 (x = 0, y > 0), where ln x is −Inf.
@@ -158,67 +166,67 @@ func init() {
 				safeLog := Log(Where(isZero, onesLike(x), x))
 				gy = Mul(g, Mul(out, safeLog))
 			}
-			return g2(gx, gy)
+			return c.g2(gx, gy)
 		}}
 	ruleNeg = &rule{name: "neg", forward: unaryFwd(tensor.Neg),
-		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(Neg(g)) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Neg(g)) }}
 	ruleAddScalar = &rule{name: "add_scalar",
 		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.Scale(x, 1, at.C) },
-		vjp:     func(c *vjpCtx, g *Value) []*Value { return g1(g) }}
+		vjp:     func(c *vjpCtx, g *Value) []*Value { return c.g1(g) }}
 	ruleMulScalar = &rule{name: "mul_scalar",
 		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.Scale(x, at.C, 0) },
-		vjp:     func(c *vjpCtx, g *Value) []*Value { return g1(MulScalar(g, c.n.at.C)) }}
+		vjp:     func(c *vjpCtx, g *Value) []*Value { return c.g1(MulScalar(g, c.n.at.C)) }}
 	// pow_scalar: d(xᶜ) = c·xᶜ⁻¹·dx.
 	rulePowScalar = &rule{name: "pow_scalar", saves: saveInIf,
 		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.PowScalar(x, at.C) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			p := c.n.at.C
 			if p == 2 {
-				return g1(Mul(g, MulScalar(c.saved(0), 2)))
+				return c.g1(Mul(g, MulScalar(c.saved(0), 2)))
 			}
-			return g1(Mul(g, MulScalar(PowScalar(c.saved(0), p-1), p)))
+			return c.g1(Mul(g, MulScalar(PowScalar(c.saved(0), p-1), p)))
 		}}
 	ruleSquare = &rule{name: "square", forward: unaryFwd(tensor.Square), saves: saveInIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(Mul(g, MulScalar(c.saved(0), 2))) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Mul(g, MulScalar(c.saved(0), 2))) }}
 	// exp saves its output: d(eˣ) = eˣ·dx.
 	ruleExp = &rule{name: "exp", forward: unaryFwd(tensor.Exp), saves: saveOutIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(Mul(g, c.saved(0))) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Mul(g, c.saved(0))) }}
 	ruleLog = &rule{name: "log", forward: unaryFwd(tensor.Log), saves: saveInIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(Div(g, c.saved(0))) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Div(g, c.saved(0))) }}
 	// sqrt: d√x = dx/(2√x); at x = 0 the derivative is +Inf (documented).
 	ruleSqrt = &rule{name: "sqrt", forward: unaryFwd(tensor.Sqrt), saves: saveOutIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(Div(g, MulScalar(c.saved(0), 2))) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Div(g, MulScalar(c.saved(0), 2))) }}
 	// abs: d|x| = sign(x)·dx with sign(0) = 0, so abs'(0) = 0.
 	ruleAbs = &rule{name: "abs", forward: unaryFwd(tensor.Abs), saves: saveInIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(Mul(g, Sign(c.saved(0)))) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Mul(g, Sign(c.saved(0)))) }}
 	// sign is piecewise constant: its derivative is 0 everywhere it exists.
 	ruleSign = &rule{name: "sign", forward: unaryFwd(tensor.Sign),
-		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(nil) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(nil) }}
 	ruleSin = &rule{name: "sin", forward: unaryFwd(tensor.Sin), saves: saveInIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(Mul(g, Cos(c.saved(0)))) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Mul(g, Cos(c.saved(0)))) }}
 	ruleCos = &rule{name: "cos", forward: unaryFwd(tensor.Cos), saves: saveInIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(Neg(Mul(g, Sin(c.saved(0))))) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Neg(Mul(g, Sin(c.saved(0))))) }}
 	// tanh saves its output: d tanh x = (1 − tanh² x)·dx.
 	ruleTanh = &rule{name: "tanh", forward: unaryFwd(tensor.Tanh), saves: saveOutIf,
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			y := c.saved(0)
-			return g1(Mul(g, AddScalar(Neg(Square(y)), 1)))
+			return c.g1(Mul(g, AddScalar(Neg(Square(y)), 1)))
 		}}
 	// sigmoid saves its output: dσ = σ(1 − σ)·dx.
 	ruleSigmoid = &rule{name: "sigmoid", forward: unaryFwd(tensor.Sigmoid), saves: saveOutIf,
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			y := c.saved(0)
-			return g1(Mul(g, Mul(y, AddScalar(Neg(y), 1))))
+			return c.g1(Mul(g, Mul(y, AddScalar(Neg(y), 1))))
 		}}
 	// relu saves a 1-bit mask of x > 0, not x: relu'(0) = 0.
 	ruleRelu = &rule{name: "relu", forward: unaryFwd(tensor.Relu),
 		keep: func(_ *Attrs, out, _, _ *tensor.Tensor) any { return packMask(out) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			return g1(Mul(g, Const(c.n.aux.(*bitMask).unpack(g.DType()))))
+			return c.g1(Mul(g, Const(c.n.aux.(*bitMask).unpack(g.DType()))))
 		}}
 	// softplus: d ln(1+eˣ) = σ(x)·dx.
 	ruleSoftplus = &rule{name: "softplus", forward: unaryFwd(tensor.Softplus), saves: saveInIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(Mul(g, Sigmoid(c.saved(0)))) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Mul(g, Sigmoid(c.saved(0)))) }}
 
 	// matmul C = op(A)·op(B): dA = G·op(B)ᵀ, dB = op(A)ᵀ·G, written as
 	// matmuls with transpose flags so no transposed copy is made.
@@ -245,12 +253,12 @@ func init() {
 					ga = MatMulT(b, g, tb, true)
 				}
 			}
-			return g2(ga, gb)
+			return c.g2(ga, gb)
 		}}
 
 	ruleReshape = &rule{name: "reshape",
 		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { *dst = *x.Reshape(at.Shape...) },
-		vjp:     func(c *vjpCtx, g *Value) []*Value { return g1(Reshape(g, c.inShape(0)...)) }}
+		vjp:     func(c *vjpCtx, g *Value) []*Value { return c.g1(Reshape(g, c.inShape(0)...)) }}
 	rulePermute = &rule{name: "permute",
 		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.Permute(x, at.Perm...) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
@@ -259,21 +267,21 @@ func init() {
 			for i, a := range p {
 				inv[a] = i
 			}
-			return g1(Permute(g, inv...))
+			return c.g1(Permute(g, inv...))
 		}}
 	ruleBroadcastTo = &rule{name: "broadcast_to",
 		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.BroadcastTo(x, at.Shape) },
-		vjp:     func(c *vjpCtx, g *Value) []*Value { return g1(SumTo(g, c.inShape(0))) }}
+		vjp:     func(c *vjpCtx, g *Value) []*Value { return c.g1(SumTo(g, c.inShape(0))) }}
 	ruleSumTo = &rule{name: "sum_to",
 		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.SumTo(x, at.Shape) },
-		vjp:     func(c *vjpCtx, g *Value) []*Value { return g1(BroadcastTo(g, c.inShape(0)...)) }}
+		vjp:     func(c *vjpCtx, g *Value) []*Value { return c.g1(BroadcastTo(g, c.inShape(0)...)) }}
 	ruleSum = &rule{name: "sum",
 		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) {
 			dst.Reduce(tensor.SumReduce, x, at.KeepDims, at.Axes...)
 		},
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			in := c.inShape(0)
-			return g1(BroadcastTo(Reshape(g, tensor.KeepDimsShape(in, c.n.at.Axes)...), in...))
+			return c.g1(BroadcastTo(Reshape(g, tensor.KeepDimsShape(in, c.n.at.Axes)...), in...))
 		}}
 	// max over axes: the gradient goes to the maxima; k tied maxima each get
 	// 1/k of it (the symmetric subgradient).
@@ -288,12 +296,12 @@ func init() {
 			m := new(tensor.Tensor).Binary(tensor.Equal, &x.t, out.t.Reshape(keep...))
 			cnt := new(tensor.Tensor).Reduce(tensor.SumReduce, m, true, c.n.at.Axes...)
 			w := Const(m.Div(m, cnt))
-			return g1(Mul(Reshape(g, keep...), w))
+			return c.g1(Mul(Reshape(g, keep...), w))
 		}}
 	ruleSlice = &rule{name: "slice",
 		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.Slice(x, at.Axis, at.Start, at.End) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			return g1(pad(g, c.n.at.Axis, c.n.at.Start, c.inShape(0)))
+			return c.g1(pad(g, c.n.at.Axis, c.n.at.Start, c.inShape(0)))
 		}}
 	// pad places x at Start along Axis in zeros of Shape: the transpose of
 	// slice (and its VJP is slice).
@@ -304,7 +312,7 @@ func init() {
 		},
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			at := c.n.at
-			return g1(Slice(g, at.Axis, at.Start, at.Start+c.inShape(0)[at.Axis]))
+			return c.g1(Slice(g, at.Axis, at.Start, at.Start+c.inShape(0)[at.Axis]))
 		}}
 	ruleConcat = &rule{name: "concat",
 		forwardN: func(dst *tensor.Tensor, at *Attrs, xs []*tensor.Tensor) { dst.Concat(at.Axis, xs...) },
@@ -325,14 +333,14 @@ func init() {
 	ruleIndexSelect = &rule{name: "index_select",
 		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.IndexSelect(x, at.Axis, at.Index) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			return g1(indexAdd(g, c.n.at.Axis, c.n.at.Index, c.inShape(0)))
+			return c.g1(indexAdd(g, c.n.at.Axis, c.n.at.Index, c.inShape(0)))
 		}}
 	ruleIndexAdd = &rule{name: "index_add",
 		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) {
 			dst.CopyFrom(tensor.New(x.DType(), at.Shape...))
 			dst.IndexAdd(x, at.Axis, at.Index)
 		},
-		vjp: func(c *vjpCtx, g *Value) []*Value { return g1(IndexSelect(g, c.n.at.Axis, c.n.at.Index)) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(IndexSelect(g, c.n.at.Axis, c.n.at.Index)) }}
 	// where selects x where the mask is nonzero and y elsewhere; the mask is
 	// an attribute, not differentiable.
 	ruleWhere = &rule{name: "where",
@@ -347,7 +355,7 @@ func init() {
 			if c.need[1] {
 				gy = Where(mask, zero, g)
 			}
-			return g2(gx, gy)
+			return c.g2(gx, gy)
 		}}
 	// softmax saves its output y: dx = y ⊙ (g − Σ g⊙y).
 	ruleSoftmax = &rule{name: "softmax", saves: saveOutIf,
@@ -355,14 +363,14 @@ func init() {
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			y := c.saved(0)
 			s := SumKeepDims(Mul(g, y), c.n.at.Axis)
-			return g1(Mul(y, Sub(g, s)))
+			return c.g1(Mul(y, Sub(g, s)))
 		}}
 	// log_softmax saves its output y: dx = g − eʸ ⊙ Σ g.
 	ruleLogSoftmax = &rule{name: "log_softmax", saves: saveOutIf,
 		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.Softmax(x, at.Axis, true) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			y := c.saved(0)
-			return g1(Sub(g, Mul(Exp(y), SumKeepDims(g, c.n.at.Axis))))
+			return c.g1(Sub(g, Mul(Exp(y), SumKeepDims(g, c.n.at.Axis))))
 		}}
 	// cross_entropy from logits, fused with log-softmax: it keeps only the
 	// softmax p (N×C) and its VJP is (p − onehot)·g/N. When the sweep is
@@ -385,7 +393,7 @@ func init() {
 			for i, y := range c.n.at.Index {
 				oh.SetFlat(i*p.Shape()[1]+y, 1)
 			}
-			return g1(Mul(Sub(p, Const(oh)), MulScalar(g, 1/float64(n))))
+			return c.g1(Mul(Sub(p, Const(oh)), MulScalar(g, 1/float64(n))))
 		}}
 }
 
