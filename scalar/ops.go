@@ -1,0 +1,453 @@
+package scalar
+
+import "math"
+
+// op identifies an operation. It names the operation in errors and selects
+// its second derivatives in tangent mode (see second1 and second2).
+type op uint8
+
+const (
+	opAdd op = iota
+	opSub
+	opMul
+	opDiv
+	opPow
+	opAtan2
+	opHypot
+	opMin
+	opMax
+	opNeg
+	opAddC
+	opMulC
+	opSquare
+	opSin
+	opCos
+	opTan
+	opAsin
+	opAcos
+	opAtan
+	opSinh
+	opCosh
+	opTanh
+	opExp
+	opExpm1
+	opLog
+	opLog1p
+	opLog2
+	opLog10
+	opSqrt
+	opCbrt
+	opAbs
+	opSigmoid
+	opSoftplus
+	opErf
+	opPowC
+	opExpC
+	opSum
+	opDot
+	opDotC
+	opLogSumExp
+	numOps
+)
+
+var opNames = [numOps]string{
+	opAdd: "add", opSub: "sub", opMul: "mul", opDiv: "div", opPow: "pow",
+	opAtan2: "atan2", opHypot: "hypot", opMin: "min", opMax: "max",
+	opNeg: "neg", opAddC: "add", opMulC: "mul", opSquare: "square",
+	opSin: "sin", opCos: "cos", opTan: "tan", opAsin: "asin", opAcos: "acos",
+	opAtan: "atan", opSinh: "sinh", opCosh: "cosh", opTanh: "tanh",
+	opExp: "exp", opExpm1: "expm1", opLog: "log", opLog1p: "log1p",
+	opLog2: "log2", opLog10: "log10", opSqrt: "sqrt", opCbrt: "cbrt",
+	opAbs: "abs", opSigmoid: "sigmoid", opSoftplus: "softplus", opErf: "erf",
+	opPowC: "pow", opExpC: "pow", opSum: "sum", opDot: "dot", opDotC: "dot",
+	opLogSumExp: "logsumexp",
+}
+
+func (o op) String() string { return opNames[o] }
+
+// un returns the result of a one-argument operation with value v and local
+// derivative d, recording it if x is a variable.
+func (x Var) un(o op, v, d float64) Var {
+	t := x.t
+	if t == nil {
+		return Var{v: v}
+	}
+	if t.tangent {
+		return t.un2(o, x, v, d, 0)
+	}
+	return Var{t: t, v: v, i: t.rec1(x.i, d)}
+}
+
+// bin returns the result of a two-argument operation with value v and local
+// partials dx, dy, recording it if x or y is a variable.
+func bin(o op, x, y Var, v, dx, dy float64) Var {
+	t := x.t
+	if t == y.t && t != nil && !t.tangent {
+		if x.i == y.i {
+			return Var{t: t, v: v, i: t.rec1(x.i, dx+dy)}
+		}
+		return Var{t: t, v: v, i: t.rec2(x.i, dx, y.i, dy)}
+	}
+	return binSlow(o, x, y, v, dx, dy)
+}
+
+// binSlow handles the cases of bin with a constant operand, operands of two
+// tapes, or tangent mode.
+func binSlow(o op, x, y Var, v, dx, dy float64) Var {
+	t := x.t
+	switch {
+	case t == nil && y.t == nil:
+		return Var{v: v}
+	case t == nil:
+		t = y.t
+	case y.t != nil && y.t != t:
+		fail(o.String(), "operands %v and %v belong to different tapes", x, y)
+	}
+	if t.tangent {
+		return t.bin2(o, x, y, v, dx, dy)
+	}
+	if x.t == nil {
+		return Var{t: t, v: v, i: t.rec1(y.i, dy)}
+	}
+	if y.t == nil {
+		return Var{t: t, v: v, i: t.rec1(x.i, dx)}
+	}
+	return Var{t: t, v: v, i: t.rec2(x.i, dx, y.i, dy)}
+}
+
+// Add returns x + y.
+func (x Var) Add(y Var) Var { return bin(opAdd, x, y, x.v+y.v, 1, 1) }
+
+// Sub returns x − y.
+func (x Var) Sub(y Var) Var { return bin(opSub, x, y, x.v-y.v, 1, -1) }
+
+// Mul returns x × y.
+func (x Var) Mul(y Var) Var { return bin(opMul, x, y, x.v*y.v, y.v, x.v) }
+
+// Div returns x ÷ y. Division by zero follows IEEE 754, as in Go.
+func (x Var) Div(y Var) Var {
+	v := x.v / y.v
+	return bin(opDiv, x, y, v, 1/y.v, -v/y.v)
+}
+
+// AddC returns x + c.
+func (x Var) AddC(c float64) Var { return x.un(opAddC, x.v+c, 1) }
+
+// SubC returns x − c.
+func (x Var) SubC(c float64) Var { return x.un(opAddC, x.v-c, 1) }
+
+// MulC returns x × c.
+func (x Var) MulC(c float64) Var { return x.un(opMulC, x.v*c, c) }
+
+// DivC returns x ÷ c.
+func (x Var) DivC(c float64) Var { return x.un(opMulC, x.v/c, 1/c) }
+
+// Neg returns −x.
+func (x Var) Neg() Var { return x.un(opNeg, -x.v, -1) }
+
+// Square returns x², recorded as one single-parent node.
+func (x Var) Square() Var { return x.un(opSquare, x.v*x.v, 2*x.v) }
+
+// Sin returns sin x.
+func (x Var) Sin() Var { v, d := dSin(x.v); return x.un(opSin, v, d) }
+
+// Cos returns cos x.
+func (x Var) Cos() Var { v, d := dCos(x.v); return x.un(opCos, v, d) }
+
+// Tan returns tan x.
+func (x Var) Tan() Var { v, d := dTan(x.v); return x.un(opTan, v, d) }
+
+// Asin returns asin x. Its derivative is +Inf at ±1 and NaN outside [−1, 1].
+func (x Var) Asin() Var { v, d := dAsin(x.v); return x.un(opAsin, v, d) }
+
+// Acos returns acos x. Its derivative is −Inf at ±1 and NaN outside [−1, 1].
+func (x Var) Acos() Var { v, d := dAcos(x.v); return x.un(opAcos, v, d) }
+
+// Atan returns atan x.
+func (x Var) Atan() Var { v, d := dAtan(x.v); return x.un(opAtan, v, d) }
+
+// Sinh returns sinh x.
+func (x Var) Sinh() Var { v, d := dSinh(x.v); return x.un(opSinh, v, d) }
+
+// Cosh returns cosh x.
+func (x Var) Cosh() Var { v, d := dCosh(x.v); return x.un(opCosh, v, d) }
+
+// Tanh returns tanh x.
+func (x Var) Tanh() Var { v, d := dTanh(x.v); return x.un(opTanh, v, d) }
+
+// Exp returns eˣ.
+func (x Var) Exp() Var { v := math.Exp(x.v); return x.un(opExp, v, v) }
+
+// Expm1 returns eˣ − 1, accurate near 0.
+func (x Var) Expm1() Var { v, d := dExpm1(x.v); return x.un(opExpm1, v, d) }
+
+// Log returns ln x. At 0 the value is −Inf and the derivative +Inf; for
+// x < 0 both are NaN, as math.Log's value.
+func (x Var) Log() Var { v, d := dLog(x.v); return x.un(opLog, v, d) }
+
+// Log1p returns ln(1 + x), accurate near 0. For x < −1 the value and the
+// derivative are NaN.
+func (x Var) Log1p() Var { v, d := dLog1p(x.v); return x.un(opLog1p, v, d) }
+
+// Log2 returns log₂ x, with the conventions of [Var.Log].
+func (x Var) Log2() Var { v, d := dLog2(x.v); return x.un(opLog2, v, d) }
+
+// Log10 returns log₁₀ x, with the conventions of [Var.Log].
+func (x Var) Log10() Var { v, d := dLog10(x.v); return x.un(opLog10, v, d) }
+
+// Sqrt returns √x. Its derivative at 0 is +Inf (the one-sided limit), so a
+// gradient through sqrt(0) is ±Inf or NaN: add a small constant inside the
+// root if the model can reach 0. For x < 0 the value and the derivative are
+// NaN.
+func (x Var) Sqrt() Var { v, d := dSqrt(x.v); return x.un(opSqrt, v, d) }
+
+// Cbrt returns ∛x. Its derivative at 0 is +Inf.
+func (x Var) Cbrt() Var { v, d := dCbrt(x.v); return x.un(opCbrt, v, d) }
+
+// Abs returns |x|. Its derivative at 0 is taken to be 0.
+func (x Var) Abs() Var { v, d := dAbs(x.v); return x.un(opAbs, v, d) }
+
+// Sigmoid returns the logistic function 1/(1 + e⁻ˣ), computed without
+// overflow for any x.
+func (x Var) Sigmoid() Var { v, d := dSigmoid(x.v); return x.un(opSigmoid, v, d) }
+
+// Softplus returns ln(1 + eˣ) (log1p-exp), computed without overflow or loss
+// of precision for any x. Its derivative is the sigmoid.
+func (x Var) Softplus() Var { v, d := dSoftplus(x.v); return x.un(opSoftplus, v, d) }
+
+// Erf returns the error function of x.
+func (x Var) Erf() Var { v, d := dErf(x.v); return x.un(opErf, v, d) }
+
+// PowC returns xᶜ for a constant exponent c. Its derivative c·xᶜ⁻¹ is 0 for
+// c = 0, and +Inf at x = 0 for 0 < c < 1.
+func (x Var) PowC(c float64) Var {
+	v, d := dPowC(x.v, c)
+	if x.t != nil && x.t.tangent {
+		return x.t.un2(opPowC, x, v, d, c)
+	}
+	return x.un(opPowC, v, d)
+}
+
+// Pow returns xʸ. A constant y records xᶜ (see [Var.PowC]) and a constant x
+// records cʸ, whose derivative cʸ·ln c is taken to be 0 where cʸ = 0. With
+// both variable, ∂/∂y = xʸ·ln x is taken to be 0 at x = 0, y > 0, and is NaN
+// for x < 0.
+func (x Var) Pow(y Var) Var {
+	switch {
+	case y.t == nil:
+		return x.PowC(y.v)
+	case x.t == nil:
+		v, d := dExpC(x.v, y.v)
+		if y.t.tangent {
+			return y.t.un2(opExpC, y, v, d, x.v)
+		}
+		return y.un(opExpC, v, d)
+	}
+	v, dx, dy := dPow(x.v, y.v)
+	return bin(opPow, x, y, v, dx, dy)
+}
+
+// Atan2 returns atan2(y, x) for y the receiver, as math.Atan2(y, x). Both
+// partials are taken to be 0 at the origin.
+func (y Var) Atan2(x Var) Var {
+	v, dy, dx := dAtan2(y.v, x.v)
+	return bin(opAtan2, y, x, v, dy, dx)
+}
+
+// Hypot returns √(x² + y²) without overflow. Both partials are taken to be 0
+// at the origin.
+func (x Var) Hypot(y Var) Var {
+	v, dx, dy := dHypot(x.v, y.v)
+	return bin(opHypot, x, y, v, dx, dy)
+}
+
+// Min returns the smaller of x and y. At a tie each operand gets half of the
+// derivative (the mean of the one-sided derivatives).
+func (x Var) Min(y Var) Var {
+	v, dx, dy := dMin(x.v, y.v)
+	return bin(opMin, x, y, v, dx, dy)
+}
+
+// Max returns the larger of x and y. At a tie each operand gets half of the
+// derivative.
+func (x Var) Max(y Var) Var {
+	v, dx, dy := dMax(x.v, y.v)
+	return bin(opMax, x, y, v, dx, dy)
+}
+
+// The local derivatives, shared by Var and Dual. Each returns the value and
+// the derivative (or partials) at its argument.
+
+func dSin(x float64) (float64, float64) {
+	s, c := math.Sincos(x)
+	return s, c
+}
+
+func dCos(x float64) (float64, float64) {
+	s, c := math.Sincos(x)
+	return c, -s
+}
+
+func dTan(x float64) (float64, float64) {
+	t := math.Tan(x)
+	return t, 1 + t*t
+}
+
+func dAsin(x float64) (float64, float64) { return math.Asin(x), 1 / math.Sqrt(1-x*x) }
+func dAcos(x float64) (float64, float64) { return math.Acos(x), -1 / math.Sqrt(1-x*x) }
+func dAtan(x float64) (float64, float64) { return math.Atan(x), 1 / (1 + x*x) }
+func dSinh(x float64) (float64, float64) { return math.Sinh(x), math.Cosh(x) }
+func dCosh(x float64) (float64, float64) { return math.Cosh(x), math.Sinh(x) }
+
+func dTanh(x float64) (float64, float64) {
+	t := math.Tanh(x)
+	return t, 1 - t*t
+}
+
+func dExpm1(x float64) (float64, float64) { return math.Expm1(x), math.Exp(x) }
+
+// domain returns d, or NaN where the value v is NaN (outside the domain).
+func domain(v, d float64) float64 {
+	if v != v {
+		return math.NaN()
+	}
+	return d
+}
+
+func dLog(x float64) (float64, float64) {
+	v := math.Log(x)
+	return v, domain(v, 1/x)
+}
+
+func dLog1p(x float64) (float64, float64) {
+	v := math.Log1p(x)
+	return v, domain(v, 1/(1+x))
+}
+
+func dLog2(x float64) (float64, float64) {
+	v := math.Log2(x)
+	return v, domain(v, 1/(x*math.Ln2))
+}
+
+func dLog10(x float64) (float64, float64) {
+	v := math.Log10(x)
+	return v, domain(v, 1/(x*math.Ln10))
+}
+
+func dSqrt(x float64) (float64, float64) {
+	v := math.Sqrt(x)
+	return v, 0.5 / v
+}
+
+func dCbrt(x float64) (float64, float64) {
+	v := math.Cbrt(x)
+	return v, 1 / (3 * v * v)
+}
+
+func dAbs(x float64) (float64, float64) {
+	switch {
+	case x > 0:
+		return x, 1
+	case x < 0:
+		return -x, -1
+	}
+	return math.Abs(x), 0 // 0, −0 and NaN
+}
+
+func sigmoid(x float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + math.Exp(-x))
+	}
+	e := math.Exp(x)
+	return e / (1 + e)
+}
+
+func dSigmoid(x float64) (float64, float64) {
+	s := sigmoid(x)
+	return s, s * (1 - s)
+}
+
+func dSoftplus(x float64) (float64, float64) {
+	if x > 0 {
+		return x + math.Log1p(math.Exp(-x)), sigmoid(x)
+	}
+	return math.Log1p(math.Exp(x)), sigmoid(x)
+}
+
+func dErf(x float64) (float64, float64) {
+	return math.Erf(x), 2 / math.SqrtPi * math.Exp(-x*x)
+}
+
+func dPowC(x, c float64) (float64, float64) {
+	switch c {
+	case 0:
+		return 1, 0
+	case 1:
+		return x, 1
+	case 2:
+		return x * x, 2 * x
+	}
+	return math.Pow(x, c), c * math.Pow(x, c-1)
+}
+
+func dExpC(c, x float64) (float64, float64) {
+	v := math.Pow(c, x)
+	if v == 0 {
+		return 0, 0
+	}
+	return v, v * math.Log(c)
+}
+
+func dPow(x, y float64) (v, dx, dy float64) {
+	v, dx = dPowC(x, y)
+	switch {
+	case x == 0 && y > 0:
+		dy = 0
+	case x < 0:
+		dy = math.NaN()
+	default:
+		dy = v * math.Log(x)
+	}
+	return v, dx, dy
+}
+
+func dAtan2(y, x float64) (v, dy, dx float64) {
+	v = math.Atan2(y, x)
+	r := x*x + y*y
+	if r == 0 {
+		return v, 0, 0
+	}
+	return v, x / r, -y / r
+}
+
+func dHypot(x, y float64) (v, dx, dy float64) {
+	v = math.Hypot(x, y)
+	if v == 0 {
+		return v, 0, 0
+	}
+	return v, x / v, y / v
+}
+
+func dMin(x, y float64) (v, dx, dy float64) {
+	switch {
+	case x < y:
+		return x, 1, 0
+	case y < x:
+		return y, 0, 1
+	case x == y:
+		return x, 0.5, 0.5
+	}
+	return math.NaN(), math.NaN(), math.NaN()
+}
+
+func dMax(x, y float64) (v, dx, dy float64) {
+	switch {
+	case x > y:
+		return x, 1, 0
+	case y > x:
+		return y, 0, 1
+	case x == y:
+		return x, 0.5, 0.5
+	}
+	return math.NaN(), math.NaN(), math.NaN()
+}
