@@ -84,7 +84,8 @@ func tapeDeriv(t *Tape, f func(Var) Var, x float64) (float64, float64) {
 	return y.Value(), t.Adjoint(xv)
 }
 
-// tapeSecond returns f'(x) and f''(x) from a tangent-mode tape.
+// tapeSecond returns the first and second derivatives of f at x from a
+// tangent-mode tape.
 func tapeSecond(t *Tape, f func(Var) Var, x float64) (float64, float64) {
 	t.ResetTangent()
 	xv := t.VarTangent(x, 1)
