@@ -1,81 +1,114 @@
 package gemm
 
+// Packing. Both operands are packed into panels of W (= MR for A, NR for B)
+// consecutive values per depth step, zero-padded past the matrix edge, so
+// the micro-kernel always runs a full MR×NR tile. Depending on the
+// transpose flag a panel is either a run of contiguous row pieces
+// (copyPanel) or a gather of W rows (gatherPanel).
+
 // packB copies the kc×nc block of op(B) that starts at row pc, column jc
-// into dst as column panels of NR: panel q holds columns jc+q·NR … in kc
-// consecutive runs of NR values (zero-padded past nc).
+// into dst: panel q (columns jc+q·NR …) occupies dst[q·NR·kc:].
 func packB[T float](dst []T, NR int, transB bool, b []T, ldb, pc, jc, kc, nc int) {
 	for jr := 0; jr < nc; jr += NR {
 		nr := min(NR, nc-jr)
 		d := dst[jr*kc : (jr+NR)*kc]
-		if !transB {
-			src := b[pc*ldb+jc+jr:]
-			for p := 0; p < kc; p++ {
-				dp := d[p*NR : p*NR+NR]
-				copy(dp, src[p*ldb:p*ldb+nr])
-				if nr < NR {
-					clear(dp[nr:])
-				}
-			}
-			continue
-		}
-		// op(B)[p][j] = b[j*ldb+p]: rows of the stored B become columns.
-		for jj := 0; jj < nr; jj++ {
-			src := b[(jc+jr+jj)*ldb+pc:]
-			src = src[:kc]
-			for p, v := range src {
-				d[p*NR+jj] = v
-			}
-		}
-		if nr < NR {
-			for p := 0; p < kc; p++ {
-				clear(d[p*NR+nr : p*NR+NR])
-			}
+		if transB {
+			// op(B)[p][j] = b[j*ldb+p]
+			gatherPanel(d, NR, b[(jc+jr)*ldb+pc:], ldb, nr, kc)
+		} else {
+			copyPanel(d, NR, b[pc*ldb+jc+jr:], ldb, nr, kc)
 		}
 	}
 }
 
 // packA copies the mc×kc block of op(A) that starts at row ic, column pc
-// into dst as row panels of MR: panel q holds rows ic+q·MR … in kc
-// consecutive runs of MR values (zero-padded past mc).
+// into dst: panel q (rows ic+q·MR …) occupies dst[q·MR·kc:].
 func packA[T float](dst []T, MR int, transA bool, a []T, lda, ic, pc, mc, kc int) {
 	for ir := 0; ir < mc; ir += MR {
 		mr := min(MR, mc-ir)
 		d := dst[ir*kc : (ir+MR)*kc]
 		if transA {
-			// op(A)[i][p] = a[p*lda+i]: a row of the stored A is contiguous in i.
-			src := a[pc*lda+ic+ir:]
-			for p := 0; p < kc; p++ {
-				dp := d[p*MR : p*MR+MR]
-				copy(dp, src[p*lda:p*lda+mr])
-				if mr < MR {
-					clear(dp[mr:])
-				}
-			}
-			continue
+			// op(A)[i][p] = a[p*lda+i]
+			copyPanel(d, MR, a[pc*lda+ic+ir:], lda, mr, kc)
+		} else {
+			gatherPanel(d, MR, a[(ic+ir)*lda+pc:], lda, mr, kc)
 		}
-		base := (ic+ir)*lda + pc
-		ii := 0
-		for ; ii+4 <= mr; ii += 4 {
-			r0 := a[base+ii*lda:][:kc]
-			r1 := a[base+(ii+1)*lda:][:len(r0)]
-			r2 := a[base+(ii+2)*lda:][:len(r0)]
-			r3 := a[base+(ii+3)*lda:][:len(r0)]
-			dd := d[ii:]
-			for p := range r0 {
-				q := dd[p*MR : p*MR+4]
-				q[0], q[1], q[2], q[3] = r0[p], r1[p], r2[p], r3[p]
+	}
+}
+
+// copyPanel sets d[p*W+j] = src[p*ld+j] for p < kc, j < w (zero for
+// w ≤ j < W).
+func copyPanel[T float](d []T, W int, src []T, ld, w, kc int) {
+	d = d[:kc*W]
+	if w == W && kc > 0 {
+		src = src[:(kc-1)*ld+W]
+		switch W {
+		case 32:
+			for p := range kc {
+				*(*[32]T)(d[p*32:]) = [32]T(src[p*ld:])
 			}
+			return
+		case 16:
+			for p := range kc {
+				*(*[16]T)(d[p*16:]) = [16]T(src[p*ld:])
+			}
+			return
+		case 12:
+			for p := range kc {
+				*(*[12]T)(d[p*12:]) = [12]T(src[p*ld:])
+			}
+			return
+		case 8:
+			for p := range kc {
+				*(*[8]T)(d[p*8:]) = [8]T(src[p*ld:])
+			}
+			return
+		case 6:
+			for p := range kc {
+				*(*[6]T)(d[p*6:]) = [6]T(src[p*ld:])
+			}
+			return
+		case 4:
+			for p := range kc {
+				*(*[4]T)(d[p*4:]) = [4]T(src[p*ld:])
+			}
+			return
 		}
-		for ; ii < mr; ii++ {
-			r := a[base+ii*lda:][:kc]
-			for p, v := range r {
-				d[p*MR+ii] = v
-			}
+	}
+	for p := range kc {
+		dp := d[p*W : p*W+W]
+		copy(dp, src[p*ld:p*ld+w])
+		clear(dp[w:])
+	}
+}
+
+// gatherPanel sets d[p*W+i] = src[i*ld+p] for i < w, p < kc (zero for
+// w ≤ i < W).
+func gatherPanel[T float](d []T, W int, src []T, ld, w, kc int) {
+	d = d[:kc*W]
+	i := 0
+	for ; i+4 <= w; i += 4 {
+		r0 := src[i*ld:][:kc]
+		r1 := src[(i+1)*ld:][:len(r0)]
+		r2 := src[(i+2)*ld:][:len(r0)]
+		r3 := src[(i+3)*ld:][:len(r0)]
+		dd := d[i:]
+		if len(dd) < (kc-1)*W+4 {
+			panic("gemm: short panel")
 		}
-		if mr < MR {
-			for p := 0; p < kc; p++ {
-				clear(d[p*MR+mr : p*MR+MR])
-			}
+		for p := range r0 {
+			*(*[4]T)(dd[p*W:]) = [4]T{r0[p], r1[p], r2[p], r3[p]}
+		}
+	}
+	for ; i < w; i++ {
+		r := src[i*ld:][:kc]
+		for p, v := range r {
+			d[p*W+i] = v
+		}
+	}
+	if w < W {
+		for p := range kc {
+			clear(d[p*W+w : p*W+W])
 		}
 	}
 }

@@ -7,6 +7,8 @@ vectors run along N, A values are broadcast. Rows ≥ mr are not stored and
 columns ≥ nr are masked off. Written for this project; see kernel_amd64.go.
 """
 
+import os
+BCST = os.environ.get("BCST") == "1"
 out = []
 def e(s=""): out.append(s)
 
@@ -52,6 +54,10 @@ def kernel(name, isa, dt, MR, nvec):
         for v in range(nvec):
             e(f"\t{mov} {bo + v * vbytes}({'BX'}), {breg[v]}")
         for i in range(MR):
+            if isa == "avx512" and BCST:
+                for v in range(nvec):
+                    e(f"\tVFMADD231{ps}.BCST {ao + i * es}(AX), {breg[v]}, {acc(i, v)}")
+                continue
             ar = areg[i % 2]
             e(f"\t{bc} {ao + i * es}(AX), {ar}")
             for v in range(nvec):
