@@ -301,15 +301,6 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 			deps[p.slot-1]++
 		}
 	}
-	// Refuse to start if any saved tensor changed since it was saved.
-	for _, n := range nodes {
-		for k := range n.saved {
-			s := &n.saved[k]
-			if now := s.v.t.Version(); now != s.version {
-				return nil, &ModifiedError{Op: n.rule.name, Input: savedName(n, s.v), Saved: s.version, Now: now}
-			}
-		}
-	}
 	// Targets that are intermediate values are read off their node.
 	var targetOf map[*node][]int
 	var leafTarget map[*Value][]int
@@ -321,6 +312,25 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 				targetOf[t.n] = append(targetOf[t.n], i)
 			} else {
 				leafTarget[t] = append(leafTarget[t], i)
+			}
+		}
+	}
+
+	// With explicit targets, prune: a node's VJP runs only for the operands
+	// through which some target is reachable.
+	var useful []bool
+	if targets != nil {
+		useful = usefulNodes(nodes, deps, targetOf, leafTarget)
+	}
+	// Refuse to start if any saved tensor changed since it was saved.
+	for i, n := range nodes {
+		if useful != nil && !useful[i] {
+			continue // its rule will not run
+		}
+		for k := range n.saved {
+			s := &n.saved[k]
+			if now := s.v.t.Version(); now != s.version {
+				return nil, &ModifiedError{Op: n.rule.name, Input: savedName(n, s.v), Saved: s.version, Now: now}
 			}
 		}
 	}
@@ -347,7 +357,15 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 		}
 		any := false
 		for j := range n.edges {
-			r := n.edges[j].requires() && n.rule.nondiff&(1<<j) == 0
+			e := &n.edges[j]
+			r := e.requires() && n.rule.nondiff&(1<<j) == 0
+			if r && useful != nil {
+				if e.n != nil {
+					r = useful[e.n.slot-1]
+				} else {
+					r = leafTarget[e.leaf] != nil
+				}
+			}
 			needs = append(needs, r)
 			any = any || r
 		}
@@ -388,6 +406,39 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 		}
 	}
 	return result, nil
+}
+
+// usefulNodes marks the nodes from which a target is reachable (the target
+// itself, or through an operand). It orders the nodes consumers-first by
+// Kahn's algorithm on a copy of deps, then walks that order backwards, so
+// every operand is decided before its consumer.
+func usefulNodes(nodes []*node, deps []int32, targetOf map[*node][]int, leafTarget map[*Value][]int) []bool {
+	d := append([]int32(nil), deps...)
+	order := make([]*node, 0, len(nodes))
+	stack := []*node{nodes[0]}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		order = append(order, n)
+		for j := range n.edges {
+			if p := n.edges[j].n; p != nil {
+				if d[p.slot-1]--; d[p.slot-1] == 0 {
+					stack = append(stack, p)
+				}
+			}
+		}
+	}
+	useful := make([]bool, len(nodes))
+	for i := len(order) - 1; i >= 0; i-- {
+		n := order[i]
+		u := targetOf[n] != nil
+		for j := range n.edges {
+			e := &n.edges[j]
+			u = u || (e.n != nil && useful[e.n.slot-1]) || (e.leaf != nil && leafTarget[e.leaf] != nil)
+		}
+		useful[n.slot-1] = u
+	}
+	return useful
 }
 
 // addGrad returns acc + g. Without CreateGraph it adds in place into a buffer
