@@ -14,8 +14,8 @@ type node struct {
 	inline   [2]edge // storage for edges of unary and binary ops
 	saved    []saved // values the VJP reads, declared by rule.saves
 	savedIn  [2]saved
-	aux      any     // non-Value data the VJP reads (ReLU's bit mask, ...)
-	out      *Value  // the output, when the VJP reads it (saved output)
+	aux      any    // non-Value data the VJP reads (ReLU's bit mask, ...)
+	out      *Value // the output, when the VJP reads it (saved output)
 	retained *leafState
 	freed    bool  // saved values released by a backward pass
 	slot     int32 // scratch index during a sweep (0 outside one)
