@@ -66,7 +66,8 @@ var opNames = [numOps]string{
 func (o op) String() string { return opNames[o] }
 
 // un returns the result of a one-argument operation with value v and local
-// derivative d, recording it if x is a variable.
+// derivative d, recording it if x is a variable. The recording is written out
+// here rather than by calling rec1, so that an operation costs one call.
 func (x Var) un(o op, v, d float64) Var {
 	t := x.t
 	if t == nil {
@@ -75,20 +76,63 @@ func (x Var) un(o op, v, d float64) Var {
 	if t.tangent {
 		return t.un2(o, x, v, d, 0)
 	}
-	return Var{t: t, v: v, i: t.rec1(x.i, d)}
+	e := t.ne
+	if e >= len(t.par) || e >= len(t.part) {
+		return x.unGrow(o, v, d)
+	}
+	t.par[e] = x.i | first
+	t.part[e] = d
+	t.ne = e + 1
+	n := t.n
+	t.n = n + 1
+	return Var{t: t, v: v, i: n}
 }
 
 // bin returns the result of a two-argument operation with value v and local
-// partials dx, dy, recording it if x or y is a variable.
+// partials dx, dy, recording it if x or y is a variable. As in un, the
+// common case (two variables of one tape) is recorded inline.
 func bin(o op, x, y Var, v, dx, dy float64) Var {
 	t := x.t
-	if t == y.t && t != nil && !t.tangent {
-		if x.i == y.i {
-			return Var{t: t, v: v, i: t.rec1(x.i, dx+dy)}
-		}
-		return Var{t: t, v: v, i: t.rec2(x.i, dx, y.i, dy)}
+	if t != y.t || t == nil || t.tangent {
+		return binSlow(o, x, y, v, dx, dy)
 	}
-	return binSlow(o, x, y, v, dx, dy)
+	e := t.ne
+	if e+2 > len(t.par) || e+2 > len(t.part) {
+		return binGrow(o, x, y, v, dx, dy)
+	}
+	n := t.n
+	t.n = n + 1
+	if x.i == y.i { // x op x: one edge with the summed partial
+		t.par[e] = x.i | first
+		t.part[e] = dx + dy
+		t.ne = e + 1
+		return Var{t: t, v: v, i: n}
+	}
+	// The operand recorded later is visited last by the sweep, which then
+	// can often hand its fresh adjoint to the next node in a register.
+	if x.i > y.i {
+		x, y = y, x
+		dx, dy = dy, dx
+	}
+	t.par[e] = y.i | first
+	t.part[e] = dy
+	t.par[e+1] = x.i
+	t.part[e+1] = dx
+	t.ne = e + 2
+	return Var{t: t, v: v, i: n}
+}
+
+// unGrow grows the tape and records the operation of un. Growing in a
+// separate function keeps un's fast path free of register spills.
+func (x Var) unGrow(o op, v, d float64) Var {
+	x.t.grow(1)
+	return x.un(o, v, d)
+}
+
+// binGrow grows the tape and records the operation of bin.
+func binGrow(o op, x, y Var, v, dx, dy float64) Var {
+	x.t.grow(2)
+	return bin(o, x, y, v, dx, dy)
 }
 
 // binSlow handles the cases of bin with a constant operand, operands of two

@@ -173,10 +173,24 @@ func (t *Tape) start() {
 
 // Var records a new independent variable with value v and returns it.
 func (t *Tape) Var(v float64) Var {
+	e := t.ne
+	if e == 0 || e >= len(t.par) || e >= len(t.part) || t.tangent {
+		return t.varSlow(v)
+	}
+	t.par[e] = 0 | first // a dummy edge into the sink
+	t.part[e] = 0
+	t.ne = e + 1
+	n := t.n
+	t.n = n + 1
+	return Var{t: t, v: v, i: n}
+}
+
+// varSlow is Var on an empty tape, a full one, or in tangent mode.
+func (t *Tape) varSlow(v float64) Var {
 	if t.n == 0 {
 		t.start()
 	}
-	x := Var{t: t, v: v, i: t.rec1(0, 0)} // a dummy edge into the sink
+	x := Var{t: t, v: v, i: t.rec1(0, 0)}
 	if t.tangent {
 		t.dpart[t.ne-1] = 0
 		t.tan = append(t.tan, 0)
@@ -286,21 +300,40 @@ func (t *Tape) Backward(y Var) {
 // the node changes when an edge carrying the mark has been processed. Nodes
 // whose adjoint is zero are skipped, so that an infinite partial off the path
 // to the output (such as sqrt at 0) cannot turn a gradient into NaN.
+//
+// The sweep is bound by latency: a node's adjoint is usually written by the
+// node just after it. When the last edge of a node points at the previous
+// node, that adjoint is complete and is taken from the register that
+// computed it instead of being reloaded from memory.
 func sweep(adj []float64, par []int32, part []float64, y int32) {
 	cur := y
 	a := adj[cur]
 	part = part[:len(par)]
 	for e := len(par) - 1; e >= 0; e-- {
 		p := par[e]
-		if a != 0 {
-			adj[p&idx] += part[e] * a
+		q := p & idx
+		if a == 0 {
+			if p < 0 {
+				cur--
+				if cur < 0 {
+					break
+				}
+				a = adj[cur]
+			}
+			continue
 		}
+		s := adj[q] + part[e]*a
+		adj[q] = s
 		if p < 0 {
 			cur--
 			if cur < 0 {
 				break
 			}
-			a = adj[cur]
+			if q == cur {
+				a = s
+			} else {
+				a = adj[cur]
+			}
 		}
 	}
 }
@@ -308,6 +341,13 @@ func sweep(adj []float64, par []int32, part []float64, y int32) {
 // Adjoint returns ∂y/∂x for the output y of the last [Tape.Backward]. It is 0
 // for variables recorded after y and for constants.
 func (t *Tape) Adjoint(x Var) float64 {
+	if x.t == t && uint32(x.i-1) < uint32(t.swept.i) {
+		return t.adj[x.i]
+	}
+	return t.adjointSlow(x)
+}
+
+func (t *Tape) adjointSlow(x Var) float64 {
 	if x.t == nil {
 		return 0
 	}
@@ -315,10 +355,7 @@ func (t *Tape) Adjoint(x Var) float64 {
 	if t.swept.t == nil {
 		fail("adjoint", "no Backward since the last Reset")
 	}
-	if x.i > t.swept.i {
-		return 0
-	}
-	return t.adj[x.i]
+	return 0 // recorded after the output
 }
 
 // Gradient runs [Tape.Backward] from y and stores ∂y/∂x[k] in dst[k]. dst is
