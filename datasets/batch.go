@@ -1,0 +1,157 @@
+package datasets
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// Permutation returns a pseudo-random permutation of 0..n−1 determined by
+// seed alone (a PCG generator; the same seed gives the same permutation on
+// every platform).
+func Permutation(n int, seed uint64) []int {
+	p := make([]int, n)
+	for i := range p {
+		p[i] = i
+	}
+	shuffle(p, rand.New(rand.NewPCG(seed, 0x5eed)))
+	return p
+}
+
+func shuffle(p []int, r *rand.Rand) {
+	for i := len(p) - 1; i > 0; i-- {
+		j := int(r.Uint64N(uint64(i + 1)))
+		p[i], p[j] = p[j], p[i]
+	}
+}
+
+// SplitIndices shuffles 0..n−1 with seed and returns the first
+// n − round(testFrac·n) indices as the training part and the rest as the
+// test part, each sorted in increasing order. testFrac must lie in [0, 1].
+func SplitIndices(n int, testFrac float64, seed uint64) (train, test []int) {
+	if testFrac < 0 || testFrac > 1 || testFrac != testFrac {
+		panic(fmt.Sprintf("datasets: split: test fraction %v outside [0, 1]", testFrac))
+	}
+	p := Permutation(n, seed)
+	nTest := int(testFrac*float64(n) + 0.5)
+	train = sortedCopy(p[:n-nTest])
+	test = sortedCopy(p[n-nTest:])
+	return train, test
+}
+
+func sortedCopy(s []int) []int {
+	// counting sort: the values are a subset of 0..n−1
+	if len(s) == 0 {
+		return []int{}
+	}
+	mx := 0
+	for _, v := range s {
+		mx = max(mx, v)
+	}
+	seen := make([]bool, mx+1)
+	for _, v := range s {
+		seen[v] = true
+	}
+	out := make([]int, 0, len(s))
+	for v, ok := range seen {
+		if ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Batcher yields the mini-batches of an epoch: the indices 0..N−1 are
+// reshuffled at the start of every epoch by a generator seeded once, so a
+// run with the same seed sees the same batches in the same order. The last
+// batch of an epoch is smaller when BatchSize does not divide N.
+type Batcher struct {
+	n, size int
+	perm    []int
+	pos     int
+	rng     *rand.Rand
+	shuffle bool
+}
+
+// NewBatcher returns a Batcher over n examples with batches of size (at
+// least 1). When shuffle is false the batches are in order and seed is
+// unused.
+func NewBatcher(n, size int, shuffle bool, seed uint64) *Batcher {
+	if size < 1 {
+		panic(fmt.Sprintf("datasets: batcher: batch size %d < 1", size))
+	}
+	b := &Batcher{n: n, size: size, perm: make([]int, n), shuffle: shuffle, rng: rand.New(rand.NewPCG(seed, 0xba7c4))}
+	b.Reset()
+	return b
+}
+
+// Reset starts a new epoch (reshuffling when shuffling is on).
+func (b *Batcher) Reset() {
+	for i := range b.perm {
+		b.perm[i] = i
+	}
+	if b.shuffle {
+		shuffle(b.perm, b.rng)
+	}
+	b.pos = 0
+}
+
+// Next returns the indices of the next batch of the current epoch and true,
+// or nil and false once the epoch is exhausted (call Reset for the next).
+// The slice is valid until the next call to Reset.
+func (b *Batcher) Next() ([]int, bool) {
+	if b.pos >= b.n {
+		return nil, false
+	}
+	end := min(b.pos+b.size, b.n)
+	idx := b.perm[b.pos:end]
+	b.pos = end
+	return idx, true
+}
+
+// Batches returns the number of batches per epoch.
+func (b *Batcher) Batches() int { return (b.n + b.size - 1) / b.size }
+
+// GatherRows sets dst to the rows idx of the 2-D tensor src (in that order)
+// and returns dst; a nil dst, or one of the wrong size or dtype, is replaced
+// by a new tensor. Reusing dst across batches of the same size avoids
+// allocation.
+func GatherRows(dst, src *tensor.Tensor, idx []int) *tensor.Tensor {
+	sh := src.Shape()
+	if len(sh) != 2 {
+		panic(fmt.Sprintf("datasets: gather rows: source has shape %v, want 2 dimensions", sh))
+	}
+	cols := sh[1]
+	if dst == nil || dst.DType() != src.DType() || len(dst.Shape()) != 2 || dst.Shape()[0] != len(idx) || dst.Shape()[1] != cols {
+		dst = tensor.New(src.DType(), len(idx), cols)
+	}
+	for _, r := range idx {
+		if r < 0 || r >= sh[0] {
+			panic(fmt.Sprintf("datasets: gather rows: row %d out of range 0..%d", r, sh[0]-1))
+		}
+	}
+	if src.DType() == tensor.Float32 {
+		gather(dst.Float32s(), src.Float32s(), idx, cols)
+	} else {
+		gather(dst.Float64s(), src.Float64s(), idx, cols)
+	}
+	dst.BumpVersion()
+	return dst
+}
+
+func gather[T tensor.Float](dst, src []T, idx []int, cols int) {
+	for i, r := range idx {
+		copy(dst[i*cols:(i+1)*cols], src[r*cols:(r+1)*cols])
+	}
+}
+
+// GatherInts sets dst to src[idx[0]], src[idx[1]], ... and returns it,
+// reusing dst's storage when it is large enough.
+func GatherInts(dst, src []int, idx []int) []int {
+	dst = dst[:0]
+	for _, r := range idx {
+		dst = append(dst, src[r])
+	}
+	return dst
+}

@@ -1,0 +1,27 @@
+// Package nn provides neural-network layers, losses and parameter
+// initialisation on top of package ad.
+//
+// A layer is a plain struct holding its parameters as ad Vars (leaves that
+// require a gradient and share their tensor's storage, so an optimiser
+// updates them in place). Every layer implements [Module]: Params returns its
+// named parameters in a stable order — the order in which they were created —
+// which is the order optimisers, [Save] and [Load] use.
+//
+// Layers:
+//   - [Linear]: y = x·Wᵀ + b, with W stored as [out in] like PyTorch's
+//     nn.Linear, so a saved model opens directly in PyTorch.
+//   - [MLP]: a stack of Linear layers with an activation between them.
+//   - [Embedding]: a lookup table (gather); [Embedding.Logits] reuses the
+//     table as a tied output projection.
+//   - [LayerNorm] and [Dropout] (which keeps a seed and an offset, not a
+//     mask, so a replay draws the same mask).
+//
+// Losses: [CrossEntropy] (the fused softmax cross-entropy rule of package
+// ad), [MSE] and [BCEWithLogits].
+//
+// Initialisation ([Init]) draws from a seeded generator: the same seed gives
+// the same model, bit for bit.
+//
+// Parameters are saved and loaded in the safetensors format with [Save],
+// [Load], [SaveFile] and [LoadFile].
+package nn

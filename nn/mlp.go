@@ -1,0 +1,91 @@
+package nn
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// MLP is a multi-layer perceptron: Linear layers with Act applied between
+// them (not after the last one, which produces logits or predictions).
+type MLP struct {
+	Layers []*Linear
+	Act    Activation
+	// Drop, if not nil, is applied after every hidden activation by
+	// ForwardTrain.
+	Drop *Dropout
+}
+
+// MLPConfig configures NewMLP. The zero value means float64, ReLU and the
+// initialisation that suits it (Kaiming uniform).
+type MLPConfig struct {
+	DType tensor.DType
+	// Act is the hidden activation; nil means ReLU.
+	Act Activation
+	// Init is the weight initialisation of every layer.
+	Init Init
+}
+
+// NewMLP returns an MLP with the given layer sizes (input, hidden..., output;
+// at least two), its weights drawn from rng in layer order.
+func NewMLP(sizes []int, rng *rand.Rand, c *MLPConfig) *MLP {
+	var cfg MLPConfig
+	if c != nil {
+		cfg = *c
+	}
+	if len(sizes) < 2 {
+		panic(fmt.Sprintf("nn: mlp: %d sizes, need at least input and output", len(sizes)))
+	}
+	if cfg.Act == nil {
+		cfg.Act = ReLU
+	}
+	m := &MLP{Act: cfg.Act}
+	for i := 0; i+1 < len(sizes); i++ {
+		m.Layers = append(m.Layers, NewLinear(sizes[i], sizes[i+1], rng, &LinearConfig{DType: cfg.DType, Init: cfg.Init}))
+	}
+	return m
+}
+
+// Sizes returns the layer sizes: input, hidden..., output.
+func (m *MLP) Sizes() []int {
+	s := []int{m.Layers[0].In()}
+	for _, l := range m.Layers {
+		s = append(s, l.Out())
+	}
+	return s
+}
+
+// Forward applies the layers to x ([N in]) and returns [N out], in
+// evaluation mode (no dropout).
+func (m *MLP) Forward(x *ad.Value) *ad.Value { return m.forward(x, false) }
+
+// ForwardTrain is Forward in training mode: Drop, if set, is applied after
+// every hidden activation.
+func (m *MLP) ForwardTrain(x *ad.Value) *ad.Value { return m.forward(x, true) }
+
+func (m *MLP) forward(x *ad.Value, train bool) *ad.Value {
+	for i, l := range m.Layers {
+		x = l.Forward(x)
+		if i+1 < len(m.Layers) {
+			x = m.Act(x)
+			if m.Drop != nil {
+				x = m.Drop.Forward(x, train)
+			}
+		}
+	}
+	return x
+}
+
+// Params returns "layers.0.weight", "layers.0.bias", "layers.1.weight", ...
+// (the names PyTorch gives an nn.Sequential stored as "layers" with the
+// activations as separate, parameterless, entries omitted from the count).
+func (m *MLP) Params() []Param {
+	var ps []Param
+	for i, l := range m.Layers {
+		ps = append(ps, prefixed("layers."+strconv.Itoa(i), l.Params())...)
+	}
+	return ps
+}

@@ -1,0 +1,136 @@
+package optim
+
+import (
+	"math"
+
+	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// AdamConfig configures Adam and AdamW. Zero fields take the defaults shown.
+type AdamConfig struct {
+	LR    float64 // learning rate; 0 means 1e-3
+	Beta1 float64 // first-moment decay; 0 means 0.9
+	Beta2 float64 // second-moment decay; 0 means 0.999
+	Eps   float64 // denominator floor; 0 means 1e-8
+	// WeightDecay is λ. Adam adds λ·p to the gradient (L2 penalty); AdamW
+	// decays the weights directly, p ← p − lr·λ·p. For AdamW a zero value
+	// means 0.01 (PyTorch's default); set NoWeightDecay for none.
+	WeightDecay   float64
+	NoWeightDecay bool
+}
+
+// Adam is the Adam optimiser (Kingma & Ba), with bias correction, following
+// torch.optim.Adam:
+//
+//	g ← ∇ + λ·p
+//	m ← β₁m + (1−β₁)g,  v ← β₂v + (1−β₂)g²
+//	p ← p − lr·(m/(1−β₁ᵗ)) / (√(v/(1−β₂ᵗ)) + ε)
+//
+// AdamW is the same with the decay decoupled from the gradient.
+type Adam struct {
+	params    []*ad.Value
+	cfg       AdamConfig
+	decoupled bool
+	t         int
+	m, v      []*tensor.Tensor
+}
+
+// NewAdam returns an Adam optimiser over params (Vars).
+func NewAdam(params []*ad.Value, c AdamConfig) *Adam { return newAdam("adam", params, c, false) }
+
+// AdamW is Adam with decoupled weight decay (Loshchilov & Hutter); it is an
+// *Adam whose WeightDecay is applied to the weights, not the gradient.
+type AdamW = Adam
+
+// NewAdamW returns an AdamW optimiser over params (Vars).
+func NewAdamW(params []*ad.Value, c AdamConfig) *AdamW {
+	if c.WeightDecay == 0 && !c.NoWeightDecay {
+		c.WeightDecay = 0.01
+	}
+	return newAdam("adamw", params, c, true)
+}
+
+func newAdam(name string, params []*ad.Value, c AdamConfig, decoupled bool) *Adam {
+	checkParams(name, params)
+	if c.LR == 0 {
+		c.LR = 1e-3
+	}
+	if c.Beta1 == 0 {
+		c.Beta1 = 0.9
+	}
+	if c.Beta2 == 0 {
+		c.Beta2 = 0.999
+	}
+	if c.Eps == 0 {
+		c.Eps = 1e-8
+	}
+	if c.NoWeightDecay {
+		c.WeightDecay = 0
+	}
+	return &Adam{params: params, cfg: c, decoupled: decoupled,
+		m: make([]*tensor.Tensor, len(params)), v: make([]*tensor.Tensor, len(params))}
+}
+
+// LR returns the learning rate.
+func (o *Adam) LR() float64 { return o.cfg.LR }
+
+// SetLR sets the learning rate.
+func (o *Adam) SetLR(lr float64) { o.cfg.LR = lr }
+
+// ZeroGrad zeroes the gradients in place.
+func (o *Adam) ZeroGrad() { zeroGrads(o.params) }
+
+// Steps returns the number of steps taken.
+func (o *Adam) Steps() int { return o.t }
+
+// Step applies one update to every parameter that has a gradient.
+func (o *Adam) Step() {
+	o.t++
+	c := o.cfg
+	k := adamConsts{
+		lr: c.LR, b1: c.Beta1, b2: c.Beta2, eps: c.Eps, wd: c.WeightDecay, decoupled: o.decoupled,
+		bc1: 1 - math.Pow(c.Beta1, float64(o.t)),
+		bc2: 1 - math.Pow(c.Beta2, float64(o.t)),
+	}
+	for i, p := range o.params {
+		g := p.Grad()
+		if g == nil {
+			continue
+		}
+		if o.m[i] == nil {
+			o.m[i], o.v[i] = newState(p), newState(p)
+		}
+		t := p.Tensor()
+		if f := t.Float32s(); f != nil {
+			adamStep(f, g.Float32s(), o.m[i].Float32s(), o.v[i].Float32s(), k)
+		} else {
+			adamStep(t.Float64s(), g.Float64s(), o.m[i].Float64s(), o.v[i].Float64s(), k)
+		}
+		t.BumpVersion()
+	}
+}
+
+type adamConsts struct {
+	lr, b1, b2, eps, wd, bc1, bc2 float64
+	decoupled                     bool
+}
+
+func adamStep[T tensor.Float](p, g, m, v []T, k adamConsts) {
+	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
+	b1, b2, eps, wd := T(k.b1), T(k.b2), T(k.eps), T(k.wd)
+	step := T(k.lr / k.bc1)
+	rbc2 := T(1 / math.Sqrt(k.bc2))
+	decay := T(1 - k.lr*k.wd)
+	for j := range p {
+		gj := g[j]
+		if k.decoupled {
+			p[j] *= decay
+		} else {
+			gj += wd * p[j]
+		}
+		m[j] = b1*m[j] + (1-b1)*gj
+		v[j] = b2*v[j] + (1-b2)*gj*gj
+		p[j] -= step * m[j] / (T(math.Sqrt(float64(v[j])))*rbc2 + eps)
+	}
+}

@@ -1,0 +1,93 @@
+package optim
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// Optimizer is what SGD, Adam and AdamW have in common.
+type Optimizer interface {
+	// Step updates every parameter that has a gradient, in place.
+	Step()
+	// ZeroGrad zeroes the parameters' gradient buffers in place (keeping
+	// them allocated, so the next backward pass adds into them).
+	ZeroGrad()
+	// LR returns the current learning rate.
+	LR() float64
+	// SetLR sets the learning rate used by the next steps.
+	SetLR(lr float64)
+}
+
+// zeroGrads zeroes every gradient buffer in place.
+func zeroGrads(ps []*ad.Value) {
+	for _, p := range ps {
+		if g := p.Grad(); g != nil {
+			g.Fill(0)
+		}
+	}
+}
+
+// checkParams panics with a clear message when a parameter is not a Var.
+func checkParams(op string, ps []*ad.Value) {
+	for i, p := range ps {
+		if p == nil || !p.RequiresGrad() || !p.IsLeaf() {
+			panic(fmt.Sprintf("optim: %s: parameter %d is not a Var (make parameters with ad.Var)", op, i))
+		}
+	}
+}
+
+// state returns a zero tensor shaped like p, created on first use.
+func newState(p *ad.Value) *tensor.Tensor { return tensor.New(p.DType(), p.Shape()...) }
+
+// ClipGradNorm scales the gradients of ps in place so that their global L2
+// norm (all elements of all gradients together) is at most maxNorm, and
+// returns the norm before clipping. Parameters without a gradient are
+// skipped. A non-finite norm leaves the gradients unchanged.
+func ClipGradNorm(ps []*ad.Value, maxNorm float64) float64 {
+	ss := 0.0
+	for _, p := range ps {
+		g := p.Grad()
+		if g == nil {
+			continue
+		}
+		if f := g.Float32s(); f != nil {
+			ss += sumSq(f)
+		} else {
+			ss += sumSq(g.Float64s())
+		}
+	}
+	norm := math.Sqrt(ss)
+	if norm <= maxNorm || math.IsNaN(norm) || math.IsInf(norm, 0) {
+		return norm
+	}
+	s := maxNorm / (norm + 1e-12)
+	for _, p := range ps {
+		if g := p.Grad(); g != nil {
+			if f := g.Float32s(); f != nil {
+				scale(f, s)
+			} else {
+				scale(g.Float64s(), s)
+			}
+			g.BumpVersion()
+		}
+	}
+	return norm
+}
+
+func sumSq[T tensor.Float](x []T) float64 {
+	s := 0.0
+	for _, v := range x {
+		s += float64(v) * float64(v)
+	}
+	return s
+}
+
+func scale[T tensor.Float](x []T, s float64) {
+	c := T(s)
+	for i := range x {
+		x[i] *= c
+	}
+}

@@ -1,0 +1,100 @@
+package optim
+
+import (
+	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// SGDConfig configures SGD. The zero value is plain SGD with LR 0.01.
+type SGDConfig struct {
+	LR          float64 // learning rate; 0 means 0.01
+	Momentum    float64 // momentum factor μ (0: none)
+	Nesterov    bool    // use Nesterov momentum (needs Momentum > 0)
+	WeightDecay float64 // L2 penalty λ added to the gradient: g + λ·p
+}
+
+// SGD is stochastic gradient descent with optional momentum and weight
+// decay, following PyTorch's torch.optim.SGD:
+//
+//	g ← ∇ + λ·p
+//	v ← μ·v + g            (v = g on the first step)
+//	p ← p − lr·(g + μ·v)   if Nesterov, else p − lr·v
+type SGD struct {
+	params []*ad.Value
+	cfg    SGDConfig
+	vel    []*tensor.Tensor
+}
+
+// NewSGD returns an SGD optimiser over params (Vars).
+func NewSGD(params []*ad.Value, c SGDConfig) *SGD {
+	checkParams("sgd", params)
+	if c.LR == 0 {
+		c.LR = 0.01
+	}
+	return &SGD{params: params, cfg: c, vel: make([]*tensor.Tensor, len(params))}
+}
+
+// LR returns the learning rate.
+func (o *SGD) LR() float64 { return o.cfg.LR }
+
+// SetLR sets the learning rate.
+func (o *SGD) SetLR(lr float64) { o.cfg.LR = lr }
+
+// ZeroGrad zeroes the gradients in place.
+func (o *SGD) ZeroGrad() { zeroGrads(o.params) }
+
+// Step applies one update to every parameter that has a gradient.
+func (o *SGD) Step() {
+	c := o.cfg
+	for i, p := range o.params {
+		g := p.Grad()
+		if g == nil {
+			continue
+		}
+		first := false
+		if c.Momentum != 0 && o.vel[i] == nil {
+			o.vel[i] = newState(p)
+			first = true
+		}
+		t := p.Tensor()
+		if f := t.Float32s(); f != nil {
+			var v []float32
+			if o.vel[i] != nil {
+				v = o.vel[i].Float32s()
+			}
+			sgdStep(f, g.Float32s(), v, c, first)
+		} else {
+			var v []float64
+			if o.vel[i] != nil {
+				v = o.vel[i].Float64s()
+			}
+			sgdStep(t.Float64s(), g.Float64s(), v, c, first)
+		}
+		t.BumpVersion()
+	}
+}
+
+func sgdStep[T tensor.Float](p, g, v []T, c SGDConfig, first bool) {
+	lr, mu, wd := T(c.LR), T(c.Momentum), T(c.WeightDecay)
+	g = g[:len(p)]
+	if v == nil {
+		for j := range p {
+			p[j] -= lr * (g[j] + wd*p[j])
+		}
+		return
+	}
+	v = v[:len(p)]
+	for j := range p {
+		gj := g[j] + wd*p[j]
+		if first {
+			v[j] = gj
+		} else {
+			v[j] = mu*v[j] + gj
+		}
+		if c.Nesterov {
+			p[j] -= lr * (gj + mu*v[j])
+		} else {
+			p[j] -= lr * v[j]
+		}
+	}
+}
