@@ -112,40 +112,103 @@ func gemm[T float](kn *kernel[T], transA, transB bool, m, n, k int, alpha T, a [
 	parallel(kn, nt, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-// parallel splits C into nt slabs along its longer side, aligned to the
-// register block, and runs one serial product per slab.
+// parallel runs the blocked product on nt goroutines (the caller and nt-1
+// others). For each depth block the packed B block is shared: the workers
+// first pack its panels, then take row blocks of A from a shared counter, so
+// that a worker slowed down by other load simply takes fewer blocks. When A
+// has too few rows for that, the columns are split into independent slabs.
 func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	splitN := n >= m
-	dim, unit := m, kn.mr
-	if splitN {
-		dim, unit = n, kn.nr
+	MR, NR := kn.mr, kn.nr
+	mc := roundUp((m+3*nt-1)/(3*nt), MR)
+	mc = min(max(mc, 4*MR), kn.mc)
+	if (m+mc-1)/mc < 2*nt {
+		slabs(kn, nt, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
 	}
-	blocks := (dim + unit - 1) / unit
+	kcMax := min(kn.kc, k)
+	ncMax := min(kn.nc, roundUp(n, NR))
+	shared := kn.pool.Get().(*buffers[T])
+	defer kn.pool.Put(shared)
+	if need := kcMax * ncMax; len(shared.b) < need {
+		shared.b = make([]T, need)
+	}
+	steps := ((n + kn.nc - 1) / kn.nc) * ((k + kn.kc - 1) / kn.kc)
+	counters := make([]atomic.Int32, 2*steps)
+	bar := newBarrier(nt)
+	worker := func() {
+		buf := kn.pool.Get().(*buffers[T])
+		defer kn.pool.Put(buf)
+		if need := kcMax * mc; len(buf.a) < need {
+			buf.a = make([]T, need)
+		}
+		step := 0
+		for jc := 0; jc < n; jc += kn.nc {
+			nc := min(kn.nc, n-jc)
+			for pc := 0; pc < k; pc += kn.kc {
+				kc := min(kn.kc, k-pc)
+				bp := shared.b[:kc*roundUp(nc, NR)]
+				// Phase 1: pack B, four panels at a time.
+				for {
+					q := int(counters[2*step].Add(1)-1) * 4 * NR
+					if q >= nc {
+						break
+					}
+					hi := min(q+4*NR, nc)
+					packB(bp[q*kc:], NR, transB, b, ldb, pc, jc+q, kc, hi-q)
+				}
+				bar.wait()
+				// Phase 2: row blocks of A against the shared B block.
+				bet := beta
+				if pc > 0 {
+					bet = 1
+				}
+				for {
+					ic := int(counters[2*step+1].Add(1)-1) * mc
+					if ic >= m {
+						break
+					}
+					mcc := min(mc, m-ic)
+					ap := buf.a[:kc*roundUp(mcc, MR)]
+					packA(ap, MR, transA, a, lda, ic, pc, mcc, kc)
+					macro(kn, kc, mcc, nc, ap, bp, c[ic*ldc+jc:], ldc, alpha, bet)
+				}
+				bar.wait() // B is repacked next step
+				step++
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for range nt - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			worker()
+		}()
+	}
+	worker()
+	wg.Wait()
+}
+
+// slabs splits C into nt column slabs, aligned to NR, and runs one serial
+// product per slab (for products with few rows).
+func slabs[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	blocks := (n + kn.nr - 1) / kn.nr
 	nt = min(nt, blocks)
 	var wg sync.WaitGroup
 	lo := 0
 	for t := range nt {
-		hi := (blocks * (t + 1) / nt) * unit
-		hi = min(hi, dim)
+		hi := min((blocks*(t+1)/nt)*kn.nr, n)
 		if hi <= lo {
 			continue
 		}
 		run := func(lo, hi int) {
 			buf := kn.pool.Get().(*buffers[T])
 			defer kn.pool.Put(buf)
-			if splitN {
-				bb := b[lo*ldb:]
-				if !transB {
-					bb = b[lo:]
-				}
-				serial(kn, buf, transA, transB, m, hi-lo, k, alpha, a, lda, bb, ldb, beta, c[lo:], ldc)
-			} else {
-				aa := a[lo*lda:]
-				if transA {
-					aa = a[lo:]
-				}
-				serial(kn, buf, transA, transB, hi-lo, n, k, alpha, aa, lda, b, ldb, beta, c[lo*ldc:], ldc)
+			bb := b[lo:]
+			if transB {
+				bb = b[lo*ldb:]
 			}
+			serial(kn, buf, transA, transB, m, hi-lo, k, alpha, a, lda, bb, ldb, beta, c[lo:], ldc)
 		}
 		if t == nt-1 {
 			run(lo, hi) // the calling goroutine takes the last slab
@@ -161,6 +224,36 @@ func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, 
 	wg.Wait()
 }
 
+// barrier is a reusable rendezvous of a fixed number of goroutines.
+type barrier struct {
+	mu      sync.Mutex
+	cond    sync.Cond
+	n, left int
+	gen     uint64
+}
+
+func newBarrier(n int) *barrier {
+	b := &barrier{n: n, left: n}
+	b.cond.L = &b.mu
+	return b
+}
+
+func (b *barrier) wait() {
+	b.mu.Lock()
+	gen := b.gen
+	b.left--
+	if b.left == 0 {
+		b.left = b.n
+		b.gen++
+		b.cond.Broadcast()
+	} else {
+		for gen == b.gen {
+			b.cond.Wait()
+		}
+	}
+	b.mu.Unlock()
+}
+
 // serial is the blocked product on the calling goroutine.
 func serial[T float](kn *kernel[T], buf *buffers[T], transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	MR, NR := kn.mr, kn.nr
@@ -173,7 +266,6 @@ func serial[T float](kn *kernel[T], buf *buffers[T], transA, transB bool, m, n, 
 	if need := kcMax * mcMax; len(buf.a) < need {
 		buf.a = make([]T, need)
 	}
-	fn := kn.fn
 	for jc := 0; jc < n; jc += kn.nc {
 		nc := min(kn.nc, n-jc)
 		for pc := 0; pc < k; pc += kn.kc {
@@ -188,16 +280,22 @@ func serial[T float](kn *kernel[T], buf *buffers[T], transA, transB bool, m, n, 
 				mc := min(kn.mc, m-ic)
 				ap := buf.a[:kc*roundUp(mc, MR)]
 				packA(ap, MR, transA, a, lda, ic, pc, mc, kc)
-				for jr := 0; jr < nc; jr += NR {
-					nr := min(NR, nc-jr)
-					bpan := bp[jr*kc : (jr+NR)*kc]
-					for ir := 0; ir < mc; ir += MR {
-						mr := min(MR, mc-ir)
-						off := (ic+ir)*ldc + jc + jr
-						fn(kc, ap[ir*kc:(ir+MR)*kc], bpan, c[off:], ldc, alpha, bet, mr, nr)
-					}
-				}
+				macro(kn, kc, mc, nc, ap, bp, c[ic*ldc+jc:], ldc, alpha, bet)
 			}
+		}
+	}
+}
+
+// macro multiplies a packed mc×kc block of A by a packed kc×nc block of B
+// into C (which starts at the block's first element).
+func macro[T float](kn *kernel[T], kc, mc, nc int, ap, bp, c []T, ldc int, alpha, beta T) {
+	MR, NR, fn := kn.mr, kn.nr, kn.fn
+	for jr := 0; jr < nc; jr += NR {
+		nr := min(NR, nc-jr)
+		bpan := bp[jr*kc : (jr+NR)*kc]
+		for ir := 0; ir < mc; ir += MR {
+			mr := min(MR, mc-ir)
+			fn(kc, ap[ir*kc:(ir+MR)*kc], bpan, c[ir*ldc+jr:], ldc, alpha, beta, mr, nr)
 		}
 	}
 }

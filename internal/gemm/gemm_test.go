@@ -208,6 +208,9 @@ func TestGemmParallel(t *testing.T) {
 		{true, false, 260, 40, 200, 0, 1, 1},
 		{false, true, 30, 300, 190, 2, 2, 0},
 		{true, true, 190, 190, 130, 0, 1, 0.5},
+		{false, false, 600, 100, 300, 1, 1, 0}, // shared-B row blocks
+		{true, true, 500, 70, 600, 0, 1, 0.5},  // several depth blocks
+		{false, true, 700, 2100, 20, 0, 1, 1},  // several column blocks
 	}
 	type job struct {
 		p      problem

@@ -1,6 +1,9 @@
 package gemm
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func BenchmarkKernelS512(b *testing.B) {
 	kc := 256
@@ -44,4 +47,23 @@ func BenchmarkPack(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n*256), "ns/elem")
 		})
 	}
+}
+
+func TestTimingOutliers(t *testing.T) {
+	if testing.Short() || !testing.Verbose() {
+		t.Skip()
+	}
+	n := 1024
+	a, b, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
+	for _, th := range []int{1, 2} {
+		SetThreads(th)
+		var ts []float64
+		for range 20 {
+			t0 := time.Now()
+			Sgemm(false, false, n, n, n, 1, a, n, b, n, 0, c, n)
+			ts = append(ts, time.Since(t0).Seconds()*1e3)
+		}
+		t.Logf("threads=%d ms: %.1f", th, ts)
+	}
+	SetThreads(0)
 }
