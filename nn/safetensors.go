@@ -1,6 +1,91 @@
 package nn
 
-import "errors"
+import (
+	"fmt"
+	"io"
 
-// SaveFile placeholder.
-func SaveFile(path string, m Module, meta map[string]string) error { return errors.New("todo") }
+	"github.com/adjointgo/adjoint/safetensors"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+func named(m Module) []safetensors.Named {
+	ps := m.Params()
+	ts := make([]safetensors.Named, len(ps))
+	for i, p := range ps {
+		ts[i] = safetensors.Named{Name: p.Name, Tensor: p.Value.Tensor()}
+	}
+	return ts
+}
+
+// Save writes m's parameters to w in the safetensors format, under their
+// names, with the string metadata meta (may be nil). PyTorch reads the
+// result with safetensors.torch.load_file.
+func Save(w io.Writer, m Module, meta map[string]string) error {
+	return safetensors.Write(w, named(m), meta)
+}
+
+// SaveFile is Save to a file, written atomically (a crash leaves either the
+// old file or the new one).
+func SaveFile(path string, m Module, meta map[string]string) error {
+	return safetensors.WriteFile(path, named(m), meta)
+}
+
+// Load sets m's parameters from the safetensors file held in b. Every
+// parameter must be present with the same shape, and the file must hold no
+// other tensor; F32 and F64 data are converted to the parameter's dtype. The
+// whole file is checked before any parameter is written, so on error the
+// model is untouched. Loading bumps the parameters' versions.
+func Load(b []byte, m Module) (map[string]string, error) {
+	f, err := safetensors.Decode(b)
+	if err != nil {
+		return nil, err
+	}
+	return loadFile(f, "", m)
+}
+
+// LoadFile is Load from the file at path; errors name the path. It returns
+// the file's metadata.
+func LoadFile(path string, m Module) (map[string]string, error) {
+	f, err := safetensors.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return loadFile(f, path, m)
+}
+
+func loadFile(f *safetensors.File, path string, m Module) (map[string]string, error) {
+	where := "nn: load: "
+	if path != "" {
+		where = "nn: load " + path + ": "
+	}
+	ps := m.Params()
+	want := make(map[string]bool, len(ps))
+	vals := make([]*tensor.Tensor, len(ps))
+	for i, p := range ps {
+		want[p.Name] = true
+		info, ok := f.Info(p.Name)
+		if !ok {
+			return nil, fmt.Errorf("%stensor %q: missing from the file (the model has it with shape %v)", where, p.Name, p.Value.Shape())
+		}
+		if !tensor.EqualShape(info.Shape, p.Value.Shape()) {
+			return nil, fmt.Errorf("%stensor %q: shape %v in the file, but the model has %v (built with different sizes?)", where, p.Name, info.Shape, p.Value.Shape())
+		}
+		t, err := f.Tensor(p.Name)
+		if err != nil {
+			return nil, fmt.Errorf("%stensor %q: %w", where, p.Name, err)
+		}
+		if t.DType() != p.Value.DType() {
+			t = t.Astype(p.Value.DType())
+		}
+		vals[i] = t
+	}
+	for _, in := range f.Tensors() {
+		if !want[in.Name] {
+			return nil, fmt.Errorf("%stensor %q (%s %v): in the file but not in the model", where, in.Name, in.DType, in.Shape)
+		}
+	}
+	for i, p := range ps {
+		p.Value.Tensor().CopyFrom(vals[i])
+	}
+	return f.Metadata, nil
+}
