@@ -10,12 +10,10 @@ import (
 type node struct {
 	rule     *rule
 	at       *Attrs
-	edges    []edge  // one per operand
-	inline   [2]edge // storage for edges of unary and binary ops
-	saved    []saved // values the VJP reads, declared by rule.saves
-	savedIn  [2]saved
-	aux      any    // non-Value data the VJP reads (ReLU's bit mask, ...)
-	out      *Value // the output, when the VJP reads it (saved output)
+	edges    []edge   // one per operand
+	inline   [2]edge  // storage for edges of unary and binary ops
+	sv       [3]saved // what the VJP reads (rule.saves): operand 0, operand 1, output
+	aux      any      // non-Value data the VJP reads (ReLU's bit mask, ...)
 	retained *leafState
 	freed    bool  // saved values released by a backward pass
 	slot     int32 // scratch index during a sweep (0 outside one)
@@ -51,7 +49,6 @@ const (
 	saveIn0 saveMask = 1 << iota
 	saveIn1
 	saveOut
-	saveAllIn // every operand (variadic ops)
 )
 
 // Options controls a backward sweep.
@@ -98,14 +95,13 @@ func apply(r *rule, at *Attrs, x, y *Value) *Value {
 	if r.saves != nil {
 		m := r.saves(need)
 		if m&saveIn0 != 0 {
-			n.save(x)
+			n.save(0, x)
 		}
 		if m&saveIn1 != 0 {
-			n.save(y)
+			n.save(1, y)
 		}
 		if m&saveOut != 0 {
-			n.out = out
-			n.save(out)
+			n.save(2, out)
 		}
 	}
 	if r.keep != nil {
@@ -137,11 +133,6 @@ func applyN(r *rule, at *Attrs, xs []*Value) *Value {
 	for i, x := range xs {
 		n.edges[i] = edgeTo(x)
 	}
-	if r.saves != nil && r.saves([2]bool{true, true})&saveAllIn != 0 {
-		for _, x := range xs {
-			n.save(x)
-		}
-	}
 	out.n = n
 	out.requires = true
 	return out
@@ -155,19 +146,14 @@ func edgeTo(v *Value) edge {
 	return e
 }
 
-func (n *node) save(v *Value) {
-	s := saved{v: v, version: v.t.Version()}
-	if n.saved == nil {
-		n.saved = n.savedIn[:0]
-	}
-	n.saved = append(n.saved, s)
+// save records v in slot i (0 and 1: operands, 2: output) with its version.
+func (n *node) save(i int, v *Value) {
+	n.sv[i] = saved{v: v, version: v.t.Version()}
 }
 
 func (n *node) release() {
-	n.saved = nil
-	n.savedIn = [2]saved{}
+	n.sv = [3]saved{}
 	n.aux = nil
-	n.out = nil
 	n.freed = true
 }
 
@@ -181,11 +167,18 @@ type vjpCtx struct {
 	twins  []Value   // slab of detached twins of saved values
 }
 
-// saved returns the i-th saved value: the recorded original when the sweep
-// is itself recorded (so the gradient depends on it differentiably), and a
-// detached twin otherwise (so nothing is recorded).
+// in returns saved operand i and out the saved output.
+func (c *vjpCtx) in(i int) *Value { return c.saved(i) }
+func (c *vjpCtx) out() *Value     { return c.saved(2) }
+
+// saved returns the value saved in slot i: the recorded original when the
+// sweep is itself recorded (so the gradient depends on it differentiably),
+// and a detached twin otherwise (so nothing is recorded).
 func (c *vjpCtx) saved(i int) *Value {
-	s := &c.n.saved[i]
+	s := &c.n.sv[i]
+	if s.v == nil {
+		panic(fmt.Sprintf("ad: internal error: rule %s reads slot %d, which its saves function did not declare", c.n.rule.name, i))
+	}
 	if c.create {
 		return s.v
 	}
@@ -198,8 +191,6 @@ func (c *vjpCtx) saved(i int) *Value {
 	return d
 }
 
-// in returns the saved operand k (operands are saved in order, skipping
-// those not saved). Rules use named helpers below instead.
 func (c *vjpCtx) inShape(i int) []int { return c.n.edges[i].shape }
 
 // Backward computes the gradient of the scalar v with respect to every Var
@@ -327,10 +318,13 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 		if useful != nil && !useful[i] {
 			continue // its rule will not run
 		}
-		for k := range n.saved {
-			s := &n.saved[k]
+		for k := range n.sv {
+			s := &n.sv[k]
+			if s.v == nil {
+				continue
+			}
 			if now := s.v.t.Version(); now != s.version {
-				return nil, &ModifiedError{Op: n.rule.name, Input: savedName(n, s.v), Saved: s.version, Now: now}
+				return nil, &ModifiedError{Op: n.rule.name, Input: savedName(k), Saved: s.version, Now: now}
 			}
 		}
 	}
@@ -470,16 +464,11 @@ func makeSeed(y *Value, seed *Value) (*Value, error) {
 	return seed, nil
 }
 
-func savedName(n *node, v *Value) string {
-	if v == n.out {
+func savedName(slot int) string {
+	if slot == 2 {
 		return "output"
 	}
-	for j := range n.edges {
-		if n.edges[j].leaf == v || (v.n != nil && n.edges[j].n == v.n) {
-			return fmt.Sprintf("input %d", j)
-		}
-	}
-	return "a saved tensor"
+	return fmt.Sprintf("input %d", slot)
 }
 
 // HVP returns the Hessian-vector products H·v of the scalar y with respect to

@@ -342,3 +342,21 @@ func TestGradPrunesToTargets(t *testing.T) {
 	}
 	near(t, "dx", gs[0].Item(), 4)
 }
+
+// Regression: when pruning drops one operand of mul, the VJP for the other
+// must still read the right saved operand (y for ∂/∂x, x for ∂/∂y).
+func TestPrunedMulReadsRightOperand(t *testing.T) {
+	x := ad.Var(tensor.FromFloat64([]float64{2, 3}, 2))
+	y := ad.Var(tensor.FromFloat64([]float64{5, 7}, 2))
+	gs, err := ad.Grad(ad.Sum(ad.Mul(x, y)), y) // x requires a gradient but is not a target
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "dy0", gs[0].Data()[0], 2)
+	near(t, "dy1", gs[0].Data()[1], 3)
+	gs, err = ad.Grad(ad.Sum(ad.MatMul(ad.Reshape(x, 1, 2), ad.Reshape(y, 2, 1))), y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "matmul dy0", gs[0].Data()[0], 2)
+}

@@ -119,13 +119,11 @@ func init() {
 	ruleMul = &rule{name: "mul", forward: binaryFwd(tensor.Mul), saves: saveOther,
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			var gx, gy *Value
-			k := 0
 			if c.need[1] {
-				gy = Mul(g, c.saved(k)) // saved x comes first
-				k++
+				gy = Mul(g, c.in(0))
 			}
 			if c.need[0] {
-				gx = Mul(g, c.saved(k))
+				gx = Mul(g, c.in(1))
 			}
 			return c.g2(gx, gy)
 		}}
@@ -140,13 +138,13 @@ func init() {
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			var gx, gy *Value
 			if c.need[1] {
-				x, y := c.saved(0), c.saved(1)
+				x, y := c.in(0), c.in(1)
 				gy = Neg(Div(Mul(g, x), Square(y)))
 				if c.need[0] {
 					gx = Div(g, y)
 				}
 			} else {
-				gx = Div(g, c.saved(0))
+				gx = Div(g, c.in(1))
 			}
 			return c.g2(gx, gy)
 		}}
@@ -155,7 +153,7 @@ func init() {
 	rulePow = &rule{name: "pow", forward: binaryFwd(tensor.Pow),
 		saves: func(need [2]bool) saveMask { return saveIn0 | saveIn1 | saveOut },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			x, y, out := c.saved(0), c.saved(1), c.saved(2)
+			x, y, out := c.in(0), c.in(1), c.out()
 			var gx, gy *Value
 			if c.need[0] {
 				gx = Mul(g, Mul(y, Pow(x, AddScalar(y, -1))))
@@ -182,40 +180,40 @@ func init() {
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			p := c.n.at.C
 			if p == 2 {
-				return c.g1(Mul(g, MulScalar(c.saved(0), 2)))
+				return c.g1(Mul(g, MulScalar(c.in(0), 2)))
 			}
-			return c.g1(Mul(g, MulScalar(PowScalar(c.saved(0), p-1), p)))
+			return c.g1(Mul(g, MulScalar(PowScalar(c.in(0), p-1), p)))
 		}}
 	ruleSquare = &rule{name: "square", forward: unaryFwd(tensor.Square), saves: saveInIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Mul(g, MulScalar(c.saved(0), 2))) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Mul(g, MulScalar(c.in(0), 2))) }}
 	// exp saves its output: d(eˣ) = eˣ·dx.
 	ruleExp = &rule{name: "exp", forward: unaryFwd(tensor.Exp), saves: saveOutIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Mul(g, c.saved(0))) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Mul(g, c.out())) }}
 	ruleLog = &rule{name: "log", forward: unaryFwd(tensor.Log), saves: saveInIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Div(g, c.saved(0))) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Div(g, c.in(0))) }}
 	// sqrt: d√x = dx/(2√x); at x = 0 the derivative is +Inf (documented).
 	ruleSqrt = &rule{name: "sqrt", forward: unaryFwd(tensor.Sqrt), saves: saveOutIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Div(g, MulScalar(c.saved(0), 2))) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Div(g, MulScalar(c.out(), 2))) }}
 	// abs: d|x| = sign(x)·dx with sign(0) = 0, so abs'(0) = 0.
 	ruleAbs = &rule{name: "abs", forward: unaryFwd(tensor.Abs), saves: saveInIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Mul(g, Sign(c.saved(0)))) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Mul(g, Sign(c.in(0)))) }}
 	// sign is piecewise constant: its derivative is 0 everywhere it exists.
 	ruleSign = &rule{name: "sign", forward: unaryFwd(tensor.Sign),
 		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(nil) }}
 	ruleSin = &rule{name: "sin", forward: unaryFwd(tensor.Sin), saves: saveInIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Mul(g, Cos(c.saved(0)))) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Mul(g, Cos(c.in(0)))) }}
 	ruleCos = &rule{name: "cos", forward: unaryFwd(tensor.Cos), saves: saveInIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Neg(Mul(g, Sin(c.saved(0))))) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Neg(Mul(g, Sin(c.in(0))))) }}
 	// tanh saves its output: d tanh x = (1 − tanh² x)·dx.
 	ruleTanh = &rule{name: "tanh", forward: unaryFwd(tensor.Tanh), saves: saveOutIf,
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			y := c.saved(0)
+			y := c.out()
 			return c.g1(Mul(g, AddScalar(Neg(Square(y)), 1)))
 		}}
 	// sigmoid saves its output: dσ = σ(1 − σ)·dx.
 	ruleSigmoid = &rule{name: "sigmoid", forward: unaryFwd(tensor.Sigmoid), saves: saveOutIf,
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			y := c.saved(0)
+			y := c.out()
 			return c.g1(Mul(g, Mul(y, AddScalar(Neg(y), 1))))
 		}}
 	// relu saves a 1-bit mask of x > 0, not x: relu'(0) = 0.
@@ -226,7 +224,7 @@ func init() {
 		}}
 	// softplus: d ln(1+eˣ) = σ(x)·dx.
 	ruleSoftplus = &rule{name: "softplus", forward: unaryFwd(tensor.Softplus), saves: saveInIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Mul(g, Sigmoid(c.saved(0)))) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Mul(g, Sigmoid(c.in(0)))) }}
 
 	// matmul C = op(A)·op(B): dA = G·op(B)ᵀ, dB = op(A)ᵀ·G, written as
 	// matmuls with transpose flags so no transposed copy is made.
@@ -235,10 +233,8 @@ func init() {
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			ta, tb := c.n.at.TransA, c.n.at.TransB
 			var ga, gb *Value
-			k := 0
 			if c.need[1] {
-				a := c.saved(k)
-				k++
+				a := c.in(0)
 				if !tb {
 					gb = MatMulT(a, g, !ta, false)
 				} else {
@@ -246,7 +242,7 @@ func init() {
 				}
 			}
 			if c.need[0] {
-				b := c.saved(k)
+				b := c.in(1)
 				if !ta {
 					ga = MatMulT(g, b, false, !tb)
 				} else {
@@ -290,7 +286,7 @@ func init() {
 			dst.Reduce(tensor.MaxReduce, x, at.KeepDims, at.Axes...)
 		},
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			x, out := c.saved(0), c.saved(1)
+			x, out := c.in(0), c.out()
 			in := c.inShape(0)
 			keep := tensor.KeepDimsShape(in, c.n.at.Axes)
 			m := new(tensor.Tensor).Binary(tensor.Equal, &x.t, out.t.Reshape(keep...))
@@ -361,7 +357,7 @@ func init() {
 	ruleSoftmax = &rule{name: "softmax", saves: saveOutIf,
 		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.Softmax(x, at.Axis, false) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			y := c.saved(0)
+			y := c.out()
 			s := SumKeepDims(Mul(g, y), c.n.at.Axis)
 			return c.g1(Mul(y, Sub(g, s)))
 		}}
@@ -369,7 +365,7 @@ func init() {
 	ruleLogSoftmax = &rule{name: "log_softmax", saves: saveOutIf,
 		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.Softmax(x, at.Axis, true) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			y := c.saved(0)
+			y := c.out()
 			return c.g1(Sub(g, Mul(Exp(y), SumKeepDims(g, c.n.at.Axis))))
 		}}
 	// cross_entropy from logits, fused with log-softmax: it keeps only the
@@ -406,8 +402,7 @@ func (c *vjpCtx) reattach(r *rule, at *Attrs, out *Value) *Value {
 	n := &node{rule: r, at: at}
 	n.inline[0] = c.n.edges[0]
 	n.edges = n.inline[:1]
-	n.out = v
-	n.save(v)
+	n.save(2, v)
 	v.n = n
 	return v
 }
