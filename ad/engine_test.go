@@ -359,4 +359,14 @@ func TestPrunedMulReadsRightOperand(t *testing.T) {
 		t.Fatal(err)
 	}
 	near(t, "matmul dy0", gs[0].Data()[0], 2)
+	gs, err = ad.Grad(ad.Sum(ad.Mul(x, y)), x) // and the other way round
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "dx0", gs[0].Data()[0], 5)
+	gs, err = ad.Grad(ad.Sum(ad.MatMul(ad.Reshape(x, 1, 2), ad.Reshape(y, 2, 1))), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "matmul dx1", gs[0].Data()[1], 7)
 }
