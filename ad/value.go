@@ -23,8 +23,9 @@ type Value struct {
 // leafState holds the gradient accumulated by Backward. The mutex makes
 // concurrent Backward calls that share a parameter safe.
 type leafState struct {
-	mu   sync.Mutex
-	grad *Value
+	mu    sync.Mutex
+	grad  *Value
+	spare *Value // the buffer ZeroGrad took away, reused by the next accumulation
 }
 
 // Var returns a leaf that requires a gradient (a parameter or an input to
@@ -89,7 +90,9 @@ func (v *Value) Detach() *Value {
 }
 
 // Grad returns the gradient accumulated by Backward for a Var (or a value
-// marked with RetainGrad), or nil if none has been accumulated.
+// marked with RetainGrad), or nil if none has been accumulated. The buffer is
+// updated in place by later Backward calls and reused after ZeroGrad: Clone it
+// to keep a snapshot.
 func (v *Value) Grad() *tensor.Tensor {
 	if g := v.GradValue(); g != nil {
 		return g.Tensor()
@@ -109,11 +112,15 @@ func (v *Value) GradValue() *Value {
 	return s.grad
 }
 
-// ZeroGrad discards the accumulated gradient (the next Backward starts from
-// zero).
+// ZeroGrad discards the accumulated gradient: Grad returns nil until the
+// next Backward, which starts from zero. The buffer is kept and reused, so a
+// training loop does not allocate gradient buffers each step.
 func (v *Value) ZeroGrad() {
 	if s := v.state(); s != nil {
 		s.mu.Lock()
+		if s.grad != nil && !s.grad.requires {
+			s.spare = s.grad
+		}
 		s.grad = nil
 		s.mu.Unlock()
 	}
@@ -142,7 +149,13 @@ func (s *leafState) accumulate(g *Value, createGraph bool) {
 	if s.grad == nil {
 		if !createGraph {
 			// own the buffer: later accumulations add into it in place
-			g = Const(g.t.Clone())
+			if s.spare != nil && tensor.EqualShape(s.spare.t.Shape(), g.t.Shape()) && s.spare.t.DType() == g.t.DType() {
+				s.spare.t.CopyFrom(&g.t)
+				g = s.spare
+			} else {
+				g = Const(g.t.Clone())
+			}
+			s.spare = nil
 		}
 		s.grad = g
 		return
