@@ -51,9 +51,14 @@
 //
 // Every VJP rule is written with the differentiable ops of this package.
 // With Options{CreateGraph: true} the sweep records itself, so the gradients
-// it returns can be differentiated again (HVP computes Hessian-vector
-// products this way). Without it the rules see detached copies of the saved
-// values and nothing is recorded: the sweep pays nothing for the feature.
+// it returns can be differentiated again. HVP computes Hessian-vector
+// products this way (reverse-over-reverse), Hessian assembles a dense
+// Hessian from them, Jacobian runs one sweep per output element over one
+// recording, and JVP gives forward-mode directional derivatives by the
+// transpose trick (the VJP is linear in its cotangent, so differentiating it
+// once more yields J·v). Without CreateGraph the rules see detached copies of
+// the saved values and nothing is recorded: the sweep pays nothing for the
+// feature.
 //
 // # Non-smooth points
 //
