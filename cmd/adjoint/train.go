@@ -245,6 +245,7 @@ func trainDigits(cfg trainConfig, onEpoch func(epochStats), onBatch func(epoch, 
 	var xb *tensor.Tensor
 	var yb []int
 	step := 0
+	var stepErr error
 	err = ad.Try(func() {
 		for ep := 1; ep <= cfg.Epochs; ep++ {
 			batches.Reset()
@@ -258,8 +259,8 @@ func trainDigits(cfg trainConfig, onEpoch func(epochStats), onBatch func(epoch, 
 				logits := model.ForwardTrain(ad.Const(xb))
 				loss := nn.CrossEntropy(logits, yb)
 				opt.ZeroGrad()
-				if err := loss.Backward(); err != nil {
-					panic(err)
+				if stepErr = loss.Backward(); stepErr != nil {
+					return
 				}
 				opt.Step()
 				l := loss.Item()
@@ -279,6 +280,9 @@ func trainDigits(cfg trainConfig, onEpoch func(epochStats), onBatch func(epoch, 
 			}
 		}
 	})
+	if err == nil {
+		err = stepErr
+	}
 	if err != nil {
 		return res, err
 	}
