@@ -6,6 +6,10 @@ package gemm
 // transpose flag a panel is either a run of contiguous row pieces
 // (copyPanel) or a gather of W rows (gatherPanel).
 
+// useGatherAsm selects the assembly packing loops where there is one (the tests
+// turn it off to cover the Go loop).
+var useGatherAsm = true
+
 // packB copies the kc×nc block of op(B) that starts at row pc, column jc
 // into dst: panel q (columns jc+q·NR …) occupies dst[q·NR·kc:].
 func packB[T float](dst []T, NR int, transB bool, b []T, ldb, pc, jc, kc, nc int) {
@@ -39,6 +43,9 @@ func packA[T float](dst []T, MR int, transA bool, a []T, lda, ic, pc, mc, kc int
 // copyPanel sets d[p*W+j] = src[p*ld+j] for p < kc, j < w (zero for
 // w ≤ j < W).
 func copyPanel[T float](d []T, W int, src []T, ld, w, kc int) {
+	if useGatherAsm && copyAsm(d, W, src, ld, w, kc) {
+		return
+	}
 	d = d[:kc*W]
 	if w == W && kc > 0 {
 		src = src[:(kc-1)*ld+W]
@@ -85,6 +92,9 @@ func copyPanel[T float](d []T, W int, src []T, ld, w, kc int) {
 // gatherPanel sets d[p*W+i] = src[i*ld+p] for i < w, p < kc (zero for
 // w ≤ i < W).
 func gatherPanel[T float](d []T, W int, src []T, ld, w, kc int) {
+	if useGatherAsm && gatherAsm(d, W, src, ld, w, kc) {
+		return
+	}
 	d = d[:kc*W]
 	i := 0
 	for ; i+4 <= w; i += 4 {
