@@ -37,3 +37,52 @@ func chain(x, c, d *ad.Value, ops int) {
 		panic(err)
 	}
 }
+
+// BenchmarkFused compares the fused softmax/log-softmax/cross-entropy rows
+// with the same functions composed from primitives (forward + backward,
+// float32, 128×512 logits): the reason the fused rows exist.
+func BenchmarkFused(b *testing.B) {
+	const n, c = 128, 512
+	data := tensor.New(tensor.Float32, n, c)
+	for i := 0; i < data.Len(); i++ {
+		data.SetFlat(i, float64(i%97)/50-1)
+	}
+	targets := make([]int, n)
+	for i := range targets {
+		targets[i] = (i * 7) % c
+	}
+	onehot := tensor.New(tensor.Float32, n, c)
+	for i, y := range targets {
+		onehot.Set(1, i, y)
+	}
+	composedLogSoftmax := func(x *ad.Value) *ad.Value {
+		m := ad.MaxKeepDims(x, 1).Detach()
+		s := ad.Sub(x, m)
+		return ad.Sub(s, ad.Log(ad.SumKeepDims(ad.Exp(s), 1)))
+	}
+	cases := []struct {
+		name string
+		f    func(x *ad.Value) *ad.Value
+	}{
+		{"softmax/fused", func(x *ad.Value) *ad.Value { return ad.Sum(ad.Square(ad.Softmax(x, 1))) }},
+		{"softmax/composed", func(x *ad.Value) *ad.Value {
+			e := ad.Exp(ad.Sub(x, ad.MaxKeepDims(x, 1).Detach()))
+			return ad.Sum(ad.Square(ad.Div(e, ad.SumKeepDims(e, 1))))
+		}},
+		{"cross_entropy/fused", func(x *ad.Value) *ad.Value { return ad.CrossEntropy(x, targets) }},
+		{"cross_entropy/composed", func(x *ad.Value) *ad.Value {
+			return ad.MulScalar(ad.Sum(ad.Mul(composedLogSoftmax(x), ad.Const(onehot))), -1.0/n)
+		}},
+	}
+	for _, cs := range cases {
+		b.Run(cs.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				x := ad.Var(data)
+				if _, err := ad.Grad(cs.f(x), x); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
