@@ -208,6 +208,15 @@ func IndexSelect(x *Value, axis int, idx []int) *Value {
 	return apply(ruleIndexSelect, &Attrs{Axis: axis, Index: append([]int(nil), idx...)}, x, nil)
 }
 
+// maskMul zeroes the elements of x whose bit in m is clear. The mask is kept
+// by the node (as the attribute's kept data) for the VJP.
+func maskMul(x *Value, m *bitMask) *Value {
+	if !tensor.EqualShape(x.Shape(), m.shape) {
+		panic(shapeErr("mask_mul", [][]int{x.Shape(), m.shape}, "mask and values differ in shape"))
+	}
+	return apply(ruleMaskMul, &Attrs{kept: m}, x, nil)
+}
+
 // indexAdd scatters x into zeros of shape at idx along axis, adding repeats.
 func indexAdd(x *Value, axis int, idx []int, shape []int) *Value {
 	return apply(ruleIndexAdd, &Attrs{Axis: axis, Index: idx, Shape: shape}, x, nil)

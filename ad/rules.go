@@ -100,7 +100,7 @@ func (c *vjpCtx) g2(a, b *Value) []*Value {
 // refer to the ops, which refer to the rows, so they cannot be initialised
 // statically).
 var (
-	ruleAdd, ruleSub, ruleMul, ruleDiv, rulePow, ruleNeg, ruleAddScalar, ruleMulScalar, rulePowScalar, ruleSquare, ruleExp, ruleLog, ruleSqrt, ruleAbs, ruleSign, ruleSin, ruleCos, ruleTanh, ruleSigmoid, ruleRelu, ruleSoftplus, ruleMatMul, ruleReshape, rulePermute, ruleBroadcastTo, ruleSumTo, ruleSum, ruleMax, ruleSlice, rulePad, ruleConcat, ruleIndexSelect, ruleIndexAdd, ruleWhere, ruleSoftmax, ruleLogSoftmax, ruleCrossEntropy *rule
+	ruleAdd, ruleSub, ruleMul, ruleDiv, rulePow, ruleNeg, ruleAddScalar, ruleMulScalar, rulePowScalar, ruleSquare, ruleExp, ruleLog, ruleSqrt, ruleAbs, ruleSign, ruleSin, ruleCos, ruleTanh, ruleSigmoid, ruleRelu, ruleMaskMul, ruleSoftplus, ruleMatMul, ruleReshape, rulePermute, ruleBroadcastTo, ruleSumTo, ruleSum, ruleMax, ruleSlice, rulePad, ruleConcat, ruleIndexSelect, ruleIndexAdd, ruleWhere, ruleSoftmax, ruleLogSoftmax, ruleCrossEntropy *rule
 )
 
 func init() {
@@ -219,8 +219,14 @@ func init() {
 	// relu saves a 1-bit mask of x > 0, not x: relu'(0) = 0.
 	ruleRelu = &rule{name: "relu", forward: unaryFwd(tensor.Relu),
 		keep: func(_ *Attrs, out, _, _ *tensor.Tensor) any { return packMask(out) },
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(maskMul(g, c.n.aux.(*bitMask))) }}
+	// mask_mul keeps the elements of x whose bit is set and zeroes the rest:
+	// relu's VJP, applied straight from the bits. It is linear in x, so its
+	// VJP is itself.
+	ruleMaskMul = &rule{name: "mask_mul",
+		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { at.kept.(*bitMask).apply(dst, x) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			return c.g1(Mul(g, Const(c.n.aux.(*bitMask).unpack(g.DType()))))
+			return c.g1(maskMul(g, c.n.aux.(*bitMask)))
 		}}
 	// softplus: d ln(1+eˣ) = σ(x)·dx.
 	ruleSoftplus = &rule{name: "softplus", forward: unaryFwd(tensor.Softplus), saves: saveInIf,
@@ -411,7 +417,7 @@ func (c *vjpCtx) reattach(r *rule, at *Attrs, out *Value) *Value {
 func allRules() []*rule {
 	return []*rule{ruleAdd, ruleSub, ruleMul, ruleDiv, rulePow, ruleNeg, ruleAddScalar, ruleMulScalar,
 		rulePowScalar, ruleSquare, ruleExp, ruleLog, ruleSqrt, ruleAbs, ruleSign, ruleSin, ruleCos, ruleTanh,
-		ruleSigmoid, ruleRelu, ruleSoftplus, ruleMatMul, ruleReshape, rulePermute, ruleBroadcastTo, ruleSumTo,
+		ruleSigmoid, ruleRelu, ruleMaskMul, ruleSoftplus, ruleMatMul, ruleReshape, rulePermute, ruleBroadcastTo, ruleSumTo,
 		ruleSum, ruleMax, ruleSlice, rulePad, ruleConcat, ruleIndexSelect, ruleIndexAdd, ruleWhere, ruleSoftmax,
 		ruleLogSoftmax, ruleCrossEntropy}
 }
@@ -442,17 +448,27 @@ func packMask(out *tensor.Tensor) *bitMask {
 	return m
 }
 
-func (m *bitMask) unpack(d tensor.DType) *tensor.Tensor {
-	t := tensor.New(d, m.shape...)
-	if f := t.Float32s(); f != nil {
-		for i := range f {
-			f[i] = float32(m.bits[i>>6] >> (i & 63) & 1)
-		}
+// apply sets dst to x where the bit is set and to 0 elsewhere.
+func (m *bitMask) apply(dst, x *tensor.Tensor) {
+	dst.Scale(x, 1, 0) // sizes dst and copies x
+	if f := dst.Float32s(); f != nil {
+		maskBits(f, m.bits)
 	} else {
-		f := t.Float64s()
-		for i := range f {
-			f[i] = float64(m.bits[i>>6] >> (i & 63) & 1)
+		maskBits(dst.Float64s(), m.bits)
+	}
+}
+
+func maskBits[T float32 | float64](f []T, bits []uint64) {
+	for w, word := range bits {
+		if word == ^uint64(0) {
+			continue
+		}
+		base := w << 6
+		end := min(base+64, len(f))
+		for i := base; i < end; i++ {
+			if word>>(i-base)&1 == 0 {
+				f[i] = 0
+			}
 		}
 	}
-	return t
 }

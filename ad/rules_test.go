@@ -85,6 +85,9 @@ func ruleCases() []ruleCase {
 	un("sigmoid", ad.Sigmoid, nil, true)
 	un("relu", ad.Relu, awayFromZero, true)
 	un("softplus", ad.Softplus, nil, true)
+	// relu's VJP is mask_mul; a second-order check of relu·x runs mask_mul
+	// forward (first sweep, recorded) and its VJP (second sweep).
+	un("mask_mul", func(x *ad.Value) *ad.Value { return ad.Mul(ad.Relu(x), x) }, awayFromZero, true)
 	for _, s := range [][2][]int{{{3, 4}, {4, 2}}, {{1, 5}, {5, 1}}, {{2, 3, 4}, {4, 5}}, {{2, 3, 4}, {2, 4, 2}}, {{3, 4}, {2, 4, 3}}} {
 		a, b := s[0], s[1]
 		cs = append(cs, ruleCase{rule: "matmul", shapes: [][]int{a, b}, f: binary(ad.MatMul), smooth: true})
