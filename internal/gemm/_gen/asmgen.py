@@ -12,7 +12,7 @@ BCST = os.environ.get("BCST") == "1"
 out = []
 def e(s=""): out.append(s)
 
-def kernel(name, isa, dt, MR, nvec):
+def kernel(name, isa, dt, MR, nvec, unroll=2, pfa=0, pfb=0):
     # isa: "avx512" or "avx2"; dt: "s" (float32) or "d" (float64)
     es = 4 if dt == "s" else 8
     vbytes = 64 if isa == "avx512" else 32
@@ -62,21 +62,33 @@ def kernel(name, isa, dt, MR, nvec):
             e(f"\t{bc} {ao + i * es}(AX), {ar}")
             for v in range(nvec):
                 e(f"\tVFMADD231{ps} {breg[v]}, {ar}, {acc(i, v)}")
+    ush = {1: 0, 2: 1, 4: 2}[unroll]
     e("\tMOVQ CX, DX")
-    e("\tSHRQ $1, CX")
-    e(f"\tJZ {name}_tail")
+    if ush:
+        e(f"\tSHRQ ${ush}, CX")
+        e(f"\tJZ {name}_tail")
     e("\tPCALIGN $32")
     e(f"{name}_loop:")
-    kstep(0)
-    kstep(1)
-    e(f"\tADDQ ${2 * astep}, AX")
-    e(f"\tADDQ ${2 * bstep}, BX")
+    for u in range(unroll):
+        if pfa and u == 0:
+            e(f"\tPREFETCHT0 {pfa}(AX)")
+        if pfb and u % 2 == 0:
+            e(f"\tPREFETCHT0 {pfb + u * bstep}(BX)")
+        kstep(u)
+    e(f"\tADDQ ${unroll * astep}, AX")
+    e(f"\tADDQ ${unroll * bstep}, BX")
     e("\tDECQ CX")
     e(f"\tJNZ {name}_loop")
     e(f"{name}_tail:")
-    e("\tANDQ $1, DX")
-    e(f"\tJZ {name}_store")
-    kstep(0)
+    if ush:
+        e(f"\tANDQ ${unroll - 1}, DX")
+        e(f"\tJZ {name}_store")
+        e(f"{name}_tail1:")
+        kstep(0)
+        e(f"\tADDQ ${astep}, AX")
+        e(f"\tADDQ ${bstep}, BX")
+        e("\tDECQ DX")
+        e(f"\tJNZ {name}_tail1")
     e(f"{name}_store:")
     e(f"\t{bc} alpha+{alpha_off}(FP), {areg[0]}")
     for i in range(MR):
@@ -233,8 +245,8 @@ e("//go:build !purego")
 e()
 e('#include "textflag.h"')
 e()
-kernel("sgemmAVX512", "avx512", "s", 12, 2)
-kernel("dgemmAVX512", "avx512", "d", 12, 2)
+kernel("sgemmAVX512", "avx512", "s", 12, 2, unroll=4)
+kernel("dgemmAVX512", "avx512", "d", 12, 2, unroll=4)
 kernel("sgemmAVX2", "avx2", "s", 6, 2)
 kernel("dgemmAVX2", "avx2", "d", 6, 2)
 gather("gatherAVX512S", "s")
