@@ -157,7 +157,7 @@ func TestStepAllocatesNothing(t *testing.T) {
 
 func TestClipGradNorm(t *testing.T) {
 	p := ad.Var(tensor.FromFloat64([]float64{1.5, 2}, 2)) // gradient 2p = (3, 4), norm 5
-	q := scalarVar(tensor.Float32, 0)                    // gradient 0
+	q := scalarVar(tensor.Float32, 0)                     // gradient 0
 	quadGrad(t, p, q)
 	if n := ClipGradNorm([]*ad.Value{p, q}, 10); n != 5 {
 		t.Fatalf("norm %g, want 5", n)
