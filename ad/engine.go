@@ -179,8 +179,8 @@ func (c *vjpCtx) saved(i int) *Value {
 	if s.v == nil {
 		panic(fmt.Sprintf("ad: internal error: rule %s reads slot %d, which its saves function did not declare", c.n.rule.name, i))
 	}
-	if c.create {
-		return s.v
+	if c.create || !s.v.requires {
+		return s.v // a constant needs no detaching
 	}
 	if len(c.twins) == cap(c.twins) {
 		c.twins = make([]Value, 0, 64)

@@ -1,6 +1,8 @@
 package ad
 
 import (
+	"math"
+
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -219,7 +221,7 @@ func init() {
 	// relu saves a 1-bit mask of x > 0, not x: relu'(0) = 0.
 	ruleRelu = &rule{name: "relu", forward: unaryFwd(tensor.Relu),
 		keep: func(_ *Attrs, out, _, _ *tensor.Tensor) any { return packMask(out) },
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(maskMul(g, c.n.aux.(*bitMask))) }}
+		vjp:  func(c *vjpCtx, g *Value) []*Value { return c.g1(maskMul(g, c.n.aux.(*bitMask))) }}
 	// mask_mul keeps the elements of x whose bit is set and zeroes the rest:
 	// relu's VJP, applied straight from the bits. It is linear in x, so its
 	// VJP is itself.
@@ -433,42 +435,54 @@ func packMask(out *tensor.Tensor) *bitMask {
 	n := out.Len()
 	m := &bitMask{bits: make([]uint64, (n+63)/64), shape: out.Shape()}
 	if f := out.Float32s(); f != nil {
-		for i, v := range f {
-			if v > 0 {
-				m.bits[i>>6] |= 1 << (i & 63)
-			}
-		}
+		packBits(m.bits, f)
 	} else {
-		for i, v := range out.Float64s() {
-			if v > 0 {
-				m.bits[i>>6] |= 1 << (i & 63)
-			}
-		}
+		packBits(m.bits, out.Float64s())
 	}
 	return m
 }
 
-// apply sets dst to x where the bit is set and to 0 elsewhere.
-func (m *bitMask) apply(dst, x *tensor.Tensor) {
-	dst.Scale(x, 1, 0) // sizes dst and copies x
-	if f := dst.Float32s(); f != nil {
-		maskBits(f, m.bits)
-	} else {
-		maskBits(dst.Float64s(), m.bits)
+// packBits sets bit i where x[i] > 0, 64 elements per word, branch-free.
+func packBits[T float32 | float64](bits []uint64, x []T) {
+	for w := range bits {
+		chunk := x[w<<6 : min(w<<6+64, len(x))]
+		var word uint64
+		for j, v := range chunk {
+			var b uint64
+			if v > 0 {
+				b = 1
+			}
+			word |= b << j
+		}
+		bits[w] = word
 	}
 }
 
-func maskBits[T float32 | float64](f []T, bits []uint64) {
-	for w, word := range bits {
-		if word == ^uint64(0) {
-			continue
-		}
-		base := w << 6
-		end := min(base+64, len(f))
-		for i := base; i < end; i++ {
-			if word>>(i-base)&1 == 0 {
-				f[i] = 0
+// apply sets dst to x where the bit is set and to +0 elsewhere (also where x
+// is NaN or ±Inf: the mask selects, it does not multiply).
+func (m *bitMask) apply(dst, x *tensor.Tensor) {
+	dst.Resize(x.DType(), x.Shape()...)
+	if f := dst.Float32s(); f != nil {
+		src := x.Float32s()
+		for w, word := range m.bits {
+			base := w << 6
+			d := f[base:min(base+64, len(f))]
+			s := src[base : base+len(d)]
+			for j := range d {
+				keep := -uint32(word >> j & 1) // all ones or zero
+				d[j] = math.Float32frombits(math.Float32bits(s[j]) & keep)
 			}
+		}
+		return
+	}
+	f, src := dst.Float64s(), x.Float64s()
+	for w, word := range m.bits {
+		base := w << 6
+		d := f[base:min(base+64, len(f))]
+		s := src[base : base+len(d)]
+		for j := range d {
+			keep := -(word >> j & 1)
+			d[j] = math.Float64frombits(math.Float64bits(s[j]) & keep)
 		}
 	}
 }

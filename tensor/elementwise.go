@@ -99,10 +99,7 @@ func unary[T Float](op UnaryOp, dst, x []T) {
 		}
 	case Relu:
 		for i, v := range x {
-			if v < 0 {
-				v = 0
-			}
-			dst[i] = v
+			dst[i] = max(v, 0) // NaN stays NaN; branch-free
 		}
 	case Softplus:
 		for i, v := range x {

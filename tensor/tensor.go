@@ -317,6 +317,16 @@ func (t *Tensor) String() string {
 	return b.String()
 }
 
+// Resize makes t a tensor of dtype d and the given shape for a kernel to
+// write into, reusing its storage when the capacity suffices, and returns t.
+// The contents are unspecified afterwards (reused storage keeps its old
+// values), and the version is bumped.
+func (t *Tensor) Resize(d DType, shape ...int) *Tensor {
+	checkShape("resize", shape)
+	t.resize(d, append([]int(nil), shape...))
+	return t
+}
+
 // resize makes t a tensor of dtype d and the given shape, reusing its storage
 // when the capacity suffices. The contents are unspecified afterwards. Reused
 // storage counts as an in-place write (the version is bumped); a view that
