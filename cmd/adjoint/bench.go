@@ -1,0 +1,92 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/adjointgo/adjoint/internal/gemm"
+	"github.com/adjointgo/adjoint/internal/trainbench"
+)
+
+func init() {
+	register(command{name: "bench", summary: "time MLP training steps (the A, B, C table) on this machine", run: runBench})
+}
+
+func runBench(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	only := fs.String("only", "A,B,C", "workloads to run, comma-separated")
+	threads := fs.Int("threads", 1, "threads for matrix products and GOMAXPROCS (0: all cores)")
+	steps := fs.Int("steps", 0, "timed steps per workload (0: 200 for A, 50 for B, 20 for C)")
+	warm := fs.Int("warmup", 3, "untimed steps before timing")
+	tsv := fs.Bool("tsv", false, "print tab-separated \"name\tms\tallocs\" lines only (for bench/train.sh)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: adjoint bench [flags]\n\nTimes one training step (forward, fused cross-entropy, backward, SGD update) of\nfloat32 ReLU MLPs and prints the median time per step:\n")
+		for _, w := range trainbench.Workloads {
+			fmt.Fprintf(stderr, "  %s  %s\n", w.Name, w)
+		}
+		fmt.Fprintf(stderr, "\nbench/train.sh runs the same steps in PyTorch and prints the ratios.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	var ws []trainbench.Workload
+	for _, n := range strings.Split(*only, ",") {
+		w, ok := trainbench.Lookup(strings.TrimSpace(n))
+		if !ok {
+			fmt.Fprintf(stderr, "adjoint bench: unknown workload %q (want A, B or C)\n", n)
+			return 2
+		}
+		ws = append(ws, w)
+	}
+	setThreads(*threads)
+	if !*tsv {
+		fmt.Fprintf(stdout, "training step, float32, %d thread(s), kernels: %s\n", gemm.Threads(), gemm.KernelName())
+		fmt.Fprintf(stdout, "%-3s %-40s %12s %12s %14s\n", "", "MLP", "ms/step", "allocs/step", "MiB alloc/step")
+	}
+	for _, w := range ws {
+		n := *steps
+		if n <= 0 {
+			n = map[string]int{"A": 200, "B": 50, "C": 20}[w.Name]
+		}
+		r, err := trainbench.Measure(w, *warm, n)
+		if err != nil {
+			fmt.Fprintf(stderr, "adjoint bench: %s: %v\n", w.Name, err)
+			return 1
+		}
+		ms := float64(r.Median.Microseconds()) / 1000
+		if *tsv {
+			fmt.Fprintf(stdout, "%s\t%.4f\t%.0f\n", w.Name, ms, r.Allocs)
+		} else {
+			fmt.Fprintf(stdout, "%-3s %-40s %12.3f %12.0f %14.2f\n", w.Name, w.String(), ms, r.Allocs, r.Bytes/(1<<20))
+		}
+	}
+	if rss := peakRSS(); rss != "" && !*tsv {
+		fmt.Fprintf(stdout, "peak RSS of this process: %s\n", rss)
+	} else if rss != "" {
+		fmt.Fprintf(stdout, "rss\t%s\n", rss)
+	}
+	return 0
+}
+
+// peakRSS returns the process's peak resident set (VmHWM) on Linux, or "".
+func peakRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,126 @@
+// Package trainbench defines the training-step workloads shared by
+// BenchmarkTrainStep (package nn) and "adjoint bench", so both measure the
+// same thing as bench/torch_train.py: forward pass of a float32 ReLU MLP,
+// fused softmax cross-entropy, backward pass and a plain SGD update.
+package trainbench
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sort"
+	"time"
+
+	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/nn"
+	"github.com/adjointgo/adjoint/optim"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// Workload is one MLP shape and batch size.
+type Workload struct {
+	Name  string
+	Sizes []int // input, hidden..., classes
+	Batch int
+}
+
+// String describes the workload, e.g. "64-128-128-10 batch 32".
+func (w Workload) String() string {
+	s := ""
+	for i, n := range w.Sizes {
+		if i > 0 {
+			s += "-"
+		}
+		s += fmt.Sprint(n)
+	}
+	return fmt.Sprintf("%s batch %d", s, w.Batch)
+}
+
+// Workloads are A, B and C of the project's benchmark table.
+var Workloads = []Workload{
+	{"A", []int{64, 128, 128, 10}, 32},
+	{"B", []int{784, 512, 512, 10}, 128},
+	{"C", []int{1024, 1024, 1024, 1024, 1024, 1024, 10}, 256},
+}
+
+// Lookup returns the workload called name.
+func Lookup(name string) (Workload, bool) {
+	for _, w := range Workloads {
+		if w.Name == name {
+			return w, true
+		}
+	}
+	return Workload{}, false
+}
+
+// Step is a ready-to-run training step: model, optimiser and one fixed
+// batch of random inputs and labels.
+type Step struct {
+	Model *nn.MLP
+	Opt   optim.Optimizer
+	X     *ad.Value
+	Y     []int
+	Loss  float64 // loss of the last Run
+}
+
+// NewStep builds the model (Kaiming-uniform, seeded) and a random batch.
+func NewStep(w Workload, seed uint64) *Step {
+	rng := nn.NewRNG(seed)
+	m := nn.NewMLP(w.Sizes, rng, &nn.MLPConfig{DType: tensor.Float32})
+	x := tensor.New(tensor.Float32, w.Batch, w.Sizes[0])
+	r := rand.New(rand.NewPCG(seed, 2))
+	for i, f := 0, x.Float32s(); i < len(f); i++ {
+		f[i] = float32(r.NormFloat64())
+	}
+	y := make([]int, w.Batch)
+	for i := range y {
+		y[i] = r.IntN(w.Sizes[len(w.Sizes)-1])
+	}
+	return &Step{Model: m, Opt: optim.NewSGD(nn.Values(m), optim.SGDConfig{LR: 0.01}), X: ad.Const(x), Y: y}
+}
+
+// Run performs one training step.
+func (s *Step) Run() error {
+	loss := nn.CrossEntropy(s.Model.Forward(s.X), s.Y)
+	s.Opt.ZeroGrad()
+	if err := loss.Backward(); err != nil {
+		return err
+	}
+	s.Opt.Step()
+	s.Loss = loss.Item()
+	return nil
+}
+
+// Result is the measurement of one workload.
+type Result struct {
+	Workload Workload
+	Median   time.Duration // per step
+	Allocs   float64       // heap allocations per step
+	Bytes    float64       // heap bytes allocated per step
+}
+
+// Measure runs warm warm-up steps, then steps timed steps, and returns the
+// median step time and the mean allocations per step.
+func Measure(w Workload, warm, steps int) (Result, error) {
+	s := NewStep(w, 1)
+	for range warm {
+		if err := s.Run(); err != nil {
+			return Result{}, err
+		}
+	}
+	times := make([]time.Duration, steps)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	for i := range times {
+		t0 := time.Now()
+		if err := s.Run(); err != nil {
+			return Result{}, err
+		}
+		times[i] = time.Since(t0)
+	}
+	runtime.ReadMemStats(&m1)
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	n := float64(steps)
+	return Result{Workload: w, Median: times[steps/2],
+		Allocs: float64(m1.Mallocs-m0.Mallocs) / n, Bytes: float64(m1.TotalAlloc-m0.TotalAlloc) / n}, nil
+}

@@ -1,0 +1,28 @@
+package nn_test
+
+import (
+	"testing"
+
+	"github.com/adjointgo/adjoint/internal/trainbench"
+)
+
+// BenchmarkTrainStep measures one training step (forward, fused
+// cross-entropy, backward, SGD update) of the float32 ReLU MLPs A, B and C
+// of the project's benchmark table; bench/train.sh runs it beside PyTorch.
+func BenchmarkTrainStep(b *testing.B) {
+	for _, w := range trainbench.Workloads {
+		b.Run(w.Name, func(b *testing.B) {
+			s := trainbench.NewStep(w, 1)
+			if err := s.Run(); err != nil { // warm-up: allocate state
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if err := s.Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
