@@ -97,3 +97,21 @@ func TestTrainFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestTrainPlot(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "curves.png")
+	var out, errb bytes.Buffer
+	if code := dispatch([]string{"train", "--epochs", "2", "--hidden", "16", "--plot", path}, &out, &errb); code != 0 {
+		t.Fatalf("train --plot exited %d: %s", code, errb.String())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 1000 || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Fatalf("%s is not a PNG (%d bytes)", path, len(b))
+	}
+	if code := dispatch([]string{"train", "--epochs", "1", "--plot", "x.jpg"}, &out, &errb); code != 1 {
+		t.Fatalf("--plot x.jpg: exit %d, want 1", code)
+	}
+}
