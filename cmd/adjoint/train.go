@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -123,6 +124,10 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg.Hidden = h
+	if *plot != "" && !strings.EqualFold(filepath.Ext(*plot), ".png") {
+		fmt.Fprintf(stderr, "adjoint train: --plot %s: want a .png file name\n", *plot)
+		return 2
+	}
 	setThreads(cfg.Threads)
 
 	start := time.Now()

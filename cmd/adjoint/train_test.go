@@ -111,7 +111,7 @@ func TestTrainPlot(t *testing.T) {
 	if len(b) < 1000 || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
 		t.Fatalf("%s is not a PNG (%d bytes)", path, len(b))
 	}
-	if code := dispatch([]string{"train", "--epochs", "1", "--plot", "x.jpg"}, &out, &errb); code != 1 {
-		t.Fatalf("--plot x.jpg: exit %d, want 1", code)
+	if code := dispatch([]string{"train", "--epochs", "1", "--plot", "x.jpg"}, &out, &errb); code != 2 {
+		t.Fatalf("--plot x.jpg: exit %d, want 2", code)
 	}
 }
