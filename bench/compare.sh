@@ -1,37 +1,70 @@
 #!/usr/bin/env bash
-# Side-by-side benchmarks: adjoint vs PyTorch in one session, one table.
+# Side-by-side benchmarks of adjoint against PyTorch, run in one session and
+# printed as one markdown table.
 #
-#   bench/compare.sh matmul    square GEMM, f32/f64, n = 64…2048, A·B, Aᵀ·B, A·Bᵀ,
-#                              1 and 2 threads
+#   bench/compare.sh matmul   square GEMM C = A·B, Aᵀ·B, A·Bᵀ; float32 and float64;
+#                             n = 64 … 2048; 1 and 2 threads
+#   bench/compare.sh vec      elementwise kernels on 10⁶ float32 against a plain Go copy
 #
-# Environment: SIZES (default 64,128,256,512,1024,2048), THREADS (1,2),
-# FORMS (plain,tA,tB), DTYPES (f32,f64), COUNT (Go -count, default 3),
-# BENCHTIME (Go -benchtime, default 0.3s), PYTIME (seconds per PyTorch case,
-# default 0.3), PY (default /usr/bin/python3; needs apt-get install -y
-# python3-torch, and libopenblas0-pthread so that torch runs on OpenBLAS
-# rather than the reference BLAS).
+# Both sides report the best of ROUNDS interleaved rounds (other load on the
+# machine only ever slows a run down, so the best run is the fairest figure on
+# a shared machine). PyTorch runs three times per round: OPENBLAS_CORETYPE
+# unset (OpenBLAS picks kernels from the CPU model), Haswell (AVX2 kernels)
+# and SkylakeX (AVX-512 kernels); OPENBLAS_NUM_THREADS is set to the thread
+# count. "ratio" divides adjoint's GFLOP/s by the unset figure, "ratio to
+# best" by the best of the three.
 #
-# PyTorch is run three times: with OPENBLAS_CORETYPE unset (OpenBLAS picks
-# its kernels from the CPU model), with Haswell (AVX2 kernels) and with
-# SkylakeX (AVX-512 kernels). The ratio columns divide adjoint's GFLOP/s by
-# the unset figure and by the best of the three. Figures are medians.
+# Environment: SIZES (64,128,256,512,1024,2048), THREADS (1,2), FORMS
+# (plain,tA,tB), DTYPES (f32,f64), ROUNDS (2), BENCHTIME (Go -benchtime, 0.2s),
+# PYTIME (seconds per PyTorch case, 0.2), PY (/usr/bin/python3). PyTorch:
+# apt-get install -y python3-torch libopenblas0-pthread (without OpenBLAS,
+# torch runs on the reference BLAS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 what="${1:-matmul}"
-[ "$what" = matmul ] || { echo "usage: bench/compare.sh matmul" >&2; exit 2; }
-
 SIZES="${SIZES:-64,128,256,512,1024,2048}"
 THREADS="${THREADS:-1,2}"
 FORMS="${FORMS:-plain,tA,tB}"
 DTYPES="${DTYPES:-f32,f64}"
-COUNT="${COUNT:-3}"
-BENCHTIME="${BENCHTIME:-0.3s}"
-PYTIME="${PYTIME:-0.3}"
+ROUNDS="${ROUNDS:-2}"
+BENCHTIME="${BENCHTIME:-0.2s}"
+PYTIME="${PYTIME:-0.2}"
 PY="${PY:-/usr/bin/python3}"
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
+
+header() {
+	echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+case "$what" in
+vec)
+	header
+	echo "# go test -bench . -benchtime $BENCHTIME -count $((3 * ROUNDS)) -cpu 1 ./internal/vec: 10^6 float32, bytes read + written, best run"
+	go test -run '^$' -bench . -benchtime "$BENCHTIME" -count $((3 * ROUNDS)) -cpu 1 ./internal/vec >"$tmp/vec.txt"
+	"$PY" - "$tmp/vec.txt" <<'PYEOF'
+import collections, re, sys
+r = collections.defaultdict(float)
+for line in open(sys.argv[1]):
+    m = re.match(r"Benchmark(\w+)\s.*?([\d.]+) MB/s", line)
+    if m:
+        r[m.group(1)] = max(r[m.group(1)], float(m.group(2)))
+print()
+print("| kernel | GB/s | share of copy |")
+print("|---|---|---|")
+for k, g in r.items():
+    print(f"| {k} | {g / 1000:.1f} | {100 * g / r['Copy']:.0f} % |")
+PYEOF
+	exit 0
+	;;
+matmul) ;;
+*)
+	echo "usage: bench/compare.sh matmul|vec" >&2
+	exit 2
+	;;
+esac
 
 if ! "$PY" -c 'import torch' 2>/dev/null; then
 	echo "compare.sh: $PY cannot import torch (apt-get install -y python3-torch)" >&2
@@ -43,65 +76,71 @@ case "$blas" in
 *) echo "compare.sh: warning: libblas.so.3 is $blas, not OpenBLAS (apt-get install -y libopenblas0-pthread)" >&2 ;;
 esac
 
-# Benchmark-name filters for the Go side (go test splits -bench at "/" into
-# one pattern per level, so the plain and the transposed forms run apart).
+# go test splits -bench at "/" into one pattern per level, so the plain and
+# the transposed forms run as two commands.
 sz="$(echo "$SIZES" | tr , '|')"
 dt="$(echo "$DTYPES" | tr , '|')"
 tf="$(echo "$FORMS" | tr , '\n' | grep -E '^t[AB]$' | paste -sd'|' || true)"
-
-echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# go: $(go version | cut -d' ' -f3-), torch: $("$PY" -c 'import torch; print(torch.__version__)'), BLAS: $blas"
-echo "# adjoint: go test -bench -count $COUNT -benchtime $BENCHTIME -cpu $THREADS ./internal/gemm" >&2
-: >"$tmp/go.txt"
-case ",$FORMS," in
-*,plain,*)
-	go test -run '^$' -bench "^BenchmarkMatMul\$/^($dt)\$/^n=($sz)\$" -benchtime "$BENCHTIME" \
-		-count "$COUNT" -cpu "$THREADS" ./internal/gemm >>"$tmp/go.txt" ;;
-esac
-if [ -n "$tf" ]; then
-	go test -run '^$' -bench "^BenchmarkMatMulT\$/^($dt)\$/^($tf)\$/^n=($sz)\$" -benchtime "$BENCHTIME" \
-		-count "$COUNT" -cpu "$THREADS" ./internal/gemm >>"$tmp/go.txt"
-fi
-grep -m1 -i 'kernels' "$tmp/go.txt" || true
-
-for ct in unset Haswell SkylakeX; do
-	echo "# torch OPENBLAS_CORETYPE=$ct" >&2
-	if [ "$ct" = unset ]; then
-		env -u OPENBLAS_CORETYPE "$PY" bench/torch_matmul.py --sizes "$SIZES" --threads "$THREADS" \
-			--dtypes "$DTYPES" --forms "$FORMS" --min-time "$PYTIME" >"$tmp/torch_$ct.csv"
-	else
-		OPENBLAS_CORETYPE=$ct "$PY" bench/torch_matmul.py --sizes "$SIZES" --threads "$THREADS" \
-			--dtypes "$DTYPES" --forms "$FORMS" --min-time "$PYTIME" >"$tmp/torch_$ct.csv"
+go test -c -o "$tmp/gemm.test" ./internal/gemm
+gobench() {
+	case ",$FORMS," in
+	*,plain,*)
+		"$tmp/gemm.test" -test.run '^$' -test.bench "^BenchmarkMatMul\$/^($dt)\$/^n=($sz)\$" \
+			-test.benchtime "$BENCHTIME" -test.cpu "$THREADS" ;;
+	esac
+	if [ -n "$tf" ]; then
+		"$tmp/gemm.test" -test.run '^$' -test.bench "^BenchmarkMatMulT\$/^($dt)\$/^($tf)\$/^n=($sz)\$" \
+			-test.benchtime "$BENCHTIME" -test.cpu "$THREADS"
 	fi
+}
+
+header
+echo "# go: $(go version | cut -d' ' -f3-), torch: $("$PY" -c 'import torch; print(torch.__version__)'), BLAS: $blas"
+echo "# adjoint kernels: $("$tmp/gemm.test" -test.run '^TestKernelName$' -test.v | grep -o 'f32 .*' | head -1)"
+for r in $(seq "$ROUNDS"); do
+	echo "# round $r/$ROUNDS: adjoint" >&2
+	gobench >>"$tmp/go.txt"
+	for ct in unset Haswell SkylakeX; do
+		for th in ${THREADS//,/ }; do
+			echo "# round $r/$ROUNDS: torch OPENBLAS_CORETYPE=$ct threads=$th" >&2
+			if [ "$ct" = unset ]; then
+				set -- env -u OPENBLAS_CORETYPE
+			else
+				set -- env OPENBLAS_CORETYPE="$ct"
+			fi
+			"$@" OPENBLAS_NUM_THREADS="$th" OMP_NUM_THREADS="$th" "$PY" bench/torch_matmul.py --sizes "$SIZES" \
+				--threads "$th" --dtypes "$DTYPES" --forms "$FORMS" --min-time "$PYTIME" >>"$tmp/torch_$ct.csv"
+		done
+	done
 done
 
 "$PY" - "$tmp" <<'PYEOF'
-import collections, re, statistics, sys
+import collections, re, sys
 tmp = sys.argv[1]
-go = collections.defaultdict(list)
+go = collections.defaultdict(float)
 for line in open(f"{tmp}/go.txt"):
     m = re.match(r"BenchmarkMatMul(T?)/(f32|f64)/(?:(tA|tB)/)?n=(\d+)(?:-(\d+))?\s.*?([\d.]+) GFLOP/s", line)
     if m:
-        form = m.group(3) or "plain"
-        go[(form, m.group(2), int(m.group(4)), int(m.group(5) or 1))].append(float(m.group(6)))
-torch = {}
+        k = (m.group(3) or "plain", m.group(2), int(m.group(4)), int(m.group(5) or 1))
+        go[k] = max(go[k], float(m.group(6)))
+torch = collections.defaultdict(float)
 for ct in ("unset", "Haswell", "SkylakeX"):
     for line in open(f"{tmp}/torch_{ct}.csv"):
         if line.startswith("#"):
             continue
         form, dt, n, th, g = line.strip().split(",")
-        torch[(ct, form, dt, int(n), int(th))] = float(g)
+        k = (ct, form, dt, int(n), int(th))
+        torch[k] = max(torch[k], float(g))
 order = {"plain": 0, "tA": 1, "tB": 2}
-keys = sorted(go, key=lambda k: (k[1], k[3], order[k[0]], k[2]))
-print()
-print("| op | dtype | n | threads | adjoint GFLOP/s | PyTorch GFLOP/s (CORETYPE unset) | ratio | PyTorch Haswell (AVX2) | PyTorch SkylakeX (AVX-512) | ratio to PyTorch's best |")
-print("|---|---|---|---|---|---|---|---|---|---|")
 name = {"plain": "A·B", "tA": "Aᵀ·B", "tB": "A·Bᵀ"}
-for k in keys:
+print()
+print("| op | dtype | n | threads | adjoint GFLOP/s | PyTorch, CORETYPE unset | ratio | PyTorch, Haswell (AVX2) | PyTorch, SkylakeX (AVX-512) | ratio to best |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for k in sorted(go, key=lambda k: (k[1], k[3], order[k[0]], k[2])):
     form, dt, n, th = k
-    a = statistics.median(go[k])
-    t = {ct: torch.get((ct, form, dt, n, th)) for ct in ("unset", "Haswell", "SkylakeX")}
-    best = max(v for v in t.values() if v)
+    a = go[k]
+    t = {ct: torch.get((ct, form, dt, n, th), 0) for ct in ("unset", "Haswell", "SkylakeX")}
+    best = max(t.values())
     f = lambda v: f"{v:.1f}" if v else "–"
     r = lambda v: f"{a / v:.2f}" if v else "–"
     print(f"| {name[form]} | {dt} | {n} | {th} | {a:.1f} | {f(t['unset'])} | {r(t['unset'])} | {f(t['Haswell'])} | {f(t['SkylakeX'])} | {r(best)} |")

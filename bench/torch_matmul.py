@@ -3,7 +3,10 @@
 
 Prints one CSV line per case: form,dtype,n,threads,gflops — form is "plain"
 (A·B), "tA" (Aᵀ·B) or "tB" (A·Bᵀ), the transposes being views, as in a
-backward pass. Run with /usr/bin/python3 (Debian's python3-torch).
+backward pass. The figure is the best of --trials timed batches (other load
+on the machine only ever slows a batch down). Run with /usr/bin/python3
+(Debian's python3-torch), and set OPENBLAS_NUM_THREADS to the thread count:
+torch.set_num_threads does not reach OpenBLAS's own thread pool.
 """
 import argparse
 import os
@@ -12,32 +15,28 @@ import time
 import torch
 
 
-def gflops(a, b, form, n, min_time):
-    if form == "tA":
-        f = lambda: torch.mm(a.t(), b)
-    elif form == "tB":
-        f = lambda: torch.mm(a, b.t())
-    else:
-        f = lambda: torch.mm(a, b)
-    out = f()
-    # warm up and size the batch to ~min_time/5
-    reps, t0 = 1, time.perf_counter()
+def gflops(a, b, form, n, min_time, trials):
+    x = a.t() if form == "tA" else a
+    y = b.t() if form == "tB" else b
+    out = torch.mm(x, y)
+    run = lambda: torch.mm(x, y, out=out)
+    # warm up and size a batch to about min_time / trials
+    reps = 1
     while True:
         t0 = time.perf_counter()
         for _ in range(reps):
-            torch.mm(a, b, out=out) if form == "plain" else f()
+            run()
         dt = time.perf_counter() - t0
-        if dt >= min_time / 5:
+        if dt >= min_time / trials or reps >= 1 << 20:
             break
         reps *= 2
-    best = []
-    for _ in range(5):
+    best = dt / reps
+    for _ in range(trials - 1):
         t0 = time.perf_counter()
         for _ in range(reps):
-            torch.mm(a, b, out=out) if form == "plain" else f()
-        best.append((time.perf_counter() - t0) / reps)
-    best.sort()
-    return 2 * n ** 3 / best[len(best) // 2] / 1e9  # median
+            run()
+        best = min(best, (time.perf_counter() - t0) / reps)
+    return 2 * n ** 3 / best / 1e9
 
 
 def main():
@@ -47,8 +46,9 @@ def main():
     p.add_argument("--dtypes", default="f32,f64")
     p.add_argument("--forms", default="plain,tA,tB")
     p.add_argument("--min-time", type=float, default=0.5, help="seconds per case")
+    p.add_argument("--trials", type=int, default=3)
     args = p.parse_args()
-    print(f"# torch {torch.__version__} OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}", flush=True)
+    print(f"# torch {torch.__version__} OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')} OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}", flush=True)
     for th in map(int, args.threads.split(",")):
         torch.set_num_threads(th)
         for dt in args.dtypes.split(","):
@@ -58,7 +58,7 @@ def main():
                 a = torch.rand(n, n, dtype=dtype, generator=g)
                 b = torch.rand(n, n, dtype=dtype, generator=g)
                 for form in args.forms.split(","):
-                    r = gflops(a, b, form, n, args.min_time)
+                    r = gflops(a, b, form, n, args.min_time, args.trials)
                     print(f"{form},{dt},{n},{th},{r:.1f}", flush=True)
 
 
