@@ -63,3 +63,31 @@ func BenchmarkMatMulT(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkKernels times every micro-kernel this CPU can run (the portable
+// Go one, AVX2, AVX-512) on square products, one goroutine.
+func BenchmarkKernels(b *testing.B) {
+	defer SetThreads(Threads())
+	SetThreads(1)
+	k32, k64 := allKernels()
+	for _, n := range []int{64, 256, 1024} {
+		for i := range k32 {
+			b.Run(fmt.Sprintf("f32/%s/n=%d", k32[i].name, n), func(b *testing.B) {
+				benchKernel(b, &k32[i], n)
+			})
+		}
+		for i := range k64 {
+			b.Run(fmt.Sprintf("f64/%s/n=%d", k64[i].name, n), func(b *testing.B) {
+				benchKernel(b, &k64[i], n)
+			})
+		}
+	}
+}
+
+func benchKernel[T float](b *testing.B, kn *kernel[T], n int) {
+	a, bb, c := make([]T, n*n), make([]T, n*n), make([]T, n*n)
+	for range b.N {
+		gemm(kn, false, false, n, n, n, 1, a, n, bb, n, 0, c, n)
+	}
+	b.ReportMetric(2*float64(n)*float64(n)*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}

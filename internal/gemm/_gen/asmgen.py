@@ -161,6 +161,11 @@ def kernel(name, isa, dt, MR, nvec, unroll=2, pfa=0, pfb=0):
     rows(False, True, f"{name}_fb")
     rows(False, False, f"{name}_f0")
     e(f"{name}_ret:")
+    if isa == "avx512":
+        # VZEROUPPER leaves Z16–Z31 alone; clear them too so that no dirty
+        # 512-bit state outlives the call.
+        for r in range(16, 32):
+            e(f"\tVPXORD Z{r}, Z{r}, Z{r}")
     e("\tVZEROUPPER")
     e("\tRET")
     e()
