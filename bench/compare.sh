@@ -6,17 +6,24 @@
 #                             n = 64 … 2048; 1 and 2 threads
 #   bench/compare.sh vec      elementwise kernels on 10⁶ float32 against a plain Go copy
 #
-# Both sides report the best of ROUNDS interleaved rounds (other load on the
-# machine only ever slows a run down, so the best run is the fairest figure on
-# a shared machine). PyTorch runs three times per round: OPENBLAS_CORETYPE
-# unset (OpenBLAS picks kernels from the CPU model), Haswell (AVX2 kernels)
-# and SkylakeX (AVX-512 kernels); OPENBLAS_NUM_THREADS is set to the thread
-# count. "ratio" divides adjoint's GFLOP/s by the unset figure, "ratio to
+# Both sides report their best run (other load on the machine only ever slows
+# a run down, so the best run is the fairest figure on a shared machine): Go
+# runs each benchmark GOCOUNT times, the PyTorch script times 3 batches, and
+# ROUNDS > 1 repeats the whole sequence, interleaved. PyTorch runs three
+# times per round: OPENBLAS_CORETYPE unset (OpenBLAS picks kernels from the
+# CPU model), Haswell (AVX2 kernels) and SkylakeX (AVX-512 kernels), with
+# OPENBLAS_NUM_THREADS set to the thread count. "ratio" divides adjoint's GFLOP/s by the unset figure, "ratio to
 # best" by the best of the three.
 #
+# A full matmul run takes about three minutes on two cores. Two-thread
+# figures need the machine to itself: under Linux's autogroup scheduling, one
+# busy process of another session is enough to hold any process here to one
+# core's worth of CPU time.
+#
 # Environment: SIZES (64,128,256,512,1024,2048), THREADS (1,2), FORMS
-# (plain,tA,tB), DTYPES (f32,f64), ROUNDS (2), BENCHTIME (Go -benchtime, 0.2s),
-# PYTIME (seconds per PyTorch case, 0.2), PY (/usr/bin/python3). PyTorch:
+# (plain,tA,tB), DTYPES (f32,f64), ROUNDS (1), GOCOUNT (2), BENCHTIME (Go
+# -benchtime, 0.2s), PYTIME (seconds per PyTorch case, 0.2), PY
+# (/usr/bin/python3). PyTorch:
 # apt-get install -y python3-torch libopenblas0-pthread (without OpenBLAS,
 # torch runs on the reference BLAS).
 set -euo pipefail
@@ -27,7 +34,8 @@ SIZES="${SIZES:-64,128,256,512,1024,2048}"
 THREADS="${THREADS:-1,2}"
 FORMS="${FORMS:-plain,tA,tB}"
 DTYPES="${DTYPES:-f32,f64}"
-ROUNDS="${ROUNDS:-2}"
+ROUNDS="${ROUNDS:-1}"
+GOCOUNT="${GOCOUNT:-2}"
 BENCHTIME="${BENCHTIME:-0.2s}"
 PYTIME="${PYTIME:-0.2}"
 PY="${PY:-/usr/bin/python3}"
@@ -86,11 +94,11 @@ gobench() {
 	case ",$FORMS," in
 	*,plain,*)
 		"$tmp/gemm.test" -test.run '^$' -test.bench "^BenchmarkMatMul\$/^($dt)\$/^n=($sz)\$" \
-			-test.benchtime "$BENCHTIME" -test.cpu "$THREADS" ;;
+			-test.benchtime "$BENCHTIME" -test.count "$GOCOUNT" -test.cpu "$THREADS" ;;
 	esac
 	if [ -n "$tf" ]; then
 		"$tmp/gemm.test" -test.run '^$' -test.bench "^BenchmarkMatMulT\$/^($dt)\$/^($tf)\$/^n=($sz)\$" \
-			-test.benchtime "$BENCHTIME" -test.cpu "$THREADS"
+			-test.benchtime "$BENCHTIME" -test.count "$GOCOUNT" -test.cpu "$THREADS"
 	fi
 }
 
