@@ -12,7 +12,7 @@ BCST = os.environ.get("BCST") == "1"
 out = []
 def e(s=""): out.append(s)
 
-def kernel(name, isa, dt, MR, nvec, unroll=2, pfa=0, pfb=0):
+def kernel(name, isa, dt, MR, nvec, unroll=2, pfa=0, pfb=0, pfc=False):
     # isa: "avx512" or "avx2"; dt: "s" (float32) or "d" (float64)
     es = 4 if dt == "s" else 8
     vbytes = 64 if isa == "avx512" else 32
@@ -45,6 +45,20 @@ def kernel(name, isa, dt, MR, nvec, unroll=2, pfa=0, pfb=0):
     e("\tMOVQ k+0(FP), CX")
     e("\tMOVQ a+8(FP), AX")
     e("\tMOVQ b+16(FP), BX")
+    if pfc:
+        # Start fetching the C tile (rows ldc apart, often a page apart) so
+        # that the update at the end does not wait for it.
+        e("\tMOVQ c+24(FP), DI")
+        e("\tMOVQ ldc+32(FP), SI")
+        e(f"\tSHLQ ${2 if es == 4 else 3}, SI")
+        e("\tLEAQ (SI)(SI*2), R8")
+        for i in range(0, MR, 3):
+            for r, addr in enumerate(["(DI)", "(DI)(SI*1)", "(DI)(SI*2)"]):
+                if i + r < MR:
+                    for line in range(0, NR * es, 64):
+                        e(f"\tPREFETCHT1 {line}{addr}")
+            if i + 3 < MR:
+                e("\tADDQ R8, DI")
     for i in range(MR):
         for v in range(nvec):
             r = acc(i, v)
@@ -250,8 +264,8 @@ e("//go:build !purego")
 e()
 e('#include "textflag.h"')
 e()
-kernel("sgemmAVX512", "avx512", "s", 12, 2, unroll=4)
-kernel("dgemmAVX512", "avx512", "d", 12, 2, unroll=4)
+kernel("sgemmAVX512", "avx512", "s", 12, 2, unroll=4, pfc=True)
+kernel("dgemmAVX512", "avx512", "d", 12, 2, unroll=4, pfc=True)
 kernel("sgemmAVX2", "avx2", "s", 6, 2)
 kernel("dgemmAVX2", "avx2", "d", 6, 2)
 gather("gatherAVX512S", "s")
