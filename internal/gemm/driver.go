@@ -10,11 +10,12 @@ import (
 // float is the element type constraint of the kernels.
 type float interface{ float32 | float64 }
 
-// microKernel computes the MR×NR product of a packed A panel (kc steps of MR
-// values) and a packed B panel (kc steps of NR values) and writes
-// C[i*ldc+j] = alpha·acc[i][j] + beta·C[i*ldc+j] for i < mr, j < nr. When
-// beta is 0, C is not read. kc ≥ 1.
-type microKernel[T float] func(kc int, a, b, c []T, ldc int, alpha, beta T, mr, nr int)
+// microKernel computes the MR×NR product of an A panel (element (i, p) at
+// a[i*rsa+p*csa]; packed panels have rsa = 1, csa = MR) and a packed B panel
+// (kc steps of NR values) and writes C[i*ldc+j] = alpha·acc[i][j] +
+// beta·C[i*ldc+j] for i < mr, j < nr. When beta is 0, C is not read. kc ≥ 1.
+// All MR rows of A are read, so a panel with fewer rows must be packed.
+type microKernel[T float] func(kc int, a []T, rsa, csa int, b, c []T, ldc int, alpha, beta T, mr, nr int)
 
 // kernel describes one micro-kernel and the cache blocking that suits it.
 type kernel[T float] struct {
@@ -22,6 +23,7 @@ type kernel[T float] struct {
 	mr, nr     int // register block
 	kc, mc, nc int // cache blocks: kc (depth), mc rows of A (multiple of mr), nc columns of B (multiple of nr)
 	fn         microKernel[T]
+	direct     bool       // fn takes any rsa, csa (else only packed panels)
 	pool       *sync.Pool // of *buffers[T]
 }
 
@@ -295,7 +297,7 @@ func macro[T float](kn *kernel[T], kc, mc, nc int, ap, bp, c []T, ldc int, alpha
 		bpan := bp[jr*kc : (jr+NR)*kc]
 		for ir := 0; ir < mc; ir += MR {
 			mr := min(MR, mc-ir)
-			fn(kc, ap[ir*kc:(ir+MR)*kc], bpan, c[ir*ldc+jr:], ldc, alpha, beta, mr, nr)
+			fn(kc, ap[ir*kc:(ir+MR)*kc], 1, MR, bpan, c[ir*ldc+jr:], ldc, alpha, beta, mr, nr)
 		}
 	}
 }

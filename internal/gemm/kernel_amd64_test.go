@@ -12,7 +12,7 @@ func BenchmarkKernelS512(b *testing.B) {
 	kc := 256
 	a, bb, c := make([]float32, 12*kc), make([]float32, 32*kc), make([]float32, 12*32)
 	for range b.N {
-		s512(kc, a, bb, c, 32, 1, 0, 12, 32)
+		s512(kc, a, 1, 12, bb, c, 32, 1, 0, 12, 32)
 	}
 	b.ReportMetric(2*12*32*float64(kc)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
@@ -21,7 +21,7 @@ func BenchmarkKernelD512(b *testing.B) {
 	kc := 256
 	a, bb, c := make([]float64, 12*kc), make([]float64, 16*kc), make([]float64, 12*16)
 	for range b.N {
-		d512(kc, a, bb, c, 16, 1, 0, 12, 16)
+		d512(kc, a, 1, 12, bb, c, 16, 1, 0, 12, 16)
 	}
 	b.ReportMetric(2*12*16*float64(kc)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }

@@ -1,7 +1,8 @@
 package gemm
 
 // genericKernel is the portable 4×4 micro-kernel.
-func genericKernel[T float](kc int, a, b, c []T, ldc int, alpha, beta T, mr, nr int) {
+func genericKernel[T float](kc int, a []T, rsa, csa int, b, c []T, ldc int, alpha, beta T, mr, nr int) {
+	// a is always packed here (rsa = 1, csa = 4): the kernel is not direct.
 	var c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 T
 	a = a[:4*kc]
 	b = b[:4*kc]

@@ -1,18 +1,17 @@
 #!/usr/bin/env python3
 """Generates kernel_amd64.s, the GEMM micro-kernels (run: python3 _gen/asmgen.py > kernel_amd64.s).
 
-Each kernel computes an MR×NR tile of alpha·A·B + beta·C from a packed A
-panel (kc steps of MR values) and a packed B panel (kc steps of NR values);
-vectors run along N, A values are broadcast. Rows ≥ mr are not stored and
+Each kernel computes an MR×NR tile of alpha·A·B + beta·C from an A panel
+(element (i, p) at a[i·rsa + p·csa]: packed, rsa = 1 and csa = MR, or read
+in place from a row-major A or Aᵀ) and a packed B panel (kc steps of NR
+values); vectors run along N, A values are broadcast. Rows ≥ mr are not stored and
 columns ≥ nr are masked off. Written for this project; see kernel_amd64.go.
 """
 
-import os
-BCST = os.environ.get("BCST") == "1"
 out = []
 def e(s=""): out.append(s)
 
-def kernel(name, isa, dt, MR, nvec, unroll=2, pfa=0, pfb=0, pfc=False):
+def kernel(name, isa, dt, MR, nvec, unroll=2, pfb=0, pfc=False):
     # isa: "avx512" or "avx2"; dt: "s" (float32) or "d" (float64)
     es = 4 if dt == "s" else 8
     vbytes = 64 if isa == "avx512" else 32
@@ -27,8 +26,8 @@ def kernel(name, isa, dt, MR, nvec, unroll=2, pfa=0, pfb=0, pfc=False):
     areg = [f"{R}{nacc + nvec}", f"{R}{nacc + nvec + 1}"]
     assert nacc + nvec + 2 <= (32 if isa == "avx512" else 16)
     acc = lambda i, v: f"{R}{i * nvec + v}"
-    # frame: k, a, b, c, ldc, alpha, beta, mr, mask
-    off = 40
+    # frame: k, a, rsa, csa, b, c, ldc, alpha, beta, mr, mask
+    off = 56
     alpha_off = off; off += es
     beta_off = off; off += es
     off = (off + 7) // 8 * 8
@@ -40,16 +39,29 @@ def kernel(name, isa, dt, MR, nvec, unroll=2, pfa=0, pfb=0, pfc=False):
         masksize = 8; masktype = "ptr"
     argsize = mask_off + masksize
     astep, bstep = MR * es, NR * es
-    e(f"// func {name}(k int, a, b, c *{'float32' if dt == 's' else 'float64'}, ldc int, alpha, beta {'float32' if dt == 's' else 'float64'}, mr int, mask {'uint32' if isa == 'avx512' else ('*int32' if dt == 's' else '*int64')})")
+    e(f"// func {name}(k int, a *{'float32' if dt == 's' else 'float64'}, rsa, csa int, b, c *{'float32' if dt == 's' else 'float64'}, ldc int, alpha, beta {'float32' if dt == 's' else 'float64'}, mr int, mask {'uint32' if isa == 'avx512' else ('*int32' if dt == 's' else '*int64')})")
     e(f"TEXT ·{name}(SB), NOSPLIT, $0-{argsize}")
     e("\tMOVQ k+0(FP), CX")
     e("\tMOVQ a+8(FP), AX")
-    e("\tMOVQ b+16(FP), BX")
+    e("\tMOVQ rsa+16(FP), R11")
+    e(f"\tSHLQ ${2 if es == 4 else 3}, R11")
+    e("\tMOVQ csa+24(FP), R13")
+    e(f"\tSHLQ ${2 if es == 4 else 3}, R13")
+    e("\tLEAQ (R11)(R11*2), R12")
+    # A rows in groups of g, one base register per group
+    g = 4 if MR % 4 == 0 else 3
+    bases = ["AX", "R9", "R10"][:MR // g]
+    assert len(bases) * g == MR
+    for j in range(1, len(bases)):
+        step = "(R11*4)" if g == 4 else "(R12*1)"
+        e(f"\tLEAQ ({bases[j - 1]}){step}, {bases[j]}")
+    rowaddr = lambda i: f"({bases[i // g]})" + ["", "(R11*1)", "(R11*2)", "(R12*1)"][i % g]
+    e("\tMOVQ b+32(FP), BX")
     if pfc:
         # Start fetching the C tile (rows ldc apart, often a page apart) so
         # that the update at the end does not wait for it.
-        e("\tMOVQ c+24(FP), DI")
-        e("\tMOVQ ldc+32(FP), SI")
+        e("\tMOVQ c+40(FP), DI")
+        e("\tMOVQ ldc+48(FP), SI")
         e(f"\tSHLQ ${2 if es == 4 else 3}, SI")
         e("\tLEAQ (SI)(SI*2), R8")
         for i in range(0, MR, 3):
@@ -64,18 +76,16 @@ def kernel(name, isa, dt, MR, nvec, unroll=2, pfa=0, pfb=0, pfc=False):
             r = acc(i, v)
             e(f"\tVPXOR{'D' if isa == 'avx512' else ''} {r}, {r}, {r}")
     def kstep(u):
-        ao, bo = u * astep, u * bstep
+        bo = u * bstep
         for v in range(nvec):
-            e(f"\t{mov} {bo + v * vbytes}({'BX'}), {breg[v]}")
+            e(f"\t{mov} {bo + v * vbytes}(BX), {breg[v]}")
         for i in range(MR):
-            if isa == "avx512" and BCST:
-                for v in range(nvec):
-                    e(f"\tVFMADD231{ps}.BCST {ao + i * es}(AX), {breg[v]}, {acc(i, v)}")
-                continue
             ar = areg[i % 2]
-            e(f"\t{bc} {ao + i * es}(AX), {ar}")
+            e(f"\t{bc} {rowaddr(i)}, {ar}")
             for v in range(nvec):
                 e(f"\tVFMADD231{ps} {breg[v]}, {ar}, {acc(i, v)}")
+        for b in bases:
+            e(f"\tADDQ R13, {b}")
     ush = {1: 0, 2: 1, 4: 2}[unroll]
     e("\tMOVQ CX, DX")
     if ush:
@@ -84,12 +94,9 @@ def kernel(name, isa, dt, MR, nvec, unroll=2, pfa=0, pfb=0, pfc=False):
     e("\tPCALIGN $32")
     e(f"{name}_loop:")
     for u in range(unroll):
-        if pfa and u == 0:
-            e(f"\tPREFETCHT0 {pfa}(AX)")
         if pfb and u % 2 == 0:
             e(f"\tPREFETCHT0 {pfb + u * bstep}(BX)")
         kstep(u)
-    e(f"\tADDQ ${unroll * astep}, AX")
     e(f"\tADDQ ${unroll * bstep}, BX")
     e("\tDECQ CX")
     e(f"\tJNZ {name}_loop")
@@ -99,7 +106,6 @@ def kernel(name, isa, dt, MR, nvec, unroll=2, pfa=0, pfb=0, pfc=False):
         e(f"\tJZ {name}_store")
         e(f"{name}_tail1:")
         kstep(0)
-        e(f"\tADDQ ${astep}, AX")
         e(f"\tADDQ ${bstep}, BX")
         e("\tDECQ DX")
         e(f"\tJNZ {name}_tail1")
@@ -108,8 +114,8 @@ def kernel(name, isa, dt, MR, nvec, unroll=2, pfa=0, pfb=0, pfc=False):
     for i in range(MR):
         for v in range(nvec):
             e(f"\tVMUL{ps} {areg[0]}, {acc(i, v)}, {acc(i, v)}")
-    e("\tMOVQ c+24(FP), DI")
-    e("\tMOVQ ldc+32(FP), SI")
+    e("\tMOVQ c+40(FP), DI")
+    e("\tMOVQ ldc+48(FP), SI")
     e(f"\tSHLQ ${2 if es == 4 else 3}, SI")
     e(f"\tMOVQ mr+{mr_off}(FP), CX")
     # full-width or masked?
