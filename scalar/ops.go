@@ -94,6 +94,13 @@ func (x Var) un(o op, v, d float64) Var {
 func bin(o op, x, y Var, v, dx, dy float64) Var {
 	t := x.t
 	if t != y.t || t == nil || t.tangent {
+		// A constant on one side: record a one-parent node.
+		if t != nil && y.t == nil && !t.tangent {
+			return x.un(o, v, dx)
+		}
+		if t == nil && y.t != nil && !y.t.tangent {
+			return y.un(o, v, dy)
+		}
 		return binSlow(o, x, y, v, dx, dy)
 	}
 	e := t.ne

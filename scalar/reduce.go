@@ -144,6 +144,55 @@ func DotC(xs []Var, c []float64) Var {
 	if len(xs) != len(c) {
 		fail("dot", "len(x) = %d, len(c) = %d", len(xs), len(c))
 	}
+	if len(xs) == 0 {
+		return Var{}
+	}
+	// Fast path: every element a variable of one tape, not in tangent mode.
+	// The edges are written in one pass; nothing is committed until the
+	// whole slice has been checked.
+	t := xs[0].t
+	if t == nil || t.tangent {
+		return dotCSlow(xs, c)
+	}
+	k := len(xs)
+	e := t.ne
+	if e+k > len(t.par) || e+k > len(t.part) {
+		t.grow(k)
+	}
+	par := t.par[e : e+k : e+k]
+	copy(t.part[e:e+k], c)
+	c = c[:k]
+	// Four partial sums break the dependency chain of the additions.
+	var s0, s1, s2, s3 float64
+	j := 0
+	for ; j+4 <= k; j += 4 {
+		x0, x1, x2, x3 := xs[j], xs[j+1], xs[j+2], xs[j+3]
+		if x0.t != t || x1.t != t || x2.t != t || x3.t != t {
+			return dotCSlow(xs, c)
+		}
+		s0 += x0.v * c[j]
+		s1 += x1.v * c[j+1]
+		s2 += x2.v * c[j+2]
+		s3 += x3.v * c[j+3]
+		par[j], par[j+1], par[j+2], par[j+3] = x0.i, x1.i, x2.i, x3.i
+	}
+	for ; j < k; j++ {
+		x := xs[j]
+		if x.t != t {
+			return dotCSlow(xs, c)
+		}
+		s0 += x.v * c[j]
+		par[j] = x.i
+	}
+	par[0] |= first
+	t.ne = e + k
+	n := t.n
+	t.n = n + 1
+	return Var{t: t, v: (s0 + s1) + (s2 + s3), i: n}
+}
+
+// dotCSlow is DotC with constants among xs, or in tangent mode.
+func dotCSlow(xs []Var, c []float64) Var {
 	t := tapeOf(opDotC, xs)
 	s := 0.0
 	if t == nil {
@@ -153,7 +202,6 @@ func DotC(xs []Var, c []float64) Var {
 		return Var{v: s}
 	}
 	par, part := t.reserve(len(xs))
-	c = c[:len(xs)]
 	k := 0
 	for j, x := range xs {
 		s += x.v * c[j]

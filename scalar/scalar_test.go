@@ -464,6 +464,9 @@ func TestReductions(t *testing.T) {
 		Sum([]Var{a, Const(5), b}),
 		Dot([]Var{a, Const(5)}, []Var{Const(3), b}),
 		LogSumExp([]Var{a, Const(0), b}),
+		DotC([]Var{a, Const(5), b}, []float64{1, 2, 3}),
+		DotC([]Var{a, b, a, b, a, Const(1), b}, []float64{1, 2, 3, 4, 5, 6, 7}),
+		DotC([]Var{a, b, a, b, b}, []float64{1, 2, 3, 4, 5}),
 	} {
 		e := tp.Edges()
 		tp.Backward(y)
@@ -535,6 +538,7 @@ func TestErrors(t *testing.T) {
 	expect("mixed tapes in sum", "sum", func() { Sum([]Var{x, y}) })
 	expect("dot lengths", "dot", func() { Dot([]Var{x}, nil) })
 	expect("dotc lengths", "dot", func() { DotC([]Var{x}, []float64{1, 2}) })
+	expect("mixed tapes in dotc", "dot", func() { DotC([]Var{x, x, x, x, y}, make([]float64, 5)) })
 	expect("backward of a constant", "backward", func() { a.Backward(Const(1)) })
 	expect("backward of another tape's var", "backward", func() { a.Backward(y) })
 	expect("adjoint before backward", "adjoint", func() { a.Adjoint(x) })
@@ -626,5 +630,31 @@ func TestLongTape(t *testing.T) {
 	}
 	if per := float64(tp.Bytes()) / float64(tp.Len()); per > 24 {
 		t.Errorf("%.1f bytes per recorded op, want ≤ 24", per)
+	}
+}
+
+// DotC's unrolled fast path against a loop of multiply-adds, for every
+// length up to 9.
+func TestDotCLengths(t *testing.T) {
+	for n := 1; n <= 9; n++ {
+		var tp Tape
+		x := make([]float64, n)
+		c := make([]float64, n)
+		for k := range x {
+			x[k], c[k] = 0.5+float64(k), 1.5-float64(k)
+		}
+		vs := tp.Vars(nil, x)
+		y := DotC(vs, c)
+		g := tp.Gradient(nil, y, vs)
+		want := 0.0
+		for k := range x {
+			want += x[k] * c[k]
+			if g[k] != c[k] {
+				t.Errorf("n=%d: ∂/∂x[%d] = %g, want %g", n, k, g[k], c[k])
+			}
+		}
+		if !close(y.Value(), want, 1e-15) {
+			t.Errorf("n=%d: value %g, want %g", n, y.Value(), want)
+		}
 	}
 }

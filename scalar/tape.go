@@ -278,16 +278,27 @@ func (t *Tape) lastEdge(y int32) int {
 //
 // Backward panics with an *[Error] if y is not a variable of t.
 func (t *Tape) Backward(y Var) {
-	t.check("backward", y)
+	if y.t != t || y.i <= 0 || y.i >= t.n {
+		t.check("backward", y)
+	}
 	n := int(y.i) + 1
 	if cap(t.adj) < int(t.n) {
 		t.adj = make([]float64, t.n, cap(t.par))
 	}
 	adj := t.adj[:n]
-	clear(adj)
+	if n <= 32 {
+		for k := range adj {
+			adj[k] = 0
+		}
+	} else {
+		clear(adj)
+	}
 	adj[y.i] = 1
 	t.swept = y
-	e := t.lastEdge(y.i)
+	e := t.ne - 1
+	if y.i != t.n-1 {
+		e = t.lastEdge(y.i)
+	}
 	if t.tangent {
 		t.sweepTangent(adj, e, y.i)
 		return
