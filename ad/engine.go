@@ -2,6 +2,7 @@ package ad
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/adjointgo/adjoint/tensor"
 )
@@ -164,6 +165,7 @@ type vjpCtx struct {
 	need   []bool
 	create bool
 	buf    [2]*Value // cotangents of unary and binary rules
+	fin    []*Value  // cotangents after undoing broadcasting, reused per node
 	twins  []Value   // slab of detached twins of saved values
 }
 
@@ -331,6 +333,7 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 
 	grads := make([]*Value, len(nodes))
 	grads[0] = seed
+	seed.owned = o.Seed == nil && !o.CreateGraph
 	ready := []*node{y.n}
 	var need [8]bool
 	ctx := &vjpCtx{create: o.CreateGraph}
@@ -344,6 +347,7 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 		}
 		for _, i := range targetOf[n] {
 			result[i] = g
+			g.owned = false // handed to the caller
 		}
 		needs := need[:0]
 		if len(n.edges) > len(need) {
@@ -368,18 +372,34 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 			ctx.n, ctx.need = n, needs
 			gin = n.rule.vjp(ctx, g)
 		}
+		// The cotangent for each operand, summed down to its shape where the
+		// op broadcast it.
+		fin := ctx.fin[:0]
+		var pre [8]*Value // VJP outputs replaced by their SumTo (first 8 edges)
+		for j := range n.edges {
+			var gj *Value
+			if j < len(gin) && needs[j] {
+				gj = gin[j]
+			}
+			if gj != nil && !tensor.EqualShape(gj.t.Shape(), n.edges[j].shape) {
+				if j < len(pre) {
+					pre[j] = gj
+				}
+				gj = SumTo(gj, n.edges[j].shape)
+			}
+			fin = append(fin, gj)
+		}
+		ctx.fin = fin
+		recycleG := false
+		if !o.CreateGraph && g != nil {
+			recycleG = decideOwnership(n, g, fin, pre[:min(len(pre), len(fin))])
+		}
 		if !o.RetainGraph {
 			n.release()
 		}
 		for j := range n.edges {
 			e := &n.edges[j]
-			var gj *Value
-			if j < len(gin) && needs[j] {
-				gj = gin[j]
-			}
-			if gj != nil && !tensor.EqualShape(gj.t.Shape(), e.shape) {
-				gj = SumTo(gj, e.shape)
-			}
+			gj := fin[j]
 			if e.n != nil {
 				k := e.n.slot - 1
 				if gj != nil {
@@ -394,13 +414,109 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 				} else {
 					for _, i := range leafTarget[e.leaf] {
 						result[i] = addGrad(result[i], gj, o.CreateGraph)
+						result[i].owned = false // handed to the caller
 					}
 				}
 			}
 		}
+		if recycleG {
+			release(g) // its VJP has run and no cotangent aliases it
+		}
 	}
 	return result, nil
 }
+
+// decideOwnership marks which of the cotangents fin that node n's VJP made
+// from g the sweep owns alone, so that they can later be added into in place,
+// handed to a gradient buffer without a copy, or recycled. A cotangent is
+// owned when its storage is new — not a saved value's, not the node's
+// attributes or kept data, not shared with another cotangent — or when it is
+// g's (a pass-through such as add's) and g was owned and no other cotangent
+// shares it: ownership then moves from g to it. A VJP output replaced by its
+// SumTo is recycled at once when it was new. It reports whether g itself can
+// be recycled once the cotangents are routed: it was owned and nothing
+// aliases it.
+func decideOwnership(n *node, g *Value, fin, pre []*Value) (recycleG bool) {
+	foreign := func(v *Value) bool { // aliases storage the node or its caller holds
+		for k := range n.sv {
+			if s := n.sv[k].v; s != nil && v.t.SameStorage(&s.t) {
+				return true
+			}
+		}
+		if n.at != nil && n.at.Mask != nil && v.t.SameStorage(n.at.Mask) {
+			return true
+		}
+		if t, ok := n.aux.(*tensor.Tensor); ok && v.t.SameStorage(t) {
+			return true
+		}
+		return false
+	}
+	shared := func(v *Value, j int) bool { // aliases another edge's cotangent
+		for i, o := range fin {
+			if i != j && o != nil && v.t.SameStorage(&o.t) {
+				return true
+			}
+			if i < len(pre) && i != j && pre[i] != nil && v.t.SameStorage(&pre[i].t) {
+				return true
+			}
+		}
+		return false
+	}
+	gOwned := g.owned // fin may hold g itself, whose flag the loop resets
+	aliasG := 0
+	for j, v := range fin {
+		if v == nil {
+			continue
+		}
+		if j < len(pre) && pre[j] != nil {
+			v.owned = true // a new SumTo result
+			p := pre[j]
+			if p.t.SameStorage(&g.t) {
+				p.owned = false // g itself (or a view), only read by SumTo
+				continue
+			}
+			p.owned = !foreign(p) && !shared(p, j)
+			release(p)
+			continue
+		}
+		if v.t.SameStorage(&g.t) {
+			aliasG++
+			v.owned = false
+			continue
+		}
+		v.owned = !foreign(v) && !shared(v, j)
+	}
+	if aliasG == 0 {
+		return gOwned
+	}
+	// Pass-through: exactly one cotangent that is g itself (not a SumTo input,
+	// not a view) inherits g's ownership.
+	if aliasG == 1 && gOwned {
+		for j, v := range fin {
+			if v == g && (j >= len(pre) || pre[j] == nil) {
+				v.owned = !foreign(v)
+				return false // ownership moved along with g
+			}
+		}
+	}
+	g.owned = false
+	return false
+}
+
+// release recycles the storage of a value the sweep owns alone.
+func release(v *Value) {
+	if v == nil || !v.owned {
+		return
+	}
+	v.owned = false
+	if poisonReleased { // tests: make any later read of released storage visible
+		v.t.Fill(math.NaN())
+	}
+	tensor.Release(&v.t)
+}
+
+// poisonReleased is set by tests so that a use after release shows as NaN.
+var poisonReleased bool
 
 // usefulNodes marks the nodes from which a target is reachable (the target
 // itself, or through an operand). It orders the nodes consumers-first by
@@ -444,8 +560,14 @@ func addGrad(acc, g *Value, create bool) *Value {
 	if create {
 		return Add(acc, g)
 	}
-	out := &Value{}
+	if acc.owned && tensor.EqualShape(acc.t.Shape(), g.t.Shape()) {
+		acc.t.Add(&acc.t, &g.t) // acc is the sweep's own buffer
+		release(g)
+		return acc
+	}
+	out := &Value{owned: true}
 	out.t.Add(&acc.t, &g.t)
+	release(g)
 	return out
 }
 

@@ -16,6 +16,7 @@ type Value struct {
 	t        tensor.Tensor
 	n        *node      // producing node; nil for leaves and constants
 	requires bool       // a gradient flows to this value
+	owned    bool       // a backward sweep holds the only reference to its storage
 	leaf     *leafState // gradient buffer of a Var; nil otherwise
 	retained *leafState // gradient buffer kept for a non-leaf by RetainGrad
 }
@@ -147,6 +148,15 @@ func (s *leafState) accumulate(g *Value, createGraph bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.grad == nil {
+		if g.owned { // the sweep hands over a buffer nobody else holds
+			g.owned = false
+			s.grad = g
+			if s.spare != nil { // the buffer ZeroGrad set aside goes back to the pool
+				tensor.Release(&s.spare.t)
+				s.spare = nil
+			}
+			return
+		}
 		if !createGraph {
 			// own the buffer: later accumulations add into it in place
 			if s.spare != nil && tensor.EqualShape(s.spare.t.Shape(), g.t.Shape()) && s.spare.t.DType() == g.t.DType() {
@@ -165,4 +175,5 @@ func (s *leafState) accumulate(g *Value, createGraph bool) {
 		return
 	}
 	s.grad.t.Add(&s.grad.t, &g.t)
+	release(g)
 }

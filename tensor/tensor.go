@@ -347,14 +347,14 @@ func (t *Tensor) resize(d DType, shape []int) {
 		if cap(t.f32) >= n {
 			t.f32 = t.f32[:n]
 		} else {
-			t.f32 = make([]float32, n)
+			t.f32 = alloc32(n)
 			t.detach()
 		}
 	} else {
 		if cap(t.f64) >= n {
 			t.f64 = t.f64[:n]
 		} else {
-			t.f64 = make([]float64, n)
+			t.f64 = alloc64(n)
 			t.detach()
 		}
 	}
