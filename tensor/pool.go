@@ -14,12 +14,15 @@ import (
 // Buffers are pooled by power-of-two capacity from poolMin elements up; the
 // pools are sync.Pools, so idle buffers are dropped by the garbage collector.
 
-const poolMinLog = 12 // 4096 elements: 16 KiB of float32
+const poolMinLog = 8 // 256 elements: 1 KiB of float32
 
 var (
 	pool32 [48]sync.Pool
 	pool64 [48]sync.Pool
 )
+
+// releasedShape is the shape of a released tensor (shared, never written).
+var releasedShape = []int{0}
 
 func sizeClass(n int) int { return bits.Len(uint(n - 1)) }
 
@@ -60,7 +63,7 @@ func Release(t *Tensor) {
 		pool64[sizeClass(c)].Put(&s)
 	}
 	t.f32, t.f64 = nil, nil
-	t.shape = []int{0}
+	t.shape = releasedShape
 	t.BumpVersion()
 }
 
