@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // float is the element type constraint of the kernels.
@@ -268,6 +269,11 @@ func serial[T float](kn *kernel[T], buf *buffers[T], transA, transB bool, m, n, 
 	if need := kcMax * mcMax; len(buf.a) < need {
 		buf.a = make([]T, need)
 	}
+	// Products with a small or medium A read it in place: on the CPUs
+	// measured, hardware prefetch keeps the MR row streams fed, and packing
+	// costs up to a quarter of the time of a 64×64 product. Large ones
+	// pack, which keeps the L2 working set contiguous whatever lda is.
+	direct := kn.direct && m*k*int(unsafe.Sizeof(alpha)) <= directMaxBytes
 	for jc := 0; jc < n; jc += kn.nc {
 		nc := min(kn.nc, n-jc)
 		for pc := 0; pc < k; pc += kn.kc {
@@ -280,6 +286,10 @@ func serial[T float](kn *kernel[T], buf *buffers[T], transA, transB bool, m, n, 
 			}
 			for ic := 0; ic < m; ic += kn.mc {
 				mc := min(kn.mc, m-ic)
+				if direct {
+					macroDirect(kn, buf.a, transA, a, lda, ic, pc, kc, mc, nc, bp, c[ic*ldc+jc:], ldc, alpha, bet)
+					continue
+				}
 				ap := buf.a[:kc*roundUp(mc, MR)]
 				packA(ap, MR, transA, a, lda, ic, pc, mc, kc)
 				macro(kn, kc, mc, nc, ap, bp, c[ic*ldc+jc:], ldc, alpha, bet)
@@ -298,6 +308,36 @@ func macro[T float](kn *kernel[T], kc, mc, nc int, ap, bp, c []T, ldc int, alpha
 		for ir := 0; ir < mc; ir += MR {
 			mr := min(MR, mc-ir)
 			fn(kc, ap[ir*kc:(ir+MR)*kc], 1, MR, bpan, c[ir*ldc+jr:], ldc, alpha, beta, mr, nr)
+		}
+	}
+}
+
+// directMaxBytes is the size of A up to which serial reads A in place
+// (4 MiB: a 1024×1024 float32 A).
+var directMaxBytes = 4 << 20
+
+// macroDirect is macro with A read in place (rows of MR) instead of packed;
+// a last panel of fewer than MR rows is packed into edge.
+func macroDirect[T float](kn *kernel[T], edge []T, transA bool, a []T, lda, ic, pc, kc, mc, nc int, bp, c []T, ldc int, alpha, beta T) {
+	MR, NR, fn := kn.mr, kn.nr, kn.fn
+	full := mc / MR * MR
+	var ea []T
+	if full < mc {
+		ea = edge[:kc*MR]
+		packA(ea, MR, transA, a, lda, ic+full, pc, mc-full, kc)
+	}
+	rs, cs := lda, 1
+	if transA {
+		rs, cs = 1, lda
+	}
+	for jr := 0; jr < nc; jr += NR {
+		nr := min(NR, nc-jr)
+		bpan := bp[jr*kc : (jr+NR)*kc]
+		for ir := 0; ir < full; ir += MR {
+			fn(kc, a[(ic+ir)*rs+pc*cs:], rs, cs, bpan, c[ir*ldc+jr:], ldc, alpha, beta, MR, nr)
+		}
+		if full < mc {
+			fn(kc, ea, 1, MR, bpan, c[full*ldc+jr:], ldc, alpha, beta, mc-full, nr)
 		}
 	}
 }

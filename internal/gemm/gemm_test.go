@@ -82,7 +82,22 @@ func check[T float](t *testing.T, kn *kernel[T], p problem, rng *rand.Rand, pois
 	want := append([]T(nil), c...)
 	ref(p.transA, p.transB, p.m, p.n, p.k, T(p.alpha), a, lda, b, ldb, T(p.beta), want, ldc)
 	got := append([]T(nil), c...)
+	// Once with A packed, once read in place where the kernel can.
+	defer func(saved int) { directMaxBytes = saved }(directMaxBytes)
+	directMaxBytes = 0
 	gemm(kn, p.transA, p.transB, p.m, p.n, p.k, T(p.alpha), a, lda, b, ldb, T(p.beta), got, ldc)
+	compare(t, kn, p, got, want, ldc)
+	if !kn.direct {
+		return
+	}
+	directMaxBytes = 1 << 40
+	got = append(got[:0], c...)
+	gemm(kn, p.transA, p.transB, p.m, p.n, p.k, T(p.alpha), a, lda, b, ldb, T(p.beta), got, ldc)
+	compare(t, kn, p, got, want, ldc)
+}
+
+func compare[T float](t *testing.T, kn *kernel[T], p problem, got, want []T, ldc int) {
+	t.Helper()
 	eps := 1e-6
 	if _, ok := any(T(0)).(float32); ok {
 		eps = 1e-5

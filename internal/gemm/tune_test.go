@@ -17,6 +17,10 @@ func TestTune(t *testing.T) {
 	}
 	n, _ := strconv.Atoi(os.Getenv("GEMM_N"))
 	dt := os.Getenv("GEMM_DT")
+	if d := os.Getenv("GEMM_DIRECT_MAX"); d != "" {
+		defer func(saved int) { directMaxBytes = saved }(directMaxBytes)
+		directMaxBytes, _ = strconv.Atoi(d)
+	}
 	tA, tB := os.Getenv("GEMM_T") == "A", os.Getenv("GEMM_T") == "B"
 	var cfg [][3]int
 	for _, s := range strings.Split(spec, ";") {
