@@ -135,6 +135,7 @@ func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, 
 	if need := kcMax * ncMax; len(shared.b) < need {
 		shared.b = make([]T, need)
 	}
+	direct := kn.direct && m*k*int(unsafe.Sizeof(alpha)) <= directMaxBytes
 	steps := ((n + kn.nc - 1) / kn.nc) * ((k + kn.kc - 1) / kn.kc)
 	counters := make([]atomic.Int32, 2*steps)
 	bar := newBarrier(nt)
@@ -171,6 +172,10 @@ func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, 
 						break
 					}
 					mcc := min(mc, m-ic)
+					if direct {
+						macroDirect(kn, buf.a, transA, a, lda, ic, pc, kc, mcc, nc, bp, c[ic*ldc+jc:], ldc, alpha, bet)
+						continue
+					}
 					ap := buf.a[:kc*roundUp(mcc, MR)]
 					packA(ap, MR, transA, a, lda, ic, pc, mcc, kc)
 					macro(kn, kc, mcc, nc, ap, bp, c[ic*ldc+jc:], ldc, alpha, bet)

@@ -247,7 +247,13 @@ func TestGemmParallel(t *testing.T) {
 		ref(p.transA, p.transB, p.m, p.n, p.k, float32(p.alpha), a, lda, b, ldb, float32(p.beta), want, ldc)
 		jobs = append(jobs, job{p, a, lda, b, ldb, c, ldc, want})
 	}
-	for _, nt := range []int{1, 2, 3, 7} {
+	defer func(saved int) { directMaxBytes = saved }(directMaxBytes)
+	for _, nt := range []int{1, 2, 3, 7, -2, -3} {
+		directMaxBytes = 4 << 20
+		if nt < 0 { // A packed
+			nt = -nt
+			directMaxBytes = 0
+		}
 		SetThreads(nt)
 		if Threads() != nt {
 			t.Fatalf("Threads() = %d after SetThreads(%d)", Threads(), nt)
