@@ -3,7 +3,56 @@ package tensor
 import (
 	"fmt"
 	"math"
+
+	"github.com/adjointgo/adjoint/internal/vec"
 )
+
+// vecMin is the length from which the vectorised kernels of internal/vec
+// are used (below it the call overhead outweighs the SIMD gain).
+const vecMin = 16
+
+// vecAdd sets dst = a + b with the vectorised kernel.
+func vecAdd[T Float](dst, a, b []T) {
+	if len(a) < vecMin || !vecBinary(Add, dst, a, b) {
+		for i := range dst[:len(a)] {
+			dst[i] = a[i] + b[i]
+		}
+	}
+}
+
+// vecBinary runs op with the vectorised kernels when one exists for it and
+// reports whether it did.
+func vecBinary[T Float](op BinaryOp, dst, a, b []T) bool {
+	switch d := any(dst).(type) {
+	case []float32:
+		x, y := any(a).([]float32), any(b).([]float32)
+		switch op {
+		case Add:
+			vec.AddF32(d, x, y)
+		case Sub:
+			vec.SubF32(d, x, y)
+		case Mul:
+			vec.MulF32(d, x, y)
+		default:
+			return false
+		}
+		return true
+	case []float64:
+		x, y := any(a).([]float64), any(b).([]float64)
+		switch op {
+		case Add:
+			vec.AddF64(d, x, y)
+		case Sub:
+			vec.SubF64(d, x, y)
+		case Mul:
+			vec.MulF64(d, x, y)
+		default:
+			return false
+		}
+		return true
+	}
+	return false
+}
 
 // UnaryOp names an elementwise function of one tensor.
 type UnaryOp uint8
@@ -98,6 +147,16 @@ func unary[T Float](op UnaryOp, dst, x []T) {
 			}
 		}
 	case Relu:
+		if len(x) >= vecMin {
+			switch d := any(dst).(type) {
+			case []float32:
+				vec.ReLUF32(d, any(x).([]float32))
+				return
+			case []float64:
+				vec.ReLUF64(d, any(x).([]float64))
+				return
+			}
+		}
 		for i, v := range x {
 			dst[i] = max(v, 0) // NaN stays NaN; branch-free
 		}
@@ -147,6 +206,16 @@ func (t *Tensor) Scale(x *Tensor, a, b float64) *Tensor {
 
 func affine[T Float](dst, x []T, a, b T) {
 	dst = dst[:len(x)]
+	if b == 0 && len(x) >= vecMin {
+		switch d := any(dst).(type) {
+		case []float32:
+			vec.ScaleF32(d, any(a).(float32), any(x).([]float32))
+			return
+		case []float64:
+			vec.ScaleF64(d, any(a).(float64), any(x).([]float64))
+			return
+		}
+	}
 	for i, v := range x {
 		dst[i] = a*v + b
 	}
@@ -263,6 +332,9 @@ func (t *Tensor) Div(a, b *Tensor) *Tensor { return t.Binary(Div, a, b) }
 func binaryFlat[T Float](op BinaryOp, dst, a, b []T) {
 	n := len(a)
 	dst, b = dst[:n], b[:n]
+	if n >= vecMin && vecBinary(op, dst, a, b) {
+		return
+	}
 	switch op {
 	case Add:
 		for i := range dst {

@@ -107,12 +107,7 @@ func (t *Tensor) SliceAdd(g *Tensor, axis, start int) *Tensor {
 	return t
 }
 
-func addTo[T Float](dst, x []T) {
-	dst = dst[:len(x)]
-	for i, v := range x {
-		dst[i] += v
-	}
-}
+func addTo[T Float](dst, x []T) { vecAdd(dst[:len(x)], dst[:len(x)], x) }
 
 // Concat sets t to the concatenation of xs along axis and returns t. All xs
 // must share dtype and every dimension but axis.

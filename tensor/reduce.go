@@ -141,9 +141,7 @@ func reduce[T Float](op ReduceOp, dst, x []T, xs, keep []int) {
 		d := dst[oo : oo+n]
 		xr := x[ox : ox+n]
 		if op == SumReduce {
-			for i := range d {
-				d[i] += xr[i]
-			}
+			vecAdd(d, d, xr)
 		} else {
 			for i := range d {
 				d[i] = maxNaN(d[i], xr[i])
