@@ -117,8 +117,9 @@ func gemm[T float](kn *kernel[T], transA, transB bool, m, n, k int, alpha T, a [
 
 // parallel runs the blocked product on nt goroutines (the caller and nt-1
 // others). For each depth block the packed B block is shared: the workers
-// first pack its panels, then take row blocks of A from a shared counter, so
-// that a worker slowed down by other load simply takes fewer blocks. When A
+// first pack its panels, meet at a barrier, then take row blocks of A from a
+// shared counter, so that a worker slowed down by other load simply takes
+// fewer blocks. When A
 // has too few rows for that, the columns are split into independent slabs.
 func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	MR, NR := kn.mr, kn.nr
@@ -130,10 +131,16 @@ func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, 
 	}
 	kcMax := min(kn.kc, k)
 	ncMax := min(kn.nc, roundUp(n, NR))
-	shared := kn.pool.Get().(*buffers[T])
-	defer kn.pool.Put(shared)
-	if need := kcMax * ncMax; len(shared.b) < need {
-		shared.b = make([]T, need)
+	// Two shared B buffers, alternating by depth step, so that one barrier
+	// per step suffices: a worker may pack step s+1 while others still
+	// multiply with step s.
+	var shared [2]*buffers[T]
+	for i := range shared {
+		shared[i] = kn.pool.Get().(*buffers[T])
+		defer kn.pool.Put(shared[i])
+		if need := kcMax * ncMax; len(shared[i].b) < need {
+			shared[i].b = make([]T, need)
+		}
 	}
 	direct := kn.direct && m*k*int(unsafe.Sizeof(alpha)) <= directMaxBytes
 	steps := ((n + kn.nc - 1) / kn.nc) * ((k + kn.kc - 1) / kn.kc)
@@ -150,7 +157,7 @@ func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, 
 			nc := min(kn.nc, n-jc)
 			for pc := 0; pc < k; pc += kn.kc {
 				kc := min(kn.kc, k-pc)
-				bp := shared.b[:kc*roundUp(nc, NR)]
+				bp := shared[step%2].b[:kc*roundUp(nc, NR)]
 				// Phase 1: pack B, four panels at a time.
 				for {
 					q := int(counters[2*step].Add(1)-1) * 4 * NR
@@ -180,7 +187,9 @@ func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, 
 					packA(ap, MR, transA, a, lda, ic, pc, mcc, kc)
 					macro(kn, kc, mcc, nc, ap, bp, c[ic*ldc+jc:], ldc, alpha, bet)
 				}
-				bar.wait() // B is repacked next step
+				// No barrier here: the next step packs the other buffer, and
+				// its barrier also orders this step's updates of C before the
+				// next step's.
 				step++
 			}
 		}
