@@ -10,6 +10,6 @@ func RuleNames() []string {
 	return names
 }
 
-// Tests run with released buffers poisoned, so that any read of storage the
-// sweep recycled too early shows up as NaN in a gradcheck.
-func init() { poisonReleased = true }
+// SetPoisonReleased makes released buffers NaN-filled, so that any read of
+// storage the sweep recycled too early shows up in a gradcheck.
+func SetPoisonReleased(on bool) { poisonReleased = on }
