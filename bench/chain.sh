@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Per-op overhead of the tensor engine against PyTorch, in one session:
+# a chain of 1000 alternating mul/add ops on float32 tensors of 1 and 1000
+# elements, forward + backward, one thread, µs per op (best of several runs).
+#
+#   bench/chain.sh            # needs PyTorch: apt-get install -y python3-torch
+#
+# Environment: PY (/usr/bin/python3), COUNT (Go -count, 5).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PY:-/usr/bin/python3}"
+COUNT="${COUNT:-5}"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+GOMAXPROCS=1 go test -run '^$' -bench '^BenchmarkChain$' -benchtime 300x -count "$COUNT" ./ad >"$tmp/go.txt"
+OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$PY" bench/torch_chain.py >"$tmp/py.txt"
+"$PY" - "$tmp/go.txt" "$tmp/py.txt" <<'PYEOF'
+import re, sys
+go = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"BenchmarkChain/(\d+)\S*\s.*?([\d.]+) µs/op", line)
+    if m:
+        go[m.group(1)] = min(go.get(m.group(1), 1e9), float(m.group(2)))
+py = {l.split()[0].split("/")[1]: float(l.split()[1]) for l in open(sys.argv[2]) if l.startswith("chain/")}
+print("| elements | adjoint µs/op | PyTorch µs/op | PyTorch ÷ adjoint |")
+print("|---|---|---|---|")
+for size in sorted(go, key=int):
+    print(f"| {size} | {go[size]:.3f} | {py[size]:.3f} | {py[size] / go[size]:.1f}× |")
+PYEOF
