@@ -312,7 +312,7 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 	// With explicit targets, prune: a node's VJP runs only for the operands
 	// through which some target is reachable.
 	var useful []bool
-	if targets != nil {
+	if targets != nil && needPruning(nodes, targetOf, leafTarget) {
 		useful = usefulNodes(nodes, deps, targetOf, leafTarget)
 	}
 	// Refuse to start if any saved tensor changed since it was saved.
@@ -517,6 +517,22 @@ func release(v *Value) {
 
 // poisonReleased is set by tests so that a use after release shows as NaN.
 var poisonReleased bool
+
+// needPruning reports whether some reachable Var is not a target (or some
+// target is an intermediate value): only then can a VJP be skipped.
+func needPruning(nodes []*node, targetOf map[*node][]int, leafTarget map[*Value][]int) bool {
+	if len(targetOf) > 0 {
+		return true
+	}
+	for _, n := range nodes {
+		for j := range n.edges {
+			if l := n.edges[j].leaf; l != nil && leafTarget[l] == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // usefulNodes marks the nodes from which a target is reachable (the target
 // itself, or through an operand). It orders the nodes consumers-first by

@@ -285,7 +285,10 @@ func (op BinaryOp) String() string {
 // Binary sets t = op(a, b) with NumPy broadcasting and returns t. t may alias a
 // or b only when it already has the broadcast shape.
 func (t *Tensor) Binary(op BinaryOp, a, b *Tensor) *Tensor {
-	d := sameDType(op.String(), a, b)
+	d := a.dtype
+	if b.dtype != d {
+		sameDType(op.String(), a, b) // panics with the message
+	}
 	if EqualShape(a.shape, b.shape) {
 		if t != a && t != b {
 			t.resize(d, a.shape)

@@ -332,7 +332,6 @@ func (t *Tensor) Resize(d DType, shape ...int) *Tensor {
 // storage counts as an in-place write (the version is bumped); a view that
 // needs fresh storage stops sharing its base's.
 func (t *Tensor) resize(d DType, shape []int) {
-	defer t.BumpVersion()
 	n := Size(shape)
 	if t.dtype != d {
 		t.f32, t.f64 = nil, nil
@@ -358,6 +357,7 @@ func (t *Tensor) resize(d DType, shape []int) {
 			t.detach()
 		}
 	}
+	t.BumpVersion()
 }
 
 // detach makes a view the owner of its (new) storage, keeping its version
