@@ -310,3 +310,99 @@ func BenchmarkSweepRosenbrock1e6(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(t.Len()), "ns/node")
 }
+
+// A straightforward tape, for comparison on the same machine: one 24-byte
+// node per operation with two parent slots (one-parent nodes fill the second
+// with a zero partial), appended to a slice, swept node by node.
+
+type baseNode struct {
+	p0, p1 int32
+	d0, d1 float64
+}
+
+type baseTape struct {
+	nodes []baseNode
+	adj   []float64
+}
+
+type baseVar struct {
+	t *baseTape
+	v float64
+	i int32
+}
+
+func (t *baseTape) push(v float64, p0 int32, d0 float64, p1 int32, d1 float64) baseVar {
+	t.nodes = append(t.nodes, baseNode{p0, p1, d0, d1})
+	return baseVar{t, v, int32(len(t.nodes) - 1)}
+}
+
+func (t *baseTape) variable(v float64) baseVar {
+	return t.push(v, int32(len(t.nodes)), 0, int32(len(t.nodes)), 0)
+}
+
+func (x baseVar) add(y baseVar) baseVar  { return x.t.push(x.v+y.v, x.i, 1, y.i, 1) }
+func (x baseVar) sub(y baseVar) baseVar  { return x.t.push(x.v-y.v, x.i, 1, y.i, -1) }
+func (x baseVar) mul(y baseVar) baseVar  { return x.t.push(x.v*y.v, x.i, y.v, y.i, x.v) }
+func (x baseVar) mulC(c float64) baseVar { return x.t.push(x.v*c, x.i, c, x.i, 0) }
+func (x baseVar) rsubC(c float64) baseVar {
+	return x.t.push(c-x.v, x.i, -1, x.i, 0)
+}
+
+func (t *baseTape) backward(y baseVar) {
+	if cap(t.adj) < len(t.nodes) {
+		t.adj = make([]float64, len(t.nodes))
+	}
+	adj := t.adj[:len(t.nodes)]
+	clear(adj)
+	adj[y.i] = 1
+	for i := y.i; i >= 0; i-- {
+		n := t.nodes[i]
+		a := adj[i]
+		adj[n.p0] += n.d0 * a
+		adj[n.p1] += n.d1 * a
+	}
+}
+
+func baseRosenbrock(x []baseVar) baseVar {
+	s := x[0].mulC(0)
+	for i := 0; i+1 < len(x); i += 2 {
+		a := x[i+1].sub(x[i].mul(x[i]))
+		c := x[i].rsubC(1)
+		s = s.add(a.mul(a).mulC(100)).add(c.mul(c))
+	}
+	return s
+}
+
+func BenchmarkW1RosenbrockBaselineTape(b *testing.B) {
+	for _, n := range []int{1_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			x := startPoint(n)
+			g := make([]float64, n)
+			var t baseTape
+			vars := make([]baseVar, n)
+			grad := func() {
+				t.nodes = t.nodes[:0]
+				for i, v := range x {
+					vars[i] = t.variable(v)
+				}
+				y := baseRosenbrock(vars)
+				t.backward(y)
+				for i, v := range vars {
+					g[i] = t.adj[v.i]
+				}
+			}
+			grad()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				grad()
+			}
+			b.StopTimer()
+			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			b.ReportMetric(ns/plainNs(func() { sink += rosenbrockPlain(x) }), "grad/plain")
+			if math.Abs(g[0]-(-215.6)) > 1e-9 {
+				b.Fatalf("baseline gradient %g", g[0])
+			}
+		})
+	}
+}
