@@ -6,7 +6,7 @@
 # Runs `adjoint bench` (Go) and bench/torch_train.py (PyTorch) on the same
 # workloads — float32 ReLU MLPs, forward + fused cross-entropy + backward + SGD:
 #   A 64-128-128-10 batch 32 · B 784-512-512-10 batch 128 ·
-#   C 1024×5 hidden → 10 batch 256
+#   C 1024-1024-1024-1024-1024-10 batch 256 (four 1024×1024 layers, as in the issue)
 # and prints the median ms per step of each, PyTorch three times: with
 # OpenBLAS's own kernel choice (OPENBLAS_CORETYPE unset), with AVX2 kernels
 # (Haswell) and with AVX-512 kernels (SkylakeX), and the ratio adjoint ÷ the

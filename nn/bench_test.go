@@ -16,6 +16,7 @@ func BenchmarkTrainStep(b *testing.B) {
 			if err := s.Run(); err != nil { // warm-up: allocate state
 				b.Fatal(err)
 			}
+			saved := s.SavedBytes()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
@@ -23,6 +24,7 @@ func BenchmarkTrainStep(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(saved)/(1<<20), "saved-MiB")
 		})
 	}
 }

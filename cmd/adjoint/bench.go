@@ -50,7 +50,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	setThreads(*threads)
 	if !*tsv {
 		fmt.Fprintf(stdout, "training step, float32, %d thread(s), kernels: %s\n", gemm.Threads(), gemm.KernelName())
-		fmt.Fprintf(stdout, "%-3s %-40s %12s %12s %14s\n", "", "MLP", "ms/step", "allocs/step", "MiB alloc/step")
+		fmt.Fprintf(stdout, "%-3s %-40s %12s %12s %14s %12s\n", "", "MLP", "ms/step", "allocs/step", "MiB alloc/step", "MiB saved")
 	}
 	for _, w := range ws {
 		n := *steps
@@ -66,7 +66,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		if *tsv {
 			fmt.Fprintf(stdout, "%s\t%.4f\t%.0f\n", w.Name, ms, r.Allocs)
 		} else {
-			fmt.Fprintf(stdout, "%-3s %-40s %12.3f %12.0f %14.2f\n", w.Name, w.String(), ms, r.Allocs, r.Bytes/(1<<20))
+			fmt.Fprintf(stdout, "%-3s %-40s %12.3f %12.0f %14.2f %12.2f\n", w.Name, w.String(), ms, r.Allocs, r.Bytes/(1<<20), float64(r.Saved)/(1<<20))
 		}
 	}
 	if rss := peakRSS(); rss != "" && !*tsv {

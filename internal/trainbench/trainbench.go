@@ -40,7 +40,7 @@ func (w Workload) String() string {
 var Workloads = []Workload{
 	{"A", []int{64, 128, 128, 10}, 32},
 	{"B", []int{784, 512, 512, 10}, 128},
-	{"C", []int{1024, 1024, 1024, 1024, 1024, 1024, 10}, 256},
+	{"C", []int{1024, 1024, 1024, 1024, 1024, 10}, 256},
 }
 
 // Lookup returns the workload called name.
@@ -97,6 +97,14 @@ type Result struct {
 	Median   time.Duration // per step
 	Allocs   float64       // heap allocations per step
 	Bytes    float64       // heap bytes allocated per step
+	Saved    int64         // bytes the graph saves for backward, parameters excluded (ad.Stats)
+}
+
+// SavedBytes builds the step's graph (forward and loss only) and returns the
+// activation memory it saves for the backward pass (ad.Stats).
+func (s *Step) SavedBytes() int64 {
+	loss := nn.CrossEntropy(s.Model.Forward(s.X), s.Y)
+	return ad.Stats(loss).SavedBytes
 }
 
 // Measure runs warm warm-up steps, then steps timed steps, and returns the
@@ -122,5 +130,6 @@ func Measure(w Workload, warm, steps int) (Result, error) {
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 	n := float64(steps)
 	return Result{Workload: w, Median: times[steps/2],
-		Allocs: float64(m1.Mallocs-m0.Mallocs) / n, Bytes: float64(m1.TotalAlloc-m0.TotalAlloc) / n}, nil
+		Allocs: float64(m1.Mallocs-m0.Mallocs) / n, Bytes: float64(m1.TotalAlloc-m0.TotalAlloc) / n,
+		Saved: s.SavedBytes()}, nil
 }
