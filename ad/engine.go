@@ -97,9 +97,11 @@ func apply(r *rule, at *Attrs, x, y *Value) *Value {
 		m := r.saves(need)
 		if m&saveIn0 != 0 {
 			n.save(0, x)
+			shareReluOutput(x)
 		}
 		if m&saveIn1 != 0 {
 			n.save(1, y)
+			shareReluOutput(y)
 		}
 		if m&saveOut != 0 {
 			n.save(2, out)

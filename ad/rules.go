@@ -221,7 +221,13 @@ func init() {
 	// relu saves a 1-bit mask of x > 0, not x: relu'(0) = 0.
 	ruleRelu = &rule{name: "relu", forward: unaryFwd(tensor.Relu),
 		keep: func(_ *Attrs, out, _, _ *tensor.Tensor) any { return packMask(out) },
-		vjp:  func(c *vjpCtx, g *Value) []*Value { return c.g1(maskMul(g, c.n.aux.(*bitMask))) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			m, ok := c.n.aux.(*bitMask)
+			if !ok { // the output is saved by a consumer anyway: see shareReluOutput
+				m = packMask(&c.out().t)
+			}
+			return c.g1(maskMul(g, m))
+		}}
 	// mask_mul keeps the elements of x whose bit is set and zeroes the rest:
 	// relu's VJP, applied straight from the bits. It is linear in x, so its
 	// VJP is itself.
@@ -427,13 +433,32 @@ func allRules() []*rule {
 // bitMask is ReLU's saved state: one bit per element, set where the output
 // is positive.
 type bitMask struct {
-	bits  []uint64
-	shape []int
+	bits    []uint64
+	shape   []int
+	version uint64 // of the output the bits were taken from
+}
+
+// shareReluOutput is called when an op saves v. If v is the output of a ReLU
+// node that keeps a bit mask and v is unchanged since, the ReLU node saves v
+// itself instead (it costs nothing more: the consumer keeps it alive) and
+// drops the mask, which its VJP rebuilds from v. This keeps the saved memory
+// of the common linear→ReLU→linear chain at PyTorch's (which saves the ReLU
+// output), while a ReLU whose output nobody saves keeps only one bit per
+// element.
+func shareReluOutput(v *Value) {
+	n := v.n
+	if n == nil || n.rule != ruleRelu {
+		return
+	}
+	if m, ok := n.aux.(*bitMask); ok && m.version == v.t.Version() {
+		n.save(2, v)
+		n.aux = nil
+	}
 }
 
 func packMask(out *tensor.Tensor) *bitMask {
 	n := out.Len()
-	m := &bitMask{bits: make([]uint64, (n+63)/64), shape: out.Shape()}
+	m := &bitMask{bits: make([]uint64, (n+63)/64), shape: out.Shape(), version: out.Version()}
 	if f := out.Float32s(); f != nil {
 		packBits(m.bits, f)
 	} else {

@@ -87,6 +87,8 @@ func ruleCases() []ruleCase {
 	un("softplus", ad.Softplus, nil, true)
 	// relu's VJP is mask_mul; a second-order check of relu·x runs mask_mul
 	// forward (first sweep, recorded) and its VJP (second sweep).
+	cs = append(cs, ruleCase{rule: "relu", name: "output saved by a consumer", shapes: [][]int{{3, 4}, {4, 2}}, gen: awayFromZero, smooth: true,
+		f: binary(func(x, w *ad.Value) *ad.Value { return ad.MatMul(ad.Relu(x), w) })})
 	un("mask_mul", func(x *ad.Value) *ad.Value { return ad.Mul(ad.Relu(x), x) }, awayFromZero, true)
 	for _, s := range [][2][]int{{{3, 4}, {4, 2}}, {{1, 5}, {5, 1}}, {{2, 3, 4}, {4, 5}}, {{2, 3, 4}, {2, 4, 2}}, {{3, 4}, {2, 4, 3}}} {
 		a, b := s[0], s[1]
