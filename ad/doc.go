@@ -34,8 +34,10 @@
 //
 // A rule saves only what its VJP reads, and only for the operands that need
 // a gradient: mul saves y only if x needs a gradient; exp, tanh, sigmoid,
-// sqrt and softmax save their output; relu saves one bit per element;
-// cross-entropy saves the softmax and nothing else. The sweep releases each
+// sqrt and softmax save their output; relu saves one bit per element — or
+// nothing of its own when a consumer (a matmul) saves its output anyway, from
+// which the bits are rebuilt; cross-entropy saves the softmax and nothing
+// else. Stats reports what a graph keeps alive. The sweep releases each
 // node's saved values once its rule has run, so a second backward through the
 // same graph returns ErrGraphFreed; pass Options{RetainGraph: true} to keep
 // it.
