@@ -65,139 +65,175 @@ var opNames = [numOps]string{
 
 func (o op) String() string { return opNames[o] }
 
-// un returns the result of a one-argument operation with value v and local
-// derivative d, recording it if x is a variable. The recording is written out
-// here rather than by calling rec1, so that an operation costs one call.
-func (x Var) un(o op, v, d float64) Var {
+// mixed holds the errors for operands of two tapes, one per op, so that the
+// inlined fast paths can panic without formatting.
+var mixed = func() (m [numOps]*Error) {
+	for o := range m {
+		m[o] = &Error{Op: op(o).String(), Msg: "operands belong to different tapes"}
+	}
+	return m
+}()
+
+// The recording functions below are small enough to be inlined into the
+// operations that use them, so that recording an operation costs no call.
+// They do no tangent-mode work: +, −, ×, x² and the operations with a
+// constant have tangent data that follows from their partials, which
+// Tape.flush fills in when tangent mode needs it.
+
+// unHot records a one-parent node with value v and partial d.
+func (x Var) unHot(v, d float64) Var {
 	t := x.t
 	if t == nil {
 		return Var{v: v}
 	}
-	if t.tangent {
+	n := int32(len(t.nodes))
+	t.nodes = append(t.nodes, node{x.i, n, d, 0})
+	return Var{t, v, n}
+}
+
+// bin records a two-parent node with value v and partials dx, dy; class is
+// bilinear for a product. A constant operand points at the sink.
+func bin(o op, class int32, x, y Var, v, dx, dy float64) Var {
+	t := x.t
+	if t == nil {
+		t = y.t
+		if t == nil {
+			return Var{v: v}
+		}
+	} else if y.t != t && y.t != nil {
+		panic(mixed[o])
+	}
+	n := int32(len(t.nodes))
+	t.nodes = append(t.nodes, node{x.i | class, y.i, dx, dy})
+	return Var{t, v, n}
+}
+
+// un records a one-argument operation with value v and local derivative d.
+// In tangent mode it also records the tangent data, from the operation's
+// second derivative.
+func (x Var) un(o op, v, d float64) Var {
+	if t := x.t; t != nil && t.tangent {
 		return t.un2(o, x, v, d, 0)
 	}
-	e := t.ne
-	if e >= len(t.par) || e >= len(t.part) {
-		return x.unGrow(o, v, d)
-	}
-	t.par[e] = x.i | first
-	t.part[e] = d
-	t.ne = e + 1
-	n := t.n
-	t.n = n + 1
-	return Var{t: t, v: v, i: n}
+	return x.unHot(v, d)
 }
 
-// bin returns the result of a two-argument operation with value v and local
-// partials dx, dy, recording it if x or y is a variable. As in un, the
-// common case (two variables of one tape) is recorded inline.
-func bin(o op, x, y Var, v, dx, dy float64) Var {
+// binOp records a two-argument operation other than +, − and ×, as a
+// one-parent node when an operand is constant.
+func binOp(o op, x, y Var, v, dx, dy float64) Var {
 	t := x.t
-	if t != y.t || t == nil || t.tangent {
-		// A constant on one side: record a one-parent node.
-		if t != nil && y.t == nil && !t.tangent {
-			return x.un(o, v, dx)
-		}
-		if t == nil && y.t != nil && !y.t.tangent {
-			return y.un(o, v, dy)
-		}
-		return binSlow(o, x, y, v, dx, dy)
+	if t != y.t {
+		t = pick(o, t, y.t)
 	}
-	e := t.ne
-	if e+2 > len(t.par) || e+2 > len(t.part) {
-		return binGrow(o, x, y, v, dx, dy)
-	}
-	n := t.n
-	t.n = n + 1
-	if x.i == y.i { // x op x: one edge with the summed partial
-		t.par[e] = x.i | first
-		t.part[e] = dx + dy
-		t.ne = e + 1
-		return Var{t: t, v: v, i: n}
-	}
-	// The operand recorded later is visited last by the sweep, which then
-	// can often hand its fresh adjoint to the next node in a register.
-	if x.i > y.i {
-		x, y = y, x
-		dx, dy = dy, dx
-	}
-	t.par[e] = y.i | first
-	t.part[e] = dy
-	t.par[e+1] = x.i
-	t.part[e+1] = dx
-	t.ne = e + 2
-	return Var{t: t, v: v, i: n}
-}
-
-// unGrow grows the tape and records the operation of un. Growing in a
-// separate function keeps un's fast path free of register spills.
-func (x Var) unGrow(o op, v, d float64) Var {
-	x.t.grow(1)
-	return x.un(o, v, d)
-}
-
-// binGrow grows the tape and records the operation of bin.
-func binGrow(o op, x, y Var, v, dx, dy float64) Var {
-	x.t.grow(2)
-	return bin(o, x, y, v, dx, dy)
-}
-
-// binSlow handles the cases of bin with a constant operand, operands of two
-// tapes, or tangent mode.
-func binSlow(o op, x, y Var, v, dx, dy float64) Var {
-	t := x.t
 	switch {
-	case t == nil && y.t == nil:
-		return Var{v: v}
 	case t == nil:
-		t = y.t
-	case y.t != nil && y.t != t:
-		fail(o.String(), "operands %v and %v belong to different tapes", x, y)
-	}
-	if t.tangent {
+		return Var{v: v}
+	case t.tangent:
 		return t.bin2(o, x, y, v, dx, dy)
+	case x.t == nil:
+		return y.unHot(v, dy)
+	case y.t == nil:
+		return x.unHot(v, dx)
 	}
-	if x.t == nil {
-		return Var{t: t, v: v, i: t.rec1(y.i, dy)}
+	return bin(o, 0, x, y, v, dx, dy)
+}
+
+// mixedMul is mixed[opMul], named so that Mul fits the inliner's budget.
+var mixedMul = mixed[opMul]
+
+// pick returns the tape of an operation with operands on tapes a ≠ b.
+func pick(o op, a, b *Tape) *Tape {
+	if a == nil {
+		return b
 	}
-	if y.t == nil {
-		return Var{t: t, v: v, i: t.rec1(x.i, dx)}
+	if b != nil {
+		panic(mixed[o])
 	}
-	return Var{t: t, v: v, i: t.rec2(x.i, dx, y.i, dy)}
+	return a
 }
 
 // Add returns x + y.
-func (x Var) Add(y Var) Var { return bin(opAdd, x, y, x.v+y.v, 1, 1) }
+func (x Var) Add(y Var) Var {
+	t, v := x.t, x.v+y.v
+	if t == nil {
+		t = y.t
+		if t == nil {
+			return Var{v: v}
+		}
+	} else if y.t != t && y.t != nil {
+		panic(mixed[opAdd])
+	}
+	n := int32(len(t.nodes))
+	t.nodes = append(t.nodes, node{x.i, y.i, 1, 1})
+	return Var{t, v, n}
+}
 
 // Sub returns x − y.
-func (x Var) Sub(y Var) Var { return bin(opSub, x, y, x.v-y.v, 1, -1) }
+func (x Var) Sub(y Var) Var {
+	t, v := x.t, x.v-y.v
+	if t == nil {
+		t = y.t
+		if t == nil {
+			return Var{v: v}
+		}
+	} else if y.t != t && y.t != nil {
+		panic(mixed[opSub])
+	}
+	n := int32(len(t.nodes))
+	t.nodes = append(t.nodes, node{x.i, y.i, 1, -1})
+	return Var{t, v, n}
+}
 
 // Mul returns x × y.
-func (x Var) Mul(y Var) Var { return bin(opMul, x, y, x.v*y.v, y.v, x.v) }
+func (x Var) Mul(y Var) Var {
+	t, v := x.t, x.v*y.v
+	if t == nil {
+		t = y.t
+		if t == nil {
+			return Var{v: v}
+		}
+	} else if y.t != t && y.t != nil {
+		panic(mixedMul)
+	}
+	n := int32(len(t.nodes))
+	t.nodes = append(t.nodes, node{x.i | bilinear, y.i, y.v, x.v})
+	return Var{t, v, n}
+}
+
+// (The bodies of Add, Sub and Mul repeat bin by hand: through a call to
+// bin they would exceed the inliner's budget.)
 
 // Div returns x ÷ y. Division by zero follows IEEE 754, as in Go.
 func (x Var) Div(y Var) Var {
 	v := x.v / y.v
-	return bin(opDiv, x, y, v, 1/y.v, -v/y.v)
+	return binOp(opDiv, x, y, v, 1/y.v, -v/y.v)
 }
 
 // AddC returns x + c.
-func (x Var) AddC(c float64) Var { return x.un(opAddC, x.v+c, 1) }
+func (x Var) AddC(c float64) Var { return x.unHot(x.v+c, 1) }
 
 // SubC returns x − c.
-func (x Var) SubC(c float64) Var { return x.un(opAddC, x.v-c, 1) }
+func (x Var) SubC(c float64) Var { return x.unHot(x.v-c, 1) }
 
 // MulC returns x × c.
-func (x Var) MulC(c float64) Var { return x.un(opMulC, x.v*c, c) }
+func (x Var) MulC(c float64) Var { return x.unHot(x.v*c, c) }
 
 // DivC returns x ÷ c.
-func (x Var) DivC(c float64) Var { return x.un(opMulC, x.v/c, 1/c) }
+func (x Var) DivC(c float64) Var { return x.unHot(x.v/c, 1/c) }
 
 // Neg returns −x.
-func (x Var) Neg() Var { return x.un(opNeg, -x.v, -1) }
+func (x Var) Neg() Var { return x.unHot(-x.v, -1) }
 
-// Square returns x², recorded as one single-parent node.
-func (x Var) Square() Var { return x.un(opSquare, x.v*x.v, 2*x.v) }
+// Square returns x², recorded as the product x·x.
+func (x Var) Square() Var {
+	t, v := x.t, x.v*x.v
+	if t == nil {
+		return Var{v: v}
+	}
+	n := int32(len(t.nodes))
+	t.nodes = append(t.nodes, node{x.i | bilinear, x.i, x.v, x.v})
+	return Var{t, v, n}
+}
 
 // Sin returns sin x.
 func (x Var) Sin() Var { v, d := dSin(x.v); return x.un(opSin, v, d) }
@@ -295,35 +331,35 @@ func (x Var) Pow(y Var) Var {
 		return y.un(opExpC, v, d)
 	}
 	v, dx, dy := dPow(x.v, y.v)
-	return bin(opPow, x, y, v, dx, dy)
+	return binOp(opPow, x, y, v, dx, dy)
 }
 
 // Atan2 returns atan2(y, x) for y the receiver, as math.Atan2(y, x). Both
 // partials are taken to be 0 at the origin.
 func (y Var) Atan2(x Var) Var {
 	v, dy, dx := dAtan2(y.v, x.v)
-	return bin(opAtan2, y, x, v, dy, dx)
+	return binOp(opAtan2, y, x, v, dy, dx)
 }
 
 // Hypot returns √(x² + y²) without overflow. Both partials are taken to be 0
 // at the origin.
 func (x Var) Hypot(y Var) Var {
 	v, dx, dy := dHypot(x.v, y.v)
-	return bin(opHypot, x, y, v, dx, dy)
+	return binOp(opHypot, x, y, v, dx, dy)
 }
 
 // Min returns the smaller of x and y. At a tie each operand gets half of the
 // derivative (the mean of the one-sided derivatives).
 func (x Var) Min(y Var) Var {
 	v, dx, dy := dMin(x.v, y.v)
-	return bin(opMin, x, y, v, dx, dy)
+	return binOp(opMin, x, y, v, dx, dy)
 }
 
 // Max returns the larger of x and y. At a tie each operand gets half of the
 // derivative.
 func (x Var) Max(y Var) Var {
 	v, dx, dy := dMax(x.v, y.v)
-	return bin(opMax, x, y, v, dx, dy)
+	return binOp(opMax, x, y, v, dx, dy)
 }
 
 // The local derivatives, shared by Var and Dual. Each returns the value and

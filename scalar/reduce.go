@@ -1,10 +1,14 @@
 package scalar
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
-// Reductions record one node with one edge per variable operand, instead of
-// a chain of binary nodes: a sum of n variables costs 12·n bytes and one
-// pass of n independent updates in the reverse sweep.
+// Reductions record one node whose parents (one per variable operand) are in
+// the side arrays rp and rd, instead of a chain of binary nodes: a sum of n
+// variables costs 24 + 12·n bytes and one pass of n independent updates in
+// the reverse sweep.
 
 // tapeOf returns the tape shared by the variables in xs, or nil if all of
 // them are constants. It panics if they belong to different tapes.
@@ -22,26 +26,36 @@ func tapeOf(o op, xs []Var) *Tape {
 	return t
 }
 
-// reserve makes room for k more edges and returns them.
-func (t *Tape) reserve(k int) ([]int32, []float64) {
-	if t.n == 0 {
-		t.start()
-	}
-	e := t.ne
-	if e+k > len(t.par) {
-		t.grow(k)
-	}
-	return t.par[e : e+k : e+k], t.part[e : e+k : e+k]
+// reserve appends k side entries to be filled in and returns them with the
+// position of the first. In tangent mode the tape is flushed first.
+func (t *Tape) reserve(k int) ([]int32, []float64, int) {
+	t.flush()
+	s := len(t.rp)
+	t.rp = slices.Grow(t.rp, k)[:s+k]
+	t.rd = slices.Grow(t.rd, k)[:s+k]
+	return t.rp[s:], t.rd[s:], s
 }
 
-// commit records a node whose k edges were written into the slices returned
-// by reserve, and returns its index.
-func (t *Tape) commit(k int) int32 {
-	t.par[t.ne] |= first
-	t.ne += k
-	n := t.n
-	t.n = n + 1
+// commit keeps the first k ≥ 1 of the side entries reserved at s, records
+// the reduction node and returns its index.
+func (t *Tape) commit(s, k int) int32 {
+	t.rp = t.rp[:s+k]
+	t.rd = t.rd[:s+k]
+	n := int32(len(t.nodes))
+	t.nodes = append(t.nodes, node{p0: int32(s), p1: noParents - int32(k)})
 	return n
+}
+
+// tangents records the tangent data of a reduction committed at s with k
+// parents and tangent tv; dpart(j) gives the tangent of parent j's partial.
+func (t *Tape) tangents(s, k int, tv float64, dpart func(j int) float64) {
+	t.rdd = slices.Grow(t.rdd[:s], k)
+	for j := 0; j < k; j++ {
+		t.rdd = append(t.rdd, dpart(j))
+	}
+	t.tan = append(t.tan, tv)
+	t.dd = append(t.dd, dual2{})
+	t.flushed = len(t.nodes)
 }
 
 // Sum returns x[0] + x[1] + … as one node. The sum of no elements is the
@@ -55,7 +69,7 @@ func Sum(xs []Var) Var {
 		}
 		return Var{v: s}
 	}
-	par, part := t.reserve(len(xs))
+	par, part, e := t.reserve(len(xs))
 	k := 0
 	for _, x := range xs {
 		s += x.v
@@ -65,15 +79,13 @@ func Sum(xs []Var) Var {
 			k++
 		}
 	}
-	e0 := t.ne
-	i := t.commit(k)
+	i := t.commit(e, k)
 	if t.tangent {
 		tv := 0.0
 		for j := 0; j < k; j++ {
-			tv += t.tan[t.par[e0+j]&idx]
-			t.dpart[e0+j] = 0
+			tv += t.tan[t.rp[e+j]]
 		}
-		t.tan = append(t.tan, tv)
+		t.tangents(e, k, tv, func(int) float64 { return 0 })
 	}
 	return Var{t: t, v: s, i: i}
 }
@@ -97,7 +109,7 @@ func Dot(xs, ys []Var) Var {
 		}
 		return Var{v: s}
 	}
-	par, part := t.reserve(2 * len(xs))
+	par, part, e := t.reserve(2 * len(xs))
 	k := 0
 	for j, x := range xs {
 		y := ys[j]
@@ -113,25 +125,22 @@ func Dot(xs, ys []Var) Var {
 			k++
 		}
 	}
-	e0 := t.ne
-	i := t.commit(k)
+	i := t.commit(e, k)
 	if t.tangent {
 		tv := 0.0
-		k = e0
+		var dp []float64
 		for j, x := range xs {
 			y := ys[j]
 			tx, ty := t.tangentOf(x), t.tangentOf(y)
 			tv += tx*y.v + x.v*ty
 			if x.t != nil {
-				t.dpart[k] = ty
-				k++
+				dp = append(dp, ty)
 			}
 			if y.t != nil {
-				t.dpart[k] = tx
-				k++
+				dp = append(dp, tx)
 			}
 		}
-		t.tan = append(t.tan, tv)
+		t.tangents(e, k, tv, func(j int) float64 { return dp[j] })
 	}
 	return Var{t: t, v: s, i: i}
 }
@@ -155,12 +164,10 @@ func DotC(xs []Var, c []float64) Var {
 		return dotCSlow(xs, c)
 	}
 	k := len(xs)
-	e := t.ne
-	if e+k > len(t.par) || e+k > len(t.part) {
-		t.grow(k)
-	}
-	par := t.par[e : e+k : e+k]
-	copy(t.part[e:e+k], c)
+	e := len(t.rp)
+	t.rp = slices.Grow(t.rp, k)[:e+k]
+	t.rd = append(t.rd, c...)
+	par := t.rp[e : e+k : e+k]
 	c = c[:k]
 	// Four partial sums break the dependency chain of the additions.
 	var s0, s1, s2, s3 float64
@@ -168,6 +175,7 @@ func DotC(xs []Var, c []float64) Var {
 	for ; j+4 <= k; j += 4 {
 		x0, x1, x2, x3 := xs[j], xs[j+1], xs[j+2], xs[j+3]
 		if x0.t != t || x1.t != t || x2.t != t || x3.t != t {
+			t.rp, t.rd = t.rp[:e], t.rd[:e]
 			return dotCSlow(xs, c)
 		}
 		s0 += x0.v * c[j]
@@ -179,15 +187,14 @@ func DotC(xs []Var, c []float64) Var {
 	for ; j < k; j++ {
 		x := xs[j]
 		if x.t != t {
+			t.rp, t.rd = t.rp[:e], t.rd[:e]
 			return dotCSlow(xs, c)
 		}
 		s0 += x.v * c[j]
 		par[j] = x.i
 	}
-	par[0] |= first
-	t.ne = e + k
-	n := t.n
-	t.n = n + 1
+	n := int32(len(t.nodes))
+	t.nodes = append(t.nodes, node{p0: int32(e), p1: noParents - int32(k)})
 	return Var{t: t, v: (s0 + s1) + (s2 + s3), i: n}
 }
 
@@ -201,7 +208,7 @@ func dotCSlow(xs []Var, c []float64) Var {
 		}
 		return Var{v: s}
 	}
-	par, part := t.reserve(len(xs))
+	par, part, e := t.reserve(len(xs))
 	k := 0
 	for j, x := range xs {
 		s += x.v * c[j]
@@ -211,15 +218,13 @@ func dotCSlow(xs []Var, c []float64) Var {
 			k++
 		}
 	}
-	e0 := t.ne
-	i := t.commit(k)
+	i := t.commit(e, k)
 	if t.tangent {
 		tv := 0.0
 		for j, x := range xs {
 			tv += t.tangentOf(x) * c[j]
 		}
-		clear(t.dpart[e0 : e0+k])
-		t.tan = append(t.tan, tv)
+		t.tangents(e, k, tv, func(int) float64 { return 0 })
 	}
 	return Var{t: t, v: s, i: i}
 }
@@ -249,7 +254,7 @@ func LogSumExp(xs []Var) Var {
 	if t == nil {
 		return Var{v: v}
 	}
-	par, part := t.reserve(len(xs))
+	par, part, e := t.reserve(len(xs))
 	k := 0
 	for _, x := range xs {
 		if x.t != nil {
@@ -258,21 +263,15 @@ func LogSumExp(xs []Var) Var {
 			k++
 		}
 	}
-	e0 := t.ne
-	i := t.commit(k)
+	i := t.commit(e, k)
 	if t.tangent {
 		tv := 0.0
 		for _, x := range xs {
 			tv += softmax(x.v, m, s) * t.tangentOf(x)
 		}
-		k = e0
-		for _, x := range xs {
-			if x.t != nil {
-				t.dpart[k] = t.part[k] * (t.tan[x.i] - tv)
-				k++
-			}
-		}
-		t.tan = append(t.tan, tv)
+		t.tangents(e, k, tv, func(j int) float64 {
+			return t.rd[e+j] * (t.tan[t.rp[e+j]] - tv)
+		})
 	}
 	return Var{t: t, v: v, i: i}
 }

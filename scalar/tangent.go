@@ -1,6 +1,9 @@
 package scalar
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Tangent mode is forward-over-reverse: every value recorded on the tape is a
 // dual number (value, tangent), and so is every local partial. The reverse
@@ -15,20 +18,15 @@ import "math"
 // operation propagates it, and [Tape.Backward] also computes the tangents of
 // the adjoints, readable with [Tape.AdjointTangent]. Tangent mode lasts until
 // the next Reset.
+//
+// +, −, ×, x² and the operations with a constant (AddC, MulC, …) record
+// exactly as outside tangent mode; their tangent data follows from their
+// partials and is filled in, in recording order, before anything needs it
+// (see flush). Every other operation computes its tangent data when it is
+// recorded, from its second derivatives.
 func (t *Tape) ResetTangent() {
 	t.Reset()
 	t.tangent = true
-	t.start()
-}
-
-// growTan gives the tangent arrays the capacity of the edge arrays.
-func (t *Tape) growTan() {
-	if len(t.dpart) < len(t.par) {
-		dp := make([]float64, len(t.par))
-		copy(dp, t.dpart)
-		t.dpart = dp
-	}
-	t.tan = t.tan[:0]
 }
 
 // VarTangent records a new independent variable with value v and tangent dv.
@@ -36,12 +34,41 @@ func (t *Tape) growTan() {
 func (t *Tape) VarTangent(v, dv float64) Var {
 	x := t.Var(v)
 	if t.tangent {
+		t.flush()
 		t.tan[x.i] = dv
 	}
 	return x
 }
 
-// tangentOf returns the tangent of x (0 for a constant).
+// flush computes the tangent data of the nodes recorded since the last call
+// by the inlined operations: variables (tangent 0 until VarTangent sets it),
+// one-parent nodes with a zero second derivative, and two-parent sums and
+// products, told apart by the bilinear mark.
+func (t *Tape) flush() {
+	if !t.tangent {
+		return
+	}
+	n := len(t.nodes)
+	t.tan = slices.Grow(t.tan[:t.flushed], n-t.flushed)[:n]
+	t.dd = slices.Grow(t.dd[:t.flushed], n-t.flushed)[:n]
+	tan, dd := t.tan, t.dd
+	for i := t.flushed; i < n; i++ {
+		nd := t.nodes[i]
+		tan[i], dd[i] = 0, dual2{}
+		if nd.p1 < 0 { // a variable; reductions are never left to flush
+			continue
+		}
+		p0 := nd.p0 & idx
+		t0, t1 := tan[p0], tan[nd.p1]
+		tan[i] = nd.d0*t0 + nd.d1*t1
+		if nd.p0&bilinear != 0 { // ∂(x·y)/∂x = y, whose tangent is t1
+			dd[i] = dual2{t1, t0}
+		}
+	}
+	t.flushed = n
+}
+
+// tangentOf returns the tangent of x (0 for a constant); t must be flushed.
 func (t *Tape) tangentOf(x Var) float64 {
 	if x.t == nil {
 		return 0
@@ -57,6 +84,7 @@ func (t *Tape) Tangent(x Var) float64 {
 		return 0
 	}
 	t.check("tangent", x)
+	t.flush()
 	return t.tan[x.i]
 }
 
@@ -80,36 +108,39 @@ func (t *Tape) AdjointTangent(x Var) float64 {
 // un2 records a one-argument operation in tangent mode. p is the constant
 // parameter of PowC and ExpC.
 func (t *Tape) un2(o op, x Var, v, d, p float64) Var {
+	t.flush()
 	tx := t.tan[x.i]
 	dd := second1(o, x.v, v, d, p)
-	i := t.rec1(x.i, d)
-	t.dpart[t.ne-1] = dd * tx
+	y := x.unHot(v, d)
 	t.tan = append(t.tan, d*tx)
-	return Var{t: t, v: v, i: i}
+	t.dd = append(t.dd, dual2{dd * tx, 0})
+	t.flushed = len(t.nodes)
+	return y
 }
 
 // bin2 records a two-argument operation in tangent mode; t is the tape of x
 // or y, and a constant operand has a zero tangent.
 func (t *Tape) bin2(o op, x, y Var, v, dx, dy float64) Var {
+	t.flush()
 	tx, ty := t.tangentOf(x), t.tangentOf(y)
 	fxx, fxy, fyy := second2(o, x.v, y.v, v)
 	ddx := fxx*tx + fxy*ty
 	ddy := fxy*tx + fyy*ty
-	var i int32
+	var r Var
 	switch {
 	case x.t == nil:
-		i = t.rec1(y.i, dy)
-		t.dpart[t.ne-1] = ddy
+		r = y.unHot(v, dy)
+		t.dd = append(t.dd, dual2{ddy, 0})
 	case y.t == nil:
-		i = t.rec1(x.i, dx)
-		t.dpart[t.ne-1] = ddx
+		r = x.unHot(v, dx)
+		t.dd = append(t.dd, dual2{ddx, 0})
 	default:
-		i = t.rec2(x.i, dx, y.i, dy)
-		t.dpart[t.ne-2] = ddx
-		t.dpart[t.ne-1] = ddy
+		r = bin(o, 0, x, y, v, dx, dy)
+		t.dd = append(t.dd, dual2{ddx, ddy})
 	}
 	t.tan = append(t.tan, dx*tx+dy*ty)
-	return Var{t: t, v: v, i: i}
+	t.flushed = len(t.nodes)
+	return r
 }
 
 // second1 returns the second derivative of a one-argument operation at x,
@@ -212,29 +243,36 @@ func second2(o op, x, y, v float64) (fxx, fxy, fyy float64) {
 }
 
 // sweepTangent is the reverse sweep of tangent mode; see sweep.
-func (t *Tape) sweepTangent(adj []float64, last int, y int32) {
+func (t *Tape) sweepTangent(adj []float64) {
+	t.flush()
 	n := len(adj)
 	if cap(t.adjd) < n {
 		t.adjd = make([]float64, n, cap(t.adj))
 	}
 	adjd := t.adjd[:n]
 	clear(adjd)
-	par, part, dpart := t.par[:last+1], t.part[:last+1], t.dpart[:last+1]
-	cur := y
-	a, ad := adj[cur], adjd[cur]
-	for e := len(par) - 1; e >= 0; e-- {
-		p := par[e]
-		if a != 0 || ad != 0 {
-			q := p & idx
-			adj[q] += part[e] * a
-			adjd[q] += part[e]*ad + dpart[e]*a
+	nodes, dd := t.nodes[:n], t.dd[:n]
+	for i := n - 1; i > 0; i-- {
+		a, ad := adj[i], adjd[i]
+		if a == 0 && ad == 0 {
+			continue
 		}
-		if p < 0 {
-			cur--
-			if cur < 0 {
-				break
+		nd := &nodes[i]
+		if nd.p1 < 0 {
+			if k := int(noParents - nd.p1); k > 0 {
+				s := int(nd.p0)
+				for j := s; j < s+k; j++ {
+					p := t.rp[j]
+					adj[p] += t.rd[j] * a
+					adjd[p] += t.rd[j]*ad + t.rdd[j]*a
+				}
 			}
-			a, ad = adj[cur], adjd[cur]
+			continue
 		}
+		p0 := nd.p0 & idx
+		adj[p0] += nd.d0 * a
+		adjd[p0] += nd.d0*ad + dd[i].d0*a
+		adj[nd.p1] += nd.d1 * a
+		adjd[nd.p1] += nd.d1*ad + dd[i].d1*a
 	}
 }

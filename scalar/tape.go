@@ -1,21 +1,34 @@
 package scalar
 
-import (
-	"fmt"
-	"math"
+import "fmt"
+
+// A node of the tape: up to two parents with their local partials. A
+// one-parent node points its second slot at itself with a zero partial, so
+// that the reverse sweep needs no branch for it (the node's own adjoint is
+// no longer needed when it is swept). p1 < 0 marks a variable or a
+// reduction; see noParents.
+type node struct {
+	p0, p1 int32   // parents; p0 may carry the bilinear mark
+	d0, d1 float64 // ∂node/∂parent
+}
+
+const (
+	// bilinear marks p0 of a product x·y (and x²), so that tangent mode can
+	// tell its second derivative from that of a sum without an op code.
+	bilinear = 1 << 30
+	// idx masks the mark off p0.
+	idx = bilinear - 1
+	// noParents is p1 of a variable. A reduction over k ≥ 1 parents has
+	// p1 = noParents − k and its parents at p0 … p0+k−1 of the side arrays.
+	noParents = -1
 )
 
-// first marks, in Tape.par, the first edge of each node. A node's edges are
-// contiguous, so the reverse sweep, which visits them from last to first,
-// moves on to the previous node after it has processed a marked edge.
-const first = math.MinInt32
-
-// idx masks the mark off an entry of Tape.par.
-const idx = math.MaxInt32
-
-// bytesPerEdge is what one recorded edge costs: an int32 parent index and a
-// float64 local partial.
-const bytesPerEdge = 4 + 8
+// bytesPerNode is what one recorded operation costs; a reduction adds
+// bytesPerSide per parent.
+const (
+	bytesPerNode = 24
+	bytesPerSide = 4 + 8
+)
 
 // A Tape records float64 operations on its variables so that derivatives of
 // one recorded output with respect to every variable can be computed in one
@@ -29,21 +42,24 @@ const bytesPerEdge = 4 + 8
 //
 // See the package documentation for the layout and its cost per operation.
 type Tape struct {
-	par  []int32   // per edge: parent node index, |first on a node's last edge
-	part []float64 // per edge: ∂node/∂parent
-	ne   int       // edges in use
-	n    int32     // nodes in use; node 0 is a sink that absorbs dummy edges
+	nodes []node    // node 0 is a sink that constants point at
+	rp    []int32   // parents of reductions
+	rd    []float64 // partials of reductions
+	adj   []float64 // per node: adjoint after Backward
 
-	adj []float64 // per node: adjoint after Backward
-
-	// Forward-over-reverse (tangent) mode, see HessVec.
+	// Forward-over-reverse (tangent) mode, see ResetTangent.
 	tangent bool
+	flushed int       // nodes whose tangent data is computed
 	tan     []float64 // per node: tangent of the value
-	dpart   []float64 // per edge: tangent of the partial
-	adjd    []float64 // per node: tangent of the adjoint after Backward
+	dd      []dual2   // per node: tangents of d0 and d1
+	rdd     []float64 // per reduction parent: tangent of the partial
+	adjd    []float64 // per node: tangent of the adjoint
 
 	swept Var // output of the last Backward; t == nil if none
 }
+
+// dual2 holds the tangents of a node's two partials.
+type dual2 struct{ d0, d1 float64 }
 
 // Var is a variable recorded on a [Tape], or a constant. Its zero value is
 // the constant 0.
@@ -107,95 +123,31 @@ func fail(op, format string, args ...any) {
 // Reset empties the tape and keeps its memory for the next recording.
 // Variables recorded before Reset must not be used afterwards.
 func (t *Tape) Reset() {
-	t.ne = 0
-	t.n = 0
+	t.nodes = t.nodes[:0]
+	t.rp = t.rp[:0]
+	t.rd = t.rd[:0]
 	t.tangent = false
+	t.flushed = 0
 	t.swept = Var{}
 }
 
 // Len returns the number of nodes (variables and recorded operations) on the
 // tape.
-func (t *Tape) Len() int {
-	if t.n == 0 {
-		return 0
-	}
-	return int(t.n) - 1 // minus the sink
-}
+func (t *Tape) Len() int { return max(len(t.nodes)-1, 0) }
 
-// Edges returns the number of (parent, partial) pairs recorded on the tape.
-// Each costs 12 bytes.
-func (t *Tape) Edges() int { return t.ne }
-
-// Bytes returns the bytes that the recording occupies: 12 per edge. The
-// adjoint array filled by Backward adds 8 bytes per node.
-func (t *Tape) Bytes() int { return t.ne * bytesPerEdge }
-
-// grow makes room for at least k more edges and one more node.
-func (t *Tape) grow(k int) {
-	need := t.ne + k
-	if need > math.MaxInt32/2 {
-		fail("record", "tape too long (%d edges)", need)
-	}
-	c := 2 * cap(t.par)
-	if c < 1024 {
-		c = 1024
-	}
-	for c < need {
-		c *= 2
-	}
-	par := make([]int32, c)
-	copy(par, t.par[:t.ne])
-	part := make([]float64, c)
-	copy(part, t.part[:t.ne])
-	t.par, t.part = par, part
-	if t.tangent {
-		dp := make([]float64, c)
-		copy(dp, t.dpart[:t.ne])
-		t.dpart = dp
-	}
-}
-
-// start makes sure the sink node exists.
-func (t *Tape) start() {
-	if t.ne+1 > len(t.par) {
-		t.grow(1)
-	}
-	t.par[0] = 0 | first
-	t.part[0] = 0
-	t.ne = 1
-	t.n = 1
-	if t.tangent {
-		t.growTan()
-		t.tan = append(t.tan, 0)
-		t.dpart[0] = 0
-	}
-}
+// Bytes returns the bytes that the recording occupies: 24 per node and 12
+// per parent of a reduction. Backward adds an adjoint array of 8 bytes per
+// node.
+func (t *Tape) Bytes() int { return len(t.nodes)*bytesPerNode + len(t.rp)*bytesPerSide }
 
 // Var records a new independent variable with value v and returns it.
 func (t *Tape) Var(v float64) Var {
-	e := t.ne
-	if e == 0 || e >= len(t.par) || e >= len(t.part) || t.tangent {
-		return t.varSlow(v)
+	if len(t.nodes) == 0 {
+		t.nodes = append(t.nodes, node{p1: noParents}) // the sink
 	}
-	t.par[e] = 0 | first // a dummy edge into the sink
-	t.part[e] = 0
-	t.ne = e + 1
-	n := t.n
-	t.n = n + 1
-	return Var{t: t, v: v, i: n}
-}
-
-// varSlow is Var on an empty tape, a full one, or in tangent mode.
-func (t *Tape) varSlow(v float64) Var {
-	if t.n == 0 {
-		t.start()
-	}
-	x := Var{t: t, v: v, i: t.rec1(0, 0)}
-	if t.tangent {
-		t.dpart[t.ne-1] = 0
-		t.tan = append(t.tan, 0)
-	}
-	return x
+	n := int32(len(t.nodes))
+	t.nodes = append(t.nodes, node{p1: noParents})
+	return Var{t, v, n}
 }
 
 // Vars records one independent variable per element of x and returns them
@@ -211,38 +163,6 @@ func (t *Tape) Vars(dst []Var, x []float64) []Var {
 	return dst
 }
 
-// rec1 records a node with one parent and returns its index.
-func (t *Tape) rec1(p int32, d float64) int32 {
-	e := t.ne
-	if e >= len(t.par) {
-		t.grow(1)
-	}
-	t.par[e] = p | first
-	t.part[e] = d
-	t.ne = e + 1
-	n := t.n
-	t.n = n + 1
-	return n
-}
-
-// rec2 records a node with two parents and returns its index.
-func (t *Tape) rec2(p0 int32, d0 float64, p1 int32, d1 float64) int32 {
-	e := t.ne
-	if e+2 > len(t.par) {
-		t.grow(2)
-	}
-	par := t.par[e : e+2 : e+2]
-	part := t.part[e : e+2 : e+2]
-	par[0] = p0 | first
-	par[1] = p1
-	part[0] = d0
-	part[1] = d1
-	t.ne = e + 2
-	n := t.n
-	t.n = n + 1
-	return n
-}
-
 // check panics unless x is a variable recorded on t.
 func (t *Tape) check(op string, x Var) {
 	if x.t == nil {
@@ -251,21 +171,9 @@ func (t *Tape) check(op string, x Var) {
 	if x.t != t {
 		fail(op, "variable %v belongs to another tape", x)
 	}
-	if x.i <= 0 || x.i >= t.n {
+	if x.i <= 0 || int(x.i) >= len(t.nodes) {
 		fail(op, "variable %v is not on the tape (recorded before Reset?)", x)
 	}
-}
-
-// lastEdge returns the index of the edge that the reverse sweep from node y
-// visits first.
-func (t *Tape) lastEdge(y int32) int {
-	e := t.ne - 1
-	for k := t.n - 1; k > y; e-- {
-		if t.par[e] < 0 {
-			k--
-		}
-	}
-	return e
 }
 
 // Backward computes the derivative of y with respect to every variable
@@ -273,17 +181,20 @@ func (t *Tape) lastEdge(y int32) int {
 // with [Tape.Adjoint] or [Tape.Gradient]. The recording is kept, so Backward
 // may be called again for another output (this is how [Tape.Jacobian] works).
 //
-// In tangent mode (see [HessVec]) it also propagates the tangents of the
-// adjoints, readable with [Tape.AdjointTangent].
+// In tangent mode (see [Tape.ResetTangent]) it also propagates the tangents
+// of the adjoints, readable with [Tape.AdjointTangent].
 //
 // Backward panics with an *[Error] if y is not a variable of t.
 func (t *Tape) Backward(y Var) {
-	if y.t != t || y.i <= 0 || y.i >= t.n {
+	if y.t != t || y.i <= 0 || int(y.i) >= len(t.nodes) {
 		t.check("backward", y)
 	}
+	if len(t.nodes) > idx {
+		fail("backward", "tape too long (%d nodes)", len(t.nodes))
+	}
 	n := int(y.i) + 1
-	if cap(t.adj) < int(t.n) {
-		t.adj = make([]float64, t.n, cap(t.par))
+	if cap(t.adj) < n {
+		t.adj = make([]float64, n, cap(t.nodes))
 	}
 	adj := t.adj[:n]
 	if n <= 32 {
@@ -295,57 +206,37 @@ func (t *Tape) Backward(y Var) {
 	}
 	adj[y.i] = 1
 	t.swept = y
-	e := t.ne - 1
-	if y.i != t.n-1 {
-		e = t.lastEdge(y.i)
-	}
 	if t.tangent {
-		t.sweepTangent(adj, e, y.i)
+		t.sweepTangent(adj)
 		return
 	}
-	sweep(adj, t.par[:e+1], t.part[:e+1], y.i)
+	sweep(adj, t.nodes[:n], t.rp, t.rd)
 }
 
-// sweep is the reverse sweep: the hot loop. Edges are visited from last to
-// first; every edge adds partial × adjoint(node) to its parent's adjoint, and
-// the node changes when an edge carrying the mark has been processed. Nodes
-// whose adjoint is zero are skipped, so that an infinite partial off the path
-// to the output (such as sqrt at 0) cannot turn a gradient into NaN.
-//
-// The sweep is bound by latency: a node's adjoint is usually written by the
-// node just after it. When the last edge of a node points at the previous
-// node, that adjoint is complete and is taken from the register that
-// computed it instead of being reloaded from memory.
-func sweep(adj []float64, par []int32, part []float64, y int32) {
-	cur := y
-	a := adj[cur]
-	part = part[:len(par)]
-	for e := len(par) - 1; e >= 0; e-- {
-		p := par[e]
-		q := p & idx
+// sweep is the reverse sweep: the hot loop. For every node from the output
+// down, it adds partial × adjoint to the adjoints of its parents. Nodes whose
+// adjoint is zero are skipped, so that an infinite partial off the path to
+// the output (such as sqrt at 0) cannot turn a gradient into NaN.
+func sweep(adj []float64, nodes []node, rp []int32, rd []float64) {
+	adj = adj[:len(nodes)]
+	for i := len(nodes) - 1; i > 0; i-- {
+		a := adj[i]
 		if a == 0 {
-			if p < 0 {
-				cur--
-				if cur < 0 {
-					break
+			continue
+		}
+		nd := &nodes[i]
+		if nd.p1 < 0 {
+			if k := int(noParents - nd.p1); k > 0 {
+				s := int(nd.p0)
+				ps, ds := rp[s:s+k], rd[s:s+k]
+				for j, p := range ps {
+					adj[p] += ds[j] * a
 				}
-				a = adj[cur]
 			}
 			continue
 		}
-		s := adj[q] + part[e]*a
-		adj[q] = s
-		if p < 0 {
-			cur--
-			if cur < 0 {
-				break
-			}
-			if q == cur {
-				a = s
-			} else {
-				a = adj[cur]
-			}
-		}
+		adj[nd.p0&idx] += nd.d0 * a
+		adj[nd.p1] += nd.d1 * a
 	}
 }
 
