@@ -59,7 +59,7 @@ func runRatio(b *testing.B, t *Tape, inputs int, grad, plain func()) {
 	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 	b.ReportMetric(ns/plainNs(plain), "grad/plain")
 	if ops := t.Len() - inputs; ops > 0 {
-		b.ReportMetric(float64(t.Bytes()-12*(inputs+1))/float64(ops), "B/rec-op")
+		b.ReportMetric(float64(t.Bytes()-24*(inputs+1))/float64(ops), "B/rec-op")
 	}
 }
 

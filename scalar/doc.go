@@ -36,42 +36,49 @@
 //
 // # Tape layout
 //
-// The tape is a Wengert list stored as two flat arrays indexed by edge, not by
-// node: par (int32 parent node index) and part (float64 local partial
-// derivative ∂node/∂parent). A node's edges are contiguous, and the sign bit
-// of par marks the first edge of each node. So a one-parent operation (sin,
-// exp, x·c, …) costs one edge, 12 bytes; a two-parent operation two edges, 24
-// bytes; a reduction over n variables n edges, 12·n bytes, whatever the
-// number of constants among its operands. Constants are not recorded. Node
-// values are not stored on the tape at all (a Var carries its own value), and
-// neither is an op code: the reverse sweep needs nothing but the partials,
-// which every operation computes when it is recorded. Independent variables
-// record one dummy edge into a sink node (node 0), which keeps the sweep free
-// of special cases. Node indices are int32, so a tape holds up to about 10⁹
-// edges.
+// The tape is a Wengert list: one flat slice of 24-byte nodes in recording
+// order, each holding two int32 parent indices and two float64 local partial
+// derivatives ∂node/∂parent. A node's index is its position. A one-parent
+// operation (sin, exp, x·c, …) points its second slot at itself with a zero
+// partial, so the reverse sweep treats every node alike with no branch; a
+// constant operand points at a sink (node 0) whose adjoint is never read.
+// Constants are not recorded: an operation whose operands are all constants
+// records nothing. A reduction over n variables ([Sum], [Dot], [DotC],
+// [LogSumExp]) is one node whose parents and partials sit in two side arrays,
+// 24 + 12·n bytes. Node values are not stored at all (a Var carries its own
+// value), and neither is an op code: the reverse sweep needs nothing but the
+// partials, which every operation computes when it is recorded. Node indices
+// are int32 (up to 2³⁰ nodes).
+//
+// Recording is an append of one node. For +, −, ×, x², the operations with a
+// float64 constant (AddC, SubC, MulC, DivC, Neg) and [Tape.Var], the code is
+// small enough for the Go compiler to inline into the caller, so recording
+// them costs no function call; the other operations call into math anyway.
 //
 // [Tape.Backward] allocates (or reuses) a dense adjoint array of one float64
-// per node, sets the output's adjoint to 1, and walks the edges from last to
-// first: adjoint[parent] += partial × adjoint[node], moving to the previous
-// node after each marked edge. That loop is the whole reverse sweep. It is
-// bound by latency (a node's adjoint is usually written by the node just
-// after it), so a node whose last-visited edge points at the node just
-// before it hands that adjoint over in a register instead of reloading it,
-// and two-parent operations store their later operand last for that reason.
-// Nodes with a zero adjoint are skipped.
+// per node, sets the output's adjoint to 1 and walks the nodes from the
+// output down: adjoint[p0] += d0 × adjoint[node], adjoint[p1] += d1 ×
+// adjoint[node]. That loop is the whole reverse sweep. Nodes with a zero
+// adjoint are skipped, so work off the path to the output costs one load and
+// one compare per node. Memory: 24 bytes per recorded operation plus 8 for
+// its adjoint during the sweep.
 //
 // # Tangent mode and Hessians
 //
 // [Tape.ResetTangent] starts a recording whose values and partials are dual
-// numbers: each variable made with [Tape.VarTangent] carries a tangent v,
-// each operation records, beside its partial, the partial's directional
-// derivative (from the operation's second derivatives), and Backward then
-// propagates (adjoint, adjoint tangent) pairs. The adjoint tangents are the
-// Hessian-vector product H·v ([Tape.AdjointTangent], [HessVec]); n of them
-// give a dense Hessian ([Hessian]). Tangents live in side arrays that an
-// ordinary recording never touches; this forward-over-reverse design keeps
-// one implementation of every operation, with its first and second
-// derivatives side by side, instead of a second tape type over duals.
+// numbers: each variable made with [Tape.VarTangent] carries a tangent v, each
+// node gets, beside its partials, their directional derivatives (from the
+// operation's second derivatives), and Backward then propagates (adjoint,
+// adjoint tangent) pairs. The adjoint tangents are the Hessian-vector product
+// H·v ([Tape.AdjointTangent], [HessVec]); n of them give a dense Hessian
+// ([Hessian]). The tangents live in side arrays that an ordinary recording
+// never touches. The inlined operations do no tangent work at all: their
+// second derivatives are zero except for products, which carry a mark bit on
+// p0, so their tangent data is derived from the recorded partials just before
+// it is needed. Every other operation computes its tangent data when it is
+// recorded. This forward-over-reverse design keeps one implementation of
+// every operation, with its first and second derivatives side by side,
+// instead of a second tape type over duals.
 //
 // # Conventions at non-smooth and undefined points
 //
