@@ -157,7 +157,7 @@ func DotC(xs []Var, c []float64) Var {
 		return Var{}
 	}
 	// Fast path: every element a variable of one tape, not in tangent mode.
-	// The edges are written in one pass; nothing is committed until the
+	// The parents are written in one pass; nothing is committed until the
 	// whole slice has been checked.
 	t := xs[0].t
 	if t == nil || t.tangent {
