@@ -3,14 +3,18 @@
 // float64 matrices, where op(X) is X or Xᵀ.
 //
 // The implementation is the blocked, packed form: op(B) is packed into
-// k×NR column panels sized for L1, op(A) into MR×k row panels sized for L2,
-// and a register-blocked MR×NR micro-kernel does the arithmetic. On amd64 the
-// micro-kernels are written in Go assembly for AVX-512 and for AVX2+FMA and
-// are chosen at run time from the CPU's features; everything else (and any
-// build with -tags purego) uses a portable Go kernel. Transposed operands are
-// absorbed by the packing routines, so Aᵀ·B and A·Bᵀ never materialise a
-// transpose. Large products are split across goroutines (see [SetThreads]);
-// small ones run on the calling goroutine without allocating.
+// kc×NR column panels (kc = 256, so a panel sits in L1), op(A) is read in
+// MR-row panels, and a register-blocked MR×NR micro-kernel does the
+// arithmetic (12×32 float32 and 12×16 float64 with AVX-512, 6×16 and 6×8
+// with AVX2, 4×4 in Go). The assembly kernels read A in place through a row
+// and a column stride, which serves A and Aᵀ alike; A is packed only when it
+// is larger than 4 MiB, and B is packed with masked moves or gathers.
+// On amd64 the micro-kernels and packing loops are Go assembly for AVX-512
+// and for AVX2+FMA, chosen at run time from the CPU's features; other CPUs
+// and builds with -tags purego use portable Go. Aᵀ·B and A·Bᵀ never
+// materialise a transpose. Products above a few MFLOP are split across
+// goroutines (see [SetThreads]); smaller ones run on the calling goroutine
+// without allocating.
 //
 // It is internal so that its signature can change with the kernels; the
 // public entry point is package tensor.
