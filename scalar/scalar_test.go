@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // close reports whether got is within tol of want, relative to max(1, |want|);
@@ -659,6 +661,64 @@ func TestDotCLengths(t *testing.T) {
 		}
 		if !close(y.Value(), want, 1e-15) {
 			t.Errorf("n=%d: value %g, want %g", n, y.Value(), want)
+		}
+	}
+}
+
+// The Hessian of the extended Rosenbrock function against its closed form,
+// at several points; HessVec and Objective.Hess agree with it.
+func TestHessianRosenbrock(t *testing.T) {
+	f := func(x []Var) Var {
+		s := Const(0)
+		for i := 0; i+1 < len(x); i += 2 {
+			a := x[i+1].Sub(x[i].Mul(x[i]))
+			b := Const(1).Sub(x[i])
+			s = s.Add(a.Square().MulC(100)).Add(b.Square())
+		}
+		return s
+	}
+	closed := func(x []float64) [][]float64 {
+		h := make([][]float64, len(x))
+		for i := range h {
+			h[i] = make([]float64, len(x))
+		}
+		for i := 0; i+1 < len(x); i += 2 {
+			u, v := x[i], x[i+1]
+			h[i][i] = 1200*u*u - 400*v + 2
+			h[i][i+1] = -400 * u
+			h[i+1][i] = -400 * u
+			h[i+1][i+1] = 200
+		}
+		return h
+	}
+	var o Objective
+	o.F = f
+	for _, x := range [][]float64{{1, 1}, {-1.2, 1}, {0.3, -0.7, 2, 1.5}} {
+		want := closed(x)
+		h := Hessian(nil, f, x)
+		oh := mat.NewSymDense(len(x), nil)
+		o.Hess(oh, x)
+		for i := range x {
+			e := make([]float64, len(x))
+			e[i] = 1
+			hv, _ := HessVec(nil, f, x, e)
+			for j := range x {
+				if !close(h.At(i, j), want[i][j], 1e-13) || oh.At(i, j) != h.At(i, j) || !close(hv[j], want[j][i], 1e-13) {
+					t.Errorf("x = %v: H[%d, %d] = %g (Objective %g, HessVec %g), want %g", x, i, j, h.At(i, j), oh.At(i, j), hv[j], want[i][j])
+				}
+			}
+		}
+		// The gradient from the Objective matches Gradient.
+		g := make([]float64, len(x))
+		fv := o.FuncGrad(g, x)
+		g2, fv2 := Gradient(nil, f, x)
+		if fv != fv2 || fv != o.Func(x) {
+			t.Errorf("x = %v: values %g, %g, %g differ", x, fv, fv2, o.Func(x))
+		}
+		for j := range g {
+			if g[j] != g2[j] {
+				t.Errorf("x = %v: Objective gradient %v, Gradient %v", x, g, g2)
+			}
 		}
 	}
 }
