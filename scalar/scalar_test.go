@@ -547,6 +547,16 @@ func TestErrors(t *testing.T) {
 	z := a.Var(3)
 	a.Reset()
 	expect("var from before Reset", "backward", func() { a.Backward(z) })
+	// An operation on a stale variable is caught when the tape is swept.
+	var c Tape
+	for range 5 {
+		c.Var(1)
+	}
+	w := c.Var(2)
+	c.Reset()
+	u := c.Var(1)
+	v := u.Mul(w)
+	expect("operation on a var from before Reset", "backward", func() { c.Backward(v) })
 	if s := (&Error{Op: "mul", Msg: "m"}).Error(); s != "scalar: mul: m" {
 		t.Errorf("Error() = %q", s)
 	}

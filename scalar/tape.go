@@ -1,6 +1,9 @@
 package scalar
 
-import "fmt"
+import (
+	"fmt"
+	"runtime"
+)
 
 // A node of the tape: up to two parents with their local partials. A
 // one-parent node points its second slot at itself with a zero partial, so
@@ -206,11 +209,24 @@ func (t *Tape) Backward(y Var) {
 	}
 	adj[y.i] = 1
 	t.swept = y
+	defer t.stale()
 	if t.tangent {
 		t.sweepTangent(adj)
 		return
 	}
 	sweep(adj, t.nodes[:n], t.rp, t.rd)
+}
+
+// stale turns the index-out-of-range panic of a sweep over a node whose
+// operand was recorded before the last Reset into an *Error.
+func (t *Tape) stale() {
+	if r := recover(); r != nil {
+		if _, ok := r.(runtime.Error); ok {
+			t.swept = Var{}
+			fail("backward", "an operation used a variable recorded before the last Reset (%v)", r)
+		}
+		panic(r)
+	}
 }
 
 // sweep is the reverse sweep: the hot loop. For every node from the output
