@@ -1,9 +1,3 @@
-//go:build gonumoptimize
-
-// This example needs gonum.org/v1/gonum/optimize, whose dependency
-// golang.org/x/tools is not yet in go.sum; build it with -tags gonumoptimize
-// after "go get gonum.org/v1/gonum/optimize@v0.17.0", then drop the tag.
-
 package scalar_test
 
 import (
