@@ -12,7 +12,7 @@ func TestBenchCommand(t *testing.T) {
 	if code := dispatch([]string{"bench", "--only", "A", "--steps", "3", "--warmup", "1"}, &out, &errb); code != 0 {
 		t.Fatalf("bench exited %d: %s", code, errb.String())
 	}
-	if !regexp.MustCompile(`(?m)^A +64-128-128-10 batch 32 +\d+\.\d{3} +\d+ +\d+\.\d{2}$`).MatchString(out.String()) {
+	if !regexp.MustCompile(`(?m)^A +64-128-128-10 batch 32 +\d+\.\d{3} +\d+ +\d+\.\d{2} +\d+\.\d{2}$`).MatchString(out.String()) {
 		t.Fatalf("no row for A in:\n%s", out.String())
 	}
 	out.Reset()
