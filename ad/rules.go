@@ -102,7 +102,7 @@ func (c *vjpCtx) g2(a, b *Value) []*Value {
 // refer to the ops, which refer to the rows, so they cannot be initialised
 // statically).
 var (
-	ruleAdd, ruleSub, ruleMul, ruleDiv, rulePow, ruleNeg, ruleAddScalar, ruleMulScalar, rulePowScalar, ruleSquare, ruleExp, ruleLog, ruleSqrt, ruleAbs, ruleSign, ruleSin, ruleCos, ruleTanh, ruleSigmoid, ruleRelu, ruleMaskMul, ruleSoftplus, ruleMatMul, ruleReshape, rulePermute, ruleBroadcastTo, ruleSumTo, ruleSum, ruleMax, ruleSlice, rulePad, ruleConcat, ruleIndexSelect, ruleIndexAdd, ruleWhere, ruleSoftmax, ruleLogSoftmax, ruleCrossEntropy *rule
+	ruleAdd, ruleSub, ruleMul, ruleDiv, rulePow, ruleNeg, ruleAddScalar, ruleMulScalar, rulePowScalar, ruleSquare, ruleExp, ruleLog, ruleSqrt, ruleAbs, ruleSign, ruleSin, ruleCos, ruleTanh, ruleSigmoid, ruleRelu, ruleReluGrad, ruleMaskMul, ruleSoftplus, ruleMatMul, ruleReshape, rulePermute, ruleBroadcastTo, ruleSumTo, ruleSum, ruleMax, ruleSlice, rulePad, ruleConcat, ruleIndexSelect, ruleIndexAdd, ruleWhere, ruleSoftmax, ruleLogSoftmax, ruleCrossEntropy *rule
 )
 
 func init() {
@@ -222,11 +222,19 @@ func init() {
 	ruleRelu = &rule{name: "relu", forward: unaryFwd(tensor.Relu),
 		keep: func(_ *Attrs, out, _, _ *tensor.Tensor) any { return packMask(out) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			m, ok := c.n.aux.(*bitMask)
-			if !ok { // the output is saved by a consumer anyway: see shareReluOutput
-				m = packMask(&c.out().t)
+			if m, ok := c.n.aux.(*bitMask); ok {
+				return c.g1(maskMul(g, m))
 			}
-			return c.g1(maskMul(g, m))
+			// the output is saved by a consumer anyway (see shareReluOutput)
+			return c.g1(apply(ruleReluGrad, nil, g, c.out()))
+		}}
+	// relu_grad passes g where y > 0 and zeroes it elsewhere: relu's VJP
+	// read from its saved output y. It is linear in g; y is not
+	// differentiated (relu'' = 0).
+	ruleReluGrad = &rule{name: "relu_grad", nondiff: 1 << 1, saves: func(need [2]bool) saveMask { return saveIn1 },
+		forward: func(dst *tensor.Tensor, _ *Attrs, g, y *tensor.Tensor) { dst.ReluGrad(g, y) },
+		vjp: func(c *vjpCtx, gg *Value) []*Value {
+			return c.g2(apply(ruleReluGrad, nil, gg, c.in(1)), nil)
 		}}
 	// mask_mul keeps the elements of x whose bit is set and zeroes the rest:
 	// relu's VJP, applied straight from the bits. It is linear in x, so its
@@ -425,7 +433,7 @@ func (c *vjpCtx) reattach(r *rule, at *Attrs, out *Value) *Value {
 func allRules() []*rule {
 	return []*rule{ruleAdd, ruleSub, ruleMul, ruleDiv, rulePow, ruleNeg, ruleAddScalar, ruleMulScalar,
 		rulePowScalar, ruleSquare, ruleExp, ruleLog, ruleSqrt, ruleAbs, ruleSign, ruleSin, ruleCos, ruleTanh,
-		ruleSigmoid, ruleRelu, ruleMaskMul, ruleSoftplus, ruleMatMul, ruleReshape, rulePermute, ruleBroadcastTo, ruleSumTo,
+		ruleSigmoid, ruleRelu, ruleReluGrad, ruleMaskMul, ruleSoftplus, ruleMatMul, ruleReshape, rulePermute, ruleBroadcastTo, ruleSumTo,
 		ruleSum, ruleMax, ruleSlice, rulePad, ruleConcat, ruleIndexSelect, ruleIndexAdd, ruleWhere, ruleSoftmax,
 		ruleLogSoftmax, ruleCrossEntropy}
 }
@@ -467,19 +475,34 @@ func packMask(out *tensor.Tensor) *bitMask {
 	return m
 }
 
-// packBits sets bit i where x[i] > 0, 64 elements per word, branch-free.
+// packBits sets bit i where x[i] > 0, 64 elements per word. The test is
+// done on the bit pattern, without branches (a float compare feeding a
+// branch mispredicts on every other element of real activations): x > 0
+// exactly when its bits, read as an integer a, satisfy 1 ≤ a ≤ bits(+Inf),
+// that is when (a−1) | (bits(+Inf)−a) has no sign bit (NaN fails, as
+// NaN > 0 does).
 func packBits[T float32 | float64](bits []uint64, x []T) {
-	for w := range bits {
-		chunk := x[w<<6 : min(w<<6+64, len(x))]
-		var word uint64
-		for j, v := range chunk {
-			var b uint64
-			if v > 0 {
-				b = 1
+	switch x := any(x).(type) {
+	case []float32:
+		for w := range bits {
+			chunk := x[w<<6 : min(w<<6+64, len(x))]
+			var word uint64
+			for j, v := range chunk {
+				a := int64(math.Float32bits(v))
+				word |= uint64(^((a - 1) | (0x7f800000 - a))) >> 63 << uint(j&63)
 			}
-			word |= b << j
+			bits[w] = word
 		}
-		bits[w] = word
+	case []float64:
+		for w := range bits {
+			chunk := x[w<<6 : min(w<<6+64, len(x))]
+			var word uint64
+			for j, v := range chunk {
+				a := int64(math.Float64bits(v))
+				word |= uint64(^((a - 1) | (0x7ff0000000000000 - a))) >> 63 << uint(j&63)
+			}
+			bits[w] = word
+		}
 	}
 }
 

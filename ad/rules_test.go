@@ -89,6 +89,10 @@ func ruleCases() []ruleCase {
 	// forward (first sweep, recorded) and its VJP (second sweep).
 	cs = append(cs, ruleCase{rule: "relu", name: "output saved by a consumer", shapes: [][]int{{3, 4}, {4, 2}}, gen: awayFromZero, smooth: true,
 		f: binary(func(x, w *ad.Value) *ad.Value { return ad.MatMul(ad.Relu(x), w) })})
+	// ... and then reads the saved output through relu_grad, whose VJP the
+	// second-order check runs.
+	cs = append(cs, ruleCase{rule: "relu_grad", shapes: [][]int{{2, 3}, {3, 3}}, gen: awayFromZero, smooth: true,
+		f: binary(func(x, w *ad.Value) *ad.Value { return ad.Tanh(ad.MatMul(ad.Relu(ad.MatMul(x, w)), w)) })})
 	un("mask_mul", func(x *ad.Value) *ad.Value { return ad.Mul(ad.Relu(x), x) }, awayFromZero, true)
 	for _, s := range [][2][]int{{{3, 4}, {4, 2}}, {{1, 5}, {5, 1}}, {{2, 3, 4}, {4, 5}}, {{2, 3, 4}, {2, 4, 2}}, {{3, 4}, {2, 4, 3}}} {
 		a, b := s[0], s[1]
