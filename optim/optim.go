@@ -12,8 +12,9 @@ import (
 type Optimizer interface {
 	// Step updates every parameter that has a gradient, in place.
 	Step()
-	// ZeroGrad zeroes the parameters' gradient buffers in place (keeping
-	// them allocated, so the next backward pass adds into them).
+	// ZeroGrad clears the parameters' gradients (ad.Value.ZeroGrad): Grad
+	// is nil until the next backward pass, which then hands its own gradient
+	// buffers over without copying them, while the old buffers are recycled.
 	ZeroGrad()
 	// LR returns the current learning rate.
 	LR() float64
@@ -21,12 +22,10 @@ type Optimizer interface {
 	SetLR(lr float64)
 }
 
-// zeroGrads zeroes every gradient buffer in place.
+// zeroGrads clears every parameter's gradient.
 func zeroGrads(ps []*ad.Value) {
 	for _, p := range ps {
-		if g := p.Grad(); g != nil {
-			g.Fill(0)
-		}
+		p.ZeroGrad()
 	}
 }
 

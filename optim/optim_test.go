@@ -130,14 +130,21 @@ func TestNoGradientIsSkipped(t *testing.T) {
 	}
 }
 
-func TestZeroGradKeepsBuffer(t *testing.T) {
+func TestZeroGradClears(t *testing.T) {
 	p := scalarVar(tensor.Float32, 1)
 	o := NewSGD([]*ad.Value{p}, SGDConfig{})
 	quadGrad(t, p)
-	g := p.Grad()
+	first := p.Grad().Item()
 	o.ZeroGrad()
-	if p.Grad() != g || g.Item() != 0 {
-		t.Fatalf("ZeroGrad: buffer replaced or not zero (%v)", p.Grad())
+	if p.Grad() != nil {
+		t.Fatalf("ZeroGrad left a gradient: %v", p.Grad())
+	}
+	// the next backward starts from zero, not from the old gradient
+	if err := ad.Sum(ad.Square(p)).Backward(); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Grad().Item(); got != first {
+		t.Fatalf("gradient after ZeroGrad = %g, want %g", got, first)
 	}
 }
 

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -370,6 +371,11 @@ func (t *Tensor) detach() {
 }
 
 func (t *Tensor) fill(v float64) {
+	if v == 0 && !math.Signbit(v) {
+		clear(t.f32)
+		clear(t.f64)
+		return
+	}
 	if t.dtype == Float32 {
 		fillT(t.f32, float32(v))
 	} else {
