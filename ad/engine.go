@@ -9,15 +9,16 @@ import (
 
 // node is one recorded op application.
 type node struct {
-	rule     *rule
-	at       *Attrs
-	edges    []edge   // one per operand
-	inline   [2]edge  // storage for edges of unary and binary ops
-	sv       [3]saved // what the VJP reads (rule.saves): operand 0, operand 1, output
-	aux      any      // non-Value data the VJP reads (ReLU's bit mask, ...)
-	retained *leafState
-	freed    bool  // saved values released by a backward pass
-	slot     int32 // scratch index during a sweep (0 outside one)
+	rule      *rule
+	at        *Attrs
+	edges     []edge   // one per operand
+	inline    [2]edge  // storage for edges of unary and binary ops
+	sv        [3]saved // what the VJP reads (rule.saves): operand 0, operand 1, output
+	aux       any      // non-Value data the VJP reads (ReLU's bit mask, ...)
+	retained  *leafState
+	freed     bool  // saved values released by a backward pass
+	tentative bool  // a ReLU that has not yet settled what it keeps (settleRelu)
+	slot      int32 // scratch index during a sweep (0 outside one)
 }
 
 // edge connects a node to one operand.
@@ -93,23 +94,30 @@ func apply(r *rule, at *Attrs, x, y *Value) *Value {
 	for i := range n.edges {
 		need[i] = n.edges[i].requires() && r.nondiff&(1<<i) == 0
 	}
+	var m saveMask
 	if r.saves != nil {
-		m := r.saves(need)
+		m = r.saves(need)
 		if m&saveIn0 != 0 {
 			n.save(0, x)
-			shareReluOutput(x)
 		}
 		if m&saveIn1 != 0 {
 			n.save(1, y)
-			shareReluOutput(y)
 		}
 		if m&saveOut != 0 {
 			n.save(2, out)
 		}
 	}
-	if r.keep != nil {
-		n.aux = r.keep(at, &out.t, &x.t, yt)
+	settleRelu(x, m&saveIn0 != 0)
+	if m&saveIn0 != 0 {
+		shareReluOutput(x)
 	}
+	if y != nil {
+		settleRelu(y, m&saveIn1 != 0)
+		if m&saveIn1 != 0 {
+			shareReluOutput(y)
+		}
+	}
+	n.tentative = r == ruleRelu
 	if at != nil && at.kept != nil {
 		n.aux, at.kept = at.kept, nil
 	}
@@ -135,6 +143,7 @@ func applyN(r *rule, at *Attrs, xs []*Value) *Value {
 	n := &node{rule: r, at: at, edges: make([]edge, len(xs))}
 	for i, x := range xs {
 		n.edges[i] = edgeTo(x)
+		settleRelu(x, false) // variadic rules save no operand
 	}
 	out.n = n
 	out.requires = true

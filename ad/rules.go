@@ -35,8 +35,6 @@ type rule struct {
 	// saves declares which values the VJP reads, given which operands need a
 	// gradient; nil means none.
 	saves func(need [2]bool) saveMask
-	// keep returns non-Value data for the VJP (e.g. a bit mask); optional.
-	keep func(at *Attrs, out, x, y *tensor.Tensor) any
 	// vjp returns one cotangent per operand (nil for a zero or unneeded one)
 	// in the shape of the output where the op broadcasts: the engine sums
 	// it down to the operand's shape. It is written with the differentiable
@@ -218,14 +216,13 @@ func init() {
 			y := c.out()
 			return c.g1(Mul(g, Mul(y, AddScalar(Neg(y), 1))))
 		}}
-	// relu saves a 1-bit mask of x > 0, not x: relu'(0) = 0.
-	ruleRelu = &rule{name: "relu", forward: unaryFwd(tensor.Relu),
-		keep: func(_ *Attrs, out, _, _ *tensor.Tensor) any { return packMask(out) },
+	// relu keeps a 1-bit mask of y = relu(x) > 0, or y itself when a
+	// consumer saves y anyway (see settleRelu); relu'(0) = 0.
+	ruleRelu = &rule{name: "relu", forward: unaryFwd(tensor.Relu), saves: saveOutIf,
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			if m, ok := c.n.aux.(*bitMask); ok {
 				return c.g1(maskMul(g, m))
 			}
-			// the output is saved by a consumer anyway (see shareReluOutput)
 			return c.g1(apply(ruleReluGrad, nil, g, c.out()))
 		}}
 	// relu_grad passes g where y > 0 and zeroes it elsewhere: relu's VJP
@@ -446,13 +443,31 @@ type bitMask struct {
 	version uint64 // of the output the bits were taken from
 }
 
+// settleRelu decides what a ReLU keeps for its VJP, when its output v is
+// first used by another op (consumerSaves tells whether that op saves v). Until then
+// the ReLU node holds v itself — free, since the caller holds it too. If the
+// consumer saves v as well (linear→ReLU→linear), the ReLU goes on sharing it,
+// so the chain saves what PyTorch's does; otherwise the ReLU packs one bit
+// per element and lets go of v. If v was written in place in between, the
+// ReLU keeps v with its old version, so that backward reports the
+// modification instead of using a mask of the wrong data.
+func settleRelu(v *Value, consumerSaves bool) {
+	n := v.n
+	if n == nil || n.rule != ruleRelu || !n.tentative {
+		return
+	}
+	n.tentative = false
+	s := n.sv[2]
+	if consumerSaves || s.v != v || s.version != v.t.Version() {
+		return
+	}
+	n.aux = packMask(&v.t)
+	n.sv[2] = saved{}
+}
+
 // shareReluOutput is called when an op saves v. If v is the output of a ReLU
-// node that keeps a bit mask and v is unchanged since, the ReLU node saves v
-// itself instead (it costs nothing more: the consumer keeps it alive) and
-// drops the mask, which its VJP rebuilds from v. This keeps the saved memory
-// of the common linear→ReLU→linear chain at PyTorch's (which saves the ReLU
-// output), while a ReLU whose output nobody saves keeps only one bit per
-// element.
+// node that already traded it for a bit mask and v is unchanged since, the
+// ReLU node saves v again (it costs nothing more now) and drops the mask.
 func shareReluOutput(v *Value) {
 	n := v.n
 	if n == nil || n.rule != ruleRelu {

@@ -1,6 +1,7 @@
 package ad_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/adjointgo/adjoint/ad"
@@ -35,9 +36,10 @@ func TestStatsSavedBytes(t *testing.T) {
 	}
 }
 
-// A ReLU whose output nobody saves keeps one bit per element; one whose
-// output was written in place before a consumer saved it keeps its mask (the
-// mask must describe the forward value, not the modified one).
+// A ReLU whose output nobody saves keeps one bit per element. Until its
+// output's first use the ReLU holds the output itself, so writing into it
+// before that use is caught at backward, naming relu (as in PyTorch, whose
+// ReLU saves its output).
 func TestReluKeepsBitsUnlessOutputSaved(t *testing.T) {
 	x := ad.Var(tensor.FromFloat64([]float64{-1, 2, -3, 4}, 4))
 	h := ad.Relu(x)
@@ -45,16 +47,24 @@ func TestReluKeepsBitsUnlessOutputSaved(t *testing.T) {
 		t.Fatalf("relu→sum saves %d bytes, want one 64-bit mask word", st.SavedBytes)
 	}
 	h2 := ad.Relu(x)
-	h2.Tensor().Set(5, 0) // now h2 = [5 2 0 4], but relu'(x) is still [0 1 0 1]
-	y := ad.Sum(ad.Mul(h2, h2))
+	h2.Tensor().Set(5, 0)
+	_, err := ad.Grad(ad.Sum(ad.Mul(h2, h2)), x)
+	var me *ad.ModifiedError
+	if !errors.As(err, &me) || me.Op != "relu" {
+		t.Fatalf("in-place write to a ReLU output: got %v, want a ModifiedError naming relu", err)
+	}
+	// Written after its first use (which packed the mask), the gradient
+	// still follows the forward pass.
+	h3 := ad.Relu(x)
+	y := ad.Sum(h3)
+	h3.Tensor().Set(5, 0)
 	gs, err := ad.Grad(y, x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []float64{0, 4, 0, 8} // 2·h2·relu'(x)
 	for i, g := range gs[0].Data() {
-		if g != want[i] {
-			t.Fatalf("gradient %v, want %v", gs[0].Data(), want)
+		if want := []float64{0, 1, 0, 1}[i]; g != want {
+			t.Fatalf("gradient %v", gs[0].Data())
 		}
 	}
 }
