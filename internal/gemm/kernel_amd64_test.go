@@ -3,9 +3,7 @@
 package gemm
 
 import (
-	"os"
 	"testing"
-	"time"
 )
 
 func BenchmarkKernelS512(b *testing.B) {
@@ -50,23 +48,4 @@ func BenchmarkPack(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n*256), "ns/elem")
 		})
 	}
-}
-
-func TestTimingOutliers(t *testing.T) {
-	if os.Getenv("GEMM_OUTLIERS") == "" {
-		t.Skip("set GEMM_OUTLIERS=1 to log the run-to-run spread of 1024² products")
-	}
-	n := 1024
-	a, b, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
-	for _, th := range []int{1, 2} {
-		SetThreads(th)
-		var ts []float64
-		for range 20 {
-			t0 := time.Now()
-			Sgemm(false, false, n, n, n, 1, a, n, b, n, 0, c, n)
-			ts = append(ts, time.Since(t0).Seconds()*1e3)
-		}
-		t.Logf("threads=%d ms: %.1f", th, ts)
-	}
-	SetThreads(0)
 }
