@@ -2,6 +2,7 @@ package optim
 
 import (
 	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/internal/vec"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -77,6 +78,16 @@ func (o *SGD) Step() {
 func sgdStep[T tensor.Float](p, g, v []T, c SGDConfig, first bool) {
 	lr, mu, wd := T(c.LR), T(c.Momentum), T(c.WeightDecay)
 	g = g[:len(p)]
+	if v == nil && wd == 0 { // plain SGD: p −= lr·g, vectorised
+		switch p := any(p).(type) {
+		case []float32:
+			vec.AxpyF32(p, -float32(c.LR), any(g).([]float32))
+			return
+		case []float64:
+			vec.AxpyF64(p, -c.LR, any(g).([]float64))
+			return
+		}
+	}
 	if v == nil {
 		for j := range p {
 			p[j] -= lr * (g[j] + wd*p[j])
