@@ -204,6 +204,8 @@ func (c *vjpCtx) saved(i int) *Value {
 	return d
 }
 
+// inShape returns the shape of operand i (rules that undo a reshape, a
+// reduction or a slice need it; the operand itself need not be saved).
 func (c *vjpCtx) inShape(i int) []int { return c.n.edges[i].shape }
 
 // Backward computes the gradient of the scalar v with respect to every Var

@@ -1,8 +1,6 @@
 package ad
 
 import (
-	"fmt"
-
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -277,5 +275,3 @@ func onesLike(x *Value) *Value  { return Const(tensor.Full(x.DType(), 1, x.Shape
 
 // ScalarLike returns a 0-dimensional constant c with x's dtype.
 func ScalarLike(x *Value, c float64) *Value { return Const(tensor.Scalar(x.DType(), c)) }
-
-var _ = fmt.Sprint

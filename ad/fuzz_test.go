@@ -1,0 +1,66 @@
+package ad_test
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// FuzzBroadcastGrad draws two shapes of up to three axes (each 1..3 long);
+// for compatible shapes, the gradient of Σ(a·b) with respect to a must be b
+// summed over the axes that a was broadcast along; for incompatible ones the
+// op must fail with ErrShape, never panic otherwise.
+func FuzzBroadcastGrad(f *testing.F) {
+	f.Add(uint16(0x123), uint16(0x121), uint8(2), uint8(3))
+	f.Add(uint16(0x311), uint16(0x003), uint8(3), uint8(1))
+	f.Add(uint16(0x222), uint16(0x333), uint8(3), uint8(3))
+	f.Fuzz(func(t *testing.T, sa, sb uint16, ra, rb uint8) {
+		shape := func(code uint16, rank uint8) []int {
+			s := make([]int, int(rank)%4)
+			for i := range s {
+				s[i] = int(code>>(4*i))%3 + 1
+			}
+			return s
+		}
+		as, bs := shape(sa, ra), shape(sb, rb)
+		fill := func(s []int, off float64) *tensor.Tensor {
+			t := tensor.New(tensor.Float64, s...)
+			for i := 0; i < t.Len(); i++ {
+				t.SetFlat(i, off+float64(i))
+			}
+			return t
+		}
+		a, b := ad.Var(fill(as, 1)), ad.Const(fill(bs, 10))
+		var y *ad.Value
+		err := ad.Try(func() { y = ad.Sum(ad.Mul(a, b)) })
+		if err != nil {
+			if !errors.Is(err, ad.ErrShape) {
+				t.Fatalf("%v × %v: unexpected error %v", as, bs, err)
+			}
+			return
+		}
+		g, err := ad.Grad(y, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Reference: broadcast b to the output shape and sum it down to a's.
+		out := tensor.BroadcastShapes("ref", as, bs)
+		var bb, want tensor.Tensor
+		bb.BroadcastTo(b.Tensor(), out)
+		ones := tensor.Full(tensor.Float64, 1, out...)
+		var prod tensor.Tensor
+		prod.Mul(&bb, ones)
+		want.SumTo(&prod, as)
+		if !tensor.EqualShape(g[0].Shape(), as) {
+			t.Fatalf("%v × %v: gradient shape %v", as, bs, g[0].Shape())
+		}
+		for i := 0; i < want.Len(); i++ {
+			if math.Abs(want.AtFlat(i)-g[0].Tensor().AtFlat(i)) > 1e-9 {
+				t.Fatalf("%v × %v: gradient %v, want %v", as, bs, g[0].Data(), want.Data())
+			}
+		}
+	})
+}
