@@ -11,14 +11,25 @@ import (
 type node struct {
 	rule      *rule
 	at        *Attrs
-	edges     []edge   // one per operand
-	inline    [2]edge  // storage for edges of unary and binary ops
+	inline    [2]edge  // edges to the operands of unary and binary ops
+	nin       uint8    // operands in inline, or manyEdges (then they are in at.edges)
 	sv        [3]saved // what the VJP reads (rule.saves): operand 0, operand 1, output
 	aux       any      // non-Value data the VJP reads (ReLU's bit mask, ...)
 	retained  *leafState
 	freed     bool  // saved values released by a backward pass
 	tentative bool  // a ReLU that has not yet settled what it keeps (settleRelu)
 	slot      int32 // scratch index during a sweep (0 outside one)
+}
+
+// manyEdges marks a node whose operand edges are in at.edges (variadic rules).
+const manyEdges = 255
+
+// ins returns the edges to the node's operands, in order.
+func (n *node) ins() []edge {
+	if n.nin == manyEdges {
+		return n.at.edges
+	}
+	return n.inline[:n.nin]
 }
 
 // edge connects a node to one operand.
@@ -86,13 +97,13 @@ func apply(r *rule, at *Attrs, x, y *Value) *Value {
 	n.inline[0] = edgeTo(x)
 	if y != nil {
 		n.inline[1] = edgeTo(y)
-		n.edges = n.inline[:2]
+		n.nin = 2
 	} else {
-		n.edges = n.inline[:1]
+		n.nin = 1
 	}
 	var need [2]bool
-	for i := range n.edges {
-		need[i] = n.edges[i].requires() && r.nondiff&(1<<i) == 0
+	for i := range n.nin {
+		need[i] = n.inline[i].requires() && r.nondiff&(1<<i) == 0
 	}
 	var m saveMask
 	if r.saves != nil {
@@ -140,9 +151,10 @@ func applyN(r *rule, at *Attrs, xs []*Value) *Value {
 	if !req {
 		return out
 	}
-	n := &node{rule: r, at: at, edges: make([]edge, len(xs))}
+	n := &node{rule: r, at: at, nin: manyEdges}
+	at.edges = make([]edge, len(xs))
 	for i, x := range xs {
-		n.edges[i] = edgeTo(x)
+		at.edges[i] = edgeTo(x)
 		settleRelu(x, false) // variadic rules save no operand
 	}
 	out.n = n
@@ -152,7 +164,7 @@ func applyN(r *rule, at *Attrs, xs []*Value) *Value {
 
 func edgeTo(v *Value) edge {
 	e := edge{n: v.n, shape: v.t.Shape()}
-	if v.leaf != nil {
+	if v.isVar() {
 		e.leaf = v
 	}
 	return e
@@ -206,7 +218,7 @@ func (c *vjpCtx) saved(i int) *Value {
 
 // inShape returns the shape of operand i (rules that undo a reshape, a
 // reduction or a slice need it; the operand itself need not be saved).
-func (c *vjpCtx) inShape(i int) []int { return c.n.edges[i].shape }
+func (c *vjpCtx) inShape(i int) []int { return c.n.ins()[i].shape }
 
 // Backward computes the gradient of the scalar v with respect to every Var
 // it depends on and adds it into their gradient buffers (read with Grad;
@@ -268,7 +280,7 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 	}
 	if y.n == nil { // y is itself a Var
 		if targets == nil {
-			y.leaf.accumulate(seed, o.CreateGraph)
+			y.gs.accumulate(seed, o.CreateGraph)
 		}
 		for i, t := range targets {
 			if t == y {
@@ -294,8 +306,8 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 			return nil, &Error{Op: "backward", Err: ErrGraphFreed,
 				Msg: fmt.Sprintf("the graph through %s was released by a previous backward; pass ad.Options{RetainGraph: true} to the first backward to sweep it again", n.rule.name)}
 		}
-		for j := range n.edges {
-			p := n.edges[j].n
+		for _, e := range n.ins() {
+			p := e.n
 			if p == nil {
 				continue
 			}
@@ -363,12 +375,13 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 			g.owned = false // handed to the caller
 		}
 		needs := need[:0]
-		if len(n.edges) > len(need) {
-			needs = make([]bool, 0, len(n.edges))
+		es := n.ins()
+		if len(es) > len(need) {
+			needs = make([]bool, 0, len(es))
 		}
 		any := false
-		for j := range n.edges {
-			e := &n.edges[j]
+		for j := range es {
+			e := &es[j]
 			r := e.requires() && n.rule.nondiff&(1<<j) == 0
 			if r && useful != nil {
 				if e.n != nil {
@@ -389,16 +402,16 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 		// op broadcast it.
 		fin := ctx.fin[:0]
 		var pre [8]*Value // VJP outputs replaced by their SumTo (first 8 edges)
-		for j := range n.edges {
+		for j := range es {
 			var gj *Value
 			if j < len(gin) && needs[j] {
 				gj = gin[j]
 			}
-			if gj != nil && !tensor.EqualShape(gj.t.Shape(), n.edges[j].shape) {
+			if gj != nil && !tensor.EqualShape(gj.t.Shape(), es[j].shape) {
 				if j < len(pre) {
 					pre[j] = gj
 				}
-				gj = SumTo(gj, n.edges[j].shape)
+				gj = SumTo(gj, es[j].shape)
 			}
 			fin = append(fin, gj)
 		}
@@ -410,8 +423,8 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 		if !o.RetainGraph {
 			n.release()
 		}
-		for j := range n.edges {
-			e := &n.edges[j]
+		for j := range es {
+			e := &es[j]
 			gj := fin[j]
 			if e.n != nil {
 				k := e.n.slot - 1
@@ -423,7 +436,7 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 				}
 			} else if e.leaf != nil && gj != nil {
 				if targets == nil {
-					e.leaf.leaf.accumulate(gj, o.CreateGraph)
+					e.leaf.gs.accumulate(gj, o.CreateGraph)
 				} else {
 					for _, i := range leafTarget[e.leaf] {
 						result[i] = addGrad(result[i], gj, o.CreateGraph)
@@ -538,8 +551,8 @@ func needPruning(nodes []*node, targetOf map[*node][]int, leafTarget map[*Value]
 		return true
 	}
 	for _, n := range nodes {
-		for j := range n.edges {
-			if l := n.edges[j].leaf; l != nil && leafTarget[l] == nil {
+		for _, e := range n.ins() {
+			if l := e.leaf; l != nil && leafTarget[l] == nil {
 				return true
 			}
 		}
@@ -559,8 +572,8 @@ func usefulNodes(nodes []*node, deps []int32, targetOf map[*node][]int, leafTarg
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		order = append(order, n)
-		for j := range n.edges {
-			if p := n.edges[j].n; p != nil {
+		for _, e := range n.ins() {
+			if p := e.n; p != nil {
 				if d[p.slot-1]--; d[p.slot-1] == 0 {
 					stack = append(stack, p)
 				}
@@ -571,8 +584,9 @@ func usefulNodes(nodes []*node, deps []int32, targetOf map[*node][]int, leafTarg
 	for i := len(order) - 1; i >= 0; i-- {
 		n := order[i]
 		u := targetOf[n] != nil
-		for j := range n.edges {
-			e := &n.edges[j]
+		es := n.ins()
+		for j := range es {
+			e := &es[j]
 			u = u || (e.n != nil && useful[e.n.slot-1]) || (e.leaf != nil && leafTarget[e.leaf] != nil)
 		}
 		useful[n.slot-1] = u

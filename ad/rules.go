@@ -22,6 +22,7 @@ type Attrs struct {
 	Index    []int          // index_select, cross_entropy targets
 	Mask     *tensor.Tensor // where
 
+	edges []edge // operand edges of a variadic rule's node (see node.ins)
 	kept any // set by a forward kernel for its VJP; moved to the node
 }
 
@@ -332,9 +333,9 @@ func init() {
 	ruleConcat = &rule{name: "concat",
 		forwardN: func(dst *tensor.Tensor, at *Attrs, xs []*tensor.Tensor) { dst.Concat(at.Axis, xs...) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			out := make([]*Value, len(c.n.edges))
+			out := make([]*Value, len(c.n.ins()))
 			off := 0
-			for i := range c.n.edges {
+			for i := range c.n.ins() {
 				w := c.inShape(i)[c.n.at.Axis]
 				if c.need[i] {
 					out[i] = Slice(g, c.n.at.Axis, off, off+w)
@@ -419,8 +420,8 @@ func (c *vjpCtx) reattach(r *rule, at *Attrs, out *Value) *Value {
 	v := &Value{requires: true}
 	v.t = out.t
 	n := &node{rule: r, at: at}
-	n.inline[0] = c.n.edges[0]
-	n.edges = n.inline[:1]
+	n.inline[0] = c.n.ins()[0]
+	n.nin = 1
 	n.save(2, v)
 	v.n = n
 	return v

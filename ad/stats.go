@@ -46,7 +46,7 @@ func Stats(v *Value) GraphStats {
 		st.Nodes++
 		for k := range n.sv {
 			if s := n.sv[k].v; s != nil {
-				count(&s.t, s.leaf != nil && s.n == nil)
+				count(&s.t, s.isVar())
 			}
 		}
 		switch a := n.aux.(type) {
@@ -55,8 +55,8 @@ func Stats(v *Value) GraphStats {
 		case *tensor.Tensor:
 			count(a, false)
 		}
-		for j := range n.edges {
-			if p := n.edges[j].n; p != nil && !seenNode[p] {
+		for j := range n.ins() {
+			if p := n.ins()[j].n; p != nil && !seenNode[p] {
 				seenNode[p] = true
 				stack = append(stack, p)
 			}

@@ -17,9 +17,11 @@ type Value struct {
 	n        *node      // producing node; nil for leaves and constants
 	requires bool       // a gradient flows to this value
 	owned    bool       // a backward sweep holds the only reference to its storage
-	leaf     *leafState // gradient buffer of a Var; nil otherwise
-	retained *leafState // gradient buffer kept for a non-leaf by RetainGrad
+	gs       *leafState // gradient buffer: of a Var, or of a non-leaf after RetainGrad
 }
+
+// isVar reports whether v is a leaf that requires a gradient.
+func (v *Value) isVar() bool { return v.n == nil && v.gs != nil }
 
 // leafState holds the gradient accumulated by Backward. The mutex makes
 // concurrent Backward calls that share a parameter safe.
@@ -34,7 +36,7 @@ type leafState struct {
 // changes the Var, and bumps t's version so that stale saved copies are
 // caught.
 func Var(t *tensor.Tensor) *Value {
-	v := &Value{requires: true, leaf: &leafState{}}
+	v := &Value{requires: true, gs: &leafState{}}
 	v.t = *t.View()
 	return v
 }
@@ -130,17 +132,14 @@ func (v *Value) ZeroGrad() {
 // RetainGrad asks Backward to keep the gradient of a non-leaf value, readable
 // with Grad. It has no effect on leaves.
 func (v *Value) RetainGrad() {
-	if v.n != nil && v.retained == nil {
-		v.retained = &leafState{}
-		v.n.retained = v.retained
+	if v.n != nil && v.gs == nil {
+		v.gs = &leafState{}
+		v.n.retained = v.gs
 	}
 }
 
 func (v *Value) state() *leafState {
-	if v.leaf != nil {
-		return v.leaf
-	}
-	return v.retained
+	return v.gs
 }
 
 // accumulate adds g into the buffer: Backward's += semantics.
