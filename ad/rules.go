@@ -23,7 +23,7 @@ type Attrs struct {
 	Mask     *tensor.Tensor // where
 
 	edges []edge // operand edges of a variadic rule's node (see node.ins)
-	kept any // set by a forward kernel for its VJP; moved to the node
+	kept  any    // set by a forward kernel for its VJP; moved to the node
 }
 
 // rule is one row of the table: a primitive's forward kernel beside its VJP.
