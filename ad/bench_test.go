@@ -139,3 +139,51 @@ func BenchmarkMLPStep(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHVP compares a Hessian-vector product of the MLP B loss (with
+// respect to all weights, reverse-over-reverse through the fused
+// cross-entropy) with one gradient of the same loss, and reports the ratio.
+func BenchmarkHVP(b *testing.B) {
+	sizes, batch := []int{784, 512, 512, 10}, 128
+	r := rand.New(rand.NewPCG(3, 3))
+	var ws, vs []*ad.Value
+	for i := 0; i+1 < len(sizes); i++ {
+		ws = append(ws, ad.Var(randn(r, 0.05, sizes[i], sizes[i+1])))
+		vs = append(vs, ad.Const(randn(r, 1, sizes[i], sizes[i+1])))
+	}
+	x := ad.Const(randn(r, 1, batch, sizes[0]))
+	y := make([]int, batch)
+	for i := range y {
+		y[i] = i % 10
+	}
+	loss := func() *ad.Value {
+		h := x
+		for i, w := range ws {
+			h = ad.MatMul(h, w)
+			if i+1 < len(ws) {
+				h = ad.Tanh(h) // smooth, so the Hessian is not piecewise zero
+			}
+		}
+		return ad.CrossEntropy(h, y)
+	}
+	var grad, hvp float64
+	b.Run("grad", func(b *testing.B) {
+		for range b.N {
+			if _, err := ad.Grad(loss(), ws...); err != nil {
+				b.Fatal(err)
+			}
+		}
+		grad = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	})
+	b.Run("hvp", func(b *testing.B) {
+		for range b.N {
+			if _, err := ad.HVP(loss(), ws, vs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		hvp = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+		if grad > 0 {
+			b.ReportMetric(hvp/grad, "×grad")
+		}
+	})
+}
