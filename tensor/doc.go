@@ -24,7 +24,15 @@
 //
 // Each kernel is written once as a generic function over the element type and
 // instantiated for float32 and float64; the dtype switch happens once per call,
-// never per element.
+// never per element. The common elementwise kernels (add, sub, mul, scale,
+// relu) run in the vectorised loops of internal/vec and matrix products in
+// internal/gemm.
+//
+// Storage that a kernel has to allocate comes from a pool of recycled
+// buffers when one of the right size class is free; Release returns storage to
+// it (package ad does so for the gradient buffers its backward pass owns
+// alone). Recycled storage is not zeroed: kernels write every element of
+// their destination, and New always returns zeros.
 //
 // # Errors
 //
