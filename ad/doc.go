@@ -35,9 +35,15 @@
 // A rule saves only what its VJP reads, and only for the operands that need
 // a gradient: mul saves y only if x needs a gradient; exp, tanh, sigmoid,
 // sqrt and softmax save their output; relu saves one bit per element — or
-// nothing of its own when a consumer (a matmul) saves its output anyway, from
-// which the bits are rebuilt; cross-entropy saves the softmax and nothing
-// else. Stats reports what a graph keeps alive. The sweep releases each
+// nothing of its own when a consumer (a matmul) saves its output anyway, in
+// which case its VJP reads that output (the choice is made at the output's
+// first use, so writing into a ReLU output before using it is reported at
+// backward); cross-entropy saves the softmax and nothing else. Stats reports
+// what a graph keeps alive.
+//
+// The backward sweep owns the gradient buffers it creates. Those that no
+// other value can see are added into in place, handed to a Var's gradient
+// buffer without a copy, and recycled for later kernels once used. The sweep releases each
 // node's saved values once its rule has run, so a second backward through the
 // same graph returns ErrGraphFreed; pass Options{RetainGraph: true} to keep
 // it.
