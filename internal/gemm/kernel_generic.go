@@ -4,26 +4,28 @@ import "runtime"
 
 // The portable micro-kernels, used where there is no assembly kernel (CPUs
 // other than amd64, amd64 without AVX2, and builds with -tags purego). A is
-// always packed here (rsa = 1, csa = MR): the kernels are not direct. Each
-// keeps its MR×NR accumulators in separate local variables, so that the
-// compiler holds them in registers, and walks the packed panels by
-// re-slicing, which leaves the depth loop without bounds checks. The tile
-// shape depends on the register file of the target.
+// always packed here (rsa = 1, csa = MR): the kernels are not direct. They
+// walk the packed panels by re-slicing, which leaves the depth loop without
+// bounds checks, and are unrolled over the depth; the tile shape depends on
+// the register file of the target (see kernel4x4 and kernel2x4). Both are
+// tested on every CPU.
 
-// fewFPRegs reports a target with 16 floating-point registers and
-// two-operand arithmetic, where a 4×4 tile spills.
-const fewFPRegs = runtime.GOARCH == "amd64" || runtime.GOARCH == "386"
+// fewFPRegs reports a target with 16 floating-point registers (amd64 also
+// has two-operand arithmetic), where a 4×4 tile of register accumulators
+// spills.
+const fewFPRegs = runtime.GOARCH == "amd64" || runtime.GOARCH == "386" ||
+	runtime.GOARCH == "arm" || runtime.GOARCH == "s390x"
 
 func genericKernels() (kernel[float32], kernel[float64]) {
 	return genericKernelsFor(fewFPRegs)
 }
 
-// genericKernelsFor returns the 2×3 kernels (few registers) or the 4×4 ones;
+// genericKernelsFor returns the 2×4 kernels (few registers) or the 4×4 ones;
 // the tests run both on any CPU.
 func genericKernelsFor(few bool) (kernel[float32], kernel[float64]) {
 	if few {
-		return kernel[float32]{name: "go", mr: 2, nr: 3, kc: 256, mc: 128, nc: 1023, fn: kernel2x3[float32], pool: &pool32},
-			kernel[float64]{name: "go", mr: 2, nr: 3, kc: 256, mc: 64, nc: 1023, fn: kernel2x3[float64], pool: &pool64}
+		return kernel[float32]{name: "go", mr: 2, nr: 4, kc: 256, mc: 128, nc: 1024, fn: kernel2x4[float32], pool: &pool32},
+			kernel[float64]{name: "go", mr: 2, nr: 4, kc: 256, mc: 64, nc: 1024, fn: kernel2x4[float64], pool: &pool64}
 	}
 	return kernel[float32]{name: "go", mr: 4, nr: 4, kc: 256, mc: 128, nc: 1024, fn: kernel4x4[float32], pool: &pool32},
 		kernel[float64]{name: "go", mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024, fn: kernel4x4[float64], pool: &pool64}
@@ -121,19 +123,22 @@ func kernel4x4[T float](kc int, a []T, rsa, csa int, b, c []T, ldc int, alpha, b
 	storeTile(acc[:mr], c, ldc, alpha, beta, nr)
 }
 
-// kernel2x3 is the micro-kernel for amd64 and 386 (-tags purego), which
+// kernel2x4 is the micro-kernel for amd64 and 386 (-tags purego), which
 // have 16 SSE registers, one of them reserved, and two-operand arithmetic
 // without a fused multiply-add at the baseline GOAMD64 level. The compiler
-// schedules the updates of values that only feed the next iteration (the
-// accumulators) last in the loop body, so every product still to be added
-// is live at that point. Summing four depth steps into partial sums s and
-// adding them once per iteration keeps 6 accumulators and 6 partial sums
-// (plus operands) within the register file.
-func kernel2x3[T float](kc int, a []T, rsa, csa int, b, c []T, ldc int, alpha, beta T, mr, nr int) {
-	var c00, c01, c02, c10, c11, c12 T
+// schedules a value that only feeds the next loop iteration (an
+// accumulator held in a register) last in the loop body, so every product
+// still to be added would be live there and a tile of any useful size
+// spills. Instead, eight depth steps are summed into 8 register partial
+// sums, which are added once per iteration to accumulators kept in memory
+// (a local array): 8 partial sums, 2 + 1 operands and a temporary fit in
+// the register file, and the memory traffic is one load, add and store per
+// accumulator every eight steps.
+func kernel2x4[T float](kc int, a []T, rsa, csa int, b, c []T, ldc int, alpha, beta T, mr, nr int) {
+	var acc [4][4]T
 	a = a[:2*kc]
-	b = b[:3*kc]
-	for len(a) >= 8 && len(b) >= 12 {
+	b = b[:4*kc]
+	for len(a) >= 16 && len(b) >= 32 {
 		a0 := a[0]
 		a1 := a[1]
 		b0 := b[0]
@@ -145,62 +150,134 @@ func kernel2x3[T float](kc int, a []T, rsa, csa int, b, c []T, ldc int, alpha, b
 		b2 := b[2]
 		s02 := a0 * b2
 		s12 := a1 * b2
+		b3 := b[3]
+		s03 := a0 * b3
+		s13 := a1 * b3
 		a0 = a[2]
 		a1 = a[3]
-		b0 = b[3]
+		b0 = b[4]
 		s00 += a0 * b0
 		s10 += a1 * b0
-		b1 = b[4]
+		b1 = b[5]
 		s01 += a0 * b1
 		s11 += a1 * b1
-		b2 = b[5]
+		b2 = b[6]
 		s02 += a0 * b2
 		s12 += a1 * b2
+		b3 = b[7]
+		s03 += a0 * b3
+		s13 += a1 * b3
 		a0 = a[4]
 		a1 = a[5]
-		b0 = b[6]
+		b0 = b[8]
 		s00 += a0 * b0
 		s10 += a1 * b0
-		b1 = b[7]
+		b1 = b[9]
 		s01 += a0 * b1
 		s11 += a1 * b1
-		b2 = b[8]
+		b2 = b[10]
 		s02 += a0 * b2
 		s12 += a1 * b2
+		b3 = b[11]
+		s03 += a0 * b3
+		s13 += a1 * b3
 		a0 = a[6]
 		a1 = a[7]
-		b0 = b[9]
+		b0 = b[12]
 		s00 += a0 * b0
 		s10 += a1 * b0
-		b1 = b[10]
+		b1 = b[13]
 		s01 += a0 * b1
 		s11 += a1 * b1
-		b2 = b[11]
+		b2 = b[14]
 		s02 += a0 * b2
 		s12 += a1 * b2
-		c00 += s00
-		c01 += s01
-		c02 += s02
-		c10 += s10
-		c11 += s11
-		c12 += s12
-		a, b = a[8:], b[12:]
+		b3 = b[15]
+		s03 += a0 * b3
+		s13 += a1 * b3
+		a0 = a[8]
+		a1 = a[9]
+		b0 = b[16]
+		s00 += a0 * b0
+		s10 += a1 * b0
+		b1 = b[17]
+		s01 += a0 * b1
+		s11 += a1 * b1
+		b2 = b[18]
+		s02 += a0 * b2
+		s12 += a1 * b2
+		b3 = b[19]
+		s03 += a0 * b3
+		s13 += a1 * b3
+		a0 = a[10]
+		a1 = a[11]
+		b0 = b[20]
+		s00 += a0 * b0
+		s10 += a1 * b0
+		b1 = b[21]
+		s01 += a0 * b1
+		s11 += a1 * b1
+		b2 = b[22]
+		s02 += a0 * b2
+		s12 += a1 * b2
+		b3 = b[23]
+		s03 += a0 * b3
+		s13 += a1 * b3
+		a0 = a[12]
+		a1 = a[13]
+		b0 = b[24]
+		s00 += a0 * b0
+		s10 += a1 * b0
+		b1 = b[25]
+		s01 += a0 * b1
+		s11 += a1 * b1
+		b2 = b[26]
+		s02 += a0 * b2
+		s12 += a1 * b2
+		b3 = b[27]
+		s03 += a0 * b3
+		s13 += a1 * b3
+		a0 = a[14]
+		a1 = a[15]
+		b0 = b[28]
+		s00 += a0 * b0
+		s10 += a1 * b0
+		b1 = b[29]
+		s01 += a0 * b1
+		s11 += a1 * b1
+		b2 = b[30]
+		s02 += a0 * b2
+		s12 += a1 * b2
+		b3 = b[31]
+		s03 += a0 * b3
+		s13 += a1 * b3
+		acc[0][0] += s00
+		acc[0][1] += s01
+		acc[0][2] += s02
+		acc[0][3] += s03
+		acc[1][0] += s10
+		acc[1][1] += s11
+		acc[1][2] += s12
+		acc[1][3] += s13
+		a, b = a[16:], b[32:]
 	}
-	for len(a) >= 2 && len(b) >= 3 {
+	for len(a) >= 2 && len(b) >= 4 {
 		a0 := a[0]
 		a1 := a[1]
 		b0 := b[0]
-		c00 += a0 * b0
-		c10 += a1 * b0
+		acc[0][0] += a0 * b0
+		acc[1][0] += a1 * b0
 		b1 := b[1]
-		c01 += a0 * b1
-		c11 += a1 * b1
+		acc[0][1] += a0 * b1
+		acc[1][1] += a1 * b1
 		b2 := b[2]
-		c02 += a0 * b2
-		c12 += a1 * b2
-		a, b = a[2:], b[3:]
+		acc[0][2] += a0 * b2
+		acc[1][2] += a1 * b2
+		b3 := b[3]
+		acc[0][3] += a0 * b3
+		acc[1][3] += a1 * b3
+		a, b = a[2:], b[4:]
 	}
-	acc := [4][4]T{{c00, c01, c02}, {c10, c11, c12}}
 	storeTile(acc[:mr], c, ldc, alpha, beta, nr)
 }
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestGenericTiles runs both portable kernels (the 2×3 one for targets with
+// TestGenericTiles runs both portable kernels (the 2×4 one for targets with
 // few registers and the 4×4 one for the others), whichever this build
 // selects, on edge shapes, depths around the unroll factors, transposes,
 // alpha and beta.
