@@ -135,7 +135,7 @@ func kernel4x4[T float](kc int, a []T, rsa, csa int, b, c []T, ldc int, alpha, b
 // the register file, and the memory traffic is one load, add and store per
 // accumulator every eight steps.
 func kernel2x4[T float](kc int, a []T, rsa, csa int, b, c []T, ldc int, alpha, beta T, mr, nr int) {
-	var acc [4][4]T
+	var acc [2][4]T
 	a = a[:2*kc]
 	b = b[:4*kc]
 	for len(a) >= 16 && len(b) >= 32 {
