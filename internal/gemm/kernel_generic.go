@@ -123,22 +123,23 @@ func kernel4x4[T float](kc int, a []T, rsa, csa int, b, c []T, ldc int, alpha, b
 	storeTile(acc[:mr], c, ldc, alpha, beta, nr)
 }
 
-// kernel2x4 is the micro-kernel for amd64 and 386 (-tags purego), which
-// have 16 SSE registers, one of them reserved, and two-operand arithmetic
-// without a fused multiply-add at the baseline GOAMD64 level. The compiler
+// kernel2x4 is the micro-kernel for targets with 16 floating-point
+// registers (see fewFPRegs). amd64 (-tags purego or no AVX2) reserves one
+// of its 16 SSE registers and, at the baseline GOAMD64 level, has
+// two-operand arithmetic without a fused multiply-add. The compiler
 // schedules a value that only feeds the next loop iteration (an
 // accumulator held in a register) last in the loop body, so every product
 // still to be added would be live there and a tile of any useful size
-// spills. Instead, eight depth steps are summed into 8 register partial
+// spills. Instead, sixteen depth steps are summed into 8 register partial
 // sums, which are added once per iteration to accumulators kept in memory
 // (a local array): 8 partial sums, 2 + 1 operands and a temporary fit in
 // the register file, and the memory traffic is one load, add and store per
-// accumulator every eight steps.
+// accumulator every sixteen steps.
 func kernel2x4[T float](kc int, a []T, rsa, csa int, b, c []T, ldc int, alpha, beta T, mr, nr int) {
 	var acc [2][4]T
 	a = a[:2*kc]
 	b = b[:4*kc]
-	for len(a) >= 16 && len(b) >= 32 {
+	for len(a) >= 32 && len(b) >= 64 {
 		a0 := a[0]
 		a1 := a[1]
 		b0 := b[0]
@@ -251,6 +252,118 @@ func kernel2x4[T float](kc int, a []T, rsa, csa int, b, c []T, ldc int, alpha, b
 		b3 = b[31]
 		s03 += a0 * b3
 		s13 += a1 * b3
+		a0 = a[16]
+		a1 = a[17]
+		b0 = b[32]
+		s00 += a0 * b0
+		s10 += a1 * b0
+		b1 = b[33]
+		s01 += a0 * b1
+		s11 += a1 * b1
+		b2 = b[34]
+		s02 += a0 * b2
+		s12 += a1 * b2
+		b3 = b[35]
+		s03 += a0 * b3
+		s13 += a1 * b3
+		a0 = a[18]
+		a1 = a[19]
+		b0 = b[36]
+		s00 += a0 * b0
+		s10 += a1 * b0
+		b1 = b[37]
+		s01 += a0 * b1
+		s11 += a1 * b1
+		b2 = b[38]
+		s02 += a0 * b2
+		s12 += a1 * b2
+		b3 = b[39]
+		s03 += a0 * b3
+		s13 += a1 * b3
+		a0 = a[20]
+		a1 = a[21]
+		b0 = b[40]
+		s00 += a0 * b0
+		s10 += a1 * b0
+		b1 = b[41]
+		s01 += a0 * b1
+		s11 += a1 * b1
+		b2 = b[42]
+		s02 += a0 * b2
+		s12 += a1 * b2
+		b3 = b[43]
+		s03 += a0 * b3
+		s13 += a1 * b3
+		a0 = a[22]
+		a1 = a[23]
+		b0 = b[44]
+		s00 += a0 * b0
+		s10 += a1 * b0
+		b1 = b[45]
+		s01 += a0 * b1
+		s11 += a1 * b1
+		b2 = b[46]
+		s02 += a0 * b2
+		s12 += a1 * b2
+		b3 = b[47]
+		s03 += a0 * b3
+		s13 += a1 * b3
+		a0 = a[24]
+		a1 = a[25]
+		b0 = b[48]
+		s00 += a0 * b0
+		s10 += a1 * b0
+		b1 = b[49]
+		s01 += a0 * b1
+		s11 += a1 * b1
+		b2 = b[50]
+		s02 += a0 * b2
+		s12 += a1 * b2
+		b3 = b[51]
+		s03 += a0 * b3
+		s13 += a1 * b3
+		a0 = a[26]
+		a1 = a[27]
+		b0 = b[52]
+		s00 += a0 * b0
+		s10 += a1 * b0
+		b1 = b[53]
+		s01 += a0 * b1
+		s11 += a1 * b1
+		b2 = b[54]
+		s02 += a0 * b2
+		s12 += a1 * b2
+		b3 = b[55]
+		s03 += a0 * b3
+		s13 += a1 * b3
+		a0 = a[28]
+		a1 = a[29]
+		b0 = b[56]
+		s00 += a0 * b0
+		s10 += a1 * b0
+		b1 = b[57]
+		s01 += a0 * b1
+		s11 += a1 * b1
+		b2 = b[58]
+		s02 += a0 * b2
+		s12 += a1 * b2
+		b3 = b[59]
+		s03 += a0 * b3
+		s13 += a1 * b3
+		a0 = a[30]
+		a1 = a[31]
+		b0 = b[60]
+		s00 += a0 * b0
+		s10 += a1 * b0
+		b1 = b[61]
+		s01 += a0 * b1
+		s11 += a1 * b1
+		b2 = b[62]
+		s02 += a0 * b2
+		s12 += a1 * b2
+		b3 = b[63]
+		s03 += a0 * b3
+		s13 += a1 * b3
 		acc[0][0] += s00
 		acc[0][1] += s01
 		acc[0][2] += s02
@@ -259,7 +372,7 @@ func kernel2x4[T float](kc int, a []T, rsa, csa int, b, c []T, ldc int, alpha, b
 		acc[1][1] += s11
 		acc[1][2] += s12
 		acc[1][3] += s13
-		a, b = a[16:], b[32:]
+		a, b = a[32:], b[64:]
 	}
 	for len(a) >= 2 && len(b) >= 4 {
 		a0 := a[0]
