@@ -6,9 +6,11 @@
 // kc×NR column panels (kc = 256, so a panel sits in L1), op(A) is read in
 // MR-row panels, and a register-blocked MR×NR micro-kernel does the
 // arithmetic (12×32 float32 and 12×16 float64 with AVX-512, 6×16 and 6×8
-// with AVX2, 4×4 in Go). The assembly kernels read A in place through a row
-// and a column stride, which serves A and Aᵀ alike; A is packed only when it
-// is larger than 4 MiB, and B is packed with masked moves or gathers.
+// with AVX2; in portable Go 2×4 on CPUs with 16 floating-point registers such
+// as amd64, 4×4 on arm64 and others). The assembly kernels read A in place
+// through a row and a column stride, which serves A and Aᵀ alike; A is packed
+// only when it is larger than 4 MiB, and B is packed with masked moves or
+// gathers.
 // On amd64 the micro-kernels and packing loops are Go assembly for AVX-512
 // and for AVX2+FMA, chosen at run time from the CPU's features; other CPUs
 // and builds with -tags purego use portable Go. Aᵀ·B and A·Bᵀ never
