@@ -1,0 +1,35 @@
+package expr
+
+import (
+	"testing"
+
+	"github.com/adjointgo/adjoint/scalar"
+)
+
+// FuzzParse: any input either fails with a *SyntaxError or parses into an
+// expression that evaluates, on plain floats and on a tape, without panicking.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"x*y + sin(x*x) - log(y)", "x^2**3", "-(-x)", "atan2(x, y) + hypot(x,y)", "max(x,", "2e", "((x)", "x y", "pi*e"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		e, err := Parse(src)
+		if err != nil {
+			if _, ok := err.(*SyntaxError); !ok {
+				t.Fatalf("Parse(%q): error %T %v, want *SyntaxError", src, err, err)
+			}
+			return
+		}
+		n := len(e.Vars())
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = 0.5 + float64(i)
+		}
+		e.EvalFloat(xs)
+		var tp scalar.Tape
+		y := e.Eval(tp.Vars(nil, xs))
+		if y.Tape() == &tp {
+			tp.Backward(y)
+		}
+	})
+}
