@@ -64,3 +64,54 @@ func FuzzBroadcastGrad(f *testing.F) {
 		}
 	})
 }
+
+// FuzzOpsBadInput calls shape-taking ops with arbitrary shapes, axes,
+// ranges and indices: each call either succeeds (and then its gradient can
+// be taken) or fails with an *ad.Error wrapping ErrShape — never another
+// panic from inside a kernel.
+func FuzzOpsBadInput(f *testing.F) {
+	f.Add(uint8(0), uint16(0x123), int8(1), int8(0), int8(2), int8(-1))
+	f.Add(uint8(5), uint16(0x222), int8(-3), int8(4), int8(1), int8(7))
+	f.Fuzz(func(t *testing.T, op uint8, code uint16, p, q, r, s int8) {
+		shape := make([]int, int(code>>12)%4)
+		for i := range shape {
+			shape[i] = int(code>>(4*i))%4 + 0 // sizes 0..3, empty axes included
+		}
+		x := ad.Var(tensor.Full(tensor.Float64, 0.5, shape...))
+		var y *ad.Value
+		err := ad.Try(func() {
+			switch op % 10 {
+			case 0:
+				y = ad.Sum(x, int(p), int(q))
+			case 1:
+				y = ad.MaxKeepDims(x, int(p))
+			case 2:
+				y = ad.Slice(x, int(p), int(q), int(r))
+			case 3:
+				y = ad.IndexSelect(x, int(p), []int{int(q), int(r)})
+			case 4:
+				y = ad.Reshape(x, int(p), int(q))
+			case 5:
+				y = ad.Permute(x, int(p), int(q), int(r))
+			case 6:
+				y = ad.Concat(int(p), x, ad.Var(tensor.New(tensor.Float64, int(q)&3, int(r)&3)))
+			case 7:
+				y = ad.MatMulT(x, x, p&1 == 1, q&1 == 1)
+			case 8:
+				y = ad.Softmax(x, int(p))
+			default:
+				y = ad.BroadcastTo(x, int(p)&3, int(q)&3, int(r)&3)
+			}
+		})
+		if err != nil {
+			var e *ad.Error
+			if !errors.As(err, &e) || !errors.Is(err, ad.ErrShape) {
+				t.Fatalf("op %d on %v (%d %d %d %d): %T %v", op%10, shape, p, q, r, s, err, err)
+			}
+			return
+		}
+		if _, err := ad.Grad(ad.Sum(y), x); err != nil && !errors.Is(err, ad.ErrNoGrad) {
+			t.Fatalf("op %d on %v: gradient: %v", op%10, shape, err)
+		}
+	})
+}
