@@ -37,7 +37,6 @@ type edge struct {
 	n     *node  // producer of the operand, nil for leaves and constants
 	leaf  *Value // the operand if it is a Var
 	shape []int  // the operand's shape (for undoing broadcasting)
-	dtype tensor.DType
 }
 
 func (e *edge) requires() bool { return e.n != nil || e.leaf != nil }
