@@ -2,6 +2,7 @@ package optim
 
 import (
 	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/internal/parallel"
 	"github.com/adjointgo/adjoint/internal/vec"
 	"github.com/adjointgo/adjoint/tensor"
 )
@@ -81,10 +82,20 @@ func sgdStep[T tensor.Float](p, g, v []T, c SGDConfig, first bool) {
 	if v == nil && wd == 0 { // plain SGD: p −= lr·g, vectorised
 		switch p := any(p).(type) {
 		case []float32:
-			vec.AxpyF32(p, -float32(c.LR), any(g).([]float32))
+			g, a := any(g).([]float32), -float32(c.LR)
+			if !parallel.Worth(len(p)) {
+				vec.AxpyF32(p, a, g)
+				return
+			}
+			parallel.For(len(p), func(lo, hi int) { vec.AxpyF32(p[lo:hi], a, g[lo:hi]) })
 			return
 		case []float64:
-			vec.AxpyF64(p, -c.LR, any(g).([]float64))
+			g, a := any(g).([]float64), -c.LR
+			if !parallel.Worth(len(p)) {
+				vec.AxpyF64(p, a, g)
+				return
+			}
+			parallel.For(len(p), func(lo, hi int) { vec.AxpyF64(p[lo:hi], a, g[lo:hi]) })
 			return
 		}
 	}

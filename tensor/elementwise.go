@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/adjointgo/adjoint/internal/parallel"
 	"github.com/adjointgo/adjoint/internal/vec"
 )
 
@@ -29,19 +30,19 @@ func vecBinary[T Float](op BinaryOp, dst, a, b []T) bool {
 	switch d := any(dst).(type) {
 	case []float32:
 		x, y := any(a).([]float32), any(b).([]float32)
-		if !parallel(len(d)) {
+		if !parallel.Worth(len(d)) {
 			vecBinary32(op, d, x, y)
 			return true
 		}
-		parallelFor(len(d), func(lo, hi int) { vecBinary32(op, d[lo:hi], x[lo:hi], y[lo:hi]) })
+		parallel.For(len(d), func(lo, hi int) { vecBinary32(op, d[lo:hi], x[lo:hi], y[lo:hi]) })
 		return true
 	case []float64:
 		x, y := any(a).([]float64), any(b).([]float64)
-		if !parallel(len(d)) {
+		if !parallel.Worth(len(d)) {
 			vecBinary64(op, d, x, y)
 			return true
 		}
-		parallelFor(len(d), func(lo, hi int) { vecBinary64(op, d[lo:hi], x[lo:hi], y[lo:hi]) })
+		parallel.For(len(d), func(lo, hi int) { vecBinary64(op, d[lo:hi], x[lo:hi], y[lo:hi]) })
 		return true
 	}
 	return false
@@ -166,19 +167,19 @@ func unary[T Float](op UnaryOp, dst, x []T) {
 			switch d := any(dst).(type) {
 			case []float32:
 				x := any(x).([]float32)
-				if !parallel(len(x)) {
+				if !parallel.Worth(len(x)) {
 					vec.ReLUF32(d, x)
 					return
 				}
-				parallelFor(len(x), func(lo, hi int) { vec.ReLUF32(d[lo:hi], x[lo:hi]) })
+				parallel.For(len(x), func(lo, hi int) { vec.ReLUF32(d[lo:hi], x[lo:hi]) })
 				return
 			case []float64:
 				x := any(x).([]float64)
-				if !parallel(len(x)) {
+				if !parallel.Worth(len(x)) {
 					vec.ReLUF64(d, x)
 					return
 				}
-				parallelFor(len(x), func(lo, hi int) { vec.ReLUF64(d[lo:hi], x[lo:hi]) })
+				parallel.For(len(x), func(lo, hi int) { vec.ReLUF64(d[lo:hi], x[lo:hi]) })
 				return
 			}
 		}
@@ -229,18 +230,18 @@ func (t *Tensor) ReluGrad(g, y *Tensor) *Tensor {
 	}
 	if d == Float32 {
 		dst, gs, ys := t.f32, g.f32, y.f32
-		if !parallel(len(dst)) {
+		if !parallel.Worth(len(dst)) {
 			vec.ReLUGradF32(dst, gs, ys)
 			return t
 		}
-		parallelFor(len(dst), func(lo, hi int) { vec.ReLUGradF32(dst[lo:hi], gs[lo:hi], ys[lo:hi]) })
+		parallel.For(len(dst), func(lo, hi int) { vec.ReLUGradF32(dst[lo:hi], gs[lo:hi], ys[lo:hi]) })
 	} else {
 		dst, gs, ys := t.f64, g.f64, y.f64
-		if !parallel(len(dst)) {
+		if !parallel.Worth(len(dst)) {
 			vec.ReLUGradF64(dst, gs, ys)
 			return t
 		}
-		parallelFor(len(dst), func(lo, hi int) { vec.ReLUGradF64(dst[lo:hi], gs[lo:hi], ys[lo:hi]) })
+		parallel.For(len(dst), func(lo, hi int) { vec.ReLUGradF64(dst[lo:hi], gs[lo:hi], ys[lo:hi]) })
 	}
 	return t
 }
@@ -266,19 +267,19 @@ func affine[T Float](dst, x []T, a, b T) {
 		switch d := any(dst).(type) {
 		case []float32:
 			a, x := any(a).(float32), any(x).([]float32)
-			if !parallel(len(x)) {
+			if !parallel.Worth(len(x)) {
 				vec.ScaleF32(d, a, x)
 				return
 			}
-			parallelFor(len(x), func(lo, hi int) { vec.ScaleF32(d[lo:hi], a, x[lo:hi]) })
+			parallel.For(len(x), func(lo, hi int) { vec.ScaleF32(d[lo:hi], a, x[lo:hi]) })
 			return
 		case []float64:
 			a, x := any(a).(float64), any(x).([]float64)
-			if !parallel(len(x)) {
+			if !parallel.Worth(len(x)) {
 				vec.ScaleF64(d, a, x)
 				return
 			}
-			parallelFor(len(x), func(lo, hi int) { vec.ScaleF64(d[lo:hi], a, x[lo:hi]) })
+			parallel.For(len(x), func(lo, hi int) { vec.ScaleF64(d[lo:hi], a, x[lo:hi]) })
 			return
 		}
 	}

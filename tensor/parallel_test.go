@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/adjointgo/adjoint/internal/gemm"
+	"github.com/adjointgo/adjoint/internal/parallel"
 )
 
 // Elementwise kernels split across goroutines give the same bits as one
@@ -12,7 +13,7 @@ import (
 func TestParallelElementwiseMatchesSerial(t *testing.T) {
 	defer gemm.SetThreads(gemm.Threads())
 	r := rand.New(rand.NewPCG(5, 5))
-	for _, n := range []int{parMin - 1, parMin, parMin + 65, 3*parMin + 7} {
+	for _, n := range []int{parallel.Min - 1, parallel.Min, parallel.Min + 65, 3*parallel.Min + 7} {
 		for _, d := range []DType{Float32, Float64} {
 			a, b := New(d, n), New(d, n)
 			for i := 0; i < n; i++ {
