@@ -93,15 +93,19 @@ func (c *vjpCtx) g2(a, b *Value) []*Value {
 }
 
 // The rule table. Each row is a primitive: its forward kernel and, beside
-// it, its vector-Jacobian product. Composite ops (Sub via Add/Neg is not
-// used: sub has its own row for speed; MSE, LogSumExp, ...) are built from
-// these in ops.go. Every row is gradchecked, first and second order, in
-// rules_test.go.
-// The rule table: one row per primitive, filled in by init (the rows
-// refer to the ops, which refer to the rows, so they cannot be initialised
-// statically).
+// it, its vector-Jacobian product, what it saves and which operands it does
+// not differentiate. Composite ops (Mean, MSE, LogSumExp, Transpose, ...)
+// are built from these in ops.go. Every row is gradchecked, first and second
+// order, in rules_test.go, and TestRuleTableCovered fails for a row without a
+// case. The rows are filled in by init: they refer to the ops, which refer to
+// the rows, so they cannot be initialised statically.
 var (
-	ruleAdd, ruleSub, ruleMul, ruleDiv, rulePow, ruleNeg, ruleAddScalar, ruleMulScalar, rulePowScalar, ruleSquare, ruleExp, ruleLog, ruleSqrt, ruleAbs, ruleSign, ruleSin, ruleCos, ruleTanh, ruleSigmoid, ruleRelu, ruleReluGrad, ruleMaskMul, ruleSoftplus, ruleMatMul, ruleReshape, rulePermute, ruleBroadcastTo, ruleSumTo, ruleSum, ruleMax, ruleSlice, rulePad, ruleConcat, ruleIndexSelect, ruleIndexAdd, ruleWhere, ruleSoftmax, ruleLogSoftmax, ruleCrossEntropy *rule
+	ruleAdd, ruleSub, ruleMul, ruleDiv, rulePow, ruleNeg, ruleAddScalar, ruleMulScalar         *rule
+	rulePowScalar, ruleSquare, ruleExp, ruleLog, ruleSqrt, ruleAbs, ruleSign, ruleSin, ruleCos *rule
+	ruleTanh, ruleSigmoid, ruleRelu, ruleReluGrad, ruleMaskMul, ruleSoftplus, ruleMatMul       *rule
+	ruleReshape, rulePermute, ruleBroadcastTo, ruleSumTo, ruleSum, ruleMax, ruleSlice, rulePad *rule
+	ruleConcat, ruleIndexSelect, ruleIndexAdd, ruleWhere, ruleSoftmax, ruleLogSoftmax          *rule
+	ruleCrossEntropy                                                                           *rule
 )
 
 func init() {
