@@ -253,6 +253,17 @@ func LogSumExp(x *Value, axis int) *Value {
 	return Sum(Add(s, m), axis) // sum over a size-1 axis drops it
 }
 
+// Astype returns x converted to dtype d (float32 or float64), differentiably:
+// the gradient flows back converted to x's dtype. Mixing dtypes in one op is
+// an error; convert with Astype first. It returns x itself when x already
+// has dtype d.
+func Astype(x *Value, d tensor.DType) *Value {
+	if x.DType() == d {
+		return x
+	}
+	return apply(ruleAstype, &Attrs{DType: d, From: x.DType()}, x, nil)
+}
+
 // MSE returns the mean of (x − y)².
 func MSE(x, y *Value) *Value { return Mean(Square(Sub(x, y))) }
 

@@ -21,6 +21,8 @@ type Attrs struct {
 	TransB   bool           // matmul
 	Index    []int          // index_select, cross_entropy targets
 	Mask     *tensor.Tensor // where
+	DType    tensor.DType   // astype: the target dtype
+	From     tensor.DType   // astype: the operand's dtype
 
 	edges []edge // operand edges of a variadic rule's node (see node.ins)
 	kept  any    // set by a forward kernel for its VJP; moved to the node
@@ -105,7 +107,7 @@ var (
 	ruleTanh, ruleSigmoid, ruleRelu, ruleReluGrad, ruleMaskMul, ruleSoftplus, ruleMatMul       *rule
 	ruleReshape, rulePermute, ruleBroadcastTo, ruleSumTo, ruleSum, ruleMax, ruleSlice, rulePad *rule
 	ruleConcat, ruleIndexSelect, ruleIndexAdd, ruleWhere, ruleSoftmax, ruleLogSoftmax          *rule
-	ruleCrossEntropy                                                                           *rule
+	ruleCrossEntropy, ruleAstype                                                               *rule
 )
 
 func init() {
@@ -392,6 +394,11 @@ func init() {
 			y := c.out()
 			return c.g1(Sub(g, Mul(Exp(y), SumKeepDims(g, c.n.at.Axis))))
 		}}
+	// astype converts between float32 and float64; its VJP converts the
+	// cotangent back to the operand's dtype (kept in the attributes).
+	ruleAstype = &rule{name: "astype",
+		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.CopyFrom(x.Astype(at.DType)) },
+		vjp:     func(c *vjpCtx, g *Value) []*Value { return c.g1(Astype(g, c.n.at.From)) }}
 	// cross_entropy from logits, fused with log-softmax: it keeps only the
 	// softmax p (N×C) and its VJP is (p − onehot)·g/N. When the sweep is
 	// recorded, p is re-attached to the graph as the output of a softmax
@@ -437,7 +444,7 @@ func allRules() []*rule {
 		rulePowScalar, ruleSquare, ruleExp, ruleLog, ruleSqrt, ruleAbs, ruleSign, ruleSin, ruleCos, ruleTanh,
 		ruleSigmoid, ruleRelu, ruleReluGrad, ruleMaskMul, ruleSoftplus, ruleMatMul, ruleReshape, rulePermute, ruleBroadcastTo, ruleSumTo,
 		ruleSum, ruleMax, ruleSlice, rulePad, ruleConcat, ruleIndexSelect, ruleIndexAdd, ruleWhere, ruleSoftmax,
-		ruleLogSoftmax, ruleCrossEntropy}
+		ruleLogSoftmax, ruleCrossEntropy, ruleAstype}
 }
 
 // bitMask is ReLU's saved state: one bit per element, set where the output

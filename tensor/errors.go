@@ -70,7 +70,7 @@ func sameDType(op string, ts ...*Tensor) DType {
 				names[i] = u.dtype.String()
 			}
 			panic(&ShapeError{Op: op, Shapes: shapes, DType: true,
-				Msg: fmt.Sprintf("mixed dtypes %s; convert one operand explicitly (Astype)", strings.Join(names, " and "))})
+				Msg: fmt.Sprintf("mixed dtypes %s; convert one operand explicitly (ad.Astype, or Tensor.Astype)", strings.Join(names, " and "))})
 		}
 	}
 	return d
