@@ -3,8 +3,8 @@ package ad_test
 import (
 	"errors"
 	"math"
-	"strings"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/adjointgo/adjoint/ad"
