@@ -94,7 +94,8 @@ func (v *Value) Detach() *Value {
 
 // Grad returns the gradient accumulated by Backward for a Var (or a value
 // marked with RetainGrad), or nil if none has been accumulated. The buffer is
-// updated in place by later Backward calls and reused after ZeroGrad: Clone it
+// updated in place by later Backward calls, and after ZeroGrad its storage is
+// recycled (the tensor becomes empty once the next Backward runs): Clone it
 // to keep a snapshot.
 func (v *Value) Grad() *tensor.Tensor {
 	if g := v.GradValue(); g != nil {
@@ -116,8 +117,10 @@ func (v *Value) GradValue() *Value {
 }
 
 // ZeroGrad discards the accumulated gradient: Grad returns nil until the
-// next Backward, which starts from zero. The buffer is kept and reused, so a
-// training loop does not allocate gradient buffers each step.
+// next Backward, which starts from zero. The old buffer is kept until then
+// and recycled for later kernels, so a training loop does not allocate
+// gradient buffers each step; a tensor obtained from Grad before ZeroGrad
+// must not be used after the next Backward.
 func (v *Value) ZeroGrad() {
 	if s := v.state(); s != nil {
 		s.mu.Lock()
