@@ -28,6 +28,9 @@ func MatMulShape(a, b []int, transA, transB bool) []int {
 		}
 		panic(&ShapeError{Op: "matmul", Shapes: [][]int{a, b}, Msg: msg})
 	}
+	if len(a) == 2 && len(b) == 2 {
+		return []int{m, n}
+	}
 	batch := BroadcastShapes("matmul", a[:len(a)-2], b[:len(b)-2])
 	return append(batch, m, n)
 }

@@ -11,14 +11,48 @@ import (
 // zeroed, which is why resize documents its contents as unspecified (every
 // kernel writes its whole destination) while New always returns zeros.
 //
-// Buffers are pooled by power-of-two capacity from poolMin elements up; the
-// pools are sync.Pools, so idle buffers are dropped by the garbage collector.
+// Buffers are pooled by power-of-two capacity from 2^poolMinLog elements up,
+// at most freeMax per size class, so the pool holds a bounded amount of idle
+// memory.
 
 const poolMinLog = 8 // 256 elements: 1 KiB of float32
 
+// A free list per size class, at most freeMax buffers deep: unlike a
+// sync.Pool it keeps its buffers across garbage collections (a training loop
+// reuses them every step) and puts without allocating.
+const freeMax = 4
+
+type freeList[T float32 | float64] struct {
+	mu   sync.Mutex
+	bufs [][]T
+}
+
+func (l *freeList[T]) get() []T {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.bufs); n > 0 {
+		b := l.bufs[n-1]
+		l.bufs[n-1] = nil
+		l.bufs = l.bufs[:n-1]
+		return b
+	}
+	return nil
+}
+
+func (l *freeList[T]) put(b []T) {
+	l.mu.Lock()
+	if len(l.bufs) < freeMax {
+		if l.bufs == nil {
+			l.bufs = make([][]T, 0, freeMax)
+		}
+		l.bufs = append(l.bufs, b)
+	}
+	l.mu.Unlock()
+}
+
 var (
-	pool32 [48]sync.Pool
-	pool64 [48]sync.Pool
+	pool32 [48]freeList[float32]
+	pool64 [48]freeList[float64]
 )
 
 // releasedShape is the shape of a released tensor (shared, never written).
@@ -31,8 +65,8 @@ func alloc32(n int) []float32 {
 		return make([]float32, n)
 	}
 	c := sizeClass(n)
-	if p, ok := pool32[c].Get().(*[]float32); ok {
-		return (*p)[:n]
+	if b := pool32[c].get(); b != nil {
+		return b[:n]
 	}
 	return make([]float32, n, 1<<c)
 }
@@ -42,8 +76,8 @@ func alloc64(n int) []float64 {
 		return make([]float64, n)
 	}
 	c := sizeClass(n)
-	if p, ok := pool64[c].Get().(*[]float64); ok {
-		return (*p)[:n]
+	if b := pool64[c].get(); b != nil {
+		return b[:n]
 	}
 	return make([]float64, n, 1<<c)
 }
@@ -55,12 +89,10 @@ func alloc64(n int) []float64 {
 // dropped.
 func Release(t *Tensor) {
 	if c := cap(t.f32); c >= 1<<poolMinLog && c&(c-1) == 0 {
-		s := t.f32[:c]
-		pool32[sizeClass(c)].Put(&s)
+		pool32[sizeClass(c)].put(t.f32[:c])
 	}
 	if c := cap(t.f64); c >= 1<<poolMinLog && c&(c-1) == 0 {
-		s := t.f64[:c]
-		pool64[sizeClass(c)].Put(&s)
+		pool64[sizeClass(c)].put(t.f64[:c])
 	}
 	t.f32, t.f64 = nil, nil
 	t.shape = releasedShape
