@@ -410,7 +410,7 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 				if j < len(pre) {
 					pre[j] = gj
 				}
-				gj = SumTo(gj, es[j].shape)
+				gj = sumTo(gj, es[j].shape)
 			}
 			fin = append(fin, gj)
 		}

@@ -76,7 +76,21 @@ func MatMul(x, y *Value) *Value { return MatMulT(x, y, false, false) }
 // MatMulT returns op(x)·op(y), where op swaps the last two axes when the
 // corresponding flag is set, without making a transposed copy.
 func MatMulT(x, y *Value, transX, transY bool) *Value {
-	return apply(ruleMatMul, &Attrs{TransA: transX, TransB: transY}, x, y)
+	return apply(ruleMatMul, &matmulAttrs[b2i(transX)][b2i(transY)], x, y)
+}
+
+// matmulAttrs are the four attribute values of matmul, shared by all its
+// nodes (read-only: matmul keeps nothing in them).
+var matmulAttrs = [2][2]Attrs{
+	{{}, {TransB: true}},
+	{{TransA: true}, {TransA: true, TransB: true}},
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Reshape returns x with a new shape of the same size; one dimension may be
@@ -120,11 +134,15 @@ func BroadcastTo(x *Value, shape ...int) *Value {
 
 // SumTo sums x down to shape, which must broadcast to x's shape (the
 // transpose of BroadcastTo).
-func SumTo(x *Value, shape []int) *Value {
+func SumTo(x *Value, shape []int) *Value { return sumTo(x, append([]int(nil), shape...)) }
+
+// sumTo is SumTo for a shape slice that is never written afterwards (an
+// operand's shape, as the engine and the rules pass it): no copy.
+func sumTo(x *Value, shape []int) *Value {
 	if tensor.EqualShape(shape, x.Shape()) {
 		return x
 	}
-	return apply(ruleSumTo, &Attrs{Shape: append([]int(nil), shape...)}, x, nil)
+	return apply(ruleSumTo, &Attrs{Shape: shape}, x, nil)
 }
 
 func reduceAttrs(op string, x *Value, keep bool, axes []int) *Attrs {

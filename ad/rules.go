@@ -293,7 +293,7 @@ func init() {
 		}}
 	ruleBroadcastTo = &rule{name: "broadcast_to",
 		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.BroadcastTo(x, at.Shape) },
-		vjp:     func(c *vjpCtx, g *Value) []*Value { return c.g1(SumTo(g, c.inShape(0))) }}
+		vjp:     func(c *vjpCtx, g *Value) []*Value { return c.g1(sumTo(g, c.inShape(0))) }}
 	ruleSumTo = &rule{name: "sum_to",
 		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.SumTo(x, at.Shape) },
 		vjp:     func(c *vjpCtx, g *Value) []*Value { return c.g1(BroadcastTo(g, c.inShape(0)...)) }}
