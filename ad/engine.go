@@ -3,6 +3,7 @@ package ad
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/adjointgo/adjoint/tensor"
 )
@@ -291,14 +292,16 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 
 	// Collect the nodes reachable from y (explicit stack: no recursion) and
 	// count, for each, its consumers among them.
-	nodes := []*node{y.n}
+	sc := scratchPool.Get().(*scratch)
+	nodes := append(sc.nodes[:0], y.n)
 	y.n.slot = 1
+	deps := append(sc.deps[:0], 0)
 	defer func() {
 		for _, n := range nodes {
 			n.slot = 0
 		}
+		sc.release(nodes, deps)
 	}()
-	deps := []int32{0}
 	for i := 0; i < len(nodes); i++ {
 		n := nodes[i]
 		if n.freed {
@@ -355,12 +358,18 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 		}
 	}
 
-	grads := make([]*Value, len(nodes))
+	grads := sc.grads[:0]
+	for range nodes {
+		grads = append(grads, nil)
+	}
+	sc.grads = grads
 	grads[0] = seed
 	seed.owned = o.Seed == nil && !o.CreateGraph
-	ready := []*node{y.n}
+	ready := append(sc.ready[:0], y.n)
+	defer func() { sc.ready = ready }()
 	var need [8]bool
-	ctx := &vjpCtx{create: o.CreateGraph}
+	ctx := &sc.ctx
+	ctx.create = o.CreateGraph
 	for len(ready) > 0 {
 		n := ready[len(ready)-1]
 		ready = ready[:len(ready)-1]
@@ -449,6 +458,34 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 		}
 	}
 	return result, nil
+}
+
+// scratch holds a sweep's working slices between sweeps (through
+// scratchPool), so that a training loop's backward passes do not allocate
+// them each time. Everything is cleared before it goes back.
+type scratch struct {
+	nodes []*node
+	deps  []int32
+	grads []*Value
+	ready []*node
+	ctx   vjpCtx
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// release clears the scratch of references into the finished graph and
+// returns it to the pool.
+func (sc *scratch) release(nodes []*node, deps []int32) {
+	clear(nodes)
+	clear(sc.grads)
+	clear(sc.ready[:cap(sc.ready)])
+	sc.nodes, sc.deps, sc.grads = nodes[:0], deps[:0], sc.grads[:0]
+	sc.ready = sc.ready[:0]
+	sc.ctx.n, sc.ctx.need, sc.ctx.buf = nil, nil, [2]*Value{}
+	clear(sc.ctx.fin[:cap(sc.ctx.fin)])
+	sc.ctx.fin = sc.ctx.fin[:0]
+	sc.ctx.twins = nil // handed-out twins must not be overwritten by a later sweep
+	scratchPool.Put(sc)
 }
 
 // decideOwnership marks which of the cotangents fin that node n's VJP made
