@@ -370,3 +370,36 @@ func TestPrunedMulReadsRightOperand(t *testing.T) {
 	}
 	near(t, "matmul dx1", gs[0].Data()[1], 7)
 }
+
+// Concurrent training-style sweeps over tensors large enough to go through
+// the recycled-storage pool and the pooled sweep scratch (go test -race),
+// each checked against the closed form.
+func TestConcurrentPooledSweeps(t *testing.T) {
+	const n = 1024
+	w := ad.Var(tensor.Full(tensor.Float64, 0.25, n))
+	var wg sync.WaitGroup
+	for g := 0; g < 6; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			x := ad.Const(tensor.Full(tensor.Float64, float64(g+1), n))
+			for i := 0; i < 30; i++ {
+				// loss = Σ (w·x)² + Σ w  →  ∂/∂w = 2·w·x² + 1
+				loss := ad.Add(ad.Sum(ad.Square(ad.Mul(w, x))), ad.Sum(w))
+				gs, err := ad.Grad(loss, w)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				want := 2*0.25*float64((g+1)*(g+1)) + 1
+				for _, v := range gs[0].Data() {
+					if v != want {
+						t.Errorf("goroutine %d: gradient %v, want %v", g, v, want)
+						return
+					}
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+}
