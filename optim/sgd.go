@@ -82,20 +82,10 @@ func sgdStep[T tensor.Float](p, g, v []T, c SGDConfig, first bool) {
 	if v == nil && wd == 0 { // plain SGD: p −= lr·g, vectorised
 		switch p := any(p).(type) {
 		case []float32:
-			g, a := any(g).([]float32), -float32(c.LR)
-			if !parallel.Worth(len(p)) {
-				vec.AxpyF32(p, a, g)
-				return
-			}
-			parallel.For(len(p), func(lo, hi int) { vec.AxpyF32(p[lo:hi], a, g[lo:hi]) })
+			parallel.MapScalar(p, -float32(c.LR), any(g).([]float32), vec.AxpyF32)
 			return
 		case []float64:
-			g, a := any(g).([]float64), -c.LR
-			if !parallel.Worth(len(p)) {
-				vec.AxpyF64(p, a, g)
-				return
-			}
-			parallel.For(len(p), func(lo, hi int) { vec.AxpyF64(p[lo:hi], a, g[lo:hi]) })
+			parallel.MapScalar(p, -c.LR, any(g).([]float64), vec.AxpyF64)
 			return
 		}
 	}

@@ -24,50 +24,37 @@ func vecAdd[T Float](dst, a, b []T) {
 // vecBinary runs op with the vectorised kernels when one exists for it and
 // reports whether it did. Large slices are split across goroutines.
 func vecBinary[T Float](op BinaryOp, dst, a, b []T) bool {
-	if op != Add && op != Sub && op != Mul {
-		return false
-	}
 	switch d := any(dst).(type) {
 	case []float32:
-		x, y := any(a).([]float32), any(b).([]float32)
-		if !parallel.Worth(len(d)) {
-			vecBinary32(op, d, x, y)
-			return true
+		var f func(d, x, y []float32)
+		switch op {
+		case Add:
+			f = vec.AddF32
+		case Sub:
+			f = vec.SubF32
+		case Mul:
+			f = vec.MulF32
+		default:
+			return false
 		}
-		parallel.For(len(d), func(lo, hi int) { vecBinary32(op, d[lo:hi], x[lo:hi], y[lo:hi]) })
+		parallel.Map3(d, any(a).([]float32), any(b).([]float32), f)
 		return true
 	case []float64:
-		x, y := any(a).([]float64), any(b).([]float64)
-		if !parallel.Worth(len(d)) {
-			vecBinary64(op, d, x, y)
-			return true
+		var f func(d, x, y []float64)
+		switch op {
+		case Add:
+			f = vec.AddF64
+		case Sub:
+			f = vec.SubF64
+		case Mul:
+			f = vec.MulF64
+		default:
+			return false
 		}
-		parallel.For(len(d), func(lo, hi int) { vecBinary64(op, d[lo:hi], x[lo:hi], y[lo:hi]) })
+		parallel.Map3(d, any(a).([]float64), any(b).([]float64), f)
 		return true
 	}
 	return false
-}
-
-func vecBinary32(op BinaryOp, d, x, y []float32) {
-	switch op {
-	case Add:
-		vec.AddF32(d, x, y)
-	case Sub:
-		vec.SubF32(d, x, y)
-	default:
-		vec.MulF32(d, x, y)
-	}
-}
-
-func vecBinary64(op BinaryOp, d, x, y []float64) {
-	switch op {
-	case Add:
-		vec.AddF64(d, x, y)
-	case Sub:
-		vec.SubF64(d, x, y)
-	default:
-		vec.MulF64(d, x, y)
-	}
 }
 
 // UnaryOp names an elementwise function of one tensor.
@@ -166,20 +153,10 @@ func unary[T Float](op UnaryOp, dst, x []T) {
 		if len(x) >= vecMin {
 			switch d := any(dst).(type) {
 			case []float32:
-				x := any(x).([]float32)
-				if !parallel.Worth(len(x)) {
-					vec.ReLUF32(d, x)
-					return
-				}
-				parallel.For(len(x), func(lo, hi int) { vec.ReLUF32(d[lo:hi], x[lo:hi]) })
+				parallel.Map2(d, any(x).([]float32), vec.ReLUF32)
 				return
 			case []float64:
-				x := any(x).([]float64)
-				if !parallel.Worth(len(x)) {
-					vec.ReLUF64(d, x)
-					return
-				}
-				parallel.For(len(x), func(lo, hi int) { vec.ReLUF64(d[lo:hi], x[lo:hi]) })
+				parallel.Map2(d, any(x).([]float64), vec.ReLUF64)
 				return
 			}
 		}
@@ -229,19 +206,9 @@ func (t *Tensor) ReluGrad(g, y *Tensor) *Tensor {
 		t.BumpVersion()
 	}
 	if d == Float32 {
-		dst, gs, ys := t.f32, g.f32, y.f32
-		if !parallel.Worth(len(dst)) {
-			vec.ReLUGradF32(dst, gs, ys)
-			return t
-		}
-		parallel.For(len(dst), func(lo, hi int) { vec.ReLUGradF32(dst[lo:hi], gs[lo:hi], ys[lo:hi]) })
+		parallel.Map3(t.f32, g.f32, y.f32, vec.ReLUGradF32)
 	} else {
-		dst, gs, ys := t.f64, g.f64, y.f64
-		if !parallel.Worth(len(dst)) {
-			vec.ReLUGradF64(dst, gs, ys)
-			return t
-		}
-		parallel.For(len(dst), func(lo, hi int) { vec.ReLUGradF64(dst[lo:hi], gs[lo:hi], ys[lo:hi]) })
+		parallel.Map3(t.f64, g.f64, y.f64, vec.ReLUGradF64)
 	}
 	return t
 }
@@ -266,20 +233,10 @@ func affine[T Float](dst, x []T, a, b T) {
 	if b == 0 && len(x) >= vecMin {
 		switch d := any(dst).(type) {
 		case []float32:
-			a, x := any(a).(float32), any(x).([]float32)
-			if !parallel.Worth(len(x)) {
-				vec.ScaleF32(d, a, x)
-				return
-			}
-			parallel.For(len(x), func(lo, hi int) { vec.ScaleF32(d[lo:hi], a, x[lo:hi]) })
+			parallel.MapScalar(d, any(a).(float32), any(x).([]float32), vec.ScaleF32)
 			return
 		case []float64:
-			a, x := any(a).(float64), any(x).([]float64)
-			if !parallel.Worth(len(x)) {
-				vec.ScaleF64(d, a, x)
-				return
-			}
-			parallel.For(len(x), func(lo, hi int) { vec.ScaleF64(d[lo:hi], a, x[lo:hi]) })
+			parallel.MapScalar(d, any(a).(float64), any(x).([]float64), vec.ScaleF64)
 			return
 		}
 	}

@@ -43,3 +43,33 @@ func For(n int, f func(lo, hi int)) {
 	f(lo, n)
 	wg.Wait()
 }
+
+// Map2 calls f(dst, x) — a kernel over equal-length slices — on chunks of
+// them across goroutines when Worth(len(dst)), else once. f should be a plain
+// function (not a closure), so that the common, small case allocates nothing.
+func Map2[T any](dst, x []T, f func(dst, x []T)) {
+	if !Worth(len(dst)) {
+		f(dst, x)
+		return
+	}
+	For(len(dst), func(lo, hi int) { f(dst[lo:hi], x[lo:hi]) })
+}
+
+// Map3 is Map2 for kernels of three slices, f(dst, x, y).
+func Map3[T any](dst, x, y []T, f func(dst, x, y []T)) {
+	if !Worth(len(dst)) {
+		f(dst, x, y)
+		return
+	}
+	For(len(dst), func(lo, hi int) { f(dst[lo:hi], x[lo:hi], y[lo:hi]) })
+}
+
+// MapScalar is Map2 for kernels with a scalar operand, f(dst, a, x), such as
+// vec.ScaleF32 and vec.AxpyF32.
+func MapScalar[T any](dst []T, a T, x []T, f func(dst []T, a T, x []T)) {
+	if !Worth(len(dst)) {
+		f(dst, a, x)
+		return
+	}
+	For(len(dst), func(lo, hi int) { f(dst[lo:hi], a, x[lo:hi]) })
+}
