@@ -80,17 +80,24 @@ func walk2(out, sa, sb []int, inner func(o, a, b, n, da, db int)) {
 	oa, ob := 0, 0
 	for row := 0; row < rows; row++ {
 		inner(row*n, oa, ob, n, sa[r-1], sb[r-1])
-		// advance the multi-index over the leading axes
-		for ax := r - 2; ax >= 0; ax-- {
-			idx[ax]++
-			oa += sa[ax]
-			ob += sb[ax]
-			if idx[ax] < out[ax] {
-				break
-			}
-			oa -= sa[ax] * out[ax]
-			ob -= sb[ax] * out[ax]
-			idx[ax] = 0
-		}
+		oa, ob = advance(idx, out[:r-1], sa, sb, oa, ob)
 	}
+}
+
+// advance steps the multi-index idx over shape by one position in row-major
+// order and returns the two operands' offsets moved along with it (strides
+// sa and sb, 0 on broadcast axes).
+func advance(idx, shape, sa, sb []int, oa, ob int) (int, int) {
+	for ax := len(shape) - 1; ax >= 0; ax-- {
+		idx[ax]++
+		oa += sa[ax]
+		ob += sb[ax]
+		if idx[ax] < shape[ax] {
+			break
+		}
+		oa -= sa[ax] * shape[ax]
+		ob -= sb[ax] * shape[ax]
+		idx[ax] = 0
+	}
+	return oa, ob
 }

@@ -76,17 +76,7 @@ func (t *Tensor) MatMul(a, b *Tensor, transA, transB bool) *Tensor {
 				gemm.Dgemm(transA, transB, m, n, k, 1, a.f64[oa*ar*ac:], ac, b.f64[ob*br*bc:], bc, 0, c, n)
 			}
 		}
-		for ax := len(batch) - 1; ax >= 0; ax-- {
-			idx[ax]++
-			oa += sa[ax]
-			ob += sb[ax]
-			if idx[ax] < batch[ax] {
-				break
-			}
-			oa -= sa[ax] * batch[ax]
-			ob -= sb[ax] * batch[ax]
-			idx[ax] = 0
-		}
+		oa, ob = advance(idx, batch, sa, sb, oa, ob)
 	}
 	return t
 }
