@@ -329,7 +329,7 @@ func init() {
 	// slice (and its VJP is slice).
 	rulePad = &rule{name: "pad",
 		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) {
-			dst.CopyFrom(tensor.New(x.DType(), at.Shape...))
+			dst.Resize(x.DType(), at.Shape...).Zero()
 			dst.SliceAdd(x, at.Axis, at.Start)
 		},
 		vjp: func(c *vjpCtx, g *Value) []*Value {
@@ -359,7 +359,7 @@ func init() {
 		}}
 	ruleIndexAdd = &rule{name: "index_add",
 		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) {
-			dst.CopyFrom(tensor.New(x.DType(), at.Shape...))
+			dst.Resize(x.DType(), at.Shape...).Zero()
 			dst.IndexAdd(x, at.Axis, at.Index)
 		},
 		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(IndexSelect(g, c.n.at.Axis, c.n.at.Index)) }}
