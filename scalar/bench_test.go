@@ -406,3 +406,34 @@ func BenchmarkW1RosenbrockBaselineTape(b *testing.B) {
 		})
 	}
 }
+
+// rosenbrockPreacc is rosenbrock with each term preaccumulated by Fn2 into
+// one node, and the terms summed by one Sum node.
+func rosenbrockPreacc(x []Var, terms []Var) Var {
+	terms = terms[:0]
+	for i := 0; i+1 < len(x); i += 2 {
+		terms = append(terms, Fn2(x[i], x[i+1], func(a, b L2) L2 {
+			d := b.Sub(a.Square())
+			return d.Square().MulC(100).Add(a.RSubC(1).Square())
+		}))
+	}
+	return Sum(terms)
+}
+
+func BenchmarkW1RosenbrockGradientPreacc(b *testing.B) {
+	for _, n := range []int{1_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			x := startPoint(n)
+			g := make([]float64, n)
+			var t Tape
+			var vars []Var
+			terms := make([]Var, 0, n/2)
+			grad := func() {
+				t.Reset()
+				vars = t.Vars(vars, x)
+				t.Gradient(g, rosenbrockPreacc(vars, terms), vars)
+			}
+			runRatio(b, &t, n, grad, func() { sink += rosenbrockPlain(x) })
+		})
+	}
+}

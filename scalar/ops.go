@@ -47,6 +47,7 @@ const (
 	opDot
 	opDotC
 	opLogSumExp
+	opFn
 	numOps
 )
 
@@ -60,7 +61,7 @@ var opNames = [numOps]string{
 	opLog2: "log2", opLog10: "log10", opSqrt: "sqrt", opCbrt: "cbrt",
 	opAbs: "abs", opSigmoid: "sigmoid", opSoftplus: "softplus", opErf: "erf",
 	opPowC: "pow", opExpC: "pow", opSum: "sum", opDot: "dot", opDotC: "dot",
-	opLogSumExp: "logsumexp",
+	opLogSumExp: "logsumexp", opFn: "fn",
 }
 
 func (o op) String() string { return opNames[o] }

@@ -3,6 +3,7 @@ package scalar
 import (
 	"fmt"
 	"runtime"
+	"slices"
 )
 
 // A node of the tape: up to two parents with their local partials. A
@@ -160,8 +161,15 @@ func (t *Tape) Vars(dst []Var, x []float64) []Var {
 		dst = make([]Var, len(x))
 	}
 	dst = dst[:len(x)]
+	if len(t.nodes) == 0 {
+		t.nodes = append(t.nodes, node{p1: noParents}) // the sink
+	}
+	n := len(t.nodes)
+	t.nodes = slices.Grow(t.nodes, len(x))[:n+len(x)]
+	nodes := t.nodes[n:]
 	for i, v := range x {
-		dst[i] = t.Var(v)
+		nodes[i] = node{p1: noParents}
+		dst[i] = Var{t, v, int32(n + i)}
 	}
 	return dst
 }
@@ -199,7 +207,8 @@ func (t *Tape) Backward(y Var) {
 	if cap(t.adj) < n {
 		t.adj = make([]float64, n, cap(t.nodes))
 	}
-	adj := t.adj[:n]
+	t.adj = t.adj[:n]
+	adj := t.adj
 	if n <= 32 {
 		for k := range adj {
 			adj[k] = 0
@@ -287,8 +296,13 @@ func (t *Tape) Gradient(dst []float64, y Var, x []Var) []float64 {
 		fail("gradient", "len(dst) = %d, want len(x) = %d", len(dst), len(x))
 	}
 	t.Backward(y)
+	adj := t.adj[:y.i+1]
 	for k, v := range x {
-		dst[k] = t.Adjoint(v)
+		if v.t == t && uint32(v.i-1) < uint32(y.i) {
+			dst[k] = adj[v.i]
+		} else {
+			dst[k] = t.Adjoint(v)
+		}
 	}
 	return dst
 }

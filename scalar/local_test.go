@@ -1,0 +1,182 @@
+package scalar
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+)
+
+// l2Unary holds the L2 form of every case of unaryCases, by name.
+var l2Unary = map[string]func(L2) L2{
+	"neg": L2.Neg, "square": L2.Square,
+	"addc": func(x L2) L2 { return x.AddC(2.5) },
+	"subc": func(x L2) L2 { return x.SubC(2.5) },
+	"mulc": func(x L2) L2 { return x.MulC(-3) },
+	"divc": func(x L2) L2 { return x.DivC(4) },
+	"sin":  L2.Sin, "cos": L2.Cos, "tan": L2.Tan, "asin": L2.Asin, "acos": L2.Acos, "atan": L2.Atan,
+	"sinh": L2.Sinh, "cosh": L2.Cosh, "tanh": L2.Tanh, "exp": L2.Exp, "expm1": L2.Expm1,
+	"log": L2.Log, "log1p": L2.Log1p, "log2": L2.Log2, "log10": L2.Log10, "sqrt": L2.Sqrt,
+	"cbrt": L2.Cbrt, "abs": L2.Abs, "sigmoid": L2.Sigmoid, "softplus": L2.Softplus, "erf": L2.Erf,
+	"powc 2.5":    func(x L2) L2 { return x.PowC(2.5) },
+	"powc -1.5":   func(x L2) L2 { return x.PowC(-1.5) },
+	"powc 3":      func(x L2) L2 { return x.PowC(3) },
+	"powc 2":      func(x L2) L2 { return x.PowC(2) },
+	"powc 1":      func(x L2) L2 { return x.PowC(1) },
+	"powc 0":      func(x L2) L2 { return x.PowC(0) },
+	"const^x":     func(x L2) L2 { return L2{V: 2.5}.Pow(x) },
+	"x-x*x chain": func(x L2) L2 { return x.Sub(x.Mul(x)) },
+	"x/x":         func(x L2) L2 { return x.Div(x) },
+	"const-x":     func(x L2) L2 { return x.RSubC(1) },
+	"const/x":     func(x L2) L2 { return L2{V: 3}.Div(x) },
+}
+
+var l2Binary = map[string]func(L2, L2) L2{
+	"add": L2.Add, "sub": L2.Sub, "mul": L2.Mul, "div": L2.Div, "pow": L2.Pow,
+	"atan2": L2.Atan2, "hypot": L2.Hypot, "min": L2.Min, "max": L2.Max,
+}
+
+// fn2Grad returns the value and gradient of Fn2(x, y, f) and of g written
+// with Var operations, each on its own tape.
+func fn2Grad(f func(a, b L2) L2, g func(a, b Var) Var, x, y float64) (v, gx, gy, w, wx, wy float64) {
+	var t, u Tape
+	xv, yv := t.Var(x), t.Var(y)
+	z := Fn2(xv, yv, f)
+	t.Backward(z)
+	xu, yu := u.Var(x), u.Var(y)
+	zu := g(xu, yu)
+	u.Backward(zu)
+	return z.Value(), t.Adjoint(xv), t.Adjoint(yv), zu.Value(), u.Adjoint(xu), u.Adjoint(yu)
+}
+
+func TestL2Unary(t *testing.T) {
+	for _, c := range unaryCases {
+		fl := l2Unary[c.name]
+		if fl == nil {
+			t.Fatalf("no L2 form of %s", c.name)
+		}
+		for _, x := range c.points {
+			for _, y := range []float64{1, -0.75} {
+				// f(x)·y + y², so that both partials are non-trivial.
+				v, gx, gy, w, wx, wy := fn2Grad(
+					func(a, b L2) L2 { return fl(a).Mul(b).Add(b.Square()) },
+					func(a, b Var) Var { return c.v(a).Mul(b).Add(b.Square()) }, x, y)
+				name := fmt.Sprintf("%s(%g)·%g", c.name, x, y)
+				if !close(v, w, 1e-15) || !close(gx, wx, 1e-12) || !close(gy, wy, 1e-12) {
+					t.Errorf("%s: Fn2 (%g; %g, %g), Var tape (%g; %g, %g)", name, v, gx, gy, w, wx, wy)
+				}
+				fdx := y * central(c.f, x, step(x))
+				fdy := c.f(x) + 2*y
+				if !close(gx, fdx, 1e-6) || !close(gy, fdy, 1e-6) {
+					t.Errorf("%s: Fn2 (%g, %g), central differences (%g, %g)", name, gx, gy, fdx, fdy)
+				}
+			}
+		}
+	}
+}
+
+func TestL2Binary(t *testing.T) {
+	for _, c := range binaryCases {
+		fl := l2Binary[c.name]
+		for _, p := range c.points {
+			x, y := p[0], p[1]
+			name := fmt.Sprintf("%s(%g, %g)", c.name, x, y)
+			v, gx, gy, w, wx, wy := fn2Grad(func(a, b L2) L2 { return fl(a, b) }, c.v, x, y)
+			if !close(v, w, 1e-15) || !close(gx, wx, 1e-12) || !close(gy, wy, 1e-12) {
+				t.Errorf("%s: Fn2 (%g; %g, %g), Var tape (%g; %g, %g)", name, v, gx, gy, w, wx, wy)
+			}
+			fdx := central(func(x float64) float64 { return c.f(x, y) }, x, step(x))
+			fdy := central(func(y float64) float64 { return c.f(x, y) }, y, step(y))
+			if !close(gx, fdx, 1e-6) || !close(gy, fdy, 1e-6) {
+				t.Errorf("%s: Fn2 (%g, %g), central differences (%g, %g)", name, gx, gy, fdx, fdy)
+			}
+			// Swapped operands through the same node.
+			v, gx, gy, w, wx, wy = fn2Grad(func(a, b L2) L2 { return fl(b, a) }, func(a, b Var) Var { return c.v(b, a) }, x, y)
+			if !close(v, w, 1e-15) || !close(gx, wx, 1e-12) || !close(gy, wy, 1e-12) {
+				t.Errorf("%s swapped: Fn2 (%g; %g, %g), Var tape (%g; %g, %g)", name, v, gx, gy, w, wx, wy)
+			}
+		}
+	}
+}
+
+// Fn2 with a constant operand records a one-parent node; with two constants
+// it records nothing; with the same variable twice both partials add up.
+func TestFn2Operands(t *testing.T) {
+	f := func(a, b L2) L2 { return a.Mul(b).Sin() }
+	var tp Tape
+	x := tp.Var(0.3)
+	n := tp.Len()
+	z := Fn2(x, Const(2), f)
+	if tp.Len() != n+1 || !close(z.Value(), math.Sin(0.6), 1e-15) {
+		t.Errorf("Fn2 with a constant: %d nodes, value %g", tp.Len()-n, z.Value())
+	}
+	tp.Backward(z)
+	if g := tp.Adjoint(x); !close(g, 2*math.Cos(0.6), 1e-15) {
+		t.Errorf("∂/∂x = %g", g)
+	}
+	z = Fn2(Const(2), x, f)
+	tp.Backward(z)
+	if g := tp.Adjoint(x); !close(g, 2*math.Cos(0.6), 1e-15) {
+		t.Errorf("constant first: ∂/∂x = %g", g)
+	}
+	if z := Fn2(Const(1), Const(2), f); !z.IsConst() || z.Value() != math.Sin(2) {
+		t.Errorf("Fn2 of constants = %v", z)
+	}
+	z = Fn2(x, x, f) // sin(x²)
+	tp.Backward(z)
+	if g := tp.Adjoint(x); !close(g, 2*0.3*math.Cos(0.09), 1e-15) {
+		t.Errorf("Fn2(x, x): ∂/∂x = %g", g)
+	}
+	// A zero partial stays zero where the local derivative is infinite.
+	y := tp.Var(0)
+	z = Fn2(x, y, func(a, b L2) L2 { return a.Add(b.MulC(0).Sqrt()) })
+	tp.Backward(z)
+	if gx, gy := tp.Adjoint(x), tp.Adjoint(y); gx != 1 || gy != 0 {
+		t.Errorf("x + √(0·y): gradient (%g, %g), want (1, 0)", gx, gy)
+	}
+}
+
+func TestFn2Errors(t *testing.T) {
+	f := func(a, b L2) L2 { return a.Mul(b) }
+	expect := func(name, op string, fn func()) {
+		t.Helper()
+		defer func() {
+			var e *Error
+			r := recover()
+			if err, ok := r.(error); !ok || !errors.As(err, &e) || e.Op != op {
+				t.Errorf("%s: panic %v, want *Error from %s", name, r, op)
+			}
+		}()
+		fn()
+	}
+	var a, b Tape
+	expect("two tapes", "fn", func() { Fn2(a.Var(1), b.Var(2), f) })
+	b.ResetTangent()
+	expect("tangent mode", "fn2", func() { Fn2(b.Var(1), b.Var(2), f) })
+}
+
+// Rosenbrock's gradient through Fn2 and Sum equals the op-by-op tape's.
+func TestRosenbrockPreacc(t *testing.T) {
+	x := startPoint(1000)
+	for i := range x {
+		x[i] += 0.01 * float64(i%7)
+	}
+	var t1, t2 Tape
+	v1 := t1.Vars(nil, x)
+	y1 := rosenbrock(v1)
+	g1 := t1.Gradient(nil, y1, v1)
+	v2 := t2.Vars(nil, x)
+	y2 := rosenbrockPreacc(v2, nil)
+	g2 := t2.Gradient(nil, y2, v2)
+	if !close(y2.Value(), y1.Value(), 1e-12) {
+		t.Errorf("value %g, want %g", y2.Value(), y1.Value())
+	}
+	for i := range g1 {
+		if !close(g2[i], g1[i], 1e-12) {
+			t.Fatalf("∂/∂x[%d] = %g, want %g", i, g2[i], g1[i])
+		}
+	}
+	if want := len(x) + len(x)/2 + 1; t2.Len() != want {
+		t.Errorf("preaccumulated tape has %d nodes, want %d", t2.Len(), want)
+	}
+}
