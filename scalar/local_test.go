@@ -180,3 +180,132 @@ func TestRosenbrockPreacc(t *testing.T) {
 		t.Errorf("preaccumulated tape has %d nodes, want %d", t2.Len(), want)
 	}
 }
+
+// l4Unary and l4Binary are l2Unary and l2Binary for L4.
+var l4Unary = map[string]func(L4) L4{
+	"neg": L4.Neg, "square": L4.Square,
+	"addc": func(x L4) L4 { return x.AddC(2.5) },
+	"subc": func(x L4) L4 { return x.SubC(2.5) },
+	"mulc": func(x L4) L4 { return x.MulC(-3) },
+	"divc": func(x L4) L4 { return x.DivC(4) },
+	"sin":  L4.Sin, "cos": L4.Cos, "tan": L4.Tan, "asin": L4.Asin, "acos": L4.Acos, "atan": L4.Atan,
+	"sinh": L4.Sinh, "cosh": L4.Cosh, "tanh": L4.Tanh, "exp": L4.Exp, "expm1": L4.Expm1,
+	"log": L4.Log, "log1p": L4.Log1p, "log2": L4.Log2, "log10": L4.Log10, "sqrt": L4.Sqrt,
+	"cbrt": L4.Cbrt, "abs": L4.Abs, "sigmoid": L4.Sigmoid, "softplus": L4.Softplus, "erf": L4.Erf,
+	"powc 2.5":    func(x L4) L4 { return x.PowC(2.5) },
+	"powc -1.5":   func(x L4) L4 { return x.PowC(-1.5) },
+	"powc 3":      func(x L4) L4 { return x.PowC(3) },
+	"powc 2":      func(x L4) L4 { return x.PowC(2) },
+	"powc 1":      func(x L4) L4 { return x.PowC(1) },
+	"powc 0":      func(x L4) L4 { return x.PowC(0) },
+	"const^x":     func(x L4) L4 { return L4{V: 2.5}.Pow(x) },
+	"x-x*x chain": func(x L4) L4 { return x.Sub(x.Mul(x)) },
+	"x/x":         func(x L4) L4 { return x.Div(x) },
+	"const-x":     func(x L4) L4 { return x.RSubC(1) },
+	"const/x":     func(x L4) L4 { return L4{V: 3}.Div(x) },
+}
+
+var l4Binary = map[string]func(L4, L4) L4{
+	"add": L4.Add, "sub": L4.Sub, "mul": L4.Mul, "div": L4.Div, "pow": L4.Pow,
+	"atan2": L4.Atan2, "hypot": L4.Hypot, "min": L4.Min, "max": L4.Max,
+}
+
+// fnGrad returns the value and gradient of a preaccumulated node rec over
+// the variables x and of g written with Var operations.
+func fnGrad(rec func(xs []Var) Var, g func(xs []Var) Var, x []float64) (v float64, gr []float64, w float64, wr []float64) {
+	var t, u Tape
+	xs := t.Vars(nil, x)
+	z := rec(xs)
+	gr = t.Gradient(nil, z, xs)
+	us := u.Vars(nil, x)
+	zu := g(us)
+	wr = u.Gradient(nil, zu, us)
+	return z.Value(), gr, zu.Value(), wr
+}
+
+func TestL4(t *testing.T) {
+	check := func(name string, x []float64, rec, g func([]Var) Var, f func([]float64) float64) {
+		t.Helper()
+		v, gr, w, wr := fnGrad(rec, g, x)
+		if !close(v, w, 1e-15) {
+			t.Errorf("%s: value %g, Var tape %g", name, v, w)
+		}
+		for j := range x {
+			if !close(gr[j], wr[j], 1e-12) {
+				t.Errorf("%s: ∂/∂x%d = %g, Var tape %g", name, j, gr[j], wr[j])
+			}
+			xj := x[j]
+			fd := central(func(s float64) float64 {
+				y := append([]float64(nil), x...)
+				y[j] = s
+				return f(y)
+			}, xj, step(xj))
+			if !close(gr[j], fd, 1e-6) {
+				t.Errorf("%s: ∂/∂x%d = %g, central difference %g", name, j, gr[j], fd)
+			}
+		}
+	}
+	for _, c := range unaryCases {
+		fl := l4Unary[c.name]
+		if fl == nil {
+			t.Fatalf("no L4 form of %s", c.name)
+		}
+		for _, x := range c.points {
+			// f(a)·b + c·d over four variables.
+			p := []float64{x, 0.8, -1.5, 2.5}
+			check(c.name+" fn4", p,
+				func(v []Var) Var {
+					return Fn4(v[0], v[1], v[2], v[3], func(a, b, c, d L4) L4 { return fl(a).Mul(b).Add(c.Mul(d)) })
+				},
+				func(v []Var) Var { return c.v(v[0]).Mul(v[1]).Add(v[2].Mul(v[3])) },
+				func(p []float64) float64 { return c.f(p[0])*p[1] + p[2]*p[3] })
+		}
+	}
+	for _, c := range binaryCases {
+		fl := l4Binary[c.name]
+		for _, q := range c.points {
+			// f(a, b)·c over three variables.
+			p := []float64{q[0], q[1], -1.25}
+			check(c.name+" fn3", p,
+				func(v []Var) Var {
+					return Fn3(v[0], v[1], v[2], func(a, b, c L4) L4 { return fl(a, b).Mul(c) })
+				},
+				func(v []Var) Var { return c.v(v[0], v[1]).Mul(v[2]) },
+				func(p []float64) float64 { return c.f(p[0], p[1]) * p[2] })
+		}
+	}
+}
+
+// Fn3 and Fn4 skip constant operands and record nothing for all constants.
+func TestFnNOperands(t *testing.T) {
+	var tp Tape
+	x, y := tp.Var(2), tp.Var(3)
+	n := tp.Len()
+	f := func(a, b, c L4) L4 { return a.Mul(b).Mul(c) }
+	z := Fn3(x, Const(5), y, f)
+	if tp.Len() != n+1 || z.Value() != 30 {
+		t.Fatalf("Fn3 with a constant: %d nodes, value %g", tp.Len()-n, z.Value())
+	}
+	tp.Backward(z)
+	if gx, gy := tp.Adjoint(x), tp.Adjoint(y); gx != 15 || gy != 10 {
+		t.Errorf("gradient (%g, %g), want (15, 10)", gx, gy)
+	}
+	if z := Fn3(Const(1), Const(2), Const(3), f); !z.IsConst() || z.Value() != 6 {
+		t.Errorf("Fn3 of constants = %v", z)
+	}
+	z = Fn4(x, x, y, x, func(a, b, c, d L4) L4 { return a.Mul(b).Mul(c).Add(d) }) // x²y + x
+	tp.Backward(z)
+	if gx, gy := tp.Adjoint(x), tp.Adjoint(y); gx != 13 || gy != 4 {
+		t.Errorf("Fn4(x, x, y, x): gradient (%g, %g), want (13, 4)", gx, gy)
+	}
+	var u Tape
+	u.ResetTangent()
+	func() {
+		defer func() {
+			if e, ok := recover().(*Error); !ok || e.Op != "fn3" {
+				t.Errorf("Fn3 in tangent mode: panic %v, want *Error from fn3", e)
+			}
+		}()
+		Fn3(u.Var(1), u.Var(2), u.Var(3), f)
+	}()
+}
