@@ -437,3 +437,36 @@ func BenchmarkW1RosenbrockGradientPreacc(b *testing.B) {
 		})
 	}
 }
+
+// rosenbrockRegion is rosenbrock with each term written in Var operations
+// and collapsed into one node by Begin and End, and the terms summed by one
+// Sum node.
+func rosenbrockRegion(x []Var, terms []Var) Var {
+	terms = terms[:0]
+	t := x[0].Tape()
+	for i := 0; i+1 < len(x); i += 2 {
+		m := t.Begin()
+		a := x[i+1].Sub(x[i].Square())
+		c := Const(1).Sub(x[i])
+		terms = append(terms, t.End(m, a.Square().MulC(100).Add(c.Square())))
+	}
+	return Sum(terms)
+}
+
+func BenchmarkW1RosenbrockGradientRegion(b *testing.B) {
+	for _, n := range []int{1_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			x := startPoint(n)
+			g := make([]float64, n)
+			var t Tape
+			var vars []Var
+			terms := make([]Var, 0, n/2)
+			grad := func() {
+				t.Reset()
+				vars = t.Vars(vars, x)
+				t.Gradient(g, rosenbrockRegion(vars, terms), vars)
+			}
+			runRatio(b, &t, n, grad, func() { sink += rosenbrockPlain(x) })
+		})
+	}
+}

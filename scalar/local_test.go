@@ -179,6 +179,21 @@ func TestRosenbrockPreacc(t *testing.T) {
 	if want := len(x) + len(x)/2 + 1; t2.Len() != want {
 		t.Errorf("preaccumulated tape has %d nodes, want %d", t2.Len(), want)
 	}
+	var t3 Tape
+	v3 := t3.Vars(nil, x)
+	y3 := rosenbrockRegion(v3, nil)
+	g3 := t3.Gradient(nil, y3, v3)
+	if !close(y3.Value(), y1.Value(), 1e-12) {
+		t.Errorf("region: value %g, want %g", y3.Value(), y1.Value())
+	}
+	for i := range g1 {
+		if !close(g3[i], g1[i], 1e-12) {
+			t.Fatalf("region: ∂/∂x[%d] = %g, want %g", i, g3[i], g1[i])
+		}
+	}
+	if want := len(x) + len(x)/2 + 1; t3.Len() != want {
+		t.Errorf("region tape has %d nodes, want %d", t3.Len(), want)
+	}
 }
 
 // l4Unary and l4Binary are l2Unary and l2Binary for L4.
@@ -308,4 +323,135 @@ func TestFnNOperands(t *testing.T) {
 		}()
 		Fn3(u.Var(1), u.Var(2), u.Var(3), f)
 	}()
+}
+
+func TestRegion(t *testing.T) {
+	// f(x, y, z) = x·y·sin(z) + Σ(x, y, z)·x, collapsed into one node with
+	// three parents, against the op-by-op tape.
+	f := func(v []Var) Var {
+		return v[0].Mul(v[1]).Mul(v[2].Sin()).Add(Sum(v).Mul(v[0]))
+	}
+	x := []float64{0.7, -1.3, 2.1}
+	var tp, tq Tape
+	vs := tp.Vars(nil, x)
+	m := tp.Begin()
+	z := tp.End(m, f(vs))
+	if tp.Len() != 4 {
+		t.Errorf("region left %d nodes, want 4", tp.Len())
+	}
+	g := tp.Gradient(nil, z, vs)
+	ws := tq.Vars(nil, x)
+	w := f(ws)
+	h := tq.Gradient(nil, w, ws)
+	if !close(z.Value(), w.Value(), 1e-15) {
+		t.Errorf("value %g, want %g", z.Value(), w.Value())
+	}
+	for j := range g {
+		if !close(g[j], h[j], 1e-14) {
+			t.Errorf("∂/∂x%d = %g, want %g", j, g[j], h[j])
+		}
+	}
+
+	// Nested regions, a constant operand, a one-parent result.
+	tp.Reset()
+	a, b := tp.Var(2), tp.Var(3)
+	outer := tp.Begin()
+	inner := tp.Begin()
+	u := tp.End(inner, a.Mul(Const(4)).Exp().Log()) // 4a
+	v := tp.End(outer, u.Mul(b).Add(b))             // 4ab + b
+	if tp.Len() != 3 {
+		t.Errorf("nested regions left %d nodes, want 3", tp.Len())
+	}
+	tp.Backward(v)
+	if ga, gb := tp.Adjoint(a), tp.Adjoint(b); !close(ga, 12, 1e-14) || !close(gb, 9, 1e-14) {
+		t.Errorf("nested: gradient (%g, %g), want (12, 9)", ga, gb)
+	}
+	u = tp.End(tp.Begin(), a.Sin())
+	tp.Backward(u)
+	if ga := tp.Adjoint(a); !close(ga, math.Cos(2), 1e-15) {
+		t.Errorf("one parent: %g", ga)
+	}
+	// A constant result drops the region; a result from before the region
+	// keeps it; an independent variable in the region keeps it.
+	n := tp.Len()
+	m = tp.Begin()
+	_ = a.Mul(b)
+	if c := tp.End(m, Const(5)); !c.IsConst() || tp.Len() != n {
+		t.Errorf("constant result: %v, %d nodes (want %d)", c, tp.Len(), n)
+	}
+	m = tp.Begin()
+	_ = a.Mul(b)
+	if c := tp.End(m, a); c != a || tp.Len() != n+1 {
+		t.Errorf("result before the region: %v, %d nodes", c, tp.Len())
+	}
+	m = tp.Begin()
+	c := tp.Var(1)
+	d := tp.End(m, c.Mul(a))
+	if tp.Len() != n+3 {
+		t.Errorf("variable in the region: %d nodes, want %d", tp.Len(), n+3)
+	}
+	tp.Backward(d)
+	if gc := tp.Adjoint(c); gc != 2 {
+		t.Errorf("variable in the region: ∂/∂c = %g", gc)
+	}
+}
+
+// In tangent mode End keeps the region, so Hessians through it are exact.
+func TestRegionHessian(t *testing.T) {
+	f := func(x []Var) Var {
+		tp := x[0].Tape()
+		terms := make([]Var, 0, len(x)/2)
+		for i := 0; i+1 < len(x); i += 2 {
+			m := tp.Begin()
+			a := x[i+1].Sub(x[i].Square())
+			c := Const(1).Sub(x[i])
+			terms = append(terms, tp.End(m, a.Square().MulC(100).Add(c.Square())))
+		}
+		return Sum(terms)
+	}
+	x := []float64{-1.2, 1, 0.5, 0.3}
+	h := Hessian(nil, f, x)
+	for i := 0; i < 4; i += 2 {
+		// Closed form of one Rosenbrock term's Hessian.
+		hxx := 1200*x[i]*x[i] - 400*x[i+1] + 2
+		hxy := -400 * x[i]
+		if !close(h.At(i, i), hxx, 1e-12) || !close(h.At(i, i+1), hxy, 1e-12) || !close(h.At(i+1, i+1), 200, 1e-12) {
+			t.Errorf("Hessian block %d: %g %g %g, want %g %g 200", i, h.At(i, i), h.At(i, i+1), h.At(i+1, i+1), hxx, hxy)
+		}
+	}
+	if h.At(0, 2) != 0 {
+		t.Errorf("H[0,2] = %g", h.At(0, 2))
+	}
+	g, _ := Gradient(nil, f, x)
+	if want := -400*x[0]*(x[1]-x[0]*x[0]) - 2*(1-x[0]); !close(g[0], want, 1e-12) {
+		t.Errorf("gradient %g, want %g", g[0], want)
+	}
+}
+
+func TestRegionErrors(t *testing.T) {
+	expect := func(name string, fn func()) {
+		t.Helper()
+		defer func() {
+			if e, ok := recover().(*Error); !ok || e.Op != "end" {
+				t.Errorf("%s: panic %v, want *Error from end", name, e)
+			}
+		}()
+		fn()
+	}
+	var a, b Tape
+	x := a.Var(1)
+	m := b.Begin()
+	expect("another tape", func() { b.End(m, x) })
+	expect("bad mark", func() { a.End(Mark{n: 99}, x) })
+	// An operation on a variable from before Reset.
+	a.Reset()
+	y := a.Var(2)
+	z := a.Var(3)
+	_ = z
+	stale := Var{t: &a, v: 1, i: 2}
+	m = a.Begin()
+	w := stale.Mul(y) // refers to node 2 ≤ the region start
+	_ = w
+	a.nodes[len(a.nodes)-1].p1 = int32(len(a.nodes)) // a parent after the node
+	expect("stale", func() { a.End(m, w) })
 }

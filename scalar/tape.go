@@ -60,6 +60,12 @@ type Tape struct {
 	adjd    []float64 // per node: tangent of the adjoint
 
 	swept Var // output of the last Backward; t == nil if none
+
+	// Scratch of End: local adjoints of a region, and its external parents
+	// with their partials.
+	loc []float64
+	ep  []int32
+	ed  []float64
 }
 
 // dual2 holds the tangents of a node's two partials.
