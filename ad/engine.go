@@ -53,6 +53,15 @@ type saved struct {
 type recorded struct {
 	v Value
 	n node
+
+	// In an Arena only:
+	ar    *Arena
+	epoch uint64        // the arena's epoch when the slot was handed out
+	own   tensor.Tensor // storage the slot owns (returned to the arena at Reset)
+	lent  tensor.Tensor // buffer lent to the kernel writing v (see Arena.output)
+	hint  bufKey        // size class of the buffer the slot owned last
+	keep  any           // kept data of the slot's last node, reused by its rule
+	rule  *rule         // the rule that made keep
 }
 
 // saveMask says which operands and whether the output a VJP reads.
@@ -85,14 +94,29 @@ func apply(r *rule, at *Attrs, x, y *Value) *Value {
 	if y != nil {
 		yt = &y.t
 	}
+	ar := arenaOf(r.name, x, y)
 	if !x.requires && (y == nil || !y.requires) {
-		out := &Value{}
-		r.forward(&out.t, at, &x.t, yt)
+		if ar == nil {
+			out := &Value{}
+			r.forward(&out.t, at, &x.t, yt)
+			return out
+		}
+		out := ar.output()
+		ar.forwardInto(r, at, out, &x.t, yt)
 		return out
 	}
-	rec := &recorded{}
-	out, n := &rec.v, &rec.n
-	r.forward(&out.t, at, &x.t, yt)
+	var rec *recorded
+	var out *Value
+	if ar == nil {
+		rec = &recorded{}
+		out = &rec.v
+		r.forward(&out.t, at, &x.t, yt)
+	} else {
+		out = ar.output()
+		rec = out.slot
+		ar.forwardInto(r, at, out, &x.t, yt)
+	}
+	n := &rec.n
 	n.rule, n.at = r, at
 	n.inline[0] = edgeTo(x)
 	if y != nil {
@@ -131,6 +155,9 @@ func apply(r *rule, at *Attrs, x, y *Value) *Value {
 	n.tentative = r == ruleRelu
 	if at != nil && at.kept != nil {
 		n.aux, at.kept = at.kept, nil
+		if ar != nil && r.reuseKept {
+			rec.keep, rec.rule = n.aux, r
+		}
 	}
 	out.n = n
 	out.requires = true
@@ -190,6 +217,7 @@ type vjpCtx struct {
 	buf    [2]*Value // cotangents of unary and binary rules
 	fin    []*Value  // cotangents after undoing broadcasting, reused per node
 	twins  []Value   // slab of detached twins of saved values
+	ar     *Arena    // the arena of the swept output, if any
 }
 
 // in returns saved operand i and out the saved output.
@@ -207,12 +235,23 @@ func (c *vjpCtx) saved(i int) *Value {
 	if c.create || !s.v.requires {
 		return s.v // a constant needs no detaching
 	}
+	return c.constant(&s.v.t)
+}
+
+// constant returns a Value that reads t (a header copy: same storage,
+// read-only use, nothing recorded): from the sweep's arena if it has one.
+func (c *vjpCtx) constant(t *tensor.Tensor) *Value {
+	if c.ar != nil {
+		r := c.ar.take()
+		r.v.t = *t
+		return &r.v
+	}
 	if len(c.twins) == cap(c.twins) {
 		c.twins = make([]Value, 0, 64)
 	}
 	c.twins = append(c.twins, Value{})
 	d := &c.twins[len(c.twins)-1]
-	d.t = s.v.t // header copy: same storage, read-only use, nothing recorded
+	d.t = *t
 	return d
 }
 
@@ -367,9 +406,13 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 	seed.owned = o.Seed == nil && !o.CreateGraph
 	ready := append(sc.ready[:0], y.n)
 	defer func() { sc.ready = ready }()
-	var need [8]bool
+	need := &sc.need // in the scratch: ctx.need keeps a slice of it
 	ctx := &sc.ctx
 	ctx.create = o.CreateGraph
+	ctx.ar = nil
+	if y.slot != nil {
+		ctx.ar = y.slot.ar
+	}
 	for len(ready) > 0 {
 		n := ready[len(ready)-1]
 		ready = ready[:len(ready)-1]
@@ -469,6 +512,7 @@ type scratch struct {
 	grads []*Value
 	ready []*node
 	ctx   vjpCtx
+	need  [8]bool
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -485,6 +529,7 @@ func (sc *scratch) release(nodes []*node, deps []int32) {
 	clear(sc.ctx.fin[:cap(sc.ctx.fin)])
 	sc.ctx.fin = sc.ctx.fin[:0]
 	sc.ctx.twins = nil // handed-out twins must not be overwritten by a later sweep
+	sc.ctx.ar = nil
 	scratchPool.Put(sc)
 }
 
@@ -574,6 +619,10 @@ func release(v *Value) {
 	if poisonReleased { // tests: make any later read of released storage visible
 		v.t.Fill(math.NaN())
 	}
+	if v.slot != nil {
+		releaseArena(v)
+		return
+	}
 	tensor.Release(&v.t)
 }
 
@@ -644,8 +693,17 @@ func addGrad(acc, g *Value, create bool) *Value {
 		release(g)
 		return acc
 	}
-	out := &Value{owned: true}
-	out.t.Add(&acc.t, &g.t)
+	ar := arenaOf("add", acc, g)
+	var out *Value
+	if ar == nil {
+		out = &Value{}
+		out.t.Add(&acc.t, &g.t)
+	} else {
+		out = ar.output()
+		out.t.Add(&acc.t, &g.t)
+		ar.adopt(out, &acc.t, &g.t)
+	}
+	out.owned = true
 	release(g)
 	return out
 }
@@ -655,6 +713,13 @@ func makeSeed(y *Value, seed *Value) (*Value, error) {
 		if y.t.Len() != 1 {
 			return nil, &Error{Op: "backward", Err: ErrNonScalar,
 				Msg: fmt.Sprintf("output has shape %v; Backward and Grad need a scalar, or a seed (cotangent) of that shape in Options.Seed", y.t.Shape())}
+		}
+		if y.slot != nil {
+			s := y.slot.ar.output()
+			s.t.CopyFrom(&y.t)
+			s.t.Fill(1)
+			y.slot.ar.adopt(s, &y.t)
+			return s, nil
 		}
 		return Const(tensor.Full(y.t.DType(), 1, y.t.Shape()...)), nil
 	}

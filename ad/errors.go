@@ -26,6 +26,9 @@ var (
 	// ErrNoGrad: the output does not depend on any value that requires a
 	// gradient, or a requested input does not require one.
 	ErrNoGrad = errors.New("no gradient")
+	// ErrStale: a value made in an Arena was used after the arena's Reset,
+	// or values of two arenas were combined.
+	ErrStale = errors.New("arena value used after Reset")
 )
 
 // Error is the error type of this package. Op names the operation involved

@@ -24,10 +24,18 @@ func Pow(x, y *Value) *Value { return apply(rulePow, nil, x, y) }
 func Neg(x *Value) *Value { return apply(ruleNeg, nil, x, nil) }
 
 // AddScalar returns x + c.
-func AddScalar(x *Value, c float64) *Value { return apply(ruleAddScalar, &Attrs{C: c}, x, nil) }
+func AddScalar(x *Value, c float64) *Value {
+	at := attrsFor(x)
+	at.C = c
+	return apply(ruleAddScalar, at, x, nil)
+}
 
 // MulScalar returns c·x.
-func MulScalar(x *Value, c float64) *Value { return apply(ruleMulScalar, &Attrs{C: c}, x, nil) }
+func MulScalar(x *Value, c float64) *Value {
+	at := attrsFor(x)
+	at.C = c
+	return apply(ruleMulScalar, at, x, nil)
+}
 
 // PowScalar returns xᶜ elementwise.
 func PowScalar(x *Value, c float64) *Value { return apply(rulePowScalar, &Attrs{C: c}, x, nil) }
@@ -142,7 +150,9 @@ func sumTo(x *Value, shape []int) *Value {
 	if tensor.EqualShape(shape, x.Shape()) {
 		return x
 	}
-	return apply(ruleSumTo, &Attrs{Shape: shape}, x, nil)
+	at := attrsFor(x)
+	at.Shape = shape
+	return apply(ruleSumTo, at, x, nil)
 }
 
 func reduceAttrs(op string, x *Value, keep bool, axes []int) *Attrs {
@@ -260,7 +270,9 @@ func LogSoftmax(x *Value, axis int) *Value {
 // −log softmax(logits)[i, targets[i]]. It is fused: the backward pass uses
 // the saved softmax p as (p − onehot)/N, with no other N×C intermediate.
 func CrossEntropy(logits *Value, targets []int) *Value {
-	return apply(ruleCrossEntropy, &Attrs{Index: append([]int(nil), targets...)}, logits, nil)
+	at := attrsFor(logits)
+	at.Index = append(at.Index, targets...) // a copy: the caller may reuse targets
+	return apply(ruleCrossEntropy, at, logits, nil)
 }
 
 // LogSumExp returns log Σ exp(x) along axis (with the axis removed),

@@ -45,6 +45,9 @@ type rule struct {
 	vjp func(c *vjpCtx, g *Value) []*Value
 	// nondiff has bit i set when operand i is not differentiable.
 	nondiff uint8
+	// reuseKept lets an Arena hand the data the rule kept in the previous
+	// step back to its forward kernel in Attrs.kept, to be overwritten.
+	reuseKept bool
 }
 
 func saveNone(need [2]bool) saveMask { return 0 }
@@ -403,18 +406,22 @@ func init() {
 	// softmax p (N×C) and its VJP is (p − onehot)·g/N. When the sweep is
 	// recorded, p is re-attached to the graph as the output of a softmax
 	// node over the same logits, so the second derivative is exact too.
-	ruleCrossEntropy = &rule{name: "cross_entropy",
+	ruleCrossEntropy = &rule{name: "cross_entropy", reuseKept: true,
 		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) {
-			probs := new(tensor.Tensor)
+			probs, _ := at.kept.(*tensor.Tensor)
+			if probs == nil {
+				probs = new(tensor.Tensor)
+			}
 			loss := tensor.CrossEntropy(probs, x, at.Index)
-			dst.CopyFrom(tensor.Scalar(x.DType(), loss))
+			dst.Resize(x.DType())
+			dst.SetFlat(0, loss)
 			at.kept = probs
 		},
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			p := Const(c.n.aux.(*tensor.Tensor))
-			if c.create {
-				p = c.reattach(ruleSoftmax, &Attrs{Axis: 1}, p)
+			if !c.create { // nothing is recorded: write (p − onehot)·g/N directly
+				return c.g1(c.crossEntropyGrad(c.n.aux.(*tensor.Tensor), c.n.at.Index, g))
 			}
+			p := c.reattach(ruleSoftmax, &Attrs{Axis: 1}, Const(c.n.aux.(*tensor.Tensor)))
 			n := p.Shape()[0]
 			oh := tensor.New(p.DType(), p.Shape()...)
 			for i, y := range c.n.at.Index {
@@ -422,6 +429,28 @@ func init() {
 			}
 			return c.g1(Mul(Sub(p, Const(oh)), MulScalar(g, 1/float64(n))))
 		}}
+}
+
+// crossEntropyGrad returns (p − onehot(targets))·g/N, cross-entropy's VJP
+// when the sweep is not recorded, in a new buffer (from the sweep's arena
+// when it has one).
+func (c *vjpCtx) crossEntropyGrad(p *tensor.Tensor, targets []int, g *Value) *Value {
+	var out *Value
+	if c.ar != nil {
+		out = c.ar.output()
+	} else {
+		out = &Value{}
+	}
+	out.t.CopyFrom(p)
+	cols := p.Shape()[1]
+	for i, y := range targets {
+		out.t.SetFlat(i*cols+y, out.t.AtFlat(i*cols+y)-1)
+	}
+	out.t.Scale(&out.t, g.t.Item()/float64(len(targets)), 0)
+	if c.ar != nil {
+		c.ar.adopt(out, p)
+	}
+	return out
 }
 
 // reattach records out as the result of rule r applied to this node's

@@ -18,6 +18,7 @@ type Value struct {
 	requires bool       // a gradient flows to this value
 	owned    bool       // a backward sweep holds the only reference to its storage
 	gs       *leafState // gradient buffer: of a Var, or of a non-leaf after RetainGrad
+	slot     *recorded  // the arena slot holding this value, or nil (see Arena)
 }
 
 // isVar reports whether v is a leaf that requires a gradient.
@@ -124,7 +125,7 @@ func (v *Value) GradValue() *Value {
 func (v *Value) ZeroGrad() {
 	if s := v.state(); s != nil {
 		s.mu.Lock()
-		if s.grad != nil && !s.grad.requires {
+		if s.grad != nil && !s.grad.requires && s.grad.slot == nil { // an arena's value stays the arena's
 			s.spare = s.grad
 		}
 		s.grad = nil
@@ -145,11 +146,43 @@ func (v *Value) state() *leafState {
 	return v.gs
 }
 
+// adoptArena makes the arena value g the gradient. The arena keeps its
+// value, so the gradient is a value of its own: with the buffer ZeroGrad set
+// aside, whose storage is exchanged with g's when the sweep owns g alone (no
+// copy), or a copy of g.
+func (s *leafState) adoptArena(g *Value) {
+	sp := s.spare
+	s.spare = nil
+	if sp == nil || !tensor.EqualShape(sp.t.Shape(), g.t.Shape()) || sp.t.DType() != g.t.DType() {
+		s.grad = Const(g.t.Clone())
+		return
+	}
+	r := g.slot
+	if g.owned && r.own.Cap() > 0 && g.t.SameStorage(&r.own) && !g.t.IsView() {
+		// Exchange: the gradient takes g's storage, the slot takes the spare's.
+		g.owned = false
+		mine := g.t
+		g.t = sp.t
+		r.own = sp.t
+		r.hint = bufKey{sp.t.DType(), sp.t.Cap()}
+		sp.t = mine
+		sp.t.BumpVersion()
+		s.grad = sp
+		return
+	}
+	sp.t.CopyFrom(&g.t)
+	s.grad = sp
+}
+
 // accumulate adds g into the buffer: Backward's += semantics.
 func (s *leafState) accumulate(g *Value, createGraph bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.grad == nil {
+		if g.slot != nil && !createGraph {
+			s.adoptArena(g)
+			return
+		}
 		if g.owned { // the sweep hands over a buffer nobody else holds
 			g.owned = false
 			s.grad = g

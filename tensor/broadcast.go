@@ -6,8 +6,14 @@ import "fmt"
 // rules (align trailing dimensions; a dimension of 1 stretches). It panics
 // with a *ShapeError naming op when they are incompatible.
 func BroadcastShapes(op string, a, b []int) []int {
-	n := max(len(a), len(b))
-	out := make([]int, n)
+	return broadcastInto(make([]int, max(len(a), len(b))), op, a, b)
+}
+
+// broadcastInto is BroadcastShapes writing into out, which has length
+// max(len(a), len(b)); kernels pass a stack buffer so that a destination that
+// already has the shape costs no allocation.
+func broadcastInto(out []int, op string, a, b []int) []int {
+	n := len(out)
 	for i := 1; i <= n; i++ {
 		da, db := 1, 1
 		if i <= len(a) {
@@ -45,8 +51,18 @@ func CanBroadcastTo(from, to []int) bool {
 
 // bstrides returns the strides (in elements) with which an operand of shape s
 // is read when iterating over the broadcast shape out: 0 on broadcast axes.
-func bstrides(s, out []int) []int {
-	st := make([]int, len(out))
+func bstrides(s, out []int) []int { return stridesIn(nil, s, out) }
+
+// stridesIn is bstrides written into buf when the rank fits (buf may be nil),
+// so that a kernel can keep its strides on the stack.
+func stridesIn(buf *stridesBuf, s, out []int) []int {
+	var st []int
+	if buf != nil && len(out) <= len(buf) {
+		st = buf[:len(out)]
+		clear(st)
+	} else {
+		st = make([]int, len(out))
+	}
 	off := len(out) - len(s)
 	acc := 1
 	for i := len(s) - 1; i >= 0; i-- {
@@ -56,6 +72,19 @@ func bstrides(s, out []int) []int {
 		acc *= s[i]
 	}
 	return st
+}
+
+// stridesBuf is the stack buffer for the index and stride vectors of
+// tensors of up to 8 dimensions.
+type stridesBuf [8]int
+
+// shapeBuf returns a slice of length n for a computed shape: buf's storage
+// when it fits, else a new one.
+func shapeBuf(buf *stridesBuf, n int) []int {
+	if n <= len(buf) {
+		return buf[:n]
+	}
+	return make([]int, n)
 }
 
 // walk2 iterates over shape out, calling inner for each run along the last
@@ -76,7 +105,13 @@ func walk2(out, sa, sb []int, inner func(o, a, b, n, da, db int)) {
 	if rows == 0 {
 		return
 	}
-	idx := make([]int, r-1)
+	var ib stridesBuf
+	idx := ib[:0]
+	if r-1 <= len(ib) {
+		idx = ib[:r-1]
+	} else {
+		idx = make([]int, r-1)
+	}
 	oa, ob := 0, 0
 	for row := 0; row < rows; row++ {
 		inner(row*n, oa, ob, n, sa[r-1], sb[r-1])

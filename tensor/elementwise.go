@@ -326,16 +326,19 @@ func (t *Tensor) Binary(op BinaryOp, a, b *Tensor) *Tensor {
 		}
 		return t
 	}
-	out := BroadcastShapes(op.String(), a.shape, b.shape)
+	var ob, ba, bb stridesBuf
+	out := shapeBuf(&ob, max(len(a.shape), len(b.shape)))
+	out = broadcastInto(out, op.String(), a.shape, b.shape)
 	if t == a || t == b {
 		if !EqualShape(t.shape, out) {
 			panic(&ShapeError{Op: op.String(), Shapes: [][]int{a.shape, b.shape}, Msg: "destination aliases an operand that is broadcast; use a fresh destination"})
 		}
 		t.BumpVersion()
 	} else {
-		t.resize(d, out)
+		t.resizeCopy(d, out)
 	}
-	sa, sb := bstrides(a.shape, out), bstrides(b.shape, out)
+	out = t.shape
+	sa, sb := stridesIn(&ba, a.shape, out), stridesIn(&bb, b.shape, out)
 	if d == Float32 {
 		binaryBroadcast(op, t.f32, a.f32, b.f32, out, sa, sb)
 	} else {

@@ -10,6 +10,11 @@ import (
 // the last two axes when the flag is set. Both operands need at least two
 // dimensions; leading (batch) dimensions broadcast.
 func MatMulShape(a, b []int, transA, transB bool) []int {
+	return append([]int(nil), matMulShape(nil, a, b, transA, transB)...)
+}
+
+// matMulShape is MatMulShape written into buf when the rank fits.
+func matMulShape(buf *stridesBuf, a, b []int, transA, transB bool) []int {
 	if len(a) < 2 || len(b) < 2 {
 		panic(&ShapeError{Op: "matmul", Shapes: [][]int{a, b}, Msg: "operands need at least 2 dimensions (reshape a vector to [1 n] or [n 1])"})
 	}
@@ -28,11 +33,15 @@ func MatMulShape(a, b []int, transA, transB bool) []int {
 		}
 		panic(&ShapeError{Op: "matmul", Shapes: [][]int{a, b}, Msg: msg})
 	}
-	if len(a) == 2 && len(b) == 2 {
-		return []int{m, n}
+	var out []int
+	if r := max(len(a), len(b)); buf != nil && r <= len(buf) {
+		out = buf[:r]
+	} else {
+		out = make([]int, r)
 	}
-	batch := BroadcastShapes("matmul", a[:len(a)-2], b[:len(b)-2])
-	return append(batch, m, n)
+	broadcastInto(out[:len(out)-2], "matmul", a[:len(a)-2], b[:len(b)-2])
+	out[len(out)-2], out[len(out)-1] = m, n
+	return out
 }
 
 // MatMul sets t = op(a)·op(b) and returns t, where op(x) is x, or x with its
@@ -40,8 +49,9 @@ func MatMulShape(a, b []int, transA, transB bool) []int {
 // is made). Leading batch dimensions broadcast. t must not alias a or b.
 func (t *Tensor) MatMul(a, b *Tensor, transA, transB bool) *Tensor {
 	d := sameDType("matmul", a, b)
-	out := MatMulShape(a.shape, b.shape, transA, transB)
-	t.resize(d, out)
+	var shp stridesBuf
+	t.resizeCopy(d, matMulShape(&shp, a.shape, b.shape, transA, transB))
+	out := t.shape
 	r := len(out)
 	m, n := out[r-2], out[r-1]
 	ar, ac := a.shape[len(a.shape)-2], a.shape[len(a.shape)-1]

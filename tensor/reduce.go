@@ -98,7 +98,8 @@ func (t *Tensor) SumTo(x *Tensor, shape []int) *Tensor {
 		panic(&ShapeError{Op: "sum_to", Shapes: [][]int{x.shape, shape}, Msg: "target shape does not broadcast to the source"})
 	}
 	off := len(x.shape) - len(shape)
-	keep := make([]int, len(x.shape))
+	var kb stridesBuf
+	keep := shapeBuf(&kb, len(x.shape))
 	for i := range keep {
 		if i < off || shape[i-off] == 1 {
 			keep[i] = 1
@@ -106,13 +107,12 @@ func (t *Tensor) SumTo(x *Tensor, shape []int) *Tensor {
 			keep[i] = x.shape[i]
 		}
 	}
-	t.resize(x.dtype, keep)
+	t.resizeCopy(x.dtype, shape) // same size as keep
 	if x.dtype == Float32 {
 		reduce(SumReduce, t.f32, x.f32, x.shape, keep)
 	} else {
 		reduce(SumReduce, t.f64, x.f64, x.shape, keep)
 	}
-	t.shape = append([]int(nil), shape...)
 	return t
 }
 
@@ -131,8 +131,9 @@ func reduce[T Float](op ReduceOp, dst, x []T, xs, keep []int) {
 		dst[0] = reduceRun(op, init, x)
 		return
 	}
-	sx := bstrides(xs, xs)
-	so := bstrides(keep, xs)
+	var bx, bo stridesBuf
+	sx := stridesIn(&bx, xs, xs)
+	so := stridesIn(&bo, keep, xs)
 	walk2(xs, sx, so, func(_, ox, oo, n, _, do int) {
 		if do == 0 {
 			dst[oo] = reduceRun(op, dst[oo], x[ox:ox+n])

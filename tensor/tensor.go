@@ -328,6 +328,29 @@ func (t *Tensor) Resize(d DType, shape ...int) *Tensor {
 	return t
 }
 
+// resizeCopy is resize for a shape the caller may reuse (a stack buffer):
+// it is copied when t's shape differs.
+func (t *Tensor) resizeCopy(d DType, shape []int) {
+	if EqualShape(t.shape, shape) {
+		t.resize(d, t.shape)
+		return
+	}
+	t.resize(d, append([]int(nil), shape...))
+}
+
+// IsView reports whether t shares the storage of another tensor as a view
+// (made by View or Reshape).
+func (t *Tensor) IsView() bool { return t.base != nil }
+
+// Cap returns the number of elements t's storage can hold without growing:
+// what a resize to a smaller or equal size reuses.
+func (t *Tensor) Cap() int {
+	if t.dtype == Float32 {
+		return cap(t.f32)
+	}
+	return cap(t.f64)
+}
+
 // resize makes t a tensor of dtype d and the given shape, reusing its storage
 // when the capacity suffices. The contents are unspecified afterwards. Reused
 // storage counts as an in-place write (the version is bumped); a view that

@@ -61,6 +61,10 @@ type Step struct {
 	X     *ad.Value
 	Y     []int
 	Loss  float64 // loss of the last Run
+
+	// Arena holds each step's values, nodes and buffers for the next step,
+	// so that a step allocates nothing in steady state.
+	Arena ad.Arena
 }
 
 // NewStep builds the model (Kaiming-uniform, seeded) and a random batch.
@@ -81,7 +85,8 @@ func NewStep(w Workload, seed uint64) *Step {
 
 // Run performs one training step.
 func (s *Step) Run() error {
-	loss := nn.CrossEntropy(s.Model.Forward(s.X), s.Y)
+	s.Arena.Reset()
+	loss := nn.CrossEntropy(s.Model.Forward(s.Arena.Const(s.X.Tensor())), s.Y)
 	s.Opt.ZeroGrad()
 	if err := loss.Backward(); err != nil {
 		return err

@@ -1,0 +1,250 @@
+package ad
+
+import (
+	"fmt"
+
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// An Arena recycles the values, graph nodes, attributes and buffers of a
+// computation that is repeated with new data, such as a training step, so
+// that in steady state the step allocates nothing on the heap.
+//
+// Values made in an arena — by [Arena.Const], and every value computed from
+// one, including the cotangents of a backward sweep through them — live
+// until the next [Arena.Reset]. Reset takes them all back: their memory is
+// reused, in order, by the next step. A step that records the same ops on the
+// same shapes as the previous one therefore finds a node, attributes and a
+// buffer of the right size waiting for each of its values.
+//
+// The contract is the one of a static buffer: a value made in an arena must
+// not be used after the next Reset. Read what you need first (the loss with
+// Item, accuracy from the logits); Clone a tensor to keep it. A value of an
+// earlier step used as an operand panics with an *Error when the arena can
+// tell (its slot was not reused yet); a handle whose slot was reused refers
+// to the new value. Gradients accumulated into Vars (parameters) are not in
+// the arena: Backward hands them over without a copy, exchanging buffers with
+// the one ZeroGrad set aside.
+//
+// The arena is chosen by the operands: an op with an arena value among its
+// operands puts its result in that arena; ops on values outside any arena
+// allocate as usual. Mixing values of two arenas in one op panics. An Arena
+// must not be used by several goroutines at once; use one per goroutine.
+//
+//	var ar ad.Arena
+//	for step := range steps {
+//		ar.Reset()
+//		loss := nn.CrossEntropy(model.Forward(ar.Const(batch)), labels)
+//		opt.ZeroGrad()
+//		if err := loss.Backward(); err != nil { ... }
+//		opt.Step()
+//		fmt.Println(loss.Item())
+//	}
+type Arena struct {
+	slots []*recorded // values (with their nodes) in order of creation
+	used  int         // slots handed out since Reset
+	attrs []*Attrs
+	usedA int
+	free  map[bufKey][]freeBuf // idle buffers by dtype and capacity
+	epoch uint64
+}
+
+// freeBuf is an idle buffer and the epoch in which it became idle.
+type freeBuf struct {
+	t     tensor.Tensor
+	epoch uint64
+}
+
+// bufKey is a buffer's size class in an arena: exact dtype and capacity.
+type bufKey struct {
+	d tensor.DType
+	n int
+}
+
+// Reset ends the current step: every value made in the arena since the last
+// Reset becomes invalid and its memory is kept for the values of the next
+// step.
+func (a *Arena) Reset() {
+	// Buffers that sat idle through the whole step are not needed by steps
+	// like it: they go back to the shared pool, so that an arena whose steps
+	// change shape does not keep every size it ever saw.
+	for k, bs := range a.free {
+		kept := bs[:0]
+		for _, b := range bs {
+			if b.epoch == a.epoch {
+				kept = append(kept, b)
+			} else {
+				tensor.Release(&b.t)
+			}
+		}
+		clear(bs[len(kept):])
+		a.free[k] = kept
+	}
+	for _, r := range a.slots[:a.used] {
+		a.giveBack(r)
+		r.v = Value{slot: r} // empty, and still known as stale (epoch) until reused
+		r.n = node{}
+	}
+	for _, at := range a.attrs[:a.usedA] {
+		at.reset()
+	}
+	a.used, a.usedA = 0, 0
+	a.epoch++
+}
+
+// Const returns a constant in the arena sharing t's storage (a view, like
+// [Const]): typically the step's input batch, so that the whole step is
+// recorded in the arena.
+func (a *Arena) Const(t *tensor.Tensor) *Value {
+	r := a.take()
+	r.v.t = *t.View()
+	return &r.v
+}
+
+// Len returns the number of values made in the arena since the last Reset.
+func (a *Arena) Len() int { return a.used }
+
+// take returns the next slot with a zeroed value and node.
+func (a *Arena) take() *recorded {
+	if a.used == len(a.slots) {
+		a.slots = append(a.slots, &recorded{ar: a})
+	}
+	r := a.slots[a.used]
+	a.used++
+	r.v = Value{slot: r}
+	r.n = node{}
+	r.epoch = a.epoch
+	return r
+}
+
+// output returns the next slot's value, with the buffer the slot's value had
+// in the previous step (when it owned one) attached as its storage, for a
+// kernel to write into. adopt must follow the kernel.
+func (a *Arena) output() *Value {
+	r := a.take()
+	if r.hint.n > 0 {
+		if bs := a.free[r.hint]; len(bs) > 0 {
+			r.v.t = bs[len(bs)-1].t
+			bs[len(bs)-1] = freeBuf{}
+			a.free[r.hint] = bs[:len(bs)-1]
+			r.lent = r.v.t
+		}
+	}
+	return &r.v
+}
+
+// adopt records, after the kernel wrote v, whether the slot owns v's storage:
+// the lent buffer if the kernel reused it, or fresh storage the kernel
+// allocated. Storage shared with an operand (a reshape's view) stays with
+// its owner; a lent buffer the kernel did not use goes back to the free list.
+func (a *Arena) adopt(v *Value, ops ...*tensor.Tensor) {
+	r := v.slot
+	lent := r.lent
+	r.lent = tensor.Tensor{}
+	if lent.Cap() > 0 && v.t.SameStorage(&lent) {
+		r.own = lent
+		r.hint = bufKey{v.t.DType(), v.t.Cap()}
+		return
+	}
+	if lent.Cap() > 0 {
+		a.put(lent)
+	}
+	if v.t.Cap() == 0 || v.t.IsView() {
+		return
+	}
+	for _, o := range ops {
+		if o != nil && v.t.SameStorage(o) {
+			return
+		}
+	}
+	r.own = v.t
+	r.hint = bufKey{v.t.DType(), v.t.Cap()}
+}
+
+// giveBack returns the storage a slot owns to the free list.
+func (a *Arena) giveBack(r *recorded) {
+	if r.own.Cap() > 0 {
+		a.put(r.own)
+		r.own = tensor.Tensor{}
+	}
+}
+
+func (a *Arena) put(t tensor.Tensor) {
+	if a.free == nil {
+		a.free = map[bufKey][]freeBuf{}
+	}
+	k := bufKey{t.DType(), t.Cap()}
+	a.free[k] = append(a.free[k], freeBuf{t, a.epoch})
+}
+
+// attrsFor returns a zeroed Attrs for an op on x: one recycled by x's arena,
+// whose slices keep their capacity, or a new one.
+func attrsFor(x *Value) *Attrs {
+	if x == nil || x.slot == nil {
+		return new(Attrs)
+	}
+	a := x.slot.ar
+	if a.usedA == len(a.attrs) {
+		a.attrs = append(a.attrs, new(Attrs))
+	}
+	at := a.attrs[a.usedA]
+	a.usedA++
+	return at
+}
+
+// reset zeroes at and keeps the capacity of Index, which ops fill by
+// appending (the other slices may be shared with shapes and must not be
+// appended to).
+func (at *Attrs) reset() {
+	*at = Attrs{Index: at.Index[:0]}
+}
+
+// arenaOf returns the arena of the operands, or nil. It panics if they come
+// from two arenas or one of them is from an earlier step.
+func arenaOf(op string, x, y *Value) *Arena {
+	var a *Arena
+	for _, v := range [2]*Value{x, y} {
+		if v == nil || v.slot == nil {
+			continue
+		}
+		r := v.slot
+		if r.epoch != r.ar.epoch || &r.v != v {
+			panic(&Error{Op: op, Err: ErrStale, Msg: "operand was made in an Arena before its last Reset; values of an arena live until the next Reset (Clone what you keep)"})
+		}
+		if a != nil && a != r.ar {
+			panic(&Error{Op: op, Err: ErrStale, Msg: "operands belong to two different Arenas"})
+		}
+		a = r.ar
+	}
+	return a
+}
+
+// releaseArena recycles the storage of an arena value the sweep owns alone:
+// back to the arena's free list, for the next value of the step that needs a
+// buffer of that size.
+func releaseArena(v *Value) {
+	r := v.slot
+	if r.own.Cap() > 0 && v.t.SameStorage(&r.own) {
+		r.ar.put(r.own)
+		r.own = tensor.Tensor{}
+		v.t = tensor.Tensor{}
+		return
+	}
+	tensor.Release(&v.t) // storage the slot does not track: to the shared pool
+}
+
+func (r *recorded) String() string { return fmt.Sprintf("arena slot (epoch %d)", r.epoch) }
+
+// forwardInto runs r's forward kernel into out, an arena value from output,
+// and records what storage the slot owns. A rule that keeps data for its VJP
+// (cross-entropy's softmax) gets back what the slot's node kept in the
+// previous step, to write into instead of allocating.
+func (a *Arena) forwardInto(r *rule, at *Attrs, out *Value, x, y *tensor.Tensor) {
+	s := out.slot
+	if r.reuseKept && s.rule == r && s.keep != nil {
+		at.kept = s.keep
+	}
+	s.keep, s.rule = nil, nil
+	r.forward(&out.t, at, x, y)
+	a.adopt(out, x, y)
+}
