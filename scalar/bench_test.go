@@ -291,6 +291,26 @@ func BenchmarkW3SmallFunctionReusedTape(b *testing.B) {
 	runRatio(b, &t, 2, func() { sink += w3Grad(&t) }, func() { sink += w3Plain() })
 }
 
+// w3GradPreacc is w3Grad with z recorded as one node by Fn2.
+func w3GradPreacc(t *Tape) float64 {
+	s := 0.0
+	for k := range w3Evals {
+		t.Reset()
+		x, y := t.Var(0.5+1e-7*float64(k)), t.Var(4)
+		z := Fn2(x, y, func(x, y L2) L2 {
+			return x.Mul(y).Add(x.Square().Sin()).Sub(y.Log())
+		})
+		t.Backward(z)
+		s += t.Adjoint(x) + t.Adjoint(y)
+	}
+	return s
+}
+
+func BenchmarkW3SmallFunctionReusedTapePreacc(b *testing.B) {
+	var t Tape
+	runRatio(b, &t, 2, func() { sink += w3GradPreacc(&t) }, func() { sink += w3Plain() })
+}
+
 func BenchmarkW3SmallFunctionPlain(b *testing.B) {
 	for range b.N {
 		sink += w3Plain()

@@ -133,9 +133,10 @@ func fail(op, format string, args ...any) {
 // Reset empties the tape and keeps its memory for the next recording.
 // Variables recorded before Reset must not be used afterwards.
 func (t *Tape) Reset() {
-	t.nodes = t.nodes[:0]
+	t.nodes = t.nodes[:min(len(t.nodes), 1)] // keep the sink
 	t.rp = t.rp[:0]
 	t.rd = t.rd[:0]
+	t.adj = t.adj[:0]
 	t.tangent = false
 	t.flushed = 0
 	t.swept = Var{}
@@ -224,20 +225,28 @@ func (t *Tape) Backward(y Var) {
 	}
 	adj[y.i] = 1
 	t.swept = y
-	defer t.stale()
 	if t.tangent {
-		t.sweepTangent(adj)
+		t.sweepTangentChecked(adj)
 		return
 	}
-	sweep(adj, t.nodes[:n], t.rp, t.rd)
+	if !sweep(adj, t.nodes[:n], t.rp, t.rd) {
+		t.swept, t.adj = Var{}, t.adj[:0]
+		fail("backward", "an operation used a variable recorded before the last Reset")
+	}
 }
 
-// stale turns the index-out-of-range panic of a sweep over a node whose
-// operand was recorded before the last Reset into an *Error.
+// sweepTangentChecked is sweepTangent, with the index-out-of-range panic of
+// a sweep over a node whose operand was recorded before the last Reset
+// turned into an *Error.
+func (t *Tape) sweepTangentChecked(adj []float64) {
+	defer t.stale()
+	t.sweepTangent(adj)
+}
+
 func (t *Tape) stale() {
 	if r := recover(); r != nil {
 		if _, ok := r.(runtime.Error); ok {
-			t.swept = Var{}
+			t.swept, t.adj = Var{}, t.adj[:0]
 			fail("backward", "an operation used a variable recorded before the last Reset (%v)", r)
 		}
 		panic(r)
@@ -248,7 +257,12 @@ func (t *Tape) stale() {
 // down, it adds partial × adjoint to the adjoints of its parents. Nodes whose
 // adjoint is zero are skipped, so that an infinite partial off the path to
 // the output (such as sqrt at 0) cannot turn a gradient into NaN.
-func sweep(adj []float64, nodes []node, rp []int32, rd []float64) {
+//
+// A parent recorded after its node can only come from an operation on a
+// variable recorded before the last Reset; sweep then returns false. The
+// check costs nothing in practice: it is what lets the compiler drop the
+// bounds checks of the adjoint updates.
+func sweep(adj []float64, nodes []node, rp []int32, rd []float64) bool {
 	adj = adj[:len(nodes)]
 	for i := len(nodes) - 1; i > 0; i-- {
 		a := adj[i]
@@ -256,25 +270,34 @@ func sweep(adj []float64, nodes []node, rp []int32, rd []float64) {
 			continue
 		}
 		nd := &nodes[i]
-		if nd.p1 < 0 {
-			if k := int(noParents - nd.p1); k > 0 {
+		p1 := int(nd.p1)
+		if p1 < 0 {
+			if k := noParents - p1; k > 0 {
 				s := int(nd.p0)
-				ps, ds := rp[s:s+k], rd[s:s+k]
+				ps, ds := rp[s:s+k], rd[s:s+k:s+k]
 				for j, p := range ps {
+					if uint(p) >= uint(i) {
+						return false
+					}
 					adj[p] += ds[j] * a
 				}
 			}
 			continue
 		}
-		adj[nd.p0&idx] += nd.d0 * a
-		adj[nd.p1] += nd.d1 * a
+		p0 := int(nd.p0 & idx)
+		if p0 >= i || p1 > i {
+			return false
+		}
+		adj[p0] += nd.d0 * a
+		adj[p1] += nd.d1 * a
 	}
+	return true
 }
 
 // Adjoint returns ∂y/∂x for the output y of the last [Tape.Backward]. It is 0
 // for variables recorded after y and for constants.
 func (t *Tape) Adjoint(x Var) float64 {
-	if x.t == t && uint32(x.i-1) < uint32(t.swept.i) {
+	if x.t == t && int(x.i) < len(t.adj) {
 		return t.adj[x.i]
 	}
 	return t.adjointSlow(x)
