@@ -153,21 +153,31 @@ func (v *Value) state() *leafState {
 func (s *leafState) adoptArena(g *Value) {
 	sp := s.spare
 	s.spare = nil
-	if sp == nil || !tensor.EqualShape(sp.t.Shape(), g.t.Shape()) || sp.t.DType() != g.t.DType() {
-		s.grad = Const(g.t.Clone())
-		return
-	}
+	fits := sp != nil && tensor.EqualShape(sp.t.Shape(), g.t.Shape()) && sp.t.DType() == g.t.DType()
 	r := g.slot
 	if g.owned && r.own.Cap() > 0 && g.t.SameStorage(&r.own) && !g.t.IsView() {
-		// Exchange: the gradient takes g's storage, the slot takes the spare's.
+		// The gradient takes g's storage; the spare's goes to the arena's
+		// free list at once, for the next value of the step that needs that
+		// size (the next layer's weight gradient).
 		g.owned = false
 		mine := g.t
-		g.t = sp.t
-		r.own = sp.t
-		r.hint = bufKey{sp.t.DType(), sp.t.Cap()}
+		r.own = tensor.Tensor{}
+		g.t = tensor.Tensor{}
+		if sp == nil {
+			sp = &Value{}
+		} else if sp.t.Cap() > 0 {
+			r.ar.put(sp.t)
+		}
 		sp.t = mine
 		sp.t.BumpVersion()
 		s.grad = sp
+		return
+	}
+	if !fits {
+		if sp != nil {
+			tensor.Release(&sp.t)
+		}
+		s.grad = Const(g.t.Clone())
 		return
 	}
 	sp.t.CopyFrom(&g.t)

@@ -108,7 +108,8 @@ type Result struct {
 // SavedBytes builds the step's graph (forward and loss only) and returns the
 // activation memory it saves for the backward pass (ad.Stats).
 func (s *Step) SavedBytes() int64 {
-	loss := nn.CrossEntropy(s.Model.Forward(s.X), s.Y)
+	s.Arena.Reset()
+	loss := nn.CrossEntropy(s.Model.Forward(s.Arena.Const(s.X.Tensor())), s.Y)
 	return ad.Stats(loss).SavedBytes
 }
 
