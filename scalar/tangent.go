@@ -96,10 +96,10 @@ func (t *Tape) AdjointTangent(x Var) float64 {
 		return 0
 	}
 	t.check("adjoint tangent", x)
-	if t.swept.t == nil {
+	if len(t.adj) == 0 {
 		fail("adjoint tangent", "no Backward since the last Reset")
 	}
-	if x.i > t.swept.i {
+	if int(x.i) >= len(t.adj) {
 		return 0
 	}
 	return t.adjd[x.i]

@@ -49,7 +49,7 @@ type Tape struct {
 	nodes []node    // node 0 is a sink that constants point at
 	rp    []int32   // parents of reductions
 	rd    []float64 // partials of reductions
-	adj   []float64 // per node: adjoint after Backward
+	adj   []float64 // per node: adjoint after Backward from y, len y.i+1; len 0 if none since Reset
 
 	// Forward-over-reverse (tangent) mode, see ResetTangent.
 	tangent bool
@@ -58,8 +58,6 @@ type Tape struct {
 	dd      []dual2   // per node: tangents of d0 and d1
 	rdd     []float64 // per reduction parent: tangent of the partial
 	adjd    []float64 // per node: tangent of the adjoint
-
-	swept Var // output of the last Backward; t == nil if none
 
 	// Scratch of End: local adjoints of a region, and its external parents
 	// with their partials.
@@ -139,7 +137,6 @@ func (t *Tape) Reset() {
 	t.adj = t.adj[:0]
 	t.tangent = false
 	t.flushed = 0
-	t.swept = Var{}
 }
 
 // Len returns the number of nodes (variables and recorded operations) on the
@@ -224,13 +221,12 @@ func (t *Tape) Backward(y Var) {
 		clear(adj)
 	}
 	adj[y.i] = 1
-	t.swept = y
 	if t.tangent {
 		t.sweepTangentChecked(adj)
 		return
 	}
 	if !sweep(adj, t.nodes[:n], t.rp, t.rd) {
-		t.swept, t.adj = Var{}, t.adj[:0]
+		t.adj = t.adj[:0]
 		fail("backward", "an operation used a variable recorded before the last Reset")
 	}
 }
@@ -246,7 +242,7 @@ func (t *Tape) sweepTangentChecked(adj []float64) {
 func (t *Tape) stale() {
 	if r := recover(); r != nil {
 		if _, ok := r.(runtime.Error); ok {
-			t.swept, t.adj = Var{}, t.adj[:0]
+			t.adj = t.adj[:0]
 			fail("backward", "an operation used a variable recorded before the last Reset (%v)", r)
 		}
 		panic(r)
@@ -308,7 +304,7 @@ func (t *Tape) adjointSlow(x Var) float64 {
 		return 0
 	}
 	t.check("adjoint", x)
-	if t.swept.t == nil {
+	if len(t.adj) == 0 {
 		fail("adjoint", "no Backward since the last Reset")
 	}
 	return 0 // recorded after the output
