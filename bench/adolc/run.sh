@@ -3,7 +3,10 @@
 # workloads W1-W3. Builds bench/adolc/adolc_bench.cpp against Debian's
 # libadolc-dev into bench/adolc/build/, runs each ADOL-C workload in its own
 # process, runs the Go benchmarks, and prints one markdown table with both
-# tools' times and the ratios.
+# tools' times and the ratios. W1 and W3 have a second Go row, "preacc":
+# the same function with each term (W1) or the whole expression (W3)
+# preaccumulated into one tape node by scalar.Fn2, against the same ADOL-C
+# code (ADOL-C's natural usage, one adouble operation per tape entry).
 #
 #   bench/adolc/run.sh                 # needs: apt-get install -y libadolc-dev g++
 #   BENCHTIME=2s COUNT=5 bench/adolc/run.sh
@@ -32,7 +35,7 @@ for w in $workloads; do
 done
 
 (cd "$root" && go test ./scalar -run '^$' \
-	-bench '^(BenchmarkW1RosenbrockGradient|BenchmarkW2LogisticGradient|BenchmarkW3SmallFunctionReusedTape)$' \
+	-bench '^(BenchmarkW1RosenbrockGradient|BenchmarkW1RosenbrockGradientPreacc|BenchmarkW2LogisticGradient|BenchmarkW3SmallFunctionReusedTape|BenchmarkW3SmallFunctionReusedTapePreacc)$' \
 	-benchtime "${BENCHTIME:-1s}" -count "${COUNT:-3}") | tee "$build/go.txt" | grep '^Benchmark' >&2 || true
 
 awk '
@@ -40,8 +43,10 @@ awk '
 FILENAME ~ /go.txt$/ && /^Benchmark/ {
 	name = $1; sub(/-[0-9]+$/, "", name)
 	if (name ~ /W1RosenbrockGradient\//) { sub(/.*\//, "", name); name = "W1/" name }
+	else if (name ~ /W1RosenbrockGradientPreacc\//) { sub(/.*\//, "", name); name = "W1/" name " preacc" }
 	else if (name ~ /W2LogisticGradient\/.*\/dot$/) { sub(/^[^\/]*\//, "", name); sub(/\/dot$/, "", name); name = "W2/" name }
 	else if (name ~ /W3SmallFunctionReusedTape$/) name = "W3/1e6-evals"
+	else if (name ~ /W3SmallFunctionReusedTapePreacc$/) name = "W3/1e6-evals preacc"
 	else next
 	for (i = 3; i < NF; i++) {
 		if ($(i+1) == "ns/op" && (!(name in gns) || $i < gns[name])) gns[name] = $i
@@ -55,8 +60,13 @@ END {
 	print "|---|---|---|---|---|---|---|---|---|"
 	for (k = 1; k <= n; k++) {
 		w = order[k]
-		printf "| %s | %s | %.1f× | %s | %.0f× | %s | %.0f× | %.1f× | %.1f× |\n", w, t(gns[w]), gr[w], t(rec[w]), rec[w]/plain[w], t(rep[w]), rep[w]/plain[w], rec[w]/gns[w], rep[w]/gns[w]
+		row(w, w)
+		# The preaccumulated Go variant (Fn2), against the same ADOL-C code.
+		if ((w " preacc") in gns) row(w " preacc", w)
 	}
+}
+function row(g, w) {
+	printf "| %s | %s | %.1f× | %s | %.0f× | %s | %.0f× | %.1f× | %.1f× |\n", g, t(gns[g]), gr[g], t(rec[w]), rec[w]/plain[w], t(rep[w]), rep[w]/plain[w], rec[w]/gns[g], rep[w]/gns[g]
 }
 function t(ns) {
 	if (ns >= 1e9) return sprintf("%.2f s", ns/1e9)
