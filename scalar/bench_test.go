@@ -291,8 +291,22 @@ func BenchmarkW3SmallFunctionReusedTape(b *testing.B) {
 	runRatio(b, &t, 2, func() { sink += w3Grad(&t) }, func() { sink += w3Plain() })
 }
 
-// w3GradPreacc is w3Grad with z recorded as one node by Fn2.
+// w3GradPreacc is w3Grad with z recorded as one node by Seed2 and Record2.
 func w3GradPreacc(t *Tape) float64 {
+	s := 0.0
+	for k := range w3Evals {
+		t.Reset()
+		x, y := t.Var(0.5+1e-7*float64(k)), t.Var(4)
+		a, b := Seed2(x, y)
+		z := Record2(x, y, a.Mul(b).Add(a.Square().Sin()).Sub(b.Log()))
+		t.Backward(z)
+		s += t.Adjoint(x) + t.Adjoint(y)
+	}
+	return s
+}
+
+// w3GradFn2 is w3Grad with z recorded as one node by Fn2.
+func w3GradFn2(t *Tape) float64 {
 	s := 0.0
 	for k := range w3Evals {
 		t.Reset()
@@ -309,6 +323,11 @@ func w3GradPreacc(t *Tape) float64 {
 func BenchmarkW3SmallFunctionReusedTapePreacc(b *testing.B) {
 	var t Tape
 	runRatio(b, &t, 2, func() { sink += w3GradPreacc(&t) }, func() { sink += w3Plain() })
+}
+
+func BenchmarkW3SmallFunctionReusedTapeFn2(b *testing.B) {
+	var t Tape
+	runRatio(b, &t, 2, func() { sink += w3GradFn2(&t) }, func() { sink += w3Plain() })
 }
 
 func BenchmarkW3SmallFunctionPlain(b *testing.B) {
@@ -440,7 +459,26 @@ func rosenbrockPreacc(x []Var, terms []Var) Var {
 	return Sum(terms)
 }
 
-func BenchmarkW1RosenbrockGradientPreacc(b *testing.B) {
+// rosenbrockSeed is rosenbrockPreacc written with Seed2 and Record2, which
+// the compiler inlines.
+func rosenbrockSeed(x []Var, terms []Var) Var {
+	terms = terms[:0]
+	for i := 0; i+1 < len(x); i += 2 {
+		a, b := Seed2(x[i], x[i+1])
+		d := b.Sub(a.Square())
+		terms = append(terms, Record2(x[i], x[i+1], d.Square().MulC(100).Add(a.RSubC(1).Square())))
+	}
+	return Sum(terms)
+}
+
+// BenchmarkW1RosenbrockGradientPreacc records each term as one node with
+// Seed2 and Record2 (inlined), BenchmarkW1RosenbrockGradientFn2 with Fn2
+// (one closure call per term); both sum the terms with one Sum node.
+func BenchmarkW1RosenbrockGradientPreacc(b *testing.B) { benchW1Terms(b, rosenbrockSeed) }
+
+func BenchmarkW1RosenbrockGradientFn2(b *testing.B) { benchW1Terms(b, rosenbrockPreacc) }
+
+func benchW1Terms(b *testing.B, f func(x, terms []Var) Var) {
 	for _, n := range []int{1_000, 100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			x := startPoint(n)
@@ -451,7 +489,7 @@ func BenchmarkW1RosenbrockGradientPreacc(b *testing.B) {
 			grad := func() {
 				t.Reset()
 				vars = t.Vars(vars, x)
-				t.Gradient(g, rosenbrockPreacc(vars, terms), vars)
+				t.Gradient(g, f(vars, terms), vars)
 			}
 			runRatio(b, &t, n, grad, func() { sink += rosenbrockPlain(x) })
 		})

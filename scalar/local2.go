@@ -189,38 +189,56 @@ func (x L2) Max(y L2) L2 {
 //		return d.Square().MulC(100).Add(a.RSubC(1).Square())
 //	})
 //
-// If x and y are both constants nothing is recorded. Fn2 computes first
-// derivatives only, so it panics with an *[Error] in tangent mode
-// ([Tape.ResetTangent], used by [HessVec], [Hessian] and
-// [Objective.Hess]): a function whose Hessian is needed must be written
-// with Var operations, optionally between [Tape.Begin] and [Tape.End],
-// which preaccumulate too but keep the full recording in tangent mode.
+// If x and y are both constants nothing is recorded. The call of f is not
+// inlined; where that matters, write the same thing with [Seed2] and
+// [Record2], which are.
+//
+// Fn2 computes first derivatives only, so it cannot be used in tangent mode
+// ([Tape.ResetTangent], used by [HessVec], [Hessian] and [Objective.Hess]):
+// the next operation that needs tangent data panics with an *[Error] (its
+// Op is "fn2"). A function whose Hessian is needed must be written with Var
+// operations, optionally between [Tape.Begin] and [Tape.End], which
+// preaccumulate too but keep the full recording in tangent mode.
 func Fn2(x, y Var, f func(a, b L2) L2) Var {
-	r := f(L2{x.v, 1, 0}, L2{y.v, 0, 1})
-	if t := x.t; t != nil && y.t == t && !t.tangent {
-		n := int32(len(t.nodes))
-		t.nodes = append(t.nodes, node{x.i, y.i, r.D0, r.D1})
-		return Var{t, r.V, n}
-	}
-	return rec2(x, y, r)
+	a, b := Seed2(x, y)
+	return Record2(x, y, f(a, b))
 }
 
-// rec2 records the result r of Fn2 on the tape of x and y, where they are
-// not both variables of one tape outside tangent mode.
-func rec2(x, y Var, r L2) Var {
+// Seed2 returns the L2 numbers of x and y for a preaccumulated expression:
+// their values with unit partials (1, 0) and (0, 1). Compute the expression
+// from them with L2 operations and record it with [Record2] on the same x
+// and y, in the same order:
+//
+//	a, b := scalar.Seed2(x, y)
+//	z := scalar.Record2(x, y, a.Mul(b).Add(a.Square().Sin()).Sub(b.Log()))
+//
+// This is [Fn2] without the function value, so that the compiler can inline
+// all of it.
+func Seed2(x, y Var) (a, b L2) { return L2{x.v, 1, 0}, L2{y.v, 0, 1} }
+
+// Record2 records r, computed from the seeds [Seed2](x, y), as one node
+// with parents x and y and partials r.D0 and r.D1, and returns it; see
+// [Fn2], whose rules it follows. A constant operand gets no parent; two
+// constants record nothing. It panics with an *[Error] if x and y belong to
+// different tapes.
+func Record2(x, y Var, r L2) Var {
 	t := x.t
-	if t != y.t {
-		t = pick(opFn, t, y.t)
+	if t == nil {
+		t = y.t
+		if t == nil {
+			return Var{v: r.V}
+		}
+	} else if y.t != t && y.t != nil {
+		panic(mixedFn)
 	}
-	switch {
-	case t == nil:
-		return Var{v: r.V}
-	case t.tangent:
-		fail("fn2", "preaccumulated nodes have no second derivatives, so Fn2 cannot record in tangent mode (HessVec, Hessian, Objective.Hess): write the expression with Var operations, or between Tape.Begin and Tape.End")
-	case x.t == nil:
-		return y.unHot(r.V, r.D1)
-	case y.t == nil:
-		return x.unHot(r.V, r.D0)
-	}
-	return bin(opFn, 0, x, y, r.V, r.D0, r.D1)
+	n := int32(len(t.nodes))
+	t.nodes = append(t.nodes, node{x.i | preacc, y.i, r.D0, r.D1})
+	return Var{t, r.V, n}
 }
+
+// mixedFn is mixed[opFn], named so that Record2 fits the inliner's budget.
+var mixedFn = mixed[opFn]
+
+// errPreaccTangent explains why Fn2 and its kin cannot record in tangent
+// mode.
+const errPreaccTangent = "preaccumulated nodes (Fn2, Fn3, Fn4, Record2 …) have no second derivatives, so they cannot be recorded in tangent mode (HessVec, Hessian, Objective.Hess): write the expression with Var operations, or between Tape.Begin and Tape.End"

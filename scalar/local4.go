@@ -189,7 +189,7 @@ func recN(name string, xs [4]Var, k int, r *L4) Var {
 		return Var{v: r.V}
 	}
 	if t.tangent {
-		fail(name, "preaccumulated nodes have no second derivatives, so %s cannot record in tangent mode (HessVec, Hessian, Objective.Hess): write the expression with Var operations, or between Tape.Begin and Tape.End", name)
+		fail(name, "%s", errPreaccTangent)
 	}
 	d := [4]float64{r.D0, r.D1, r.D2, r.D3}
 	par, part, e := t.reserve(k)

@@ -152,7 +152,13 @@ func TestFn2Errors(t *testing.T) {
 	var a, b Tape
 	expect("two tapes", "fn", func() { Fn2(a.Var(1), b.Var(2), f) })
 	b.ResetTangent()
-	expect("tangent mode", "fn2", func() { Fn2(b.Var(1), b.Var(2), f) })
+	expect("tangent mode", "fn2", func() { b.Backward(Fn2(b.Var(1), b.Var(2), f)) })
+	b.ResetTangent()
+	expect("tangent mode, later op", "fn2", func() { Fn2(b.Var(1), b.Var(2), f).Sin() })
+	b.ResetTangent()
+	expect("HessVec", "fn2", func() {
+		HessVec(nil, func(x []Var) Var { return Fn2(x[0], x[1], f) }, []float64{1, 2}, []float64{1, 0})
+	})
 }
 
 // Rosenbrock's gradient through Fn2 and Sum equals the op-by-op tape's.
@@ -168,6 +174,15 @@ func TestRosenbrockPreacc(t *testing.T) {
 	v2 := t2.Vars(nil, x)
 	y2 := rosenbrockPreacc(v2, nil)
 	g2 := t2.Gradient(nil, y2, v2)
+	var t4 Tape
+	v4 := t4.Vars(nil, x)
+	y4 := rosenbrockSeed(v4, nil)
+	g4 := t4.Gradient(nil, y4, v4)
+	for i := range g1 {
+		if g4[i] != g2[i] {
+			t.Fatalf("Seed2/Record2: ∂/∂x[%d] = %g, want %g", i, g4[i], g2[i])
+		}
+	}
 	if !close(y2.Value(), y1.Value(), 1e-12) {
 		t.Errorf("value %g, want %g", y2.Value(), y1.Value())
 	}

@@ -58,6 +58,10 @@ func (t *Tape) flush() {
 		if nd.p1 < 0 { // a variable; reductions are never left to flush
 			continue
 		}
+		if nd.p0&preacc != 0 {
+			t.flushed = i
+			fail("fn2", "%s", errPreaccTangent)
+		}
 		p0 := nd.p0 & idx
 		t0, t1 := tan[p0], tan[nd.p1]
 		tan[i] = nd.d0*t0 + nd.d1*t1

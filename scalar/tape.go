@@ -20,8 +20,11 @@ const (
 	// bilinear marks p0 of a product x·y (and x²), so that tangent mode can
 	// tell its second derivative from that of a sum without an op code.
 	bilinear = 1 << 30
-	// idx masks the mark off p0.
-	idx = bilinear - 1
+	// preacc marks p0 of a node recorded by Record2 (and Fn2), whose
+	// second derivatives are unknown, so that tangent mode can refuse it.
+	preacc = 1 << 29
+	// idx masks the marks off p0.
+	idx = preacc - 1
 	// noParents is p1 of a variable. A reduction over k ≥ 1 parents has
 	// p1 = noParents − k and its parents at p0 … p0+k−1 of the side arrays.
 	noParents = -1
