@@ -90,3 +90,32 @@ func Example_linearRegression() {
 	fmt.Printf("w = %.4f, b = %.4f\n", w.Item(), b.Item())
 	// Output: w = 2.0000, b = 1.0000
 }
+
+// A training loop that allocates nothing per step: every value of a step is
+// made in an Arena (starting from the batch), so Reset hands their nodes and
+// buffers to the next step. Here, least squares w·x ≈ y by gradient descent.
+func ExampleArena() {
+	w := ad.Var(tensor.FromFloat64([]float64{0, 0}, 1, 2))
+	x := tensor.FromFloat64([]float64{1, 2, 3, 4, 5, 6}, 3, 2) // 3 rows
+	y := tensor.FromFloat64([]float64{5, 11, 17}, 3, 1)        // y = x·[1 2]ᵀ
+	var ar ad.Arena
+	for step := range 1000 {
+		ar.Reset() // the values of the previous step are recycled
+		pred := ad.MatMulT(ar.Const(x), w, false, true)
+		loss := ad.Mean(ad.Square(ad.Sub(pred, ar.Const(y))))
+		w.ZeroGrad()
+		if err := loss.Backward(); err != nil {
+			panic(err)
+		}
+		g := w.Grad() // outlives Reset: gradients belong to the Var
+		w.Tensor().Sub(w.Tensor(), new(tensor.Tensor).Scale(g, 0.02, 0))
+		if step%500 == 0 {
+			fmt.Printf("step %d: loss %.4f\n", step, loss.Item()) // read before the next Reset
+		}
+	}
+	fmt.Printf("w = [%.3f %.3f]\n", w.Tensor().At(0, 0), w.Tensor().At(0, 1))
+	// Output:
+	// step 0: loss 145.0000
+	// step 500: loss 0.0005
+	// w = [1.010 1.992]
+}

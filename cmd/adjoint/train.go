@@ -251,6 +251,7 @@ func trainDigits(cfg trainConfig, onEpoch func(epochStats), onBatch func(epoch, 
 	var yb []int
 	step := 0
 	var stepErr error
+	var arena ad.Arena // each step's values and buffers, reused by the next step
 	err = ad.Try(func() {
 		for ep := 1; ep <= cfg.Epochs; ep++ {
 			batches.Reset()
@@ -261,7 +262,8 @@ func trainDigits(cfg trainConfig, onEpoch func(epochStats), onBatch func(epoch, 
 				}
 				xb = datasets.GatherRows(xb, train.X, idx)
 				yb = datasets.GatherInts(yb, train.Y, idx)
-				logits := model.ForwardTrain(ad.Const(xb))
+				arena.Reset()
+				logits := model.ForwardTrain(arena.Const(xb))
 				loss := nn.CrossEntropy(logits, yb)
 				opt.ZeroGrad()
 				if stepErr = loss.Backward(); stepErr != nil {
