@@ -48,6 +48,14 @@
 // same graph returns ErrGraphFreed; pass Options{RetainGraph: true} to keep
 // it.
 //
+// A step that is repeated with new data (a training step) can run in an
+// Arena: every value computed from an Arena.Const, the backward sweep's
+// cotangents included, takes its node, attributes and buffer from the arena,
+// and Arena.Reset hands them, in order, to the next step. In steady state a
+// training step then makes no heap allocation at all, and the garbage
+// collector has nothing to do. Values of an arena are valid until its next
+// Reset; Vars' gradients are not arena values and outlive it.
+//
 // Each tensor carries a version counter that every in-place write bumps
 // (tensor.Set, Fill, CopyFrom, the kernels writing into a reused
 // destination, optimizer updates). A node records the version of each tensor
