@@ -470,3 +470,40 @@ func TestRegionErrors(t *testing.T) {
 	a.nodes[len(a.nodes)-1].p1 = int32(len(a.nodes)) // a parent after the node
 	expect("stale", func() { a.End(m, w) })
 }
+
+// Vars records a run of variables whose nodes the sweep skips; outputs
+// between and inside runs work as before.
+func TestVarRuns(t *testing.T) {
+	var tp Tape
+	a := tp.Vars(nil, []float64{1, 2, 3})
+	p := a[0].Mul(a[2]) // 3
+	b := tp.Vars(nil, []float64{4, 5})
+	c := tp.Var(6)
+	q := p.Mul(b[1]).Add(c).Add(a[1].Square()) // 3·5 + 6 + 4
+	g := tp.Gradient(nil, q, []Var{a[0], a[1], a[2], b[0], b[1], c})
+	want := []float64{15, 4, 5, 0, 3, 1}
+	for j := range g {
+		if g[j] != want[j] {
+			t.Errorf("∂q/∂v%d = %g, want %g", j, g[j], want[j])
+		}
+	}
+	tp.Backward(b[0]) // a variable inside a run
+	if d0, d1 := tp.Adjoint(b[0]), tp.Adjoint(a[0]); d0 != 1 || d1 != 0 {
+		t.Errorf("Backward(b[0]): %g, %g", d0, d1)
+	}
+	tp.Backward(p)
+	if d := tp.Adjoint(a[0]); d != 3 {
+		t.Errorf("Backward(p): ∂p/∂a0 = %g", d)
+	}
+	if d := tp.Adjoint(b[1]); d != 0 {
+		t.Errorf("Backward(p): ∂p/∂b1 = %g (recorded after p)", d)
+	}
+	// A region holding a run is kept as recorded.
+	m := tp.Begin()
+	r := tp.Vars(nil, []float64{7, 8})
+	s := tp.End(m, r[0].Mul(r[1]).Mul(a[0]))
+	tp.Backward(s)
+	if d, e := tp.Adjoint(r[1]), tp.Adjoint(a[0]); d != 7 || e != 56 {
+		t.Errorf("region with a run: %g, %g", d, e)
+	}
+}

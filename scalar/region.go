@@ -50,8 +50,8 @@ func (t *Tape) End(m Mark, z Var) Var {
 	if m.n <= 0 || int(m.n) > len(t.nodes) || int(m.r) > len(t.rp) {
 		fail("end", "mark %v is not on the tape (recorded before Reset?)", m)
 	}
-	if t.tangent || z.i < m.n {
-		return z
+	if t.tangent || z.i < m.n || len(t.runs) > 0 && t.runs[len(t.runs)-1].hi > m.n {
+		return z // nothing to collapse, or variables in the region
 	}
 	k := int(z.i-m.n) + 1
 	if cap(t.loc) < k {

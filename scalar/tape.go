@@ -50,6 +50,7 @@ const (
 // See the package documentation for the layout and its cost per operation.
 type Tape struct {
 	nodes []node    // node 0 is a sink that constants point at
+	runs  []run     // runs of variables recorded by Vars
 	rp    []int32   // parents of reductions
 	rd    []float64 // partials of reductions
 	adj   []float64 // per node: adjoint after Backward from y, len y.i+1; len 0 if none since Reset
@@ -135,6 +136,7 @@ func fail(op, format string, args ...any) {
 // Variables recorded before Reset must not be used afterwards.
 func (t *Tape) Reset() {
 	t.nodes = t.nodes[:min(len(t.nodes), 1)] // keep the sink
+	t.runs = t.runs[:0]
 	t.rp = t.rp[:0]
 	t.rd = t.rd[:0]
 	t.adj = t.adj[:0]
@@ -173,13 +175,25 @@ func (t *Tape) Vars(dst []Var, x []float64) []Var {
 	}
 	n := len(t.nodes)
 	t.nodes = slices.Grow(t.nodes, len(x))[:n+len(x)]
-	nodes := t.nodes[n:]
+	if t.tangent || len(x) < 2 {
+		nodes := t.nodes[n:]
+		for i := range nodes {
+			nodes[i] = node{p1: noParents}
+		}
+	} else {
+		// A run of variables: its nodes are never read, so they are not
+		// written either; the sweep skips the run.
+		t.runs = append(t.runs, run{int32(n), int32(n + len(x))})
+	}
 	for i, v := range x {
-		nodes[i] = node{p1: noParents}
 		dst[i] = Var{t, v, int32(n + i)}
 	}
 	return dst
 }
+
+// A run is a range of nodes lo … hi−1 recorded by one call of Vars outside
+// tangent mode: independent variables whose nodes are left unwritten.
+type run struct{ lo, hi int32 }
 
 // check panics unless x is a variable recorded on t.
 func (t *Tape) check(op string, x Var) {
@@ -228,7 +242,7 @@ func (t *Tape) Backward(y Var) {
 		t.sweepTangentChecked(adj)
 		return
 	}
-	if !sweep(adj, t.nodes[:n], t.rp, t.rd) {
+	if !t.sweepRuns(adj, n) {
 		t.adj = t.adj[:0]
 		fail("backward", "an operation used a variable recorded before the last Reset")
 	}
@@ -252,8 +266,24 @@ func (t *Tape) stale() {
 	}
 }
 
+// sweepRuns sweeps nodes n−1 … 1, skipping the runs of variables.
+func (t *Tape) sweepRuns(adj []float64, n int) bool {
+	hi := n // nodes below hi are left to sweep
+	for r := len(t.runs) - 1; r >= 0; r-- {
+		ru := t.runs[r]
+		if int(ru.lo) >= hi {
+			continue
+		}
+		if int(ru.hi) < hi && !sweep(adj[:hi], t.nodes[:hi], int(ru.hi), t.rp, t.rd) {
+			return false
+		}
+		hi = int(ru.lo)
+	}
+	return sweep(adj[:hi], t.nodes[:hi], 1, t.rp, t.rd)
+}
+
 // sweep is the reverse sweep: the hot loop. For every node from the output
-// down, it adds partial × adjoint to the adjoints of its parents. Nodes whose
+// down to lo, it adds partial × adjoint to the adjoints of its parents. Nodes whose
 // adjoint is zero are skipped, so that an infinite partial off the path to
 // the output (such as sqrt at 0) cannot turn a gradient into NaN.
 //
@@ -261,9 +291,9 @@ func (t *Tape) stale() {
 // variable recorded before the last Reset; sweep then returns false. The
 // check costs nothing in practice: it is what lets the compiler drop the
 // bounds checks of the adjoint updates.
-func sweep(adj []float64, nodes []node, rp []int32, rd []float64) bool {
+func sweep(adj []float64, nodes []node, lo int, rp []int32, rd []float64) bool {
 	adj = adj[:len(nodes)]
-	for i := len(nodes) - 1; i > 0; i-- {
+	for i := len(nodes) - 1; i >= lo && i > 0; i-- {
 		a := adj[i]
 		if a == 0 {
 			continue
