@@ -65,5 +65,5 @@ if [[ ",$ONLY," == *,C,* ]]; then
 	go_rss=$("$tmp/adjoint" bench --tsv --threads "$THREADS" --only C --steps 50 --warmup 0 | awk -F'\t' '$1 == "rss" { print $2 }')
 	pt_rss=$(OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS="$THREADS" "$PY" bench/torch_train.py --threads "$THREADS" --only C --steps 50 --warmup 0 | awk -F'\t' '$1 == "rss" { print $2 }')
 	echo
-	echo "peak RSS, 50 steps of C: adjoint $go_rss, PyTorch $pt_rss"
+	echo "peak RSS, 50 steps of C: adjoint $go_rss, PyTorch $pt_rss ($(awk -v a="${go_rss% kB}" -v p="${pt_rss% kB}" 'BEGIN { printf "adjoint ÷ PyTorch = %.2f", a / p }'))"
 fi
