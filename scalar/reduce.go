@@ -61,6 +61,45 @@ func (t *Tape) tangents(s, k int, tv float64, dpart func(j int) float64) {
 // Sum returns x[0] + x[1] + … as one node. The sum of no elements is the
 // constant 0.
 func Sum(xs []Var) Var {
+	// Fast path: every element a variable of one tape, not in tangent mode,
+	// in one pass; nothing is committed until the whole slice is checked.
+	if len(xs) > 0 {
+		if t := xs[0].t; t != nil && !t.tangent {
+			k := len(xs)
+			e := len(t.rp)
+			t.rp = slices.Grow(t.rp, k)[:e+k]
+			t.rd = slices.Grow(t.rd, k)[:e+k]
+			par, part := t.rp[e:e+k:e+k], t.rd[e:e+k:e+k]
+			var s0, s1 float64
+			j := 0
+			for ; j+2 <= k; j += 2 {
+				x0, x1 := xs[j], xs[j+1]
+				if x0.t != t || x1.t != t {
+					break
+				}
+				s0 += x0.v
+				s1 += x1.v
+				par[j], par[j+1] = x0.i, x1.i
+				part[j], part[j+1] = 1, 1
+			}
+			if j+1 == k && xs[j].t == t {
+				s0 += xs[j].v
+				par[j], part[j] = xs[j].i, 1
+				j++
+			}
+			if j == k {
+				n := int32(len(t.nodes))
+				t.nodes = append(t.nodes, node{p0: int32(e), p1: noParents - int32(k)})
+				return Var{t: t, v: s0 + s1, i: n}
+			}
+			t.rp, t.rd = t.rp[:e], t.rd[:e]
+		}
+	}
+	return sumSlow(xs)
+}
+
+// sumSlow is Sum with constants among xs, or in tangent mode.
+func sumSlow(xs []Var) Var {
 	t := tapeOf(opSum, xs)
 	s := 0.0
 	if t == nil {

@@ -305,10 +305,11 @@ func sweep(adj []float64, nodes []node, lo int, rp []int32, rd []float64) bool {
 				s := int(nd.p0)
 				ps, ds := rp[s:s+k], rd[s:s+k:s+k]
 				for j, p := range ps {
-					if uint(p) >= uint(i) {
+					q := int(uint32(p))
+					if q >= i {
 						return false
 					}
-					adj[p] += ds[j] * a
+					adj[q] += ds[j] * a
 				}
 			}
 			continue
