@@ -212,8 +212,8 @@ func Fn2(x, y Var, f func(a, b L2) L2) Var {
 //	a, b := scalar.Seed2(x, y)
 //	z := scalar.Record2(x, y, a.Mul(b).Add(a.Square().Sin()).Sub(b.Log()))
 //
-// This is [Fn2] without the function value, so that the compiler can inline
-// all of it.
+// This is [Fn2] without the closure, so that the compiler can inline all of
+// it.
 func Seed2(x, y Var) (a, b L2) { return L2{x.v, 1, 0}, L2{y.v, 0, 1} }
 
 // Record2 records r, computed from the seeds [Seed2](x, y), as one node

@@ -437,6 +437,10 @@ func TestRegionHessian(t *testing.T) {
 	if h.At(0, 2) != 0 {
 		t.Errorf("H[0,2] = %g", h.At(0, 2))
 	}
+	o := Objective{F: f}
+	if v, want := o.Func(x), rosenbrockPlain(x); !close(v, want, 1e-14) {
+		t.Errorf("Objective.Func through regions = %g, want %g", v, want)
+	}
 	g, _ := Gradient(nil, f, x)
 	if want := -400*x[0]*(x[1]-x[0]*x[0]) - 2*(1-x[0]); !close(g[0], want, 1e-12) {
 		t.Errorf("gradient %g, want %g", g[0], want)

@@ -20,6 +20,9 @@ type Mark struct {
 // exact. [Fn2], [Fn3] and [Fn4] do the same for two to four operands without
 // recording the region at all, which is faster.
 func (t *Tape) Begin() Mark {
+	if t == nil {
+		return Mark{} // the tape of constants, as in Objective.Func
+	}
 	if len(t.nodes) == 0 {
 		t.nodes = append(t.nodes, node{p1: noParents}) // the sink
 	}
@@ -36,12 +39,20 @@ func (t *Tape) Begin() Mark {
 //
 // End returns z unchanged, keeping the region, in tangent mode, when z was
 // recorded before m, or when the region contains an independent variable
-// (made with Var in the region). A constant z drops the region. End panics
+// (made with Var or Vars in the region). A constant z drops the region,
+// unless it holds variables. End panics
 // with an *[Error] if z belongs to another tape or m is not a mark of the
 // current recording.
+//
+// Begin and End may be called on a nil *Tape (the Tape of constants), where
+// they do nothing, so that a function written with them also evaluates
+// without recording, as [Objective.Func] does.
 func (t *Tape) End(m Mark, z Var) Var {
+	if t == nil && z.t == nil {
+		return z
+	}
 	if z.t == nil {
-		if int(m.n) <= len(t.nodes) && int(m.r) <= len(t.rp) && m.n > 0 && !t.tangent {
+		if int(m.n) <= len(t.nodes) && int(m.r) <= len(t.rp) && m.n > 0 && !t.tangent && !t.runAfter(m) {
 			t.nodes, t.rp, t.rd = t.nodes[:m.n], t.rp[:m.r], t.rd[:m.r]
 		}
 		return z
@@ -50,7 +61,7 @@ func (t *Tape) End(m Mark, z Var) Var {
 	if m.n <= 0 || int(m.n) > len(t.nodes) || int(m.r) > len(t.rp) {
 		fail("end", "mark %v is not on the tape (recorded before Reset?)", m)
 	}
-	if t.tangent || z.i < m.n || len(t.runs) > 0 && t.runs[len(t.runs)-1].hi > m.n {
+	if t.tangent || z.i < m.n || t.runAfter(m) {
 		return z // nothing to collapse, or variables in the region
 	}
 	k := int(z.i-m.n) + 1
@@ -138,4 +149,9 @@ func (t *Tape) ext(p int32, w float64) {
 	}
 	t.ep = append(t.ep, p)
 	t.ed = append(t.ed, w)
+}
+
+// runAfter reports whether a run of variables was recorded after m.
+func (t *Tape) runAfter(m Mark) bool {
+	return len(t.runs) > 0 && t.runs[len(t.runs)-1].hi > m.n
 }
