@@ -29,6 +29,31 @@ func BenchmarkChain(b *testing.B) {
 	}
 }
 
+// BenchmarkChainArena is BenchmarkChain with the chain recorded in an
+// Arena (its constants made with Arena.Const): no allocation per op.
+func BenchmarkChainArena(b *testing.B) {
+	for _, size := range []int{1, 1000} {
+		b.Run(fmt.Sprint(size), func(b *testing.B) {
+			const ops = 1000
+			x := ad.Var(tensor.Full(tensor.Float32, 0.5, size))
+			ct := tensor.Full(tensor.Float32, 1.0001, size)
+			dt := tensor.Full(tensor.Float32, 1e-4, size)
+			var ar ad.Arena
+			run := func() {
+				ar.Reset()
+				chain(x, ar.Const(ct), ar.Const(dt), ops)
+			}
+			run()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				run()
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/ops, "µs/op")
+		})
+	}
+}
+
 func chain(x, c, d *ad.Value, ops int) {
 	y := x
 	for i := 0; i < ops; i += 2 {

@@ -14,18 +14,19 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
 echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-GOMAXPROCS=1 go test -run '^$' -bench '^BenchmarkChain$' -benchtime 300x -count "$COUNT" ./ad >"$tmp/go.txt"
+GOMAXPROCS=1 go test -run '^$' -bench '^BenchmarkChain(Arena)?$' -benchtime 300x -count "$COUNT" ./ad >"$tmp/go.txt"
 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$PY" bench/torch_chain.py >"$tmp/py.txt"
 "$PY" - "$tmp/go.txt" "$tmp/py.txt" <<'PYEOF'
 import re, sys
-go = {}
+go, ar = {}, {}
 for line in open(sys.argv[1]):
-    m = re.match(r"BenchmarkChain/(\d+)\S*\s.*?([\d.]+) µs/op", line)
+    m = re.match(r"BenchmarkChain(Arena)?/(\d+)\S*\s.*?([\d.]+) µs/op", line)
     if m:
-        go[m.group(1)] = min(go.get(m.group(1), 1e9), float(m.group(2)))
+        d = ar if m.group(1) else go
+        d[m.group(2)] = min(d.get(m.group(2), 1e9), float(m.group(3)))
 py = {l.split()[0].split("/")[1]: float(l.split()[1]) for l in open(sys.argv[2]) if l.startswith("chain/")}
-print("| elements | adjoint µs/op | PyTorch µs/op | PyTorch ÷ adjoint |")
-print("|---|---|---|---|")
+print("| elements | adjoint µs/op | adjoint in an ad.Arena | PyTorch µs/op | PyTorch ÷ adjoint | PyTorch ÷ adjoint (arena) |")
+print("|---|---|---|---|---|---|")
 for size in sorted(go, key=int):
-    print(f"| {size} | {go[size]:.3f} | {py[size]:.3f} | {py[size] / go[size]:.1f}× |")
+    print(f"| {size} | {go[size]:.3f} | {ar[size]:.3f} | {py[size]:.3f} | {py[size] / go[size]:.1f}× | {py[size] / ar[size]:.1f}× |")
 PYEOF
