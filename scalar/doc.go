@@ -81,7 +81,9 @@
 // records nothing. The variables made by one call of [Tape.Vars] are a run
 // of nodes that is never written or read: the sweep skips it. A reduction over n variables ([Sum], [Dot], [DotC],
 // [LogSumExp]) is one node whose parents and partials sit in two side arrays,
-// 24 + 12·n bytes. Node values are not stored at all (a Var carries its own
+// 24 + 12·n bytes; a Sum over consecutive nodes (terms recorded one after
+// the other, or the variables of one Vars call) is one 24-byte node with no
+// side entries. Node values are not stored at all (a Var carries its own
 // value), and neither is an op code: the reverse sweep needs nothing but the
 // partials, which every operation computes when it is recorded. Node indices
 // are int32 (up to 2²⁹ nodes: p0 carries two mark bits).

@@ -66,12 +66,33 @@ func Sum(xs []Var) Var {
 	if len(xs) > 0 {
 		if t := xs[0].t; t != nil && !t.tangent {
 			k := len(xs)
+			// Consecutive nodes, such as terms recorded one after the
+			// other, make a range node with no side entries.
+			lo := xs[0].i
+			var s0, s1 float64
+			j := 0
+			for ; j+2 <= k; j += 2 {
+				x0, x1 := xs[j], xs[j+1]
+				if x0.t != t || x1.t != t || x0.i != lo+int32(j) || x1.i != x0.i+1 {
+					break
+				}
+				s0 += x0.v
+				s1 += x1.v
+			}
+			if j+1 == k && xs[j].t == t && xs[j].i == lo+int32(j) {
+				s0 += xs[j].v
+				j++
+			}
+			if j == k && k > 1 {
+				n := int32(len(t.nodes))
+				t.nodes = append(t.nodes, node{p0: lo | ranged, p1: noParents - int32(k)})
+				return Var{t: t, v: s0 + s1, i: n}
+			}
 			e := len(t.rp)
 			t.rp = slices.Grow(t.rp, k)[:e+k]
 			t.rd = slices.Grow(t.rd, k)[:e+k]
 			par, part := t.rp[e:e+k:e+k], t.rd[e:e+k:e+k]
-			var s0, s1 float64
-			j := 0
+			s0, s1, j = 0, 0, 0
 			for ; j+2 <= k; j += 2 {
 				x0, x1 := xs[j], xs[j+1]
 				if x0.t != t || x1.t != t {

@@ -83,6 +83,19 @@ func (t *Tape) End(m Mark, z Var) Var {
 		switch {
 		case nd.p1 == noParents:
 			return z // an independent variable in the region
+		case nd.p1 < 0 && nd.p0&ranged != 0:
+			lo := nd.p0 & idx
+			for p := lo; p < lo+noParents-nd.p1; p++ {
+				switch {
+				case p >= i:
+					t.stale2()
+				case p >= m.n:
+					loc[p-m.n] += a
+				default:
+					t.ext(p, a)
+				}
+			}
+			continue
 		case nd.p1 < 0:
 			s := int(nd.p0)
 			for j := s; j < s+int(noParents-nd.p1); j++ {

@@ -23,6 +23,10 @@ const (
 	// preacc marks p0 of a node recorded by Record2 (and Fn2), whose
 	// second derivatives are unknown, so that tangent mode can refuse it.
 	preacc = 1 << 29
+	// ranged marks p0 of a reduction whose parents are the consecutive
+	// nodes p0&idx … p0&idx+k−1, all with partial 1 (a Sum of terms
+	// recorded one after the other); it has no side entries.
+	ranged = bilinear
 	// idx masks the marks off p0.
 	idx = preacc - 1
 	// noParents is p1 of a variable. A reduction over k ≥ 1 parents has
@@ -302,6 +306,17 @@ func sweep(adj []float64, nodes []node, lo int, rp []int32, rd []float64) bool {
 		p1 := int(nd.p1)
 		if p1 < 0 {
 			if k := noParents - p1; k > 0 {
+				if nd.p0&ranged != 0 {
+					lo := int(nd.p0 & idx)
+					if lo+k > i {
+						return false
+					}
+					r := adj[lo : lo+k]
+					for j := range r {
+						r[j] += a
+					}
+					continue
+				}
 				s := int(nd.p0)
 				ps, ds := rp[s:s+k], rd[s:s+k:s+k]
 				for j, p := range ps {
