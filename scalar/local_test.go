@@ -511,3 +511,35 @@ func TestVarRuns(t *testing.T) {
 		t.Errorf("region with a run: %g, %g", d, e)
 	}
 }
+
+// Operations on variables from before Reset are caught by the sweep in every
+// node kind: two parents, side arrays, a range of consecutive parents, and
+// in tangent mode.
+func TestStaleKinds(t *testing.T) {
+	expect := func(name string, fn func()) {
+		t.Helper()
+		defer func() {
+			if e, ok := recover().(*Error); !ok || e.Op != "backward" {
+				t.Errorf("%s: panic %v, want *Error from backward", name, e)
+			}
+		}()
+		fn()
+	}
+	var c Tape
+	old := c.Vars(nil, make([]float64, 8))
+	c.Reset()
+	u := c.Var(1)
+	expect("record2", func() { c.Backward(Record2(u, old[6], L2{V: 1, D0: 1, D1: 1})) })
+	c.Reset()
+	u = c.Var(1)
+	expect("sum with side arrays", func() { c.Backward(Sum([]Var{u, old[7], u})) })
+	c.Reset()
+	u = c.Var(1)
+	expect("range sum", func() { c.Backward(Sum(old[5:8])) })
+	c.Reset()
+	u = c.Var(1)
+	expect("dotc", func() { c.Backward(DotC([]Var{u, old[7]}, []float64{1, 2})) })
+	c.ResetTangent()
+	u = c.VarTangent(1, 1)
+	expect("tangent mode", func() { c.Backward(u.Mul(old[7])) })
+}

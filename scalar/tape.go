@@ -57,7 +57,7 @@ type Tape struct {
 	runs  []run     // runs of variables recorded by Vars
 	rp    []int32   // parents of reductions
 	rd    []float64 // partials of reductions
-	adj   []float64 // per node: adjoint after Backward from y, len y.i+1; len 0 if none since Reset
+	adj   []float64 // per node: adjoint after Backward from y (len y.i+1; 0 if none since Reset)
 
 	// Forward-over-reverse (tangent) mode, see ResetTangent.
 	tangent bool
@@ -260,6 +260,8 @@ func (t *Tape) sweepTangentChecked(adj []float64) {
 	t.sweepTangent(adj)
 }
 
+// stale turns the index-out-of-range panic of a tangent-mode sweep over a
+// node whose operand was recorded before the last Reset into an *Error.
 func (t *Tape) stale() {
 	if r := recover(); r != nil {
 		if _, ok := r.(runtime.Error); ok {
@@ -287,9 +289,10 @@ func (t *Tape) sweepRuns(adj []float64, n int) bool {
 }
 
 // sweep is the reverse sweep: the hot loop. For every node from the output
-// down to lo, it adds partial × adjoint to the adjoints of its parents. Nodes whose
-// adjoint is zero are skipped, so that an infinite partial off the path to
-// the output (such as sqrt at 0) cannot turn a gradient into NaN.
+// down to lo, it adds partial × adjoint to the adjoints of its parents.
+// Nodes whose adjoint is zero are skipped, so that an infinite partial off
+// the path to the output (such as sqrt at 0) cannot turn a gradient into
+// NaN.
 //
 // A parent recorded after its node can only come from an operation on a
 // variable recorded before the last Reset; sweep then returns false. The
