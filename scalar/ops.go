@@ -455,11 +455,15 @@ func dSigmoid(x float64) (float64, float64) {
 	return s, s * (1 - s)
 }
 
+// dSoftplus shares one exponential between the value and its derivative,
+// the sigmoid.
 func dSoftplus(x float64) (float64, float64) {
 	if x > 0 {
-		return x + math.Log1p(math.Exp(-x)), sigmoid(x)
+		e := math.Exp(-x)
+		return x + math.Log1p(e), 1 / (1 + e)
 	}
-	return math.Log1p(math.Exp(x)), sigmoid(x)
+	e := math.Exp(x)
+	return math.Log1p(e), e / (1 + e)
 }
 
 func dErf(x float64) (float64, float64) {
