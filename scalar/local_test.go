@@ -543,3 +543,41 @@ func TestStaleKinds(t *testing.T) {
 	u = c.VarTangent(1, 1)
 	expect("tangent mode", func() { c.Backward(u.Mul(old[7])) })
 }
+
+// DotC and Sum over consecutive variables record range nodes; in any order
+// or inside a region they agree with the general form.
+func TestRangeReductions(t *testing.T) {
+	x := []float64{0.5, -1, 2, 3, -0.25}
+	c := []float64{2, 3, -1, 0.5, 4}
+	f := func(v []Var) Var {
+		// DotC over consecutive variables (a range), over a permutation
+		// (general), a range Sum and a general Sum.
+		rev := []Var{v[4], v[3], v[2], v[1], v[0]}
+		a := DotC(v, c)
+		b := DotC(rev, c)
+		return Sum([]Var{a.Mul(b), Sum(v), Sum(rev).Square()})
+	}
+	var tp, tq Tape
+	vs := tp.Vars(nil, x)
+	g := tp.Gradient(nil, f(vs), vs)
+	ws := tq.Vars(nil, x)
+	m := tq.Begin()
+	y := tq.End(m, f(ws))
+	h := tq.Gradient(nil, y, ws)
+	// By hand: a = c·x, b = c·rev(x), s = Σx.
+	var a, b, s float64
+	for j := range x {
+		a += c[j] * x[j]
+		b += c[j] * x[4-j]
+		s += x[j]
+	}
+	for j := range x {
+		want := c[j]*b + a*c[4-j] + 1 + 2*s
+		if !close(g[j], want, 1e-14) || !close(h[j], want, 1e-14) {
+			t.Errorf("∂/∂x%d: %g, region %g, want %g", j, g[j], h[j], want)
+		}
+	}
+	if tq.Len() != len(x)+1 {
+		t.Errorf("region left %d nodes", tq.Len())
+	}
+}

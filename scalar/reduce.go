@@ -225,13 +225,41 @@ func DotC(xs []Var, c []float64) Var {
 	}
 	k := len(xs)
 	e := len(t.rp)
-	t.rp = slices.Grow(t.rp, k)[:e+k]
-	t.rd = append(t.rd, c...)
-	par := t.rp[e : e+k : e+k]
 	c = c[:k]
 	// Four partial sums break the dependency chain of the additions.
 	var s0, s1, s2, s3 float64
+	// Consecutive variables, such as the parameters made by one Vars call,
+	// need only the first parent: the rest of its side entries are left
+	// unwritten.
+	lo := xs[0].i
 	j := 0
+	for ; j+4 <= k; j += 4 {
+		x0, x1, x2, x3 := xs[j], xs[j+1], xs[j+2], xs[j+3]
+		if x0.t != t || x1.t != t || x2.t != t || x3.t != t ||
+			x0.i != lo+int32(j) || x1.i != x0.i+1 || x2.i != x0.i+2 || x3.i != x0.i+3 {
+			break
+		}
+		s0 += x0.v * c[j]
+		s1 += x1.v * c[j+1]
+		s2 += x2.v * c[j+2]
+		s3 += x3.v * c[j+3]
+	}
+	for ; j < k && xs[j].t == t && xs[j].i == lo+int32(j); j++ {
+		s0 += xs[j].v * c[j]
+	}
+	if j == k && k > 1 {
+		t.rp = slices.Grow(t.rp, k)[:e+k]
+		t.rp[e] = lo
+		t.rd = append(t.rd, c...)
+		n := int32(len(t.nodes))
+		t.nodes = append(t.nodes, node{p0: int32(e) | rangeSide, p1: noParents - int32(k)})
+		return Var{t: t, v: (s0 + s1) + (s2 + s3), i: n}
+	}
+	t.rp = slices.Grow(t.rp, k)[:e+k]
+	t.rd = append(t.rd, c...)
+	par := t.rp[e : e+k : e+k]
+	s0, s1, s2, s3 = 0, 0, 0, 0
+	j = 0
 	for ; j+4 <= k; j += 4 {
 		x0, x1, x2, x3 := xs[j], xs[j+1], xs[j+2], xs[j+3]
 		if x0.t != t || x1.t != t || x2.t != t || x3.t != t {

@@ -96,6 +96,20 @@ func (t *Tape) End(m Mark, z Var) Var {
 				}
 			}
 			continue
+		case nd.p1 < 0 && nd.p0&rangeSide != 0:
+			s := nd.p0 & idx
+			lo := t.rp[s]
+			for j := int32(0); j < noParents-nd.p1; j++ {
+				switch p := lo + j; {
+				case p >= i:
+					t.stale2()
+				case p >= m.n:
+					loc[p-m.n] += t.rd[s+j] * a
+				default:
+					t.ext(p, t.rd[s+j]*a)
+				}
+			}
+			continue
 		case nd.p1 < 0:
 			s := int(nd.p0)
 			for j := s; j < s+int(noParents-nd.p1); j++ {

@@ -27,6 +27,10 @@ const (
 	// nodes p0&idx … p0&idx+k−1, all with partial 1 (a Sum of terms
 	// recorded one after the other); it has no side entries.
 	ranged = bilinear
+	// rangeSide marks p0 of a reduction whose parents are the consecutive
+	// nodes rp[s] … rp[s]+k−1 for s = p0&idx, with partials rd[s:s+k] (a
+	// DotC over the variables of one Vars call); rp[s+1:s+k] are unused.
+	rangeSide = preacc
 	// idx masks the marks off p0.
 	idx = preacc - 1
 	// noParents is p1 of a variable. A reduction over k ≥ 1 parents has
@@ -225,8 +229,8 @@ func (t *Tape) Backward(y Var) {
 	if y.t != t || y.i <= 0 || int(y.i) >= len(t.nodes) {
 		t.check("backward", y)
 	}
-	if len(t.nodes) > idx {
-		fail("backward", "tape too long (%d nodes)", len(t.nodes))
+	if len(t.nodes) > idx || len(t.rp) > idx {
+		fail("backward", "tape too long (%d nodes, %d reduction parents)", len(t.nodes), len(t.rp))
 	}
 	n := int(y.i) + 1
 	if cap(t.adj) < n {
@@ -317,6 +321,18 @@ func sweep(adj []float64, nodes []node, lo int, rp []int32, rd []float64) bool {
 					r := adj[lo : lo+k]
 					for j := range r {
 						r[j] += a
+					}
+					continue
+				}
+				if nd.p0&rangeSide != 0 {
+					s := int(nd.p0 & idx)
+					lo := int(uint32(rp[s]))
+					if lo+k > i {
+						return false
+					}
+					r, ds := adj[lo:lo+k], rd[s:s+k:s+k]
+					for j := range r {
+						r[j] += ds[j] * a
 					}
 					continue
 				}
