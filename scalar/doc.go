@@ -50,7 +50,7 @@
 // whole expression and its recording: the fastest way to build a tape.
 // A sum of such terms is then one [Sum] node. For Rosenbrock's function this
 // cuts the tape from 8 nodes per term to 1 plus the Sum's side entry, and
-// the gradient time by 2.8 to 3.8×; see the README for the figures.
+// the gradient time by 3.6 to 3.8×; see the README for the figures.
 //
 // [Tape.Begin] and [Tape.End] do the same for code that stays in Var
 // operations: End collapses the nodes recorded since Begin into one node by
