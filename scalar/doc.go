@@ -54,9 +54,9 @@
 //
 // [Tape.Begin] and [Tape.End] do the same for code that stays in Var
 // operations: End collapses the nodes recorded since Begin into one node by
-// a local reverse sweep. That costs more than the recording it replaces (it
-// saves tape memory, not time, unless the node is swept many times, as by a
-// Jacobian), but it works in tangent mode, where it keeps the region as
+// a local reverse sweep. That costs about as much as the sweep it saves (it
+// saves tape memory more than time, unless the node is swept many times, as
+// by a Jacobian), but it works in tangent mode, where it keeps the region as
 // recorded so that Hessians stay exact. The L2 and L4 forms compute first
 // derivatives only: a node recorded by them in tangent mode makes the next
 // operation that needs tangent data panic with an *[Error], never a wrong
