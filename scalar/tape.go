@@ -390,6 +390,7 @@ func (t *Tape) Gradient(dst []float64, y Var, x []Var) []float64 {
 	}
 	t.Backward(y)
 	adj := t.adj[:y.i+1]
+	dst = dst[:len(x)]
 	for k, v := range x {
 		if v.t == t && uint32(v.i-1) < uint32(y.i) {
 			dst[k] = adj[v.i]
