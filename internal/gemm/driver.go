@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/adjointgo/adjoint/internal/workers"
 )
 
 // float is the element type constraint of the kernels.
@@ -26,6 +28,7 @@ type kernel[T float] struct {
 	fn         microKernel[T]
 	direct     bool       // fn takes any rsa, csa (else only packed panels)
 	pool       *sync.Pool // of *buffers[T]
+	jobs       *sync.Pool // of *job[T]
 }
 
 // buffers holds the packing areas of one goroutine.
@@ -36,6 +39,8 @@ type buffers[T float] struct {
 var (
 	pool32 = sync.Pool{New: func() any { return new(buffers[float32]) }}
 	pool64 = sync.Pool{New: func() any { return new(buffers[float64]) }}
+	jobs32 = sync.Pool{New: func() any { return new(job[float32]) }}
+	jobs64 = sync.Pool{New: func() any { return new(job[float64]) }}
 )
 
 // f32 and f64 are the kernels in use, set by selectKernels at init (and by
@@ -115,130 +120,154 @@ func gemm[T float](kn *kernel[T], transA, transB bool, m, n, k int, alpha T, a [
 	parallel(kn, nt, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
+// job is one product split across goroutines (parallel or slabs); it is
+// pooled, so that a split product allocates nothing, and run by
+// workers.Run, one part per goroutine.
+type job[T float] struct {
+	kn             *kernel[T]
+	nt             int
+	transA, transB bool
+	m, n, k        int
+	alpha, beta    T
+	a, b, c        []T
+	lda, ldb, ldc  int
+
+	slabs    bool           // split C into column slabs (else shared B blocks)
+	blocks   int            // slabs: NR-wide column blocks
+	mc       int            // shared: rows of A per block
+	kcMax    int            // shared: depth of a block
+	direct   bool           // shared: read A in place
+	shared   [2]*buffers[T] // shared: packed B blocks, alternating by step
+	counters []atomic.Int32 // shared: per step, B panels packed and A blocks taken
+	bar      barrier
+}
+
 // parallel runs the blocked product on nt goroutines (the caller and nt-1
-// others). For each depth block the packed B block is shared: the workers
+// workers). For each depth block the packed B block is shared: the workers
 // first pack its panels, meet at a barrier, then take row blocks of A from a
 // shared counter, so that a worker slowed down by other load simply takes
 // fewer blocks. When A
 // has too few rows for that, the columns are split into independent slabs.
 func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	j := kn.jobs.Get().(*job[T])
+	defer func() {
+		*j = job[T]{counters: j.counters[:0]}
+		kn.jobs.Put(j)
+	}()
+	j.kn, j.nt, j.transA, j.transB, j.m, j.n, j.k = kn, nt, transA, transB, m, n, k
+	j.alpha, j.beta, j.a, j.b, j.c, j.lda, j.ldb, j.ldc = alpha, beta, a, b, c, lda, ldb, ldc
 	MR, NR := kn.mr, kn.nr
 	mc := roundUp((m+3*nt-1)/(3*nt), MR)
 	mc = min(max(mc, 4*MR), kn.mc)
 	if (m+mc-1)/mc < 2*nt {
-		slabs(kn, nt, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		j.slabs = true
+		j.blocks = (n + NR - 1) / NR
+		workers.Run(min(nt, j.blocks), j)
 		return
 	}
-	kcMax := min(kn.kc, k)
+	j.mc = mc
+	j.kcMax = min(kn.kc, k)
 	ncMax := min(kn.nc, roundUp(n, NR))
 	// Two shared B buffers, alternating by depth step, so that one barrier
 	// per step suffices: a worker may pack step s+1 while others still
 	// multiply with step s.
-	var shared [2]*buffers[T]
-	for i := range shared {
-		shared[i] = kn.pool.Get().(*buffers[T])
-		defer kn.pool.Put(shared[i])
-		if need := kcMax * ncMax; len(shared[i].b) < need {
-			shared[i].b = make([]T, need)
+	for i := range j.shared {
+		j.shared[i] = kn.pool.Get().(*buffers[T])
+		if need := j.kcMax * ncMax; len(j.shared[i].b) < need {
+			j.shared[i].b = make([]T, need)
 		}
 	}
-	direct := kn.direct && m*k*int(unsafe.Sizeof(alpha)) <= directMaxBytes
+	defer func() {
+		for i := range j.shared {
+			kn.pool.Put(j.shared[i])
+		}
+	}()
+	j.direct = kn.direct && m*k*int(unsafe.Sizeof(alpha)) <= directMaxBytes
 	steps := ((n + kn.nc - 1) / kn.nc) * ((k + kn.kc - 1) / kn.kc)
-	counters := make([]atomic.Int32, 2*steps)
-	bar := newBarrier(nt)
-	worker := func() {
-		buf := kn.pool.Get().(*buffers[T])
-		defer kn.pool.Put(buf)
-		if need := kcMax * mc; len(buf.a) < need {
-			buf.a = make([]T, need)
-		}
-		step := 0
-		for jc := 0; jc < n; jc += kn.nc {
-			nc := min(kn.nc, n-jc)
-			for pc := 0; pc < k; pc += kn.kc {
-				kc := min(kn.kc, k-pc)
-				bp := shared[step%2].b[:kc*roundUp(nc, NR)]
-				// Phase 1: pack B, four panels at a time.
-				for {
-					q := int(counters[2*step].Add(1)-1) * 4 * NR
-					if q >= nc {
-						break
-					}
-					hi := min(q+4*NR, nc)
-					packB(bp[q*kc:], NR, transB, b, ldb, pc, jc+q, kc, hi-q)
-				}
-				bar.wait()
-				// Phase 2: row blocks of A against the shared B block.
-				bet := beta
-				if pc > 0 {
-					bet = 1
-				}
-				for {
-					ic := int(counters[2*step+1].Add(1)-1) * mc
-					if ic >= m {
-						break
-					}
-					mcc := min(mc, m-ic)
-					if direct {
-						macroDirect(kn, buf.a, transA, a, lda, ic, pc, kc, mcc, nc, bp, c[ic*ldc+jc:], ldc, alpha, bet)
-						continue
-					}
-					ap := buf.a[:kc*roundUp(mcc, MR)]
-					packA(ap, MR, transA, a, lda, ic, pc, mcc, kc)
-					macro(kn, kc, mcc, nc, ap, bp, c[ic*ldc+jc:], ldc, alpha, bet)
-				}
-				// No barrier here: the next step packs the other buffer, and
-				// its barrier also orders this step's updates of C before the
-				// next step's.
-				step++
-			}
-		}
+	if cap(j.counters) < 2*steps {
+		j.counters = make([]atomic.Int32, 2*steps)
 	}
-	var wg sync.WaitGroup
-	for range nt - 1 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			worker()
-		}()
+	j.counters = j.counters[:2*steps]
+	for i := range j.counters {
+		j.counters[i].Store(0)
 	}
-	worker()
-	wg.Wait()
+	j.bar.init(nt)
+	workers.Run(nt, j)
 }
 
-// slabs splits C into nt column slabs, aligned to NR, and runs one serial
-// product per slab (for products with few rows).
-func slabs[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	blocks := (n + kn.nr - 1) / kn.nr
-	nt = min(nt, blocks)
-	var wg sync.WaitGroup
-	lo := 0
-	for t := range nt {
-		hi := min((blocks*(t+1)/nt)*kn.nr, n)
-		if hi <= lo {
-			continue
-		}
-		run := func(lo, hi int) {
-			buf := kn.pool.Get().(*buffers[T])
-			defer kn.pool.Put(buf)
-			bb := b[lo:]
-			if transB {
-				bb = b[lo*ldb:]
-			}
-			serial(kn, buf, transA, transB, m, hi-lo, k, alpha, a, lda, bb, ldb, beta, c[lo:], ldc)
-		}
-		if t == nt-1 {
-			run(lo, hi) // the calling goroutine takes the last slab
-		} else {
-			wg.Add(1)
-			go func(lo, hi int) {
-				defer wg.Done()
-				run(lo, hi)
-			}(lo, hi)
-		}
-		lo = hi
+// Run does part p of the product: slab p, or one worker's share of the
+// shared-B blocks.
+func (j *job[T]) Run(p int) {
+	if j.slabs {
+		j.slab(p)
+		return
 	}
-	wg.Wait()
+	kn, MR, NR := j.kn, j.kn.mr, j.kn.nr
+	buf := kn.pool.Get().(*buffers[T])
+	defer kn.pool.Put(buf)
+	if need := j.kcMax * j.mc; len(buf.a) < need {
+		buf.a = make([]T, need)
+	}
+	m, n, k, c, ldc := j.m, j.n, j.k, j.c, j.ldc
+	step := 0
+	for jc := 0; jc < n; jc += kn.nc {
+		nc := min(kn.nc, n-jc)
+		for pc := 0; pc < k; pc += kn.kc {
+			kc := min(kn.kc, k-pc)
+			bp := j.shared[step%2].b[:kc*roundUp(nc, NR)]
+			// Phase 1: pack B, four panels at a time.
+			for {
+				q := int(j.counters[2*step].Add(1)-1) * 4 * NR
+				if q >= nc {
+					break
+				}
+				hi := min(q+4*NR, nc)
+				packB(bp[q*kc:], NR, j.transB, j.b, j.ldb, pc, jc+q, kc, hi-q)
+			}
+			j.bar.wait()
+			// Phase 2: row blocks of A against the shared B block.
+			bet := j.beta
+			if pc > 0 {
+				bet = 1
+			}
+			for {
+				ic := int(j.counters[2*step+1].Add(1)-1) * j.mc
+				if ic >= m {
+					break
+				}
+				mcc := min(j.mc, m-ic)
+				if j.direct {
+					macroDirect(kn, buf.a, j.transA, j.a, j.lda, ic, pc, kc, mcc, nc, bp, c[ic*ldc+jc:], ldc, j.alpha, bet)
+					continue
+				}
+				ap := buf.a[:kc*roundUp(mcc, MR)]
+				packA(ap, MR, j.transA, j.a, j.lda, ic, pc, mcc, kc)
+				macro(kn, kc, mcc, nc, ap, bp, c[ic*ldc+jc:], ldc, j.alpha, bet)
+			}
+			// No barrier here: the next step packs the other buffer, and
+			// its barrier also orders this step's updates of C before the
+			// next step's.
+			step++
+		}
+	}
+}
+
+// slab runs the serial product on column slab p of min(nt, blocks) slabs
+// aligned to NR (for products with few rows).
+func (j *job[T]) slab(p int) {
+	kn, nt := j.kn, min(j.nt, j.blocks)
+	lo := (j.blocks * p / nt) * kn.nr
+	hi := min((j.blocks*(p+1)/nt)*kn.nr, j.n)
+	if hi <= lo {
+		return
+	}
+	buf := kn.pool.Get().(*buffers[T])
+	defer kn.pool.Put(buf)
+	bb := j.b[lo:]
+	if j.transB {
+		bb = j.b[lo*j.ldb:]
+	}
+	serial(kn, buf, j.transA, j.transB, j.m, hi-lo, j.k, j.alpha, j.a, j.lda, bb, j.ldb, j.beta, j.c[lo:], j.ldc)
 }
 
 // barrier is a reusable rendezvous of a fixed number of goroutines.
@@ -249,10 +278,10 @@ type barrier struct {
 	gen     uint64
 }
 
-func newBarrier(n int) *barrier {
-	b := &barrier{n: n, left: n}
+// init readies b for n goroutines.
+func (b *barrier) init(n int) {
+	b.n, b.left, b.gen = n, n, 0
 	b.cond.L = &b.mu
-	return b
 }
 
 func (b *barrier) wait() {

@@ -74,13 +74,13 @@ func d256(kc int, a []float64, rsa, csa int, b, c []float64, ldc int, alpha, bet
 }
 
 func avx512Kernels() (kernel[float32], kernel[float64]) {
-	return kernel[float32]{name: "avx512", mr: 12, nr: 32, kc: 256, mc: 480, nc: 2048, fn: s512, pool: &pool32, direct: true},
-		kernel[float64]{name: "avx512", mr: 12, nr: 16, kc: 256, mc: 240, nc: 2048, fn: d512, pool: &pool64, direct: true}
+	return kernel[float32]{name: "avx512", mr: 12, nr: 32, kc: 256, mc: 480, nc: 2048, fn: s512, pool: &pool32, jobs: &jobs32, direct: true},
+		kernel[float64]{name: "avx512", mr: 12, nr: 16, kc: 256, mc: 240, nc: 2048, fn: d512, pool: &pool64, jobs: &jobs64, direct: true}
 }
 
 func avx2Kernels() (kernel[float32], kernel[float64]) {
-	return kernel[float32]{name: "avx2", mr: 6, nr: 16, kc: 256, mc: 240, nc: 2048, fn: s256, pool: &pool32, direct: true},
-		kernel[float64]{name: "avx2", mr: 6, nr: 8, kc: 256, mc: 120, nc: 2048, fn: d256, pool: &pool64, direct: true}
+	return kernel[float32]{name: "avx2", mr: 6, nr: 16, kc: 256, mc: 240, nc: 2048, fn: s256, pool: &pool32, jobs: &jobs32, direct: true},
+		kernel[float64]{name: "avx2", mr: 6, nr: 8, kc: 256, mc: 120, nc: 2048, fn: d256, pool: &pool64, jobs: &jobs64, direct: true}
 }
 
 func selectKernels() {

@@ -24,11 +24,11 @@ func genericKernels() (kernel[float32], kernel[float64]) {
 // the tests run both on any CPU.
 func genericKernelsFor(few bool) (kernel[float32], kernel[float64]) {
 	if few {
-		return kernel[float32]{name: "go", mr: 2, nr: 4, kc: 256, mc: 128, nc: 1024, fn: kernel2x4[float32], pool: &pool32},
-			kernel[float64]{name: "go", mr: 2, nr: 4, kc: 256, mc: 64, nc: 1024, fn: kernel2x4[float64], pool: &pool64}
+		return kernel[float32]{name: "go", mr: 2, nr: 4, kc: 256, mc: 128, nc: 1024, fn: kernel2x4[float32], pool: &pool32, jobs: &jobs32},
+			kernel[float64]{name: "go", mr: 2, nr: 4, kc: 256, mc: 64, nc: 1024, fn: kernel2x4[float64], pool: &pool64, jobs: &jobs64}
 	}
-	return kernel[float32]{name: "go", mr: 4, nr: 4, kc: 256, mc: 128, nc: 1024, fn: kernel4x4[float32], pool: &pool32},
-		kernel[float64]{name: "go", mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024, fn: kernel4x4[float64], pool: &pool64}
+	return kernel[float32]{name: "go", mr: 4, nr: 4, kc: 256, mc: 128, nc: 1024, fn: kernel4x4[float32], pool: &pool32, jobs: &jobs32},
+		kernel[float64]{name: "go", mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024, fn: kernel4x4[float64], pool: &pool64, jobs: &jobs64}
 }
 
 // kernel4x4 is the micro-kernel for CPUs with 32 floating-point registers

@@ -1,58 +1,130 @@
 // Package parallel splits memory-bound loops over large slices across
 // goroutines, as many as the matrix kernels may use (gemm.Threads, which
 // follows GOMAXPROCS unless set). It is shared by package tensor's
-// elementwise kernels and package optim's updates.
+// elementwise kernels and package optim's updates. The chunks run on the
+// long-lived goroutines of package workers, so a split loop allocates
+// nothing.
 package parallel
 
 import (
 	"sync"
 
 	"github.com/adjointgo/adjoint/internal/gemm"
+	"github.com/adjointgo/adjoint/internal/workers"
 )
 
 // Min is the number of elements from which a loop is split (below it,
-// starting goroutines costs more than the memory-bound loop saves).
+// handing chunks to other goroutines costs more than the memory-bound loop
+// saves).
 const Min = 1 << 17
 
 // Worth reports whether a loop over n elements is split. Callers check it
 // before building the closure for For, so that small loops allocate nothing.
 func Worth(n int) bool { return n >= Min && gemm.Threads() > 1 }
 
-// For runs f over [0, n) in contiguous chunks, on several goroutines when
-// Worth(n), else on the calling goroutine. Chunks are multiples of 64
-// elements, so vectorised loops see the same alignment as in one call. f must
-// write only its own chunk.
-func For(n int, f func(lo, hi int)) {
+// split returns the number of chunks and their length (a multiple of 64
+// elements, so that vectorised loops see the same alignment as in one call)
+// for a loop over n elements.
+func split(n int) (parts, chunk int) {
 	t := gemm.Threads()
 	if t <= 1 || n < Min {
+		return 1, n
+	}
+	t = min(t, n/(Min/2))
+	chunk = (n/t + 63) &^ 63
+	return (n + chunk - 1) / chunk, chunk
+}
+
+// For runs f over [0, n) in contiguous chunks, on several goroutines when
+// Worth(n), else on the calling goroutine. Chunks are multiples of 64
+// elements. f must write only its own chunk, and must not call For.
+func For(n int, f func(lo, hi int)) {
+	parts, chunk := split(n)
+	if parts <= 1 {
 		f(0, n)
 		return
 	}
-	t = min(t, n/(Min/2))
-	chunk := (n/t + 63) &^ 63
-	var wg sync.WaitGroup
-	lo := 0
-	for i := 0; i < t-1 && lo+chunk < n; i++ {
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			f(lo, hi)
-		}(lo, lo+chunk)
-		lo += chunk
+	workers.Run(parts, &forTask{f: f, n: n, chunk: chunk})
+}
+
+type forTask struct {
+	f        func(lo, hi int)
+	n, chunk int
+}
+
+func (t *forTask) Run(p int) {
+	lo := p * t.chunk
+	t.f(lo, min(lo+t.chunk, t.n))
+}
+
+// mapTask is a split kernel call over equal-length slices: one of f2, f3, fs
+// is set. Tasks are pooled per element type (see getTask).
+type mapTask[T any] struct {
+	dst, x, y []T
+	a         T
+	f2        func(dst, x []T)
+	f3        func(dst, x, y []T)
+	fs        func(dst []T, a T, x []T)
+	chunk     int
+}
+
+func (t *mapTask[T]) Run(p int) {
+	lo := p * t.chunk
+	hi := min(lo+t.chunk, len(t.dst))
+	switch {
+	case t.f2 != nil:
+		t.f2(t.dst[lo:hi], t.x[lo:hi])
+	case t.f3 != nil:
+		t.f3(t.dst[lo:hi], t.x[lo:hi], t.y[lo:hi])
+	default:
+		t.fs(t.dst[lo:hi], t.a, t.x[lo:hi])
 	}
-	f(lo, n)
-	wg.Wait()
+}
+
+var tasks32, tasks64 sync.Pool
+
+// getTask returns a zeroed task from the pool of its element type.
+func getTask[T any]() *mapTask[T] {
+	var z T
+	var p *sync.Pool
+	switch any(z).(type) {
+	case float32:
+		p = &tasks32
+	case float64:
+		p = &tasks64
+	default:
+		return new(mapTask[T])
+	}
+	if t, ok := p.Get().(*mapTask[T]); ok {
+		return t
+	}
+	return new(mapTask[T])
+}
+
+// run runs the task split in chunks and puts it back into its pool.
+func (t *mapTask[T]) run() {
+	parts, chunk := split(len(t.dst))
+	t.chunk = chunk
+	workers.Run(parts, t)
+	*t = mapTask[T]{}
+	switch any(t).(type) {
+	case *mapTask[float32]:
+		tasks32.Put(t)
+	case *mapTask[float64]:
+		tasks64.Put(t)
+	}
 }
 
 // Map2 calls f(dst, x) — a kernel over equal-length slices — on chunks of
-// them across goroutines when Worth(len(dst)), else once. f should be a plain
-// function (not a closure), so that the common, small case allocates nothing.
+// them across goroutines when Worth(len(dst)), else once.
 func Map2[T any](dst, x []T, f func(dst, x []T)) {
 	if !Worth(len(dst)) {
 		f(dst, x)
 		return
 	}
-	For(len(dst), func(lo, hi int) { f(dst[lo:hi], x[lo:hi]) })
+	t := getTask[T]()
+	t.dst, t.x, t.f2 = dst, x, f
+	t.run()
 }
 
 // Map3 is Map2 for kernels of three slices, f(dst, x, y).
@@ -61,7 +133,9 @@ func Map3[T any](dst, x, y []T, f func(dst, x, y []T)) {
 		f(dst, x, y)
 		return
 	}
-	For(len(dst), func(lo, hi int) { f(dst[lo:hi], x[lo:hi], y[lo:hi]) })
+	t := getTask[T]()
+	t.dst, t.x, t.y, t.f3 = dst, x, y, f
+	t.run()
 }
 
 // MapScalar is Map2 for kernels with a scalar operand, f(dst, a, x), such as
@@ -71,5 +145,7 @@ func MapScalar[T any](dst []T, a T, x []T, f func(dst []T, a T, x []T)) {
 		f(dst, a, x)
 		return
 	}
-	For(len(dst), func(lo, hi int) { f(dst[lo:hi], a, x[lo:hi]) })
+	t := getTask[T]()
+	t.dst, t.a, t.x, t.fs = dst, a, x, f
+	t.run()
 }

@@ -1,0 +1,93 @@
+// Package workers runs the parts of a split loop on long-lived goroutines,
+// so that splitting work across cores allocates nothing: a call hands its
+// task to idle workers over a channel instead of starting goroutines.
+package workers
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// A Task is work split into parts; Run(p) does part p. It is typically a
+// pointer to a struct holding the loop's operands (converting a pointer to a
+// Task does not allocate).
+type Task interface{ Run(part int) }
+
+// group is one Run call's shared state: the next unclaimed part and the
+// wake-ups still out.
+type group struct {
+	next  atomic.Int32
+	parts int32
+	out   sync.WaitGroup
+}
+
+type wake struct {
+	t Task
+	g *group
+}
+
+var (
+	// idle counts the workers that wait for a wake-up and are not reserved
+	// by a Run call. A Run call reserves one worker per wake-up it sends,
+	// starting workers when too few are idle, so that every wake-up out has
+	// a worker of its own: parts that wait for each other (a barrier) always
+	// run at the same time, whatever other calls are in flight.
+	idle   atomic.Int64
+	wakes  = make(chan wake, 256)
+	groups = sync.Pool{New: func() any { return new(group) }}
+)
+
+// Run calls t.Run(p) for every p in [0, parts) and returns when all have
+// returned. The calling goroutine takes parts too; up to parts−1 worker
+// goroutines (started on first need and kept) take the others. Parts are
+// claimed in order, each exactly once. When a part waits for another one
+// (a barrier), every part is guaranteed its own goroutine only if it does
+// not call Run itself; Task.Run must therefore not call Run.
+func Run(parts int, t Task) {
+	if parts <= 1 {
+		if parts == 1 {
+			t.Run(0)
+		}
+		return
+	}
+	reserve(parts - 1)
+	g := groups.Get().(*group)
+	g.next.Store(0)
+	g.parts = int32(parts)
+	g.out.Add(parts - 1)
+	for range parts - 1 {
+		wakes <- wake{t, g}
+	}
+	g.work(t)
+	g.out.Wait() // every wake-up has been taken: g can be reused
+	groups.Put(g)
+}
+
+// work claims and runs parts until none is left.
+func (g *group) work(t Task) {
+	for {
+		p := g.next.Add(1) - 1
+		if p >= g.parts {
+			return
+		}
+		t.Run(int(p))
+	}
+}
+
+// reserve reserves n idle workers, starting the ones that are missing.
+func reserve(n int) {
+	if r := idle.Add(int64(-n)); r < 0 {
+		for range -r {
+			go worker()
+		}
+		idle.Add(-r) // the new workers are reserved from the start
+	}
+}
+
+func worker() {
+	for w := range wakes {
+		w.g.work(w.t)
+		w.g.out.Done()
+		idle.Add(1)
+	}
+}
