@@ -84,10 +84,31 @@ func reserve(n int) {
 	}
 }
 
+// workerSpin is how many times an idle worker polls for a wake-up before it
+// sleeps (a few microseconds): split loops come in bursts (the kernels of one
+// training step), and a sleeping worker takes longer to wake.
+const workerSpin = 200
+
 func worker() {
-	for w := range wakes {
+	for {
+		w, ok := poll()
+		if !ok {
+			w = <-wakes
+		}
 		w.g.work(w.t)
 		w.g.out.Done()
 		idle.Add(1)
 	}
+}
+
+// poll returns a wake-up if one arrives within workerSpin polls.
+func poll() (wake, bool) {
+	for range workerSpin {
+		select {
+		case w := <-wakes:
+			return w, true
+		default:
+		}
+	}
+	return wake{}, false
 }
