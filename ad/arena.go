@@ -1,8 +1,6 @@
 package ad
 
 import (
-	"fmt"
-
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -208,7 +206,7 @@ func arenaOf(op string, x, y *Value) *Arena {
 			continue
 		}
 		r := v.slot
-		if r.epoch != r.ar.epoch || &r.v != v {
+		if r.epoch != r.ar.epoch {
 			panic(&Error{Op: op, Err: ErrStale, Msg: "operand was made in an Arena before its last Reset; values of an arena live until the next Reset (Clone what you keep)"})
 		}
 		if a != nil && a != r.ar {
@@ -232,8 +230,6 @@ func releaseArena(v *Value) {
 	}
 	tensor.Release(&v.t) // storage the slot does not track: to the shared pool
 }
-
-func (r *recorded) String() string { return fmt.Sprintf("arena slot (epoch %d)", r.epoch) }
 
 // forwardInto runs r's forward kernel into out, an arena value from output,
 // and records what storage the slot owns. A rule that keeps data for its VJP
