@@ -528,3 +528,33 @@ func BenchmarkW1RosenbrockGradientRegion(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkW1RosenbrockGradientInputs is BenchmarkW1RosenbrockGradientPreacc
+// without the two slices of Vars: the variables come from Tape.Inputs and
+// the terms are summed by an Accumulator.
+func BenchmarkW1RosenbrockGradientInputs(b *testing.B) {
+	for _, n := range []int{1_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			x := startPoint(n)
+			g := make([]float64, n)
+			var t Tape
+			grad := func() {
+				t.Reset()
+				in := t.Inputs(x)
+				var acc Accumulator
+				for i := 0; i+1 < n; i += 2 {
+					xi, xj := in.At(i), in.At(i+1)
+					a, b := Seed2(xi, xj)
+					d := b.Sub(a.Square())
+					acc.Add(Record2(xi, xj, d.Square().MulC(100).Add(a.RSubC(1).Square())))
+				}
+				t.Backward(acc.Sum())
+				in.Gradient(g)
+			}
+			runRatio(b, &t, n, grad, func() { sink += rosenbrockPlain(x) })
+			if math.Abs(g[0]-(-215.6)) > 1e-9 {
+				b.Fatalf("gradient %g", g[0])
+			}
+		})
+	}
+}

@@ -178,12 +178,22 @@ func (t *Tape) Vars(dst []Var, x []float64) []Var {
 		dst = make([]Var, len(x))
 	}
 	dst = dst[:len(x)]
+	n := t.varRun(len(x))
+	for i, v := range x {
+		dst[i] = Var{t, v, n + int32(i)}
+	}
+	return dst
+}
+
+// varRun records k independent variables and returns the index of the
+// first.
+func (t *Tape) varRun(k int) int32 {
 	if len(t.nodes) == 0 {
 		t.nodes = append(t.nodes, node{p1: noParents}) // the sink
 	}
 	n := len(t.nodes)
-	t.nodes = slices.Grow(t.nodes, len(x))[:n+len(x)]
-	if t.tangent || len(x) < 2 {
+	t.nodes = slices.Grow(t.nodes, k)[:n+k]
+	if t.tangent || k < 2 {
 		nodes := t.nodes[n:]
 		for i := range nodes {
 			nodes[i] = node{p1: noParents}
@@ -191,12 +201,9 @@ func (t *Tape) Vars(dst []Var, x []float64) []Var {
 	} else {
 		// A run of variables: its nodes are never read, so they are not
 		// written either; the sweep skips the run.
-		t.runs = append(t.runs, run{int32(n), int32(n + len(x))})
+		t.runs = append(t.runs, run{int32(n), int32(n + k)})
 	}
-	for i, v := range x {
-		dst[i] = Var{t, v, int32(n + i)}
-	}
-	return dst
+	return int32(n)
 }
 
 // A run is a range of nodes lo … hi−1 recorded by one call of Vars outside
