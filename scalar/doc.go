@@ -52,6 +52,27 @@
 // cuts the tape from 8 nodes per term to 1 plus the Sum's side entry, and
 // the gradient time by 3.6 to 3.8×; see the README for the figures.
 //
+// For a function of very many variables the caller's slices then cost more
+// than the tape: a []Var is 24 bytes per variable, written by [Tape.Vars]
+// and read by the function and by [Tape.Gradient]. [Tape.Inputs] records
+// the variables without a slice (At(i) makes variable i on demand and
+// [Inputs.Gradient] copies the adjoints as one range), and an [Accumulator]
+// sums terms recorded one after the other into one range node without a
+// slice of them:
+//
+//	in := t.Inputs(x)
+//	var acc scalar.Accumulator
+//	for i := 0; i+1 < in.Len(); i += 2 {
+//		a, b := scalar.Seed2(in.At(i), in.At(i+1))
+//		d := b.Sub(a.Square())
+//		acc.Add(scalar.Record2(in.At(i), in.At(i+1), d.Square().MulC(100).Add(a.RSubC(1).Square())))
+//	}
+//	t.Backward(acc.Sum())
+//	g := in.Gradient(nil)
+//
+// For Rosenbrock's function at n = 10⁶ this halves the gradient time again
+// (13–14× the plain function instead of 24–27×; see the README).
+//
 // [Tape.Begin] and [Tape.End] do the same for code that stays in Var
 // operations: End collapses the nodes recorded since Begin into one node by
 // a local reverse sweep. That costs about as much as the sweep it saves (it

@@ -6,7 +6,9 @@
 # tools' times and the ratios. W1 and W3 have a second Go row, "preacc":
 # the same function with each term (W1) or the whole expression (W3)
 # preaccumulated into one tape node by scalar.Fn2, against the same ADOL-C
-# code (ADOL-C's natural usage, one adouble operation per tape entry).
+# code (ADOL-C's natural usage, one adouble operation per tape entry). W1 has
+# a third, "preacc+inputs": preacc with the variables from Tape.Inputs and
+# the terms summed by an Accumulator, so that no []Var slice is written.
 #
 #   bench/adolc/run.sh                 # needs: apt-get install -y libadolc-dev g++
 #   BENCHTIME=2s COUNT=5 bench/adolc/run.sh
@@ -35,7 +37,7 @@ for w in $workloads; do
 done
 
 (cd "$root" && go test ./scalar -run '^$' \
-	-bench '^(BenchmarkW1RosenbrockGradient|BenchmarkW1RosenbrockGradientPreacc|BenchmarkW2LogisticGradient|BenchmarkW3SmallFunctionReusedTape|BenchmarkW3SmallFunctionReusedTapePreacc)$' \
+	-bench '^(BenchmarkW1RosenbrockGradient|BenchmarkW1RosenbrockGradientPreacc|BenchmarkW1RosenbrockGradientInputs|BenchmarkW2LogisticGradient|BenchmarkW3SmallFunctionReusedTape|BenchmarkW3SmallFunctionReusedTapePreacc)$' \
 	-benchtime "${BENCHTIME:-1s}" -count "${COUNT:-3}") | tee "$build/go.txt" | grep '^Benchmark' >&2 || true
 
 awk '
@@ -44,6 +46,7 @@ FILENAME ~ /go.txt$/ && /^Benchmark/ {
 	name = $1; sub(/-[0-9]+$/, "", name)
 	if (name ~ /W1RosenbrockGradient\//) { sub(/.*\//, "", name); name = "W1/" name }
 	else if (name ~ /W1RosenbrockGradientPreacc\//) { sub(/.*\//, "", name); name = "W1/" name " preacc" }
+	else if (name ~ /W1RosenbrockGradientInputs\//) { sub(/.*\//, "", name); name = "W1/" name " preacc+inputs" }
 	else if (name ~ /W2LogisticGradient\/.*\/dot$/) { sub(/^[^\/]*\//, "", name); sub(/\/dot$/, "", name); name = "W2/" name }
 	else if (name ~ /W3SmallFunctionReusedTape$/) name = "W3/1e6-evals"
 	else if (name ~ /W3SmallFunctionReusedTapePreacc$/) name = "W3/1e6-evals preacc"
@@ -63,6 +66,7 @@ END {
 		row(w, w)
 		# The preaccumulated Go variant (Fn2), against the same ADOL-C code.
 		if ((w " preacc") in gns) row(w " preacc", w)
+		if ((w " preacc+inputs") in gns) row(w " preacc+inputs", w)
 	}
 }
 function row(g, w) {
