@@ -71,7 +71,8 @@
 //	g := in.Gradient(nil)
 //
 // For Rosenbrock's function at n = 10⁶ this halves the gradient time again
-// (13–14× the plain function instead of 24–27×; see the README).
+// (13.6–15.5× the plain function instead of 24–32× over five runs; see the
+// README, bench/adolc/run.sh with COUNT=5).
 //
 // [Tape.Begin] and [Tape.End] do the same for code that stays in Var
 // operations: End collapses the nodes recorded since Begin into one node by
