@@ -38,7 +38,9 @@
 // nothing of its own when a consumer (a matmul) saves its output anyway, in
 // which case its VJP reads that output (the choice is made at the output's
 // first use, so writing into a ReLU output before using it is reported at
-// backward); cross-entropy saves the softmax and nothing else. Stats reports
+// backward); dropout saves nothing (its mask is a hash of a seed and a
+// counter, recomputed by the VJP); cross-entropy saves the softmax and
+// nothing else. Stats reports
 // what a graph keeps alive.
 //
 // The backward sweep owns the gradient buffers it creates. Those that no

@@ -29,6 +29,9 @@ var (
 	// ErrStale: a value made in an Arena was used after the arena's Reset,
 	// or values of two arenas were combined.
 	ErrStale = errors.New("arena value used after Reset")
+	// ErrArgument: a scalar argument of an op is outside its domain (such as
+	// dropout's probability).
+	ErrArgument = errors.New("argument out of range")
 )
 
 // Error is the error type of this package. Op names the operation involved

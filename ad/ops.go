@@ -1,6 +1,8 @@
 package ad
 
 import (
+	"fmt"
+
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -76,6 +78,20 @@ func Relu(x *Value) *Value { return apply(ruleRelu, nil, x, nil) }
 
 // Softplus returns ln(1+eˣ) elementwise, computed without overflow.
 func Softplus(x *Value) *Value { return apply(ruleSoftplus, nil, x, nil) }
+
+// Dropout returns x with each element zeroed with probability p and the
+// others scaled by 1/(1−p), the mask drawn for (seed, offset): element i is
+// kept when tensor.DropoutKeep(p, seed, offset+i). Nothing is saved for the
+// backward pass (the mask is recomputed from the seed), and the same
+// arguments give the same mask. p must be in [0, 1).
+func Dropout(x *Value, p float64, seed, offset uint64) *Value {
+	if !(p >= 0 && p < 1) {
+		panic(&Error{Op: "dropout", Err: ErrArgument, Msg: fmt.Sprintf("drop probability %v outside [0, 1)", p)})
+	}
+	at := attrsFor(x)
+	at.C, at.Seed, at.Offset = p, seed, offset
+	return apply(ruleDropout, at, x, nil)
+}
 
 // MatMul returns the matrix product x·y. Both need at least two dimensions;
 // leading (batch) dimensions broadcast, so [B m k]·[k n] gives [B m n].

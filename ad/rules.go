@@ -23,6 +23,8 @@ type Attrs struct {
 	Mask     *tensor.Tensor // where
 	DType    tensor.DType   // astype: the target dtype
 	From     tensor.DType   // astype: the operand's dtype
+	Seed     uint64         // dropout: the mask's seed (C is the drop probability)
+	Offset   uint64         // dropout: the counter of the first element
 
 	edges []edge // operand edges of a variadic rule's node (see node.ins)
 	kept  any    // set by a forward kernel for its VJP; moved to the node
@@ -110,7 +112,7 @@ var (
 	ruleTanh, ruleSigmoid, ruleRelu, ruleReluGrad, ruleMaskMul, ruleSoftplus, ruleMatMul       *rule
 	ruleReshape, rulePermute, ruleBroadcastTo, ruleSumTo, ruleSum, ruleMax, ruleSlice, rulePad *rule
 	ruleConcat, ruleIndexSelect, ruleIndexAdd, ruleWhere, ruleSoftmax, ruleLogSoftmax          *rule
-	ruleCrossEntropy, ruleAstype                                                               *rule
+	ruleCrossEntropy, ruleAstype, ruleDropout                                                  *rule
 )
 
 func init() {
@@ -251,6 +253,13 @@ func init() {
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			return c.g1(maskMul(g, c.n.aux.(*bitMask)))
 		}}
+	// dropout multiplies x by a mask that is a pure function of (seed,
+	// offset, index) in the attributes, so it saves nothing: its VJP is
+	// dropout of g with the same mask (it is linear, so that is also its
+	// own second derivative).
+	ruleDropout = &rule{name: "dropout",
+		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.Dropout(x, at.C, at.Seed, at.Offset) },
+		vjp:     func(c *vjpCtx, g *Value) []*Value { return c.g1(apply(ruleDropout, c.n.at, g, nil)) }}
 	// softplus: d ln(1+eˣ) = σ(x)·dx.
 	ruleSoftplus = &rule{name: "softplus", forward: unaryFwd(tensor.Softplus), saves: saveInIf,
 		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Mul(g, Sigmoid(c.in(0)))) }}
@@ -473,7 +482,7 @@ func allRules() []*rule {
 		rulePowScalar, ruleSquare, ruleExp, ruleLog, ruleSqrt, ruleAbs, ruleSign, ruleSin, ruleCos, ruleTanh,
 		ruleSigmoid, ruleRelu, ruleReluGrad, ruleMaskMul, ruleSoftplus, ruleMatMul, ruleReshape, rulePermute, ruleBroadcastTo, ruleSumTo,
 		ruleSum, ruleMax, ruleSlice, rulePad, ruleConcat, ruleIndexSelect, ruleIndexAdd, ruleWhere, ruleSoftmax,
-		ruleLogSoftmax, ruleCrossEntropy, ruleAstype}
+		ruleLogSoftmax, ruleCrossEntropy, ruleAstype, ruleDropout}
 }
 
 // bitMask is ReLU's saved state: one bit per element, set where the output

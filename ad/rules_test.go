@@ -87,6 +87,7 @@ func ruleCases() []ruleCase {
 	un("sigmoid", ad.Sigmoid, nil, true)
 	un("relu", ad.Relu, awayFromZero, true)
 	un("softplus", ad.Softplus, nil, true)
+	un("dropout", func(x *ad.Value) *ad.Value { return ad.Dropout(x, 0.4, 7, 3) }, nil, true)
 	// relu's VJP is mask_mul; a second-order check of relu·x runs mask_mul
 	// forward (first sweep, recorded) and its VJP (second sweep).
 	cs = append(cs, ruleCase{rule: "relu", name: "output saved by a consumer", shapes: [][]int{{3, 4}, {4, 2}}, gen: awayFromZero, smooth: true,

@@ -31,14 +31,15 @@ func NewDropout(p float64, seed uint64) *Dropout {
 }
 
 // Forward applies dropout to x when train is true and returns x unchanged
-// otherwise (or when P is 0).
+// otherwise (or when P is 0). The graph saves no mask: the backward pass
+// recomputes it from Seed and the Offset of this call (ad.Dropout).
 func (d *Dropout) Forward(x *ad.Value, train bool) *ad.Value {
 	if !train || d.P == 0 {
 		return x
 	}
-	m := d.Mask(x.DType(), x.Shape()...)
-	d.Offset += uint64(m.Len())
-	return ad.Mul(x, ad.Const(m))
+	y := ad.Dropout(x, d.P, d.Seed, d.Offset)
+	d.Offset += uint64(x.Tensor().Len())
+	return y
 }
 
 // Mask returns the scaled keep mask (0 or 1/(1−P)) that the next training
@@ -47,11 +48,8 @@ func (d *Dropout) Forward(x *ad.Value, train bool) *ad.Value {
 func (d *Dropout) Mask(dt tensor.DType, shape ...int) *tensor.Tensor {
 	m := tensor.New(dt, shape...)
 	keep := 1 / (1 - d.P)
-	// keep element i when its 53-bit uniform draw is ≥ P
-	threshold := uint64(d.P * (1 << 53))
-	n := m.Len()
-	for i := range n {
-		if mix64(d.Seed, d.Offset+uint64(i))>>11 >= threshold {
+	for i := range m.Len() {
+		if tensor.DropoutKeep(d.P, d.Seed, d.Offset+uint64(i)) {
 			m.SetFlat(i, keep)
 		}
 	}
@@ -60,17 +58,3 @@ func (d *Dropout) Mask(dt tensor.DType, shape ...int) *tensor.Tensor {
 
 // Params returns nothing: dropout has no parameters.
 func (d *Dropout) Params() []Param { return nil }
-
-// mix64 is a counter-based generator: the SplitMix64 finaliser applied to a
-// combination of key and counter. It is stateless, so any element of any
-// mask can be recomputed on its own.
-func mix64(key, ctr uint64) uint64 {
-	z := key*0x9e3779b97f4a7c15 + ctr*0xbf58476d1ce4e5b9 + 0x94d049bb133111eb
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	z ^= z >> 31
-	z += ctr
-	z = (z ^ (z >> 33)) * 0xff51afd7ed558ccd
-	z = (z ^ (z >> 33)) * 0xc4ceb9fe1a85ec53
-	return z ^ (z >> 33)
-}

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -262,5 +263,32 @@ func TestActivationByName(t *testing.T) {
 	}
 	if got := a(ad.Const(tensor.FromFloat64([]float64{-1, 2}, 2))).Data(); got[0] != 0 || got[1] != 2 {
 		t.Fatalf("relu(-1, 2) = %v", got)
+	}
+}
+
+// Forward is x times Mask, bit for bit (signed zeros and NaN included), and
+// the graph saves nothing for it: the backward pass recomputes the mask.
+func TestDropoutIsMaskProductAndSavesNothing(t *testing.T) {
+	d := NewDropout(0.3, 5)
+	x := tensor.New(tensor.Float32, 4, 50)
+	for i := range x.Len() {
+		x.SetFlat(i, float64(i%7)-3.5)
+	}
+	x.SetFlat(0, math.NaN())
+	x.SetFlat(1, math.Copysign(0, -1))
+	want := tensor.New(tensor.Float32, 4, 50).Mul(x, d.Mask(tensor.Float32, 4, 50))
+	w := ad.Var(x.Clone())
+	y := d.Forward(w, true)
+	for i := range want.Len() {
+		a, b := want.AtFlat(i), y.Tensor().AtFlat(i)
+		if math.Float64bits(a) != math.Float64bits(b) && !(math.IsNaN(a) && math.IsNaN(b)) {
+			t.Fatalf("element %d: %v, want %v", i, b, a)
+		}
+	}
+	if s := ad.Stats(ad.Sum(y)).SavedBytes; s != 0 {
+		t.Fatalf("dropout graph saves %d bytes, want 0", s)
+	}
+	if err := ad.Try(func() { ad.Dropout(w, 1, 0, 0) }); !errors.Is(err, ad.ErrArgument) {
+		t.Fatalf("p = 1: got %v, want ErrArgument", err)
 	}
 }
