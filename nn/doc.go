@@ -14,7 +14,7 @@
 //   - [Embedding]: a lookup table (gather); [Embedding.Logits] reuses the
 //     table as a tied output projection.
 //   - [LayerNorm] and [Dropout] (which keeps a seed and an offset, not a
-//     mask, so a replay draws the same mask).
+//     mask, so a replay draws the same mask; the graph saves no mask either).
 //
 // Losses: [CrossEntropy] (the fused softmax cross-entropy rule of package
 // ad), [MSE] and [BCEWithLogits].
@@ -24,4 +24,18 @@
 //
 // Parameters are saved and loaded in the safetensors format with [Save],
 // [Load], [SaveFile] and [LoadFile].
+//
+// A training loop that runs each step in an ad.Arena allocates nothing per
+// step: Reset the arena, make the batch with Arena.Const, and everything the
+// layers and the backward pass compute from it reuses the previous step's
+// memory (see the package ad documentation):
+//
+//	var arena ad.Arena
+//	for xb, yb := range batches {
+//		arena.Reset()
+//		loss := nn.CrossEntropy(model.ForwardTrain(arena.Const(xb)), yb)
+//		opt.ZeroGrad()
+//		if err := loss.Backward(); err != nil { ... }
+//		opt.Step()
+//	}
 package nn
