@@ -2,7 +2,7 @@
 """PyTorch side of the training-step benchmark (adjoint bench / BenchmarkTrainStep).
 
 One step = forward pass of a float32 ReLU MLP, F.cross_entropy (fused), backward,
-plain SGD update (lr 0.01), exactly what internal/trainbench does in Go.
+plain SGD update (lr 0.01), exactly what cmd/adjoint/internal/trainbench does in Go.
 
   /usr/bin/python3 bench/torch_train.py [--threads N] [--only A,B,C] [--steps N]
 

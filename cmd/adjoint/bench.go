@@ -8,8 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/adjointgo/adjoint/cmd/adjoint/internal/trainbench"
 	"github.com/adjointgo/adjoint/internal/gemm"
-	"github.com/adjointgo/adjoint/internal/trainbench"
 )
 
 func init() {

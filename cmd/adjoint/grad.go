@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/adjointgo/adjoint/internal/expr"
+	"github.com/adjointgo/adjoint/cmd/adjoint/internal/expr"
 	"github.com/adjointgo/adjoint/scalar"
 )
 

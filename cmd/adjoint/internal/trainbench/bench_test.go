@@ -1,18 +1,14 @@
-package nn_test
+package trainbench
 
-import (
-	"testing"
-
-	"github.com/adjointgo/adjoint/internal/trainbench"
-)
+import "testing"
 
 // BenchmarkTrainStep measures one training step (forward, fused
 // cross-entropy, backward, SGD update) of the float32 ReLU MLPs A, B and C
 // of the project's benchmark table; bench/train.sh runs it beside PyTorch.
 func BenchmarkTrainStep(b *testing.B) {
-	for _, w := range trainbench.Workloads {
+	for _, w := range Workloads {
 		b.Run(w.Name, func(b *testing.B) {
-			s := trainbench.NewStep(w, 1)
+			s := NewStep(w, 1)
 			if err := s.Run(); err != nil { // warm-up: allocate state
 				b.Fatal(err)
 			}

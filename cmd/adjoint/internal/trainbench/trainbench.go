@@ -1,7 +1,8 @@
 // Package trainbench defines the training-step workloads shared by
-// BenchmarkTrainStep (package nn) and "adjoint bench", so both measure the
-// same thing as bench/torch_train.py: forward pass of a float32 ReLU MLP,
-// fused softmax cross-entropy, backward pass and a plain SGD update.
+// BenchmarkTrainStep (in this package's tests) and "adjoint bench", so both
+// measure the same thing as bench/torch_train.py: forward pass of a float32
+// ReLU MLP, fused softmax cross-entropy, backward pass and a plain SGD
+// update.
 package trainbench
 
 import (
