@@ -17,12 +17,17 @@ import (
 //
 // The contract is the one of a static buffer: a value made in an arena must
 // not be used after the next Reset. Read what you need first (the loss with
-// Item, accuracy from the logits); Clone a tensor to keep it. A value of an
-// earlier step used as an operand panics with an *Error when the arena can
-// tell (its slot was not reused yet); a handle whose slot was reused refers
-// to the new value. Gradients accumulated into Vars (parameters) are not in
-// the arena: Backward hands them over without a copy, exchanging buffers with
-// the one ZeroGrad set aside.
+// Item, accuracy from the logits); Clone a tensor to keep it. A value of the
+// previous step is caught: using it as an operand, reading it (Tensor, Data,
+// Item, Shape, Grad) panics with an *Error wrapping ErrStale that names the
+// op that made it, and Backward or Grad on it return that error. The arena
+// keeps two generations of slots and alternates between them, so a handle
+// of the previous step never refers to the current step's value; a handle
+// kept across two or more Resets is not reliably detected (its slot holds a
+// value of a later step) — do not keep arena handles beyond the next step.
+// Gradients accumulated into Vars (parameters) are not in the arena:
+// Backward hands them over without a copy, exchanging buffers with the one
+// ZeroGrad set aside.
 //
 // The arena is chosen by the operands: an op with an arena value among its
 // operands puts its result in that arena; ops on values outside any arena
@@ -39,9 +44,9 @@ import (
 //		fmt.Println(loss.Item())
 //	}
 type Arena struct {
-	slots []*recorded // values (with their nodes) in order of creation
-	used  int         // slots handed out since Reset
-	attrs []*Attrs
+	slots [2][]*recorded // values (with their nodes) in order of creation, by epoch parity
+	used  int            // slots handed out since Reset
+	attrs []*attrs
 	usedA int
 	free  map[bufKey][]freeBuf // idle buffers by dtype and capacity
 	epoch uint64
@@ -78,7 +83,7 @@ func (a *Arena) Reset() {
 		clear(bs[len(kept):])
 		a.free[k] = kept
 	}
-	for _, r := range a.slots[:a.used] {
+	for _, r := range a.slots[a.epoch&1][:a.used] {
 		a.giveBack(r)
 		r.v = Value{slot: r} // empty, and still known as stale (epoch) until reused
 		r.n = node{}
@@ -104,14 +109,16 @@ func (a *Arena) Len() int { return a.used }
 
 // take returns the next slot with a zeroed value and node.
 func (a *Arena) take() *recorded {
-	if a.used == len(a.slots) {
-		a.slots = append(a.slots, &recorded{ar: a})
+	g := a.epoch & 1
+	if a.used == len(a.slots[g]) {
+		a.slots[g] = append(a.slots[g], &recorded{ar: a})
 	}
-	r := a.slots[a.used]
+	r := a.slots[g][a.used]
 	a.used++
 	r.v = Value{slot: r}
 	r.n = node{}
 	r.epoch = a.epoch
+	r.made = nil
 	return r
 }
 
@@ -175,15 +182,15 @@ func (a *Arena) put(t tensor.Tensor) {
 	a.free[k] = append(a.free[k], freeBuf{t, a.epoch})
 }
 
-// attrsFor returns a zeroed Attrs for an op on x: one recycled by x's arena,
+// attrsFor returns a zeroed attrs for an op on x: one recycled by x's arena,
 // whose slices keep their capacity, or a new one.
-func attrsFor(x *Value) *Attrs {
+func attrsFor(x *Value) *attrs {
 	if x == nil || x.slot == nil {
-		return new(Attrs)
+		return new(attrs)
 	}
 	a := x.slot.ar
 	if a.usedA == len(a.attrs) {
-		a.attrs = append(a.attrs, new(Attrs))
+		a.attrs = append(a.attrs, new(attrs))
 	}
 	at := a.attrs[a.usedA]
 	a.usedA++
@@ -193,8 +200,8 @@ func attrsFor(x *Value) *Attrs {
 // reset zeroes at and keeps the capacity of Index, which ops fill by
 // appending (the other slices may be shared with shapes and must not be
 // appended to).
-func (at *Attrs) reset() {
-	*at = Attrs{Index: at.Index[:0]}
+func (at *attrs) reset() {
+	*at = attrs{Index: at.Index[:0]}
 }
 
 // arenaOf returns the arena of the operands, or nil. It panics if they come
@@ -207,7 +214,7 @@ func arenaOf(op string, x, y *Value) *Arena {
 		}
 		r := v.slot
 		if r.epoch != r.ar.epoch {
-			panic(&Error{Op: op, Err: ErrStale, Msg: "operand was made in an Arena before its last Reset; values of an arena live until the next Reset (Clone what you keep)"})
+			panic(v.staleErr(op))
 		}
 		if a != nil && a != r.ar {
 			panic(&Error{Op: op, Err: ErrStale, Msg: "operands belong to two different Arenas"})
@@ -235,7 +242,7 @@ func releaseArena(v *Value) {
 // and records what storage the slot owns. A rule that keeps data for its VJP
 // (cross-entropy's softmax) gets back what the slot's node kept in the
 // previous step, to write into instead of allocating.
-func (a *Arena) forwardInto(r *rule, at *Attrs, out *Value, x, y *tensor.Tensor) {
+func (a *Arena) forwardInto(r *rule, at *attrs, out *Value, x, y *tensor.Tensor) {
 	s := out.slot
 	if r.reuseKept && s.rule == r && s.keep != nil {
 		at.kept = s.keep
@@ -243,4 +250,27 @@ func (a *Arena) forwardInto(r *rule, at *Attrs, out *Value, x, y *tensor.Tensor)
 	s.keep, s.rule = nil, nil
 	r.forward(&out.t, at, x, y)
 	a.adopt(out, x, y)
+}
+
+// stale reports whether v is an arena value of a step before the arena's
+// last Reset.
+func (v *Value) stale() bool {
+	return v.slot != nil && v.slot.epoch != v.slot.ar.epoch
+}
+
+// staleErr is the error for using the stale value v in op.
+func (v *Value) staleErr(op string) *Error {
+	made := "Arena.Const"
+	if r := v.slot.made; r != nil {
+		made = r.name
+	}
+	return &Error{Op: op, Err: ErrStale, Msg: "a value made by " + made + " in an Arena before its last Reset was used; " +
+		"values of an arena live until the next Reset: read or Clone what you keep before calling Reset"}
+}
+
+// check panics with ErrStale if v is a stale arena value.
+func (v *Value) check(op string) {
+	if v.stale() {
+		panic(v.staleErr(op))
+	}
 }

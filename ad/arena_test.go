@@ -230,12 +230,12 @@ func TestArenaHVP(t *testing.T) {
 	var ar ad.Arena
 	for step := range 3 {
 		x := arenaRand(r, tensor.Float64, 5, 4)
-		he, err := ad.HVP(f(ad.Const(x)), []*ad.Value{w}, []*ad.Value{v})
+		he, err := ad.HVPReverse(f(ad.Const(x)), []*ad.Value{w}, []*ad.Value{v})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ar.Reset()
-		ha, err := ad.HVP(f(ar.Const(x)), []*ad.Value{w}, []*ad.Value{v})
+		ha, err := ad.HVPReverse(f(ar.Const(x)), []*ad.Value{w}, []*ad.Value{v})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -202,7 +202,7 @@ func BenchmarkHVP(b *testing.B) {
 	})
 	b.Run("hvp", func(b *testing.B) {
 		for range b.N {
-			if _, err := ad.HVP(loss(), ws, vs); err != nil {
+			if _, err := ad.HVPReverse(loss(), ws, vs); err != nil {
 				b.Fatal(err)
 			}
 		}

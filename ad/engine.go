@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/adjointgo/adjoint/tensor"
 )
@@ -11,15 +12,18 @@ import (
 // node is one recorded op application.
 type node struct {
 	rule      *rule
-	at        *Attrs
+	at        *attrs
 	inline    [2]edge  // edges to the operands of unary and binary ops
 	nin       uint8    // operands in inline, or manyEdges (then they are in at.edges)
 	sv        [3]saved // what the VJP reads (rule.saves): operand 0, operand 1, output
 	aux       any      // non-Value data the VJP reads (ReLU's bit mask, ...)
+	auxTan    *Value   // forward mode: the tangent of aux (cross-entropy's softmax)
+	auxLvl    *level   // the level of auxTan
 	retained  *leafState
-	freed     bool  // saved values released by a backward pass
-	tentative bool  // a ReLU that has not yet settled what it keeps (settleRelu)
-	slot      int32 // scratch index during a sweep (0 outside one)
+	freed     bool          // saved values released by a backward pass
+	tentative bool          // a ReLU that has not yet settled what it keeps (settleRelu)
+	slot      int32         // scratch index during a sweep (0 outside one)
+	busy      atomic.Uint32 // id of the sweep holding the node, 0 when none
 }
 
 // manyEdges marks a node whose operand edges are in at.edges (variadic rules).
@@ -62,6 +66,7 @@ type recorded struct {
 	hint  bufKey        // size class of the buffer the slot owned last
 	keep  any           // kept data of the slot's last node, reused by its rule
 	rule  *rule         // the rule that made keep
+	made  *rule         // the rule that made v (nil: Arena.Const), for ErrStale messages
 }
 
 // saveMask says which operands and whether the output a VJP reads.
@@ -86,10 +91,26 @@ type Options struct {
 	CreateGraph bool
 }
 
-// apply runs a unary or binary rule forward and records it when an operand
-// requires a gradient. y is nil for unary rules.
-func apply(r *rule, at *Attrs, x, y *Value) *Value {
+// apply runs a unary or binary rule forward, records it when an operand
+// requires a gradient, and carries the operands' tangents to the output by
+// the rule's JVP when they have any. y is nil for unary rules.
+func apply(r *rule, at *attrs, x, y *Value) *Value {
 	defer rethrow()
+	out, n := record(r, at, x, y)
+	if x.tan != nil || (y != nil && y.tan != nil) {
+		lvl := levelOf(r.name, x, y)
+		if y == nil {
+			propagate(r, at, out, n, lvl, []*Value{x})
+		} else {
+			propagate(r, at, out, n, lvl, []*Value{x, y})
+		}
+	}
+	return out
+}
+
+// record runs the forward kernel and records the node (nil when no operand
+// requires a gradient).
+func record(r *rule, at *attrs, x, y *Value) (*Value, *node) {
 	var yt *tensor.Tensor
 	if y != nil {
 		yt = &y.t
@@ -99,11 +120,12 @@ func apply(r *rule, at *Attrs, x, y *Value) *Value {
 		if ar == nil {
 			out := &Value{}
 			r.forward(&out.t, at, &x.t, yt)
-			return out
+			return out, nil
 		}
 		out := ar.output()
 		ar.forwardInto(r, at, out, &x.t, yt)
-		return out
+		out.slot.made = r
+		return out, nil
 	}
 	var rec *recorded
 	var out *Value
@@ -115,6 +137,7 @@ func apply(r *rule, at *Attrs, x, y *Value) *Value {
 		out = ar.output()
 		rec = out.slot
 		ar.forwardInto(r, at, out, &x.t, yt)
+		rec.made = r
 	}
 	n := &rec.n
 	n.rule, n.at = r, at
@@ -152,7 +175,7 @@ func apply(r *rule, at *Attrs, x, y *Value) *Value {
 			shareReluOutput(y)
 		}
 	}
-	n.tentative = r == ruleRelu
+	n.tentative = r == row(opRelu)
 	if at != nil && at.kept != nil {
 		n.aux, at.kept = at.kept, nil
 		if ar != nil && r.reuseKept {
@@ -161,38 +184,42 @@ func apply(r *rule, at *Attrs, x, y *Value) *Value {
 	}
 	out.n = n
 	out.requires = true
-	return out
+	return out, n
 }
 
 // applyN is apply for rules with any number of operands.
-func applyN(r *rule, at *Attrs, xs []*Value) *Value {
+func applyN(r *rule, at *attrs, xs []*Value) *Value {
 	defer rethrow()
 	out := &Value{}
 	ts := make([]*tensor.Tensor, len(xs))
-	req := false
+	req, tan := false, false
 	for i, x := range xs {
 		ts[i] = &x.t
 		req = req || x.requires
+		tan = tan || x.tan != nil
 	}
 	r.forwardN(&out.t, at, ts)
-	if !req {
-		return out
+	var n *node
+	if req {
+		n = &node{rule: r, at: at, nin: manyEdges}
+		at.edges = make([]edge, len(xs))
+		for i, x := range xs {
+			at.edges[i] = edgeTo(x)
+			settleRelu(x, false) // variadic rules save no operand
+		}
+		out.n = n
+		out.requires = true
 	}
-	n := &node{rule: r, at: at, nin: manyEdges}
-	at.edges = make([]edge, len(xs))
-	for i, x := range xs {
-		at.edges[i] = edgeTo(x)
-		settleRelu(x, false) // variadic rules save no operand
+	if tan {
+		propagate(r, at, out, n, levelOf(r.name, xs...), xs)
 	}
-	out.n = n
-	out.requires = true
 	return out
 }
 
 func edgeTo(v *Value) edge {
 	e := edge{n: v.n, shape: v.t.Shape()}
 	if v.isVar() {
-		e.leaf = v
+		e.leaf = v.leaf()
 	}
 	return e
 }
@@ -224,19 +251,31 @@ type vjpCtx struct {
 func (c *vjpCtx) in(i int) *Value { return c.saved(i) }
 func (c *vjpCtx) out() *Value     { return c.saved(2) }
 
-// saved returns the value saved in slot i: the recorded original when the
-// sweep is itself recorded (so the gradient depends on it differentiably),
-// and a detached twin otherwise (so nothing is recorded).
+// saved returns the value saved in slot i.
 func (c *vjpCtx) saved(i int) *Value {
 	s := &c.n.sv[i]
 	if s.v == nil {
 		panic(fmt.Sprintf("ad: internal error: rule %s reads slot %d, which its saves function did not declare", c.n.rule.name, i))
 	}
+	return c.savedValue(s)
+}
+
+// savedValue returns a saved value as a rule reads it: the recorded
+// original when the sweep is itself recorded (so the gradient depends on it
+// differentiably), and a detached twin otherwise (so nothing is recorded).
+// Either way it carries its forward-mode tangent, if it has one, so that a
+// sweep over a graph recorded with tangents computes the tangents of the
+// gradients too (forward-over-reverse).
+func (c *vjpCtx) savedValue(s *saved) *Value {
 	if c.create || !s.v.requires {
 		return s.v // a constant needs no detaching
 	}
-	return c.constant(&s.v.t)
+	d := c.constant(&s.v.t)
+	d.tan, d.lvl = s.v.tan, s.v.lvl
+	return d
 }
+
+func (c *vjpCtx) attrs() *attrs { return c.n.at }
 
 // constant returns a Value that reads t (a header copy: same storage,
 // read-only use, nothing recorded): from the sweep's arena if it has one.
@@ -301,9 +340,31 @@ func GradOpts(y *Value, xs []*Value, o Options) ([]*Value, error) {
 // the gradient buffers of Vars (Backward); otherwise it returns the
 // gradients of the targets.
 func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
+	if y.stale() {
+		return nil, y.staleErr("backward")
+	}
+	for _, t := range targets {
+		if t.stale() {
+			return nil, t.staleErr("grad")
+		}
+	}
+	if o.Seed != nil && o.Seed.stale() {
+		return nil, o.Seed.staleErr("backward")
+	}
 	if o.CreateGraph {
 		o.RetainGraph = true
 	}
+	// A rule that fails (a user-defined function's VJP returning the wrong
+	// shape, an op given bad operands) ends the sweep with its error.
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(error)
+			if !ok || !module(e) {
+				panic(r)
+			}
+			result, err = nil, e
+		}
+	}()
 	seed, err := makeSeed(y, o.Seed)
 	if err != nil {
 		return nil, err
@@ -331,6 +392,15 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 
 	// Collect the nodes reachable from y (explicit stack: no recursion) and
 	// count, for each, its consumers among them.
+	// Each node is claimed for this sweep (busy holds its id): a node
+	// another sweep holds means the graph is being swept concurrently.
+	id := sweepIDs.Add(1)
+	if id == 0 {
+		id = sweepIDs.Add(1)
+	}
+	if !y.n.busy.CompareAndSwap(0, id) {
+		return nil, concurrentErr(y.n)
+	}
 	sc := scratchPool.Get().(*scratch)
 	nodes := append(sc.nodes[:0], y.n)
 	y.n.slot = 1
@@ -338,6 +408,7 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 	defer func() {
 		for _, n := range nodes {
 			n.slot = 0
+			n.busy.Store(0)
 		}
 		sc.release(nodes, deps)
 	}()
@@ -345,17 +416,19 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 		n := nodes[i]
 		if n.freed {
 			return nil, &Error{Op: "backward", Err: ErrGraphFreed,
-				Msg: fmt.Sprintf("the graph through %s was released by a previous backward; pass ad.Options{RetainGraph: true} to the first backward to sweep it again", n.rule.name)}
+				Msg: fmt.Sprintf("the graph through %s was released by a previous backward; pass ad.Options{RetainGraph: true} to the first backward to sweep it again", n.name())}
 		}
 		for _, e := range n.ins() {
 			p := e.n
 			if p == nil {
 				continue
 			}
-			if p.slot == 0 {
+			if p.busy.CompareAndSwap(0, id) {
 				nodes = append(nodes, p)
 				deps = append(deps, 0)
 				p.slot = int32(len(nodes))
+			} else if p.busy.Load() != id {
+				return nil, concurrentErr(p)
 			}
 			deps[p.slot-1]++
 		}
@@ -392,7 +465,14 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 				continue
 			}
 			if now := s.v.t.Version(); now != s.version {
-				return nil, &ModifiedError{Op: n.rule.name, Input: savedName(k), Saved: s.version, Now: now}
+				return nil, &ModifiedError{Op: n.name(), Input: savedName(k), Saved: s.version, Now: now}
+			}
+		}
+		if n.at != nil {
+			for k, s := range n.at.ins {
+				if now := s.v.t.Version(); now != s.version {
+					return nil, &ModifiedError{Op: n.name(), Input: fmt.Sprintf("input %d", k), Saved: s.version, Now: now}
+				}
 			}
 		}
 	}
@@ -503,6 +583,14 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 	return result, nil
 }
 
+// sweepIDs numbers the sweeps, so that a node can tell which one holds it.
+var sweepIDs atomic.Uint32
+
+func concurrentErr(n *node) error {
+	return &Error{Op: "backward", Err: ErrConcurrent, Msg: fmt.Sprintf("the graph through %s is being swept by another backward pass at the same time; "+
+		"sweep one graph from one goroutine (or serialise the calls), and build separate graphs for concurrent work", n.name())}
+}
+
 // scratch holds a sweep's working slices between sweeps (through
 // scratchPool), so that a training loop's backward passes do not allocate
 // them each time. Everything is cleared before it goes back.
@@ -552,6 +640,13 @@ func decideOwnership(n *node, g *Value, fin, pre []*Value) (recycleG bool) {
 		}
 		if n.at != nil && n.at.Mask != nil && v.t.SameStorage(n.at.Mask) {
 			return true
+		}
+		if n.at != nil {
+			for _, s := range n.at.ins {
+				if v.t.SameStorage(&s.v.t) {
+					return true
+				}
+			}
 		}
 		if t, ok := n.aux.(*tensor.Tensor); ok && v.t.SameStorage(t) {
 			return true
@@ -685,7 +780,7 @@ func addGrad(acc, g *Value, create bool) *Value {
 	if acc == nil {
 		return g
 	}
-	if create {
+	if create || acc.tan != nil || g.tan != nil {
 		return Add(acc, g)
 	}
 	if acc.owned && tensor.EqualShape(acc.t.Shape(), g.t.Shape()) {
@@ -735,43 +830,4 @@ func savedName(slot int) string {
 		return "output"
 	}
 	return fmt.Sprintf("input %d", slot)
-}
-
-// HVP returns the Hessian-vector products H·v of the scalar y with respect to
-// xs, for the direction vs (one per x, same shapes), by reverse-over-reverse:
-// the gradient is computed by a recorded sweep, and ⟨∇y, v⟩ is swept again.
-// The graph of y is released afterwards.
-func HVP(y *Value, xs, vs []*Value) ([]*Value, error) {
-	if len(vs) != len(xs) {
-		return nil, &Error{Op: "hvp", Err: ErrShape, Msg: fmt.Sprintf("%d directions for %d inputs", len(vs), len(xs))}
-	}
-	gs, err := GradOpts(y, xs, Options{CreateGraph: true})
-	if err != nil {
-		return nil, err
-	}
-	var dot *Value
-	err = Try(func() {
-		for i, g := range gs {
-			if !tensor.EqualShape(vs[i].Shape(), xs[i].Shape()) {
-				panic(&Error{Op: "hvp", Err: ErrShape, Msg: fmt.Sprintf("direction %d has shape %v, input has %v", i, vs[i].Shape(), xs[i].Shape())})
-			}
-			term := Sum(Mul(g, vs[i]))
-			if dot == nil {
-				dot = term
-			} else {
-				dot = Add(dot, term)
-			}
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	if !dot.requires { // y is linear in xs
-		out := make([]*Value, len(xs))
-		for i, x := range xs {
-			out[i] = zerosLike(x)
-		}
-		return out, nil
-	}
-	return Grad(dot, xs...)
 }

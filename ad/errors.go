@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/adjointgo/adjoint/internal/errs"
+
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -16,22 +18,34 @@ var (
 	ErrDType = tensor.ErrDType
 	// ErrGraphFreed: backward reached a node whose saved tensors were released
 	// by an earlier backward. Pass Options{RetainGraph: true} to the first one.
-	ErrGraphFreed = errors.New("graph already released by a previous backward")
+	ErrGraphFreed = errs.New("graph already released by a previous backward")
 	// ErrModifiedInPlace: a tensor saved for backward was written in place
 	// after it was saved.
-	ErrModifiedInPlace = errors.New("tensor saved for backward was modified in place")
+	ErrModifiedInPlace = errs.New("tensor saved for backward was modified in place")
 	// ErrNonScalar: Backward or Grad was called on a non-scalar output without
 	// a seed (cotangent).
-	ErrNonScalar = errors.New("output is not a scalar")
+	ErrNonScalar = errs.New("output is not a scalar")
 	// ErrNoGrad: the output does not depend on any value that requires a
 	// gradient, or a requested input does not require one.
-	ErrNoGrad = errors.New("no gradient")
+	ErrNoGrad = errs.New("no gradient")
 	// ErrStale: a value made in an Arena was used after the arena's Reset,
 	// or values of two arenas were combined.
-	ErrStale = errors.New("arena value used after Reset")
+	ErrStale = errs.New("arena value used after Reset")
 	// ErrArgument: a scalar argument of an op is outside its domain (such as
 	// dropout's probability).
-	ErrArgument = errors.New("argument out of range")
+	ErrArgument = errs.New("argument out of range")
+	// ErrNested: tangents of two forward-mode evaluations met in one op (a
+	// JVP inside the function of another JVP).
+	ErrNested = errs.New("nested forward mode")
+	// ErrNoJVP: forward mode reached an op without a forward-mode rule.
+	ErrNoJVP = errs.New("no forward-mode rule")
+	// ErrFunc: a user-defined function (Func) broke its contract: its VJP
+	// returned the wrong number of cotangents or one of the wrong shape or
+	// dtype, its forward or a rule panicked, or it produced NaN where the
+	// checker looks.
+	ErrFunc = errs.New("user-defined function failed")
+	// ErrConcurrent: one graph was swept by two backward passes at once.
+	ErrConcurrent = errs.New("graph swept concurrently")
 )
 
 // Error is the error type of this package. Op names the operation involved
@@ -77,13 +91,16 @@ func (e *ModifiedError) Error() string {
 // Unwrap returns ErrModifiedInPlace.
 func (e *ModifiedError) Unwrap() error { return ErrModifiedInPlace }
 
-// Try calls f and returns, as an error, any *Error that f panicked with
-// (forward ops panic on shape and dtype mistakes, like gonum's mat package).
-// Other panics propagate.
+// Try calls f and returns, as an error, any typed error of this module
+// that f panicked with: an *Error of this package, or an error of package
+// tensor, nn, optim, datasets or scalar (forward ops and layers panic on
+// shape, dtype and configuration mistakes, like gonum's mat package). Every
+// such error wraps one of its package's sentinels. Other panics (runtime
+// errors: bugs) propagate.
 func Try(f func()) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			if e, ok := r.(*Error); ok {
+			if e, ok := r.(error); ok && module(e) {
 				err = e
 				return
 			}
@@ -106,4 +123,10 @@ func rethrow() {
 
 func shapeErr(op string, shapes [][]int, format string, args ...any) *Error {
 	return &Error{Op: op, Err: &tensor.ShapeError{Op: op, Shapes: shapes, Msg: fmt.Sprintf(format, args...)}}
+}
+
+// module reports whether err is a typed error of this module.
+func module(err error) bool {
+	var e *Error
+	return errs.Module(err) || errors.As(err, &e)
 }

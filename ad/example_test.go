@@ -45,11 +45,11 @@ func ExampleValue_Backward() {
 }
 
 // A Hessian-vector product by reverse-over-reverse: f = Σ x³ has H = diag(6x).
-func ExampleHVP() {
+func ExampleHVPReverse() {
 	x := ad.Var(tensor.FromFloat64([]float64{1, 2}, 2))
 	f := ad.Sum(ad.PowScalar(x, 3))
 	v := ad.Const(tensor.FromFloat64([]float64{1, 1}, 2))
-	hv, err := ad.HVP(f, []*ad.Value{x}, []*ad.Value{v})
+	hv, err := ad.HVPReverse(f, []*ad.Value{x}, []*ad.Value{v})
 	if err != nil {
 		panic(err)
 	}

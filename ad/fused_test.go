@@ -54,7 +54,7 @@ func TestFusedMatchesComposed(t *testing.T) {
 				t.Fatal(err)
 			}
 			grads[k] = g[0].Data()
-			hv, err := ad.HVP(loss, []*ad.Value{x}, []*ad.Value{ad.Const(w)})
+			hv, err := ad.HVPReverse(loss, []*ad.Value{x}, []*ad.Value{ad.Const(w)})
 			if err != nil {
 				t.Fatal(err)
 			}

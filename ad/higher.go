@@ -6,104 +6,299 @@ import (
 	"github.com/adjointgo/adjoint/tensor"
 )
 
-// JVP returns the Jacobian-vector product J·v of f at x (the directional
-// derivative of f along v) together with f(x). It uses the transpose trick:
-// the VJP u ↦ Jᵀu is linear in u, so differentiating ⟨Jᵀu, v⟩ with respect
-// to u gives J·v. The cost is about two reverse sweeps, whatever the size of
-// f's output. v must have x's shape and dtype.
-func JVP(f func(*Value) *Value, x, v *tensor.Tensor) (y, jv *tensor.Tensor, err error) {
-	if !tensor.EqualShape(x.Shape(), v.Shape()) || x.DType() != v.DType() {
-		return nil, nil, &Error{Op: "jvp", Err: ErrShape, Msg: fmt.Sprintf("direction is %s%v but the input is %s%v", v.DType(), v.Shape(), x.DType(), x.Shape())}
+// JVP evaluates f at xs and, in the same forward pass, its directional
+// derivative J·v along the tangents vs (one per input, same shape and dtype;
+// nil for a zero tangent): true forward mode. Each op carries its output's
+// tangent beside its value by its JVP rule; nothing is recorded and there
+// is no reverse sweep, so the cost is a small constant times f's, whatever
+// the sizes of its input and output. Symbolic zeros cost nothing: an op
+// whose operands carry no tangent computes none.
+//
+// Forward mode does not nest: a JVP inside f of another JVP returns an
+// error wrapping ErrNested. For second derivatives use HVP, Hessian or
+// Jacobian of a gradient.
+func JVP(f func(xs []*Value) *Value, xs, vs []*tensor.Tensor) (y, jv *tensor.Tensor, err error) {
+	if len(vs) != len(xs) {
+		return nil, nil, &Error{Op: "jvp", Err: ErrShape, Msg: fmt.Sprintf("%d tangents for %d inputs", len(vs), len(xs))}
 	}
 	err = Try(func() {
-		xv := Var(x.Clone())
-		out := f(xv)
+		lvl := &level{}
+		in := make([]*Value, len(xs))
+		for i, x := range xs {
+			in[i] = Const(x)
+			if vs[i] == nil {
+				continue
+			}
+			if !tensor.EqualShape(x.Shape(), vs[i].Shape()) || x.DType() != vs[i].DType() {
+				panic(&Error{Op: "jvp", Err: ErrShape, Msg: fmt.Sprintf("tangent %d is %s%v but input %d is %s%v", i, vs[i].DType(), vs[i].Shape(), i, x.DType(), x.Shape())})
+			}
+			in[i].tan, in[i].lvl = Const(vs[i]), lvl
+		}
+		out := call("jvp", f, in)
 		y = out.Tensor()
-		if !out.requires {
+		if out.tan != nil && out.lvl == lvl {
+			jv = out.tan.Tensor()
+		} else {
 			jv = tensor.New(out.DType(), out.Shape()...)
-			return
 		}
-		u := Var(tensor.New(out.DType(), out.Shape()...)) // the point is irrelevant: Jᵀu is linear in u
-		g, e := GradOpts(out, []*Value{xv}, Options{Seed: u, CreateGraph: true})
-		if e != nil {
-			panic(&Error{Op: "jvp", Err: e})
-		}
-		dot := Sum(Mul(g[0], Const(v)))
-		if !dot.requires { // f is constant in x
-			jv = tensor.New(out.DType(), out.Shape()...)
-			return
-		}
-		gu, e := Grad(dot, u)
-		if e != nil {
-			panic(&Error{Op: "jvp", Err: e})
-		}
-		jv = gu[0].Tensor()
 	})
 	return y, jv, err
 }
 
-// Jacobian returns the Jacobian of f at x as a matrix of shape
-// [len(f(x)) len(x)] (row i is the gradient of output element i), computed
-// with one reverse sweep per output element over a single recording.
-func Jacobian(f func(*Value) *Value, x *tensor.Tensor) (*tensor.Tensor, error) {
-	var jac *tensor.Tensor
+// call runs the user's function and checks that it returned a value.
+func call(op string, f func([]*Value) *Value, in []*Value) *Value {
+	out := f(in)
+	if out == nil {
+		panic(&Error{Op: op, Err: ErrArgument, Msg: "the function returned nil"})
+	}
+	return out
+}
+
+// JacMode chooses how Jacobian computes.
+type JacMode int
+
+const (
+	// JacAuto uses forward mode when f has no more input elements than
+	// output elements, reverse mode otherwise.
+	JacAuto JacMode = iota
+	// JacForward pushes one tangent per input element through f, all in
+	// one batched forward pass (JacFwd).
+	JacForward
+	// JacReverse pulls one cotangent per output element back through f,
+	// all in one batched reverse sweep (JacRev).
+	JacReverse
+)
+
+// Jacobian returns the Jacobian of f at xs, one tensor per input: for an
+// output of shape S and input i of shape Sᵢ, a tensor of shape S ++ Sᵢ
+// (element [o..., k...] is ∂f(x)[o...]/∂xᵢ[k...]). The mode picks forward
+// or reverse mode (JacAuto: whichever has fewer directions). Either way all
+// the directions go through one pass as a batch, so the Jacobian of
+// x ↦ tanh(W·x) costs a few matrix products, not one sweep per row.
+func Jacobian(f func(xs []*Value) *Value, xs []*tensor.Tensor, mode JacMode) ([]*tensor.Tensor, error) {
+	switch mode {
+	case JacForward:
+		return JacFwd(f, xs)
+	case JacReverse:
+		return JacRev(f, xs)
+	}
+	n := 0
+	for _, x := range xs {
+		n += x.Len()
+	}
+	var m int
 	err := Try(func() {
-		xv := Var(x.Clone())
-		y := f(xv)
-		m, n := y.t.Len(), x.Len()
-		jac = tensor.New(x.DType(), m, n)
-		if !y.requires {
+		in := make([]*Value, len(xs))
+		for i, x := range xs {
+			in[i] = Const(x)
+		}
+		m = call("jacobian", f, in).t.Len() // shapes only; no derivative recorded
+	})
+	if err != nil {
+		return nil, err
+	}
+	if n <= m {
+		return JacFwd(f, xs)
+	}
+	return JacRev(f, xs)
+}
+
+// JacFwd is Jacobian in forward mode: one batched forward pass carrying
+// one tangent per input element (the columns of the identity).
+func JacFwd(f func(xs []*Value) *Value, xs []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	var jac []*tensor.Tensor
+	err := Try(func() {
+		total := 0
+		for _, x := range xs {
+			total += x.Len()
+		}
+		lvl := &level{batch: total}
+		in := make([]*Value, len(xs))
+		off := 0
+		for i, x := range xs {
+			in[i] = Const(x)
+			if total == 0 {
+				continue
+			}
+			seed := tensor.New(x.DType(), append([]int{total}, x.Shape()...)...)
+			for k := range x.Len() {
+				seed.SetFlat((off+k)*x.Len()+k, 1)
+			}
+			in[i].tan, in[i].lvl = Const(seed), lvl
+			off += x.Len()
+		}
+		out := call("jacobian", f, in)
+		jac = make([]*tensor.Tensor, len(xs))
+		off = 0
+		for i, x := range xs {
+			shape := append(append([]int(nil), out.Shape()...), x.Shape()...)
+			if out.tan == nil || out.lvl != lvl {
+				jac[i] = tensor.New(out.DType(), shape...)
+				continue
+			}
+			// rows off..off+n of the tangent are the columns of this block
+			cols := Reshape(Slice(out.tan, 0, off, off+x.Len()), x.Len(), out.t.Len())
+			jac[i] = Transpose(cols).Tensor().Clone().Reshape(shape...)
+			off += x.Len()
+		}
+	})
+	return jac, err
+}
+
+// JacRev is Jacobian in reverse mode: one reverse sweep whose seed carries
+// one direction per output element (the rows of the identity) as a batched
+// tangent. The sweep is linear in its seed, so the tangents of the
+// gradients it returns are the rows of the Jacobian.
+func JacRev(f func(xs []*Value) *Value, xs []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	var jac []*tensor.Tensor
+	err := Try(func() {
+		in := make([]*Value, len(xs))
+		for i, x := range xs {
+			in[i] = Var(x)
+		}
+		out := call("jacobian", f, in)
+		m := out.t.Len()
+		jac = make([]*tensor.Tensor, len(xs))
+		for i, x := range xs {
+			jac[i] = tensor.New(out.DType(), append(append([]int(nil), out.Shape()...), x.Shape()...)...)
+		}
+		if !out.requires || m == 0 {
 			return
 		}
-		for i := 0; i < m; i++ {
-			seed := tensor.New(y.DType(), y.Shape()...)
-			seed.SetFlat(i, 1)
-			g, e := GradOpts(y, []*Value{xv}, Options{Seed: Const(seed), RetainGraph: i < m-1})
-			if e != nil {
-				panic(&Error{Op: "jacobian", Err: e})
-			}
-			for j := 0; j < n; j++ {
-				jac.SetFlat(i*n+j, g[0].t.AtFlat(j))
+		eye := tensor.New(out.DType(), append([]int{m}, out.Shape()...)...)
+		for k := range m {
+			eye.SetFlat(k*m+k, 1)
+		}
+		seed := Const(tensor.New(out.DType(), out.Shape()...))
+		seed.tan, seed.lvl = Const(eye), &level{batch: m}
+		gs, e := GradOpts(out, in, Options{Seed: seed})
+		if e != nil {
+			panic(&Error{Op: "jacobian", Err: e})
+		}
+		for i, g := range gs {
+			if g.tan != nil {
+				jac[i] = g.tan.Tensor().Clone().Reshape(jac[i].Shape()...)
 			}
 		}
 	})
 	return jac, err
 }
 
+// HVP returns the Hessian-vector products H·v of the scalar function f at
+// xs along vs (one per input, same shapes; nil for zero), by
+// forward-over-reverse: f runs once with the tangents vs carried beside its
+// values, and the gradient's reverse sweep carries them on, so that the
+// gradient comes out with its directional derivative H·v as its tangent.
+// This costs about two gradients and works through every op, the fused
+// cross-entropy included. HVPReverse is the reverse-over-reverse route, for
+// a value already computed.
+func HVP(f func(xs []*Value) *Value, xs, vs []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	if len(vs) != len(xs) {
+		return nil, &Error{Op: "hvp", Err: ErrShape, Msg: fmt.Sprintf("%d directions for %d inputs", len(vs), len(xs))}
+	}
+	var hv []*tensor.Tensor
+	err := Try(func() {
+		lvl := &level{}
+		in := make([]*Value, len(xs))
+		for i, x := range xs {
+			in[i] = Var(x)
+			if vs[i] == nil {
+				continue
+			}
+			if !tensor.EqualShape(x.Shape(), vs[i].Shape()) || x.DType() != vs[i].DType() {
+				panic(&Error{Op: "hvp", Err: ErrShape, Msg: fmt.Sprintf("direction %d is %s%v but input %d is %s%v", i, vs[i].DType(), vs[i].Shape(), i, x.DType(), x.Shape())})
+			}
+			in[i].tan, in[i].lvl = Const(vs[i]), lvl
+		}
+		hv = gradTangents("hvp", f, in, xs)
+	})
+	return hv, err
+}
+
+// gradTangents runs f on the inputs (Vars carrying tangents) and returns
+// the tangents of its gradient: H·v for each direction.
+func gradTangents(op string, f func([]*Value) *Value, in []*Value, xs []*tensor.Tensor) []*tensor.Tensor {
+	y := call(op, f, in)
+	if y.t.Len() != 1 {
+		panic(&Error{Op: op, Err: ErrNonScalar, Msg: fmt.Sprintf("f returns shape %v; a Hessian needs a scalar function", y.Shape())})
+	}
+	out := make([]*tensor.Tensor, len(in))
+	var gs []*Value
+	if y.requires {
+		var e error
+		if gs, e = Grad(y, in...); e != nil {
+			panic(&Error{Op: op, Err: e})
+		}
+	}
+	for i, x := range in {
+		shape := x.Shape()
+		if x.lvl != nil && x.lvl.batch > 0 {
+			shape = append([]int{x.lvl.batch}, shape...)
+		}
+		if gs != nil && gs[i].tan != nil {
+			out[i] = gs[i].tan.Tensor().Clone()
+		} else {
+			out[i] = tensor.New(xs[i].DType(), shape...)
+		}
+	}
+	return out
+}
+
 // Hessian returns the Hessian of the scalar function f at x as a matrix of
-// shape [len(x) len(x)], one Hessian-vector product (reverse-over-reverse)
-// per column over a single recorded gradient.
+// shape [len(x) len(x)], by forward-over-reverse with every direction in
+// one batch: one forward pass carrying the n columns of the identity as
+// tangents, and one reverse sweep that carries them on.
 func Hessian(f func(*Value) *Value, x *tensor.Tensor) (*tensor.Tensor, error) {
 	var hes *tensor.Tensor
 	err := Try(func() {
-		xv := Var(x.Clone())
-		y := f(xv)
 		n := x.Len()
-		hes = tensor.New(x.DType(), n, n)
-		if y.t.Len() != 1 {
-			panic(&Error{Op: "hessian", Err: ErrNonScalar, Msg: fmt.Sprintf("f returns shape %v; the Hessian needs a scalar function", y.Shape())})
-		}
-		if !y.requires {
-			return
-		}
-		g, e := GradOpts(y, []*Value{xv}, Options{CreateGraph: true})
-		if e != nil {
-			panic(&Error{Op: "hessian", Err: e})
-		}
-		if !g[0].requires { // f is linear: H = 0
-			return
-		}
-		for i := 0; i < n; i++ {
-			seed := tensor.New(g[0].DType(), g[0].Shape()...)
-			seed.SetFlat(i, 1)
-			h, e := GradOpts(g[0], []*Value{xv}, Options{Seed: Const(seed), RetainGraph: true})
-			if e != nil {
-				panic(&Error{Op: "hessian", Err: e})
+		in := Var(x)
+		if n > 0 {
+			eye := tensor.New(x.DType(), append([]int{n}, x.Shape()...)...)
+			for k := range n {
+				eye.SetFlat(k*n+k, 1)
 			}
-			for j := 0; j < n; j++ {
-				hes.SetFlat(i*n+j, h[0].t.AtFlat(j))
-			}
+			in.tan, in.lvl = Const(eye), &level{batch: n}
 		}
+		h := gradTangents("hessian", func(xs []*Value) *Value { return f(xs[0]) }, []*Value{in}, []*tensor.Tensor{x})
+		hes = h[0].Reshape(n, n)
 	})
 	return hes, err
+}
+
+// HVPReverse returns the Hessian-vector products H·v of the already
+// computed scalar y with respect to xs, for the directions vs (one per x,
+// same shapes), by reverse-over-reverse: the gradient is computed by a
+// recorded sweep, and ⟨∇y, v⟩ is swept again. The graph of y is released
+// afterwards. HVP (forward-over-reverse, from the function) is usually
+// faster; this route serves a value at hand, such as a loss over
+// parameters that a model holds.
+func HVPReverse(y *Value, xs, vs []*Value) ([]*Value, error) {
+	if len(vs) != len(xs) {
+		return nil, &Error{Op: "hvp", Err: ErrShape, Msg: fmt.Sprintf("%d directions for %d inputs", len(vs), len(xs))}
+	}
+	gs, err := GradOpts(y, xs, Options{CreateGraph: true})
+	if err != nil {
+		return nil, err
+	}
+	var dot *Value
+	err = Try(func() {
+		for i, g := range gs {
+			if !tensor.EqualShape(vs[i].Shape(), xs[i].Shape()) {
+				panic(&Error{Op: "hvp", Err: ErrShape, Msg: fmt.Sprintf("direction %d has shape %v, input has %v", i, vs[i].Shape(), xs[i].Shape())})
+			}
+			dot = addT(dot, Sum(Mul(g, vs[i])))
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if dot == nil || !dot.requires { // y is linear in xs
+		out := make([]*Value, len(xs))
+		for i, x := range xs {
+			out[i] = zerosLike(x)
+		}
+		return out, nil
+	}
+	return Grad(dot, xs...)
 }

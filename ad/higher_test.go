@@ -16,21 +16,26 @@ func vecFunc(x *ad.Value) *ad.Value {
 	return ad.Concat(0, ad.Mul(x0, x1), ad.Sin(x0), ad.Square(x1))
 }
 
+func vecFuncs(xs []*ad.Value) *ad.Value { return vecFunc(xs[0]) }
+
 func TestJacobianAndJVP(t *testing.T) {
 	x := tensor.FromFloat64([]float64{0.7, -1.3}, 2)
-	J, err := ad.Jacobian(vecFunc, x)
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := []float64{-1.3, 0.7, math.Cos(0.7), 0, 0, -2.6}
-	if !tensor.EqualShape(J.Shape(), []int{3, 2}) {
-		t.Fatalf("shape %v", J.Shape())
-	}
-	for i, w := range want {
-		near(t, fmt.Sprintf("J[%d]", i), J.AtFlat(i), w)
+	for _, mode := range []ad.JacMode{ad.JacAuto, ad.JacForward, ad.JacReverse} {
+		Js, err := ad.Jacobian(vecFuncs, []*tensor.Tensor{x}, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		J := Js[0]
+		if !tensor.EqualShape(J.Shape(), []int{3, 2}) {
+			t.Fatalf("mode %d: shape %v", mode, J.Shape())
+		}
+		for i, w := range want {
+			near(t, fmt.Sprintf("mode %d: J[%d]", mode, i), J.AtFlat(i), w)
+		}
 	}
 	v := tensor.FromFloat64([]float64{2, 3}, 2)
-	y, jv, err := ad.JVP(vecFunc, x, v)
+	y, jv, err := ad.JVP(vecFuncs, []*tensor.Tensor{x}, []*tensor.Tensor{v})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +43,7 @@ func TestJacobianAndJVP(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		near(t, fmt.Sprintf("Jv[%d]", i), jv.AtFlat(i), want[2*i]*2+want[2*i+1]*3)
 	}
-	if _, _, err := ad.JVP(vecFunc, x, tensor.New(tensor.Float64, 3)); !errors.Is(err, ad.ErrShape) {
+	if _, _, err := ad.JVP(vecFuncs, []*tensor.Tensor{x}, []*tensor.Tensor{tensor.New(tensor.Float64, 3)}); !errors.Is(err, ad.ErrShape) {
 		t.Errorf("bad direction: %v", err)
 	}
 }

@@ -20,7 +20,7 @@ func TestHVPQuadratic(t *testing.T) {
 	x := ad.Var(xv)
 	quad := ad.MulScalar(ad.MatMul(ad.Transpose(x), ad.MatMul(ad.Const(A), x)), 0.5)
 	f := ad.Sum(ad.Add(quad, ad.MatMulT(ad.Const(b), x, true, false)))
-	hv, err := ad.HVP(f, []*ad.Value{x}, []*ad.Value{ad.Const(v)})
+	hv, err := ad.HVPReverse(f, []*ad.Value{x}, []*ad.Value{ad.Const(v)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestHVPTanhNetwork(t *testing.T) {
 	v := randTensor(r, []int{n, 1}, nil)
 	x := ad.Var(xv)
 	f := ad.Sum(ad.Tanh(ad.MatMul(ad.Const(A), x)))
-	hv, err := ad.HVP(f, []*ad.Value{x}, []*ad.Value{ad.Const(v)})
+	hv, err := ad.HVPReverse(f, []*ad.Value{x}, []*ad.Value{ad.Const(v)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestHVPTanhNetwork(t *testing.T) {
 func TestHVPLinear(t *testing.T) {
 	x := ad.Var(tensor.FromFloat64([]float64{1, 2}, 2))
 	f := ad.Sum(ad.MulScalar(x, 3))
-	hv, err := ad.HVP(f, []*ad.Value{x}, []*ad.Value{ad.Const(tensor.FromFloat64([]float64{1, 1}, 2))})
+	hv, err := ad.HVPReverse(f, []*ad.Value{x}, []*ad.Value{ad.Const(tensor.FromFloat64([]float64{1, 1}, 2))})
 	if err != nil {
 		t.Fatal(err)
 	}

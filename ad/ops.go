@@ -7,77 +7,77 @@ import (
 )
 
 // Add returns x + y with broadcasting.
-func Add(x, y *Value) *Value { return apply(ruleAdd, nil, x, y) }
+func Add(x, y *Value) *Value { return apply(row(opAdd), nil, x, y) }
 
 // Sub returns x − y with broadcasting.
-func Sub(x, y *Value) *Value { return apply(ruleSub, nil, x, y) }
+func Sub(x, y *Value) *Value { return apply(row(opSub), nil, x, y) }
 
 // Mul returns x ⊙ y (elementwise) with broadcasting.
-func Mul(x, y *Value) *Value { return apply(ruleMul, nil, x, y) }
+func Mul(x, y *Value) *Value { return apply(row(opMul), nil, x, y) }
 
 // Div returns x / y (elementwise) with broadcasting.
-func Div(x, y *Value) *Value { return apply(ruleDiv, nil, x, y) }
+func Div(x, y *Value) *Value { return apply(row(opDiv), nil, x, y) }
 
 // Pow returns xʸ elementwise with broadcasting. The derivative with respect
 // to y is taken as 0 where xʸ = 0.
-func Pow(x, y *Value) *Value { return apply(rulePow, nil, x, y) }
+func Pow(x, y *Value) *Value { return apply(row(opPow), nil, x, y) }
 
 // Neg returns −x.
-func Neg(x *Value) *Value { return apply(ruleNeg, nil, x, nil) }
+func Neg(x *Value) *Value { return apply(row(opNeg), nil, x, nil) }
 
 // AddScalar returns x + c.
 func AddScalar(x *Value, c float64) *Value {
 	at := attrsFor(x)
 	at.C = c
-	return apply(ruleAddScalar, at, x, nil)
+	return apply(row(opAddScalar), at, x, nil)
 }
 
 // MulScalar returns c·x.
 func MulScalar(x *Value, c float64) *Value {
 	at := attrsFor(x)
 	at.C = c
-	return apply(ruleMulScalar, at, x, nil)
+	return apply(row(opMulScalar), at, x, nil)
 }
 
 // PowScalar returns xᶜ elementwise.
-func PowScalar(x *Value, c float64) *Value { return apply(rulePowScalar, &Attrs{C: c}, x, nil) }
+func PowScalar(x *Value, c float64) *Value { return apply(row(opPowScalar), &attrs{C: c}, x, nil) }
 
 // Square returns x² elementwise.
-func Square(x *Value) *Value { return apply(ruleSquare, nil, x, nil) }
+func Square(x *Value) *Value { return apply(row(opSquare), nil, x, nil) }
 
 // Exp returns eˣ elementwise.
-func Exp(x *Value) *Value { return apply(ruleExp, nil, x, nil) }
+func Exp(x *Value) *Value { return apply(row(opExp), nil, x, nil) }
 
 // Log returns ln x elementwise (NaN for negative x, −Inf at 0).
-func Log(x *Value) *Value { return apply(ruleLog, nil, x, nil) }
+func Log(x *Value) *Value { return apply(row(opLog), nil, x, nil) }
 
 // Sqrt returns √x elementwise. Its derivative at 0 is +Inf.
-func Sqrt(x *Value) *Value { return apply(ruleSqrt, nil, x, nil) }
+func Sqrt(x *Value) *Value { return apply(row(opSqrt), nil, x, nil) }
 
 // Abs returns |x| elementwise, with abs'(0) = 0.
-func Abs(x *Value) *Value { return apply(ruleAbs, nil, x, nil) }
+func Abs(x *Value) *Value { return apply(row(opAbs), nil, x, nil) }
 
 // Sign returns −1, 0 or +1 elementwise; its gradient is zero.
-func Sign(x *Value) *Value { return apply(ruleSign, nil, x, nil) }
+func Sign(x *Value) *Value { return apply(row(opSign), nil, x, nil) }
 
 // Sin returns sin x elementwise.
-func Sin(x *Value) *Value { return apply(ruleSin, nil, x, nil) }
+func Sin(x *Value) *Value { return apply(row(opSin), nil, x, nil) }
 
 // Cos returns cos x elementwise.
-func Cos(x *Value) *Value { return apply(ruleCos, nil, x, nil) }
+func Cos(x *Value) *Value { return apply(row(opCos), nil, x, nil) }
 
 // Tanh returns tanh x elementwise.
-func Tanh(x *Value) *Value { return apply(ruleTanh, nil, x, nil) }
+func Tanh(x *Value) *Value { return apply(row(opTanh), nil, x, nil) }
 
 // Sigmoid returns 1/(1+e⁻ˣ) elementwise.
-func Sigmoid(x *Value) *Value { return apply(ruleSigmoid, nil, x, nil) }
+func Sigmoid(x *Value) *Value { return apply(row(opSigmoid), nil, x, nil) }
 
 // Relu returns max(x, 0) elementwise, with relu'(0) = 0. It saves one bit
 // per element for the backward pass.
-func Relu(x *Value) *Value { return apply(ruleRelu, nil, x, nil) }
+func Relu(x *Value) *Value { return apply(row(opRelu), nil, x, nil) }
 
 // Softplus returns ln(1+eˣ) elementwise, computed without overflow.
-func Softplus(x *Value) *Value { return apply(ruleSoftplus, nil, x, nil) }
+func Softplus(x *Value) *Value { return apply(row(opSoftplus), nil, x, nil) }
 
 // Dropout returns x with each element zeroed with probability p and the
 // others scaled by 1/(1−p), the mask drawn for (seed, offset): element i is
@@ -90,7 +90,7 @@ func Dropout(x *Value, p float64, seed, offset uint64) *Value {
 	}
 	at := attrsFor(x)
 	at.C, at.Seed, at.Offset = p, seed, offset
-	return apply(ruleDropout, at, x, nil)
+	return apply(row(opDropout), at, x, nil)
 }
 
 // MatMul returns the matrix product x·y. Both need at least two dimensions;
@@ -100,12 +100,12 @@ func MatMul(x, y *Value) *Value { return MatMulT(x, y, false, false) }
 // MatMulT returns op(x)·op(y), where op swaps the last two axes when the
 // corresponding flag is set, without making a transposed copy.
 func MatMulT(x, y *Value, transX, transY bool) *Value {
-	return apply(ruleMatMul, &matmulAttrs[b2i(transX)][b2i(transY)], x, y)
+	return apply(row(opMatMul), &matmulAttrs[b2i(transX)][b2i(transY)], x, y)
 }
 
 // matmulAttrs are the four attribute values of matmul, shared by all its
 // nodes (read-only: matmul keeps nothing in them).
-var matmulAttrs = [2][2]Attrs{
+var matmulAttrs = [2][2]attrs{
 	{{}, {TransB: true}},
 	{{TransA: true}, {TransA: true, TransB: true}},
 }
@@ -125,13 +125,13 @@ func Reshape(x *Value, shape ...int) *Value {
 	if tensor.EqualShape(shape, x.Shape()) {
 		return x
 	}
-	return apply(ruleReshape, &Attrs{Shape: shape}, x, nil)
+	return apply(row(opReshape), &attrs{Shape: shape}, x, nil)
 }
 
 // Permute returns x with its axes reordered: output axis i is input axis
 // perm[i].
 func Permute(x *Value, perm ...int) *Value {
-	return apply(rulePermute, &Attrs{Perm: append([]int(nil), perm...)}, x, nil)
+	return apply(row(opPermute), &attrs{Perm: append([]int(nil), perm...)}, x, nil)
 }
 
 // Transpose swaps the last two axes of x.
@@ -153,7 +153,7 @@ func BroadcastTo(x *Value, shape ...int) *Value {
 	if tensor.EqualShape(shape, x.Shape()) {
 		return x
 	}
-	return apply(ruleBroadcastTo, &Attrs{Shape: append([]int(nil), shape...)}, x, nil)
+	return apply(row(opBroadcastTo), &attrs{Shape: append([]int(nil), shape...)}, x, nil)
 }
 
 // SumTo sums x down to shape, which must broadcast to x's shape (the
@@ -168,35 +168,35 @@ func sumTo(x *Value, shape []int) *Value {
 	}
 	at := attrsFor(x)
 	at.Shape = shape
-	return apply(ruleSumTo, at, x, nil)
+	return apply(row(opSumTo), at, x, nil)
 }
 
-func reduceAttrs(op string, x *Value, keep bool, axes []int) *Attrs {
+func reduceAttrs(op string, x *Value, keep bool, axes []int) *attrs {
 	defer rethrow()
-	return &Attrs{Axes: tensor.NormAxes(op, x.Shape(), axes), KeepDims: keep}
+	return &attrs{Axes: tensor.NormAxes(op, x.Shape(), axes), KeepDims: keep}
 }
 
 // Sum returns the sum of x over axes (all axes when none are given), with
 // the reduced axes removed.
 func Sum(x *Value, axes ...int) *Value {
-	return apply(ruleSum, reduceAttrs("sum", x, false, axes), x, nil)
+	return apply(row(opSum), reduceAttrs("sum", x, false, axes), x, nil)
 }
 
 // SumKeepDims is Sum keeping the reduced axes as size 1.
 func SumKeepDims(x *Value, axes ...int) *Value {
-	return apply(ruleSum, reduceAttrs("sum", x, true, axes), x, nil)
+	return apply(row(opSum), reduceAttrs("sum", x, true, axes), x, nil)
 }
 
 // Mean returns the mean of x over axes (all when none are given).
 func Mean(x *Value, axes ...int) *Value {
 	at := reduceAttrs("mean", x, false, axes)
-	return MulScalar(apply(ruleSum, at, x, nil), 1/float64(count(x.Shape(), at.Axes)))
+	return MulScalar(apply(row(opSum), at, x, nil), 1/float64(count(x.Shape(), at.Axes)))
 }
 
 // MeanKeepDims is Mean keeping the reduced axes as size 1.
 func MeanKeepDims(x *Value, axes ...int) *Value {
 	at := reduceAttrs("mean", x, true, axes)
-	return MulScalar(apply(ruleSum, at, x, nil), 1/float64(count(x.Shape(), at.Axes)))
+	return MulScalar(apply(row(opSum), at, x, nil), 1/float64(count(x.Shape(), at.Axes)))
 }
 
 func count(shape, axes []int) int {
@@ -211,24 +211,24 @@ func count(shape, axes []int) int {
 // several elements tie for the maximum, each receives an equal share of the
 // gradient.
 func Max(x *Value, axes ...int) *Value {
-	return apply(ruleMax, reduceAttrs("max", x, false, axes), x, nil)
+	return apply(row(opMax), reduceAttrs("max", x, false, axes), x, nil)
 }
 
 // MaxKeepDims is Max keeping the reduced axes as size 1.
 func MaxKeepDims(x *Value, axes ...int) *Value {
-	return apply(ruleMax, reduceAttrs("max", x, true, axes), x, nil)
+	return apply(row(opMax), reduceAttrs("max", x, true, axes), x, nil)
 }
 
 // Slice returns x[..., start:end, ...] along axis.
 func Slice(x *Value, axis, start, end int) *Value {
 	defer rethrow()
 	axis = tensor.NormAxis("slice", x.Shape(), axis)
-	return apply(ruleSlice, &Attrs{Axis: axis, Start: start, End: end}, x, nil)
+	return apply(row(opSlice), &attrs{Axis: axis, Start: start, End: end}, x, nil)
 }
 
 // pad places x at start along axis inside zeros of shape (Slice's transpose).
 func pad(x *Value, axis, start int, shape []int) *Value {
-	return apply(rulePad, &Attrs{Axis: axis, Start: start, Shape: shape}, x, nil)
+	return apply(row(opPad), &attrs{Axis: axis, Start: start, Shape: shape}, x, nil)
 }
 
 // Concat joins xs along axis; all other dimensions must match.
@@ -238,7 +238,7 @@ func Concat(axis int, xs ...*Value) *Value {
 		panic(shapeErr("concat", nil, "no values to concatenate"))
 	}
 	axis = tensor.NormAxis("concat", xs[0].Shape(), axis)
-	return applyN(ruleConcat, &Attrs{Axis: axis}, xs)
+	return applyN(row(opConcat), &attrs{Axis: axis}, xs)
 }
 
 // IndexSelect returns the slices of x at positions idx along axis, in order;
@@ -247,7 +247,7 @@ func Concat(axis int, xs ...*Value) *Value {
 func IndexSelect(x *Value, axis int, idx []int) *Value {
 	defer rethrow()
 	axis = tensor.NormAxis("index_select", x.Shape(), axis)
-	return apply(ruleIndexSelect, &Attrs{Axis: axis, Index: append([]int(nil), idx...)}, x, nil)
+	return apply(row(opIndexSelect), &attrs{Axis: axis, Index: append([]int(nil), idx...)}, x, nil)
 }
 
 // maskMul zeroes the elements of x whose bit in m is clear. The mask is kept
@@ -256,30 +256,30 @@ func maskMul(x *Value, m *bitMask) *Value {
 	if !tensor.EqualShape(x.Shape(), m.shape) {
 		panic(shapeErr("mask_mul", [][]int{x.Shape(), m.shape}, "mask and values differ in shape"))
 	}
-	return apply(ruleMaskMul, &Attrs{kept: m}, x, nil)
+	return apply(row(opMaskMul), &attrs{kept: m}, x, nil)
 }
 
 // indexAdd scatters x into zeros of shape at idx along axis, adding repeats.
 func indexAdd(x *Value, axis int, idx []int, shape []int) *Value {
-	return apply(ruleIndexAdd, &Attrs{Axis: axis, Index: idx, Shape: shape}, x, nil)
+	return apply(row(opIndexAdd), &attrs{Axis: axis, Index: idx, Shape: shape}, x, nil)
 }
 
 // Where returns x where mask is nonzero and y elsewhere, broadcasting all
 // three. The mask is not differentiated (make it with Greater, Equal, ...).
 func Where(mask, x, y *Value) *Value {
-	return apply(ruleWhere, &Attrs{Mask: mask.t.View()}, x, y)
+	return apply(row(opWhere), &attrs{Mask: mask.t.View()}, x, y)
 }
 
 // Softmax returns exp(x)/Σexp(x) along axis, computed stably.
 func Softmax(x *Value, axis int) *Value {
 	defer rethrow()
-	return apply(ruleSoftmax, &Attrs{Axis: tensor.NormAxis("softmax", x.Shape(), axis)}, x, nil)
+	return apply(row(opSoftmax), &attrs{Axis: tensor.NormAxis("softmax", x.Shape(), axis)}, x, nil)
 }
 
 // LogSoftmax returns x − log Σ exp(x) along axis, computed stably.
 func LogSoftmax(x *Value, axis int) *Value {
 	defer rethrow()
-	return apply(ruleLogSoftmax, &Attrs{Axis: tensor.NormAxis("log_softmax", x.Shape(), axis)}, x, nil)
+	return apply(row(opLogSoftmax), &attrs{Axis: tensor.NormAxis("log_softmax", x.Shape(), axis)}, x, nil)
 }
 
 // CrossEntropy returns the mean over the rows of logits ([N C]) of
@@ -288,7 +288,7 @@ func LogSoftmax(x *Value, axis int) *Value {
 func CrossEntropy(logits *Value, targets []int) *Value {
 	at := attrsFor(logits)
 	at.Index = append(at.Index, targets...) // a copy: the caller may reuse targets
-	return apply(ruleCrossEntropy, at, logits, nil)
+	return apply(row(opCrossEntropy), at, logits, nil)
 }
 
 // LogSumExp returns log Σ exp(x) along axis (with the axis removed),
@@ -307,7 +307,7 @@ func Astype(x *Value, d tensor.DType) *Value {
 	if x.DType() == d {
 		return x
 	}
-	return apply(ruleAstype, &Attrs{DType: d, From: x.DType()}, x, nil)
+	return apply(row(opAstype), &attrs{DType: d, From: x.DType()}, x, nil)
 }
 
 // MSE returns the mean of (x − y)².

@@ -6,9 +6,9 @@ import (
 	"github.com/adjointgo/adjoint/tensor"
 )
 
-// Attrs holds the non-tensor parameters of an op application. Each rule
+// attrs holds the non-tensor parameters of an op application. Each rule
 // reads the fields it documents; the rest stay zero.
-type Attrs struct {
+type attrs struct {
 	Axes     []int          // reductions: normalised axes
 	KeepDims bool           // reductions: keep reduced axes as size 1
 	Axis     int            // softmax, slice, concat, index_select
@@ -25,18 +25,70 @@ type Attrs struct {
 	From     tensor.DType   // astype: the operand's dtype
 	Seed     uint64         // dropout: the mask's seed (C is the drop probability)
 	Offset   uint64         // dropout: the counter of the first element
+	fn       *Func          // func: the user-defined function
+	ins      []saved        // func: its operands, saved for its VJP and JVP
 
 	edges []edge // operand edges of a variadic rule's node (see node.ins)
 	kept  any    // set by a forward kernel for its VJP; moved to the node
 }
 
-// rule is one row of the table: a primitive's forward kernel beside its VJP.
+// opcode indexes the rule table.
+type opcode uint8
+
+const (
+	opAdd opcode = iota
+	opSub
+	opMul
+	opDiv
+	opPow
+	opNeg
+	opAddScalar
+	opMulScalar
+	opPowScalar
+	opSquare
+	opExp
+	opLog
+	opSqrt
+	opAbs
+	opSign
+	opSin
+	opCos
+	opTanh
+	opSigmoid
+	opRelu
+	opReluGrad
+	opMaskMul
+	opDropout
+	opSoftplus
+	opMatMul
+	opReshape
+	opPermute
+	opBroadcastTo
+	opSumTo
+	opSum
+	opMax
+	opSlice
+	opPad
+	opConcat
+	opIndexSelect
+	opIndexAdd
+	opWhere
+	opSoftmax
+	opLogSoftmax
+	opCrossEntropy
+	opAstype
+	opFunc
+	numOps
+)
+
+// rule is one row of the table: a primitive's forward kernel beside its
+// derivative rules.
 type rule struct {
 	name string
 	// forward writes the result into dst. y is nil for unary rules.
-	forward func(dst *tensor.Tensor, at *Attrs, x, y *tensor.Tensor)
+	forward func(dst *tensor.Tensor, at *attrs, x, y *tensor.Tensor)
 	// forwardN is forward for rules with any number of operands.
-	forwardN func(dst *tensor.Tensor, at *Attrs, xs []*tensor.Tensor)
+	forwardN func(dst *tensor.Tensor, at *attrs, xs []*tensor.Tensor)
 	// saves declares which values the VJP reads, given which operands need a
 	// gradient; nil means none.
 	saves func(need [2]bool) saveMask
@@ -45,12 +97,37 @@ type rule struct {
 	// it down to the operand's shape. It is written with the differentiable
 	// ops of this package, so a recorded sweep can be differentiated again.
 	vjp func(c *vjpCtx, g *Value) []*Value
+	// jvp returns the tangent of the output from the operands' tangents ts
+	// (nil for a zero tangent), or nil for a zero tangent. Tangents carry
+	// c.b leading batch axes (0 or 1) before the primal's shape; where the
+	// op broadcasts (broadcasts is set) the engine has lifted each tangent
+	// to the output's rank, and it broadcasts the result to the output's
+	// shape, so a rule may return a tangent that only broadcasts to it.
+	// Like vjp it is written with this package's ops.
+	jvp func(c *jvpCtx, ts []*Value) *Value
 	// nondiff has bit i set when operand i is not differentiable.
 	nondiff uint8
+	// broadcasts marks element-wise rules whose operands broadcast.
+	broadcasts bool
+	// vjpOf names the row whose VJP this row exists to express ("" for a
+	// primitive users call).
+	vjpOf string
 	// reuseKept lets an Arena hand the data the rule kept in the previous
-	// step back to its forward kernel in Attrs.kept, to be overwritten.
+	// step back to its forward kernel in attrs.kept, to be overwritten.
 	reuseKept bool
 }
+
+// rows gives the engine the table's rows. The ops reach the table through
+// this interface, not by name: the rows' rules call the ops, so a direct
+// reference would make the table's initialisation depend on itself.
+var rows interface{ row(opcode) *rule } = tableRows{}
+
+type tableRows struct{}
+
+func (tableRows) row(op opcode) *rule { return &table[op] }
+
+// row returns the table's row for op.
+func row(op opcode) *rule { return rows.row(op) }
 
 func saveNone(need [2]bool) saveMask { return 0 }
 func saveOutIf(need [2]bool) saveMask {
@@ -79,12 +156,54 @@ func saveOther(need [2]bool) saveMask {
 	return m
 }
 
-func unaryFwd(op tensor.UnaryOp) func(*tensor.Tensor, *Attrs, *tensor.Tensor, *tensor.Tensor) {
-	return func(dst *tensor.Tensor, _ *Attrs, x, _ *tensor.Tensor) { dst.Apply(op, x) }
+func unaryFwd(op tensor.UnaryOp) func(*tensor.Tensor, *attrs, *tensor.Tensor, *tensor.Tensor) {
+	return func(dst *tensor.Tensor, _ *attrs, x, _ *tensor.Tensor) { dst.Apply(op, x) }
 }
 
-func binaryFwd(op tensor.BinaryOp) func(*tensor.Tensor, *Attrs, *tensor.Tensor, *tensor.Tensor) {
-	return func(dst *tensor.Tensor, _ *Attrs, x, y *tensor.Tensor) { dst.Binary(op, x, y) }
+func binaryFwd(op tensor.BinaryOp) func(*tensor.Tensor, *attrs, *tensor.Tensor, *tensor.Tensor) {
+	return func(dst *tensor.Tensor, _ *attrs, x, y *tensor.Tensor) { dst.Binary(op, x, y) }
+}
+
+// primals is what a derivative expression reads: the operands and the
+// output of the op, from a VJP (saved values) or a JVP (the forward pass).
+type primals interface {
+	in(i int) *Value
+	out() *Value
+	attrs() *attrs
+}
+
+// elementwise is the row of a unary element-wise primitive y = f(x), written
+// once as d(c, v) = v·f'(x): its VJP is d(c, g) and its JVP d(c, t) (the
+// Jacobian is diagonal, so it is its own transpose). reads says whether d
+// reads x (saveIn0) or y (saveOut), saved only when x needs a gradient.
+func elementwise(name string, op tensor.UnaryOp, reads saveMask, d func(c primals, v *Value) *Value) rule {
+	r := rule{name: name, forward: unaryFwd(op),
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(d(c, g)) },
+		jvp: func(c *jvpCtx, ts []*Value) *Value { return d(c, ts[0]) }}
+	switch reads {
+	case saveIn0:
+		r.saves = saveInIf
+	case saveOut:
+		r.saves = saveOutIf
+	}
+	return r
+}
+
+// withForward replaces r's forward kernel (for an element-wise row whose
+// kernel takes an attribute).
+func withForward(r rule, fwd func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor)) rule {
+	r.forward = fwd
+	return r
+}
+
+// linear is the row of a primitive that is linear in its single operand:
+// its JVP is the op itself applied to the tangent (lin, which adjusts the
+// attributes for batched tangents), and its VJP is its transpose.
+func linear(name string, fwd func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor),
+	lin func(c *jvpCtx, t *Value) *Value, transpose func(c *vjpCtx, g *Value) *Value) rule {
+	return rule{name: name, forward: fwd,
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(transpose(c, g)) },
+		jvp: func(c *jvpCtx, ts []*Value) *Value { return lin(c, ts[0]) }}
 }
 
 // g1 and g2 return the cotangent list of a unary and a binary rule, in a
@@ -99,36 +218,37 @@ func (c *vjpCtx) g2(a, b *Value) []*Value {
 	return c.buf[:2]
 }
 
-// The rule table. Each row is a primitive: its forward kernel and, beside
-// it, its vector-Jacobian product, what it saves and which operands it does
-// not differentiate. Composite ops (Mean, MSE, LogSumExp, Transpose, ...)
-// are built from these in ops.go. Every row is gradchecked, first and second
-// order, in rules_test.go, and TestRuleTableCovered fails for a row without a
-// case. The rows are filled in by init: they refer to the ops, which refer to
-// the rows, so they cannot be initialised statically.
-var (
-	ruleAdd, ruleSub, ruleMul, ruleDiv, rulePow, ruleNeg, ruleAddScalar, ruleMulScalar         *rule
-	rulePowScalar, ruleSquare, ruleExp, ruleLog, ruleSqrt, ruleAbs, ruleSign, ruleSin, ruleCos *rule
-	ruleTanh, ruleSigmoid, ruleRelu, ruleReluGrad, ruleMaskMul, ruleSoftplus, ruleMatMul       *rule
-	ruleReshape, rulePermute, ruleBroadcastTo, ruleSumTo, ruleSum, ruleMax, ruleSlice, rulePad *rule
-	ruleConcat, ruleIndexSelect, ruleIndexAdd, ruleWhere, ruleSoftmax, ruleLogSoftmax          *rule
-	ruleCrossEntropy, ruleAstype, ruleDropout                                                  *rule
-)
-
-func init() {
-	ruleAdd = &rule{name: "add", forward: binaryFwd(tensor.Add),
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g2(g, g) }}
-	ruleSub = &rule{name: "sub", forward: binaryFwd(tensor.Sub),
+// The rule table: one row per primitive, its forward kernel beside its VJP
+// and JVP, what it saves and which operands it does not differentiate.
+// Composite ops (Mean, MSE, LogSumExp, Transpose, ...) are built from these
+// in ops.go. Every row is checked in rules_test.go: gradcheck first and
+// second order, JVP against the VJP and against central differences,
+// float32 against float64; TestRuleTableCovered fails for a row without a
+// case.
+var table = [numOps]rule{
+	opAdd: {name: "add", forward: binaryFwd(tensor.Add), broadcasts: true,
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g2(g, g) },
+		jvp: func(c *jvpCtx, ts []*Value) *Value { return addT(ts[0], ts[1]) }},
+	opSub: {name: "sub", forward: binaryFwd(tensor.Sub), broadcasts: true,
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			var gy *Value
 			if c.need[1] {
 				gy = Neg(g)
 			}
 			return c.g2(g, gy)
-		}}
-	// mul: d(x·y) = y·dx + x·dy; saves y only if x needs a gradient and x
-	// only if y does.
-	ruleMul = &rule{name: "mul", forward: binaryFwd(tensor.Mul), saves: saveOther,
+		},
+		jvp: func(c *jvpCtx, ts []*Value) *Value {
+			if ts[1] == nil {
+				return ts[0]
+			}
+			if ts[0] == nil {
+				return Neg(ts[1])
+			}
+			return Sub(ts[0], ts[1])
+		}},
+	// mul is bilinear: d(x·y) = dx·y + x·dy; it saves y only if x needs a
+	// gradient and x only if y does.
+	opMul: {name: "mul", forward: binaryFwd(tensor.Mul), saves: saveOther, broadcasts: true,
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			var gx, gy *Value
 			if c.need[1] {
@@ -138,9 +258,10 @@ func init() {
 				gx = Mul(g, c.in(1))
 			}
 			return c.g2(gx, gy)
-		}}
-	// div: d(x/y) = dx/y − x·dy/y².
-	ruleDiv = &rule{name: "div", forward: binaryFwd(tensor.Div),
+		},
+		jvp: func(c *jvpCtx, ts []*Value) *Value { return addT(mulT(ts[0], c.in(1)), mulT(c.in(0), ts[1])) }},
+	// div: d(x/y) = dx/y − x·dy/y² = (dx − (x/y)·dy)/y.
+	opDiv: {name: "div", forward: binaryFwd(tensor.Div), broadcasts: true,
 		saves: func(need [2]bool) saveMask {
 			if need[1] {
 				return saveIn0 | saveIn1
@@ -159,115 +280,134 @@ func init() {
 				gx = Div(g, c.in(1))
 			}
 			return c.g2(gx, gy)
-		}}
+		},
+		jvp: func(c *jvpCtx, ts []*Value) *Value {
+			num := ts[0]
+			if ts[1] != nil {
+				num = subT(num, Mul(c.out(), ts[1]))
+			}
+			return Div(num, c.in(1))
+		}},
 	// pow: d(xʸ) = y·xʸ⁻¹·dx + xʸ·ln x·dy; the dy term is taken as 0 where
 	// xʸ = 0 (x = 0, y > 0), where ln x is −Inf.
-	rulePow = &rule{name: "pow", forward: binaryFwd(tensor.Pow),
+	opPow: {name: "pow", forward: binaryFwd(tensor.Pow), broadcasts: true,
 		saves: func(need [2]bool) saveMask { return saveIn0 | saveIn1 | saveOut },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			x, y, out := c.in(0), c.in(1), c.out()
 			var gx, gy *Value
 			if c.need[0] {
-				gx = Mul(g, Mul(y, Pow(x, AddScalar(y, -1))))
+				gx = Mul(g, powDx(c))
 			}
 			if c.need[1] {
-				zero := zerosLike(out)
-				isZero := Const(new(tensor.Tensor).Binary(tensor.Equal, &out.t, &zero.t))
-				safeLog := Log(Where(isZero, onesLike(x), x))
-				gy = Mul(g, Mul(out, safeLog))
+				gy = Mul(g, powDy(c))
 			}
 			return c.g2(gx, gy)
-		}}
-	ruleNeg = &rule{name: "neg", forward: unaryFwd(tensor.Neg),
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Neg(g)) }}
-	ruleAddScalar = &rule{name: "add_scalar",
-		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.Scale(x, 1, at.C) },
-		vjp:     func(c *vjpCtx, g *Value) []*Value { return c.g1(g) }}
-	ruleMulScalar = &rule{name: "mul_scalar",
-		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.Scale(x, at.C, 0) },
-		vjp:     func(c *vjpCtx, g *Value) []*Value { return c.g1(MulScalar(g, c.n.at.C)) }}
-	// pow_scalar: d(xᶜ) = c·xᶜ⁻¹·dx.
-	rulePowScalar = &rule{name: "pow_scalar", saves: saveInIf,
-		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.PowScalar(x, at.C) },
-		vjp: func(c *vjpCtx, g *Value) []*Value {
-			p := c.n.at.C
-			if p == 2 {
-				return c.g1(Mul(g, MulScalar(c.in(0), 2)))
+		},
+		jvp: func(c *jvpCtx, ts []*Value) *Value {
+			var a, b *Value
+			if ts[0] != nil {
+				a = Mul(ts[0], powDx(c))
 			}
-			return c.g1(Mul(g, MulScalar(PowScalar(c.in(0), p-1), p)))
-		}}
-	ruleSquare = &rule{name: "square", forward: unaryFwd(tensor.Square), saves: saveInIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Mul(g, MulScalar(c.in(0), 2))) }}
+			if ts[1] != nil {
+				b = Mul(ts[1], powDy(c))
+			}
+			return addT(a, b)
+		}},
+	opNeg: linear("neg", unaryFwd(tensor.Neg),
+		func(c *jvpCtx, t *Value) *Value { return Neg(t) },
+		func(c *vjpCtx, g *Value) *Value { return Neg(g) }),
+	// add_scalar: x + c has the identity as its derivative.
+	opAddScalar: {name: "add_scalar",
+		forward: func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.Scale(x, 1, at.C) },
+		vjp:     func(c *vjpCtx, g *Value) []*Value { return c.g1(g) },
+		jvp:     func(c *jvpCtx, ts []*Value) *Value { return ts[0] }},
+	opMulScalar: linear("mul_scalar",
+		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.Scale(x, at.C, 0) },
+		func(c *jvpCtx, t *Value) *Value { return MulScalar(t, c.at.C) },
+		func(c *vjpCtx, g *Value) *Value { return MulScalar(g, c.n.at.C) }),
+	// pow_scalar: d(xᶜ) = c·xᶜ⁻¹·dx.
+	opPowScalar: withForward(elementwise("pow_scalar", 0, saveIn0, func(c primals, v *Value) *Value {
+		p := c.attrs().C
+		if p == 2 {
+			return Mul(v, MulScalar(c.in(0), 2))
+		}
+		return Mul(v, MulScalar(PowScalar(c.in(0), p-1), p))
+	}), func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.PowScalar(x, at.C) }),
+	opSquare: elementwise("square", tensor.Square, saveIn0, func(c primals, v *Value) *Value { return Mul(v, MulScalar(c.in(0), 2)) }),
 	// exp saves its output: d(eˣ) = eˣ·dx.
-	ruleExp = &rule{name: "exp", forward: unaryFwd(tensor.Exp), saves: saveOutIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Mul(g, c.out())) }}
-	ruleLog = &rule{name: "log", forward: unaryFwd(tensor.Log), saves: saveInIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Div(g, c.in(0))) }}
+	opExp: elementwise("exp", tensor.Exp, saveOut, func(c primals, v *Value) *Value { return Mul(v, c.out()) }),
+	opLog: elementwise("log", tensor.Log, saveIn0, func(c primals, v *Value) *Value { return Div(v, c.in(0)) }),
 	// sqrt: d√x = dx/(2√x); at x = 0 the derivative is +Inf (documented).
-	ruleSqrt = &rule{name: "sqrt", forward: unaryFwd(tensor.Sqrt), saves: saveOutIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Div(g, MulScalar(c.out(), 2))) }}
+	opSqrt: elementwise("sqrt", tensor.Sqrt, saveOut, func(c primals, v *Value) *Value { return Div(v, MulScalar(c.out(), 2)) }),
 	// abs: d|x| = sign(x)·dx with sign(0) = 0, so abs'(0) = 0.
-	ruleAbs = &rule{name: "abs", forward: unaryFwd(tensor.Abs), saves: saveInIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Mul(g, Sign(c.in(0)))) }}
+	opAbs: elementwise("abs", tensor.Abs, saveIn0, func(c primals, v *Value) *Value { return Mul(v, Sign(c.in(0))) }),
 	// sign is piecewise constant: its derivative is 0 everywhere it exists.
-	ruleSign = &rule{name: "sign", forward: unaryFwd(tensor.Sign),
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(nil) }}
-	ruleSin = &rule{name: "sin", forward: unaryFwd(tensor.Sin), saves: saveInIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Mul(g, Cos(c.in(0)))) }}
-	ruleCos = &rule{name: "cos", forward: unaryFwd(tensor.Cos), saves: saveInIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Neg(Mul(g, Sin(c.in(0))))) }}
+	opSign: {name: "sign", forward: unaryFwd(tensor.Sign),
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(nil) },
+		jvp: func(c *jvpCtx, ts []*Value) *Value { return nil }},
+	opSin: elementwise("sin", tensor.Sin, saveIn0, func(c primals, v *Value) *Value { return Mul(v, Cos(c.in(0))) }),
+	opCos: elementwise("cos", tensor.Cos, saveIn0, func(c primals, v *Value) *Value { return Neg(Mul(v, Sin(c.in(0)))) }),
 	// tanh saves its output: d tanh x = (1 − tanh² x)·dx.
-	ruleTanh = &rule{name: "tanh", forward: unaryFwd(tensor.Tanh), saves: saveOutIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value {
-			y := c.out()
-			return c.g1(Mul(g, AddScalar(Neg(Square(y)), 1)))
-		}}
+	opTanh: elementwise("tanh", tensor.Tanh, saveOut, func(c primals, v *Value) *Value {
+		return Mul(v, AddScalar(Neg(Square(c.out())), 1))
+	}),
 	// sigmoid saves its output: dσ = σ(1 − σ)·dx.
-	ruleSigmoid = &rule{name: "sigmoid", forward: unaryFwd(tensor.Sigmoid), saves: saveOutIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value {
-			y := c.out()
-			return c.g1(Mul(g, Mul(y, AddScalar(Neg(y), 1))))
-		}}
+	opSigmoid: elementwise("sigmoid", tensor.Sigmoid, saveOut, func(c primals, v *Value) *Value {
+		y := c.out()
+		return Mul(v, Mul(y, AddScalar(Neg(y), 1)))
+	}),
+	// softplus: d ln(1+eˣ) = σ(x)·dx.
+	opSoftplus: elementwise("softplus", tensor.Softplus, saveIn0, func(c primals, v *Value) *Value { return Mul(v, Sigmoid(c.in(0))) }),
 	// relu keeps a 1-bit mask of y = relu(x) > 0, or y itself when a
 	// consumer saves y anyway (see settleRelu); relu'(0) = 0.
-	ruleRelu = &rule{name: "relu", forward: unaryFwd(tensor.Relu), saves: saveOutIf,
+	opRelu: {name: "relu", forward: unaryFwd(tensor.Relu), saves: saveOutIf,
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			if m, ok := c.n.aux.(*bitMask); ok {
 				return c.g1(maskMul(g, m))
 			}
-			return c.g1(apply(ruleReluGrad, nil, g, c.out()))
-		}}
+			return c.g1(reluGrad(g, c.out(), 0))
+		},
+		jvp: func(c *jvpCtx, ts []*Value) *Value { return reluGrad(ts[0], c.out(), c.b) }},
 	// relu_grad passes g where y > 0 and zeroes it elsewhere: relu's VJP
 	// read from its saved output y. It is linear in g; y is not
 	// differentiated (relu'' = 0).
-	ruleReluGrad = &rule{name: "relu_grad", nondiff: 1 << 1, saves: func(need [2]bool) saveMask { return saveIn1 },
-		forward: func(dst *tensor.Tensor, _ *Attrs, g, y *tensor.Tensor) { dst.ReluGrad(g, y) },
+	opReluGrad: {name: "relu_grad", vjpOf: "relu", nondiff: 1 << 1, saves: func(need [2]bool) saveMask { return saveIn1 },
+		forward: func(dst *tensor.Tensor, _ *attrs, g, y *tensor.Tensor) { dst.ReluGrad(g, y) },
 		vjp: func(c *vjpCtx, gg *Value) []*Value {
-			return c.g2(apply(ruleReluGrad, nil, gg, c.in(1)), nil)
-		}}
+			return c.g2(reluGrad(gg, c.in(1), 0), nil)
+		},
+		jvp: func(c *jvpCtx, ts []*Value) *Value { return reluGrad(ts[0], c.in(1), c.b) }},
 	// mask_mul keeps the elements of x whose bit is set and zeroes the rest:
 	// relu's VJP, applied straight from the bits. It is linear in x, so its
-	// VJP is itself.
-	ruleMaskMul = &rule{name: "mask_mul",
-		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { at.kept.(*bitMask).apply(dst, x) },
-		vjp: func(c *vjpCtx, g *Value) []*Value {
-			return c.g1(maskMul(g, c.n.aux.(*bitMask)))
-		}}
+	// VJP and its JVP are itself.
+	opMaskMul: linear("mask_mul",
+		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { at.kept.(*bitMask).apply(dst, x) },
+		func(c *jvpCtx, t *Value) *Value {
+			m := c.kept().(*bitMask)
+			if c.b == 0 {
+				return maskMul(t, m)
+			}
+			return Where(Const(m.dense(t.DType())), t, ScalarLike(t, 0))
+		},
+		func(c *vjpCtx, g *Value) *Value { return maskMul(g, c.n.aux.(*bitMask)) }),
 	// dropout multiplies x by a mask that is a pure function of (seed,
-	// offset, index) in the attributes, so it saves nothing: its VJP is
-	// dropout of g with the same mask (it is linear, so that is also its
-	// own second derivative).
-	ruleDropout = &rule{name: "dropout",
-		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.Dropout(x, at.C, at.Seed, at.Offset) },
-		vjp:     func(c *vjpCtx, g *Value) []*Value { return c.g1(apply(ruleDropout, c.n.at, g, nil)) }}
-	// softplus: d ln(1+eˣ) = σ(x)·dx.
-	ruleSoftplus = &rule{name: "softplus", forward: unaryFwd(tensor.Softplus), saves: saveInIf,
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(Mul(g, Sigmoid(c.in(0)))) }}
+	// offset, index) in the attributes, so it saves nothing: it is linear,
+	// and its VJP and JVP are dropout with the same mask.
+	opDropout: linear("dropout",
+		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.Dropout(x, at.C, at.Seed, at.Offset) },
+		func(c *jvpCtx, t *Value) *Value {
+			if c.b == 0 {
+				return apply(row(opDropout), c.at, t, nil)
+			}
+			ones := tensor.Full(t.DType(), 1, c.out().Shape()...)
+			return Mul(t, Const(ones.Dropout(ones, c.at.C, c.at.Seed, c.at.Offset)))
+		},
+		func(c *vjpCtx, g *Value) *Value { return apply(row(opDropout), c.n.at, g, nil) }),
 
-	// matmul C = op(A)·op(B): dA = G·op(B)ᵀ, dB = op(A)ᵀ·G, written as
-	// matmuls with transpose flags so no transposed copy is made.
-	ruleMatMul = &rule{name: "matmul", saves: saveOther,
-		forward: func(dst *tensor.Tensor, at *Attrs, x, y *tensor.Tensor) { dst.MatMul(x, y, at.TransA, at.TransB) },
+	// matmul C = op(A)·op(B) is bilinear: dC = op(dA)·op(B) + op(A)·op(dB);
+	// dA = G·op(B)ᵀ, dB = op(A)ᵀ·G, written as matmuls with transpose flags
+	// so no transposed copy is made.
+	opMatMul: {name: "matmul", saves: saveOther, broadcasts: true,
+		forward: func(dst *tensor.Tensor, at *attrs, x, y *tensor.Tensor) { dst.MatMul(x, y, at.TransA, at.TransB) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			ta, tb := c.n.at.TransA, c.n.at.TransB
 			var ga, gb *Value
@@ -288,68 +428,90 @@ func init() {
 				}
 			}
 			return c.g2(ga, gb)
-		}}
+		},
+		jvp: func(c *jvpCtx, ts []*Value) *Value {
+			ta, tb := c.at.TransA, c.at.TransB
+			var a, b *Value
+			if ts[0] != nil {
+				a = c.matmul(ts[0], c.in(1), ta, tb, 0)
+			}
+			if ts[1] != nil {
+				b = c.matmul(c.in(0), ts[1], ta, tb, 1)
+			}
+			return addT(a, b)
+		}},
 
-	ruleReshape = &rule{name: "reshape",
-		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { *dst = *x.Reshape(at.Shape...) },
-		vjp:     func(c *vjpCtx, g *Value) []*Value { return c.g1(Reshape(g, c.inShape(0)...)) }}
-	rulePermute = &rule{name: "permute",
-		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.Permute(x, at.Perm...) },
-		vjp: func(c *vjpCtx, g *Value) []*Value {
+	opReshape: linear("reshape",
+		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { *dst = *x.Reshape(at.Shape...) },
+		func(c *jvpCtx, t *Value) *Value { return Reshape(t, c.bshape(c.at.Shape)...) },
+		func(c *vjpCtx, g *Value) *Value { return Reshape(g, c.inShape(0)...) }),
+	opPermute: linear("permute",
+		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.Permute(x, at.Perm...) },
+		func(c *jvpCtx, t *Value) *Value { return Permute(t, c.bperm(c.at.Perm)...) },
+		func(c *vjpCtx, g *Value) *Value {
 			p := c.n.at.Perm
 			inv := make([]int, len(p))
 			for i, a := range p {
 				inv[a] = i
 			}
-			return c.g1(Permute(g, inv...))
-		}}
-	ruleBroadcastTo = &rule{name: "broadcast_to",
-		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.BroadcastTo(x, at.Shape) },
-		vjp:     func(c *vjpCtx, g *Value) []*Value { return c.g1(sumTo(g, c.inShape(0))) }}
-	ruleSumTo = &rule{name: "sum_to",
-		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.SumTo(x, at.Shape) },
-		vjp:     func(c *vjpCtx, g *Value) []*Value { return c.g1(BroadcastTo(g, c.inShape(0)...)) }}
-	ruleSum = &rule{name: "sum",
-		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) {
+			return Permute(g, inv...)
+		}),
+	opBroadcastTo: linear("broadcast_to",
+		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.BroadcastTo(x, at.Shape) },
+		func(c *jvpCtx, t *Value) *Value {
+			return BroadcastTo(c.lift(t, len(c.at.Shape)), c.bshape(c.at.Shape)...)
+		},
+		func(c *vjpCtx, g *Value) *Value { return sumTo(g, c.inShape(0)) }),
+	opSumTo: linear("sum_to",
+		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.SumTo(x, at.Shape) },
+		func(c *jvpCtx, t *Value) *Value { return c.sumTo(t, c.at.Shape) },
+		func(c *vjpCtx, g *Value) *Value { return BroadcastTo(g, c.inShape(0)...) }),
+	opSum: linear("sum",
+		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) {
 			dst.Reduce(tensor.SumReduce, x, at.KeepDims, at.Axes...)
 		},
-		vjp: func(c *vjpCtx, g *Value) []*Value {
+		func(c *jvpCtx, t *Value) *Value {
+			return apply(row(opSum), &attrs{Axes: c.baxes(c.at.Axes), KeepDims: c.at.KeepDims}, t, nil)
+		},
+		func(c *vjpCtx, g *Value) *Value {
 			in := c.inShape(0)
-			return c.g1(BroadcastTo(Reshape(g, tensor.KeepDimsShape(in, c.n.at.Axes)...), in...))
-		}}
+			return BroadcastTo(Reshape(g, tensor.KeepDimsShape(in, c.n.at.Axes)...), in...)
+		}),
 	// max over axes: the gradient goes to the maxima; k tied maxima each get
-	// 1/k of it (the symmetric subgradient).
-	ruleMax = &rule{name: "max", saves: func(need [2]bool) saveMask { return saveIn0 | saveOut },
-		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) {
+	// 1/k of it (the symmetric subgradient). The tangent is the same
+	// weighted sum of the input's tangent.
+	opMax: {name: "max", saves: func(need [2]bool) saveMask { return saveIn0 | saveOut },
+		forward: func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) {
 			dst.Reduce(tensor.MaxReduce, x, at.KeepDims, at.Axes...)
 		},
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			x, out := c.in(0), c.out()
-			in := c.inShape(0)
-			keep := tensor.KeepDimsShape(in, c.n.at.Axes)
-			m := new(tensor.Tensor).Binary(tensor.Equal, &x.t, out.t.Reshape(keep...))
-			cnt := new(tensor.Tensor).Reduce(tensor.SumReduce, m, true, c.n.at.Axes...)
-			w := Const(m.Div(m, cnt))
-			return c.g1(Mul(Reshape(g, keep...), w))
-		}}
-	ruleSlice = &rule{name: "slice",
-		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.Slice(x, at.Axis, at.Start, at.End) },
-		vjp: func(c *vjpCtx, g *Value) []*Value {
-			return c.g1(pad(g, c.n.at.Axis, c.n.at.Start, c.inShape(0)))
-		}}
+			keep := tensor.KeepDimsShape(c.inShape(0), c.n.at.Axes)
+			return c.g1(Mul(Reshape(g, keep...), maxWeights(c, c.n.at.Axes)))
+		},
+		jvp: func(c *jvpCtx, ts []*Value) *Value {
+			w := maxWeights(c, c.at.Axes)
+			return apply(row(opSum), &attrs{Axes: c.baxes(c.at.Axes), KeepDims: c.at.KeepDims}, Mul(ts[0], w), nil)
+		}},
+	opSlice: linear("slice",
+		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.Slice(x, at.Axis, at.Start, at.End) },
+		func(c *jvpCtx, t *Value) *Value { return Slice(t, c.at.Axis+c.b, c.at.Start, c.at.End) },
+		func(c *vjpCtx, g *Value) *Value { return pad(g, c.n.at.Axis, c.n.at.Start, c.inShape(0)) }),
 	// pad places x at Start along Axis in zeros of Shape: the transpose of
 	// slice (and its VJP is slice).
-	rulePad = &rule{name: "pad",
-		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) {
+	opPad: {name: "pad", vjpOf: "slice",
+		forward: func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) {
 			dst.Resize(x.DType(), at.Shape...).Zero()
 			dst.SliceAdd(x, at.Axis, at.Start)
 		},
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			at := c.n.at
 			return c.g1(Slice(g, at.Axis, at.Start, at.Start+c.inShape(0)[at.Axis]))
-		}}
-	ruleConcat = &rule{name: "concat",
-		forwardN: func(dst *tensor.Tensor, at *Attrs, xs []*tensor.Tensor) { dst.Concat(at.Axis, xs...) },
+		},
+		jvp: func(c *jvpCtx, ts []*Value) *Value {
+			return pad(ts[0], c.at.Axis+c.b, c.at.Start, c.bshape(c.at.Shape))
+		}},
+	opConcat: {name: "concat",
+		forwardN: func(dst *tensor.Tensor, at *attrs, xs []*tensor.Tensor) { dst.Concat(at.Axis, xs...) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			out := make([]*Value, len(c.n.ins()))
 			off := 0
@@ -361,28 +523,40 @@ func init() {
 				off += w
 			}
 			return out
-		}}
+		},
+		jvp: func(c *jvpCtx, ts []*Value) *Value {
+			parts := make([]*Value, len(ts))
+			for i, t := range ts {
+				if t == nil {
+					t = Const(tensor.New(c.out().DType(), c.bshape(c.in(i).Shape())...))
+				}
+				parts[i] = t
+			}
+			return Concat(c.at.Axis+c.b, parts...)
+		}},
 	// index_select gathers slices; its VJP scatters them back, adding where
 	// an index repeats (the embedding and weight-tying case).
-	ruleIndexSelect = &rule{name: "index_select",
-		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.IndexSelect(x, at.Axis, at.Index) },
-		vjp: func(c *vjpCtx, g *Value) []*Value {
-			return c.g1(indexAdd(g, c.n.at.Axis, c.n.at.Index, c.inShape(0)))
-		}}
-	ruleIndexAdd = &rule{name: "index_add",
-		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) {
+	opIndexSelect: linear("index_select",
+		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.IndexSelect(x, at.Axis, at.Index) },
+		func(c *jvpCtx, t *Value) *Value { return IndexSelect(t, c.at.Axis+c.b, c.at.Index) },
+		func(c *vjpCtx, g *Value) *Value { return indexAdd(g, c.n.at.Axis, c.n.at.Index, c.inShape(0)) }),
+	opIndexAdd: {name: "index_add", vjpOf: "index_select",
+		forward: func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) {
 			dst.Resize(x.DType(), at.Shape...).Zero()
 			dst.IndexAdd(x, at.Axis, at.Index)
 		},
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(IndexSelect(g, c.n.at.Axis, c.n.at.Index)) }}
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(IndexSelect(g, c.n.at.Axis, c.n.at.Index)) },
+		jvp: func(c *jvpCtx, ts []*Value) *Value {
+			return indexAdd(ts[0], c.at.Axis+c.b, c.at.Index, c.bshape(c.at.Shape))
+		}},
 	// where selects x where the mask is nonzero and y elsewhere; the mask is
-	// an attribute, not differentiable.
-	ruleWhere = &rule{name: "where",
-		forward: func(dst *tensor.Tensor, at *Attrs, x, y *tensor.Tensor) { dst.Where(at.Mask, x, y) },
+	// an attribute, not differentiable. It is linear in (x, y).
+	opWhere: {name: "where", broadcasts: true,
+		forward: func(dst *tensor.Tensor, at *attrs, x, y *tensor.Tensor) { dst.Where(at.Mask, x, y) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			mask := Const(c.n.at.Mask)
 			var gx, gy *Value
-			zero := zerosLike(g)
+			zero := ScalarLike(g, 0)
 			if c.need[0] {
 				gx = Where(mask, g, zero)
 			}
@@ -390,33 +564,55 @@ func init() {
 				gy = Where(mask, zero, g)
 			}
 			return c.g2(gx, gy)
-		}}
-	// softmax saves its output y: dx = y ⊙ (g − Σ g⊙y).
-	ruleSoftmax = &rule{name: "softmax", saves: saveOutIf,
-		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.Softmax(x, at.Axis, false) },
+		},
+		jvp: func(c *jvpCtx, ts []*Value) *Value {
+			tx, ty := ts[0], ts[1]
+			if tx == nil {
+				tx = ScalarLike(c.out(), 0)
+			}
+			if ty == nil {
+				ty = ScalarLike(c.out(), 0)
+			}
+			return Where(Const(c.at.Mask), tx, ty)
+		}},
+	// softmax saves its output y: dx = y ⊙ (g − Σ g⊙y), self-adjoint.
+	opSoftmax: {name: "softmax", saves: saveOutIf,
+		forward: func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.Softmax(x, at.Axis, false) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			y := c.out()
-			s := SumKeepDims(Mul(g, y), c.n.at.Axis)
-			return c.g1(Mul(y, Sub(g, s)))
-		}}
-	// log_softmax saves its output y: dx = g − eʸ ⊙ Σ g.
-	ruleLogSoftmax = &rule{name: "log_softmax", saves: saveOutIf,
-		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.Softmax(x, at.Axis, true) },
+			return c.g1(Mul(y, Sub(g, SumKeepDims(Mul(g, y), c.n.at.Axis))))
+		},
+		jvp: func(c *jvpCtx, ts []*Value) *Value {
+			y, t := c.out(), ts[0]
+			return Mul(y, Sub(t, SumKeepDims(Mul(t, y), c.at.Axis+c.b)))
+		}},
+	// log_softmax saves its output y: dx = g − eʸ ⊙ Σ g; the tangent is
+	// t − Σ eʸ⊙t.
+	opLogSoftmax: {name: "log_softmax", saves: saveOutIf,
+		forward: func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.Softmax(x, at.Axis, true) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			y := c.out()
 			return c.g1(Sub(g, Mul(Exp(y), SumKeepDims(g, c.n.at.Axis))))
-		}}
+		},
+		jvp: func(c *jvpCtx, ts []*Value) *Value {
+			t := ts[0]
+			return Sub(t, SumKeepDims(Mul(t, Exp(c.out())), c.at.Axis+c.b))
+		}},
 	// astype converts between float32 and float64; its VJP converts the
 	// cotangent back to the operand's dtype (kept in the attributes).
-	ruleAstype = &rule{name: "astype",
-		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) { dst.CopyFrom(x.Astype(at.DType)) },
-		vjp:     func(c *vjpCtx, g *Value) []*Value { return c.g1(Astype(g, c.n.at.From)) }}
+	opAstype: linear("astype",
+		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.CopyFrom(x.Astype(at.DType)) },
+		func(c *jvpCtx, t *Value) *Value { return Astype(t, c.at.DType) },
+		func(c *vjpCtx, g *Value) *Value { return Astype(g, c.n.at.From) }),
 	// cross_entropy from logits, fused with log-softmax: it keeps only the
 	// softmax p (N×C) and its VJP is (p − onehot)·g/N. When the sweep is
 	// recorded, p is re-attached to the graph as the output of a softmax
-	// node over the same logits, so the second derivative is exact too.
-	ruleCrossEntropy = &rule{name: "cross_entropy", reuseKept: true,
-		forward: func(dst *tensor.Tensor, at *Attrs, x, _ *tensor.Tensor) {
+	// node over the same logits, so the second derivative is exact too. Its
+	// JVP is Σ (p − onehot)⊙t / N; in forward mode the node also keeps p's
+	// tangent, so that a sweep through it carries tangents
+	// (forward-over-reverse).
+	opCrossEntropy: {name: "cross_entropy", reuseKept: true,
+		forward: func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) {
 			probs, _ := at.kept.(*tensor.Tensor)
 			if probs == nil {
 				probs = new(tensor.Tensor)
@@ -427,17 +623,113 @@ func init() {
 			at.kept = probs
 		},
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			if !c.create { // nothing is recorded: write (p − onehot)·g/N directly
-				return c.g1(c.crossEntropyGrad(c.n.aux.(*tensor.Tensor), c.n.at.Index, g))
+			probs := c.n.aux.(*tensor.Tensor)
+			if !c.create && c.n.auxTan == nil && g.tan == nil { // nothing recorded or carried: write (p − onehot)·g/N directly
+				return c.g1(c.crossEntropyGrad(probs, c.n.at.Index, g))
 			}
-			p := c.reattach(ruleSoftmax, &Attrs{Axis: 1}, Const(c.n.aux.(*tensor.Tensor)))
+			var p *Value
+			if c.create {
+				p = c.reattach(row(opSoftmax), &attrs{Axis: 1}, Const(probs))
+			} else {
+				p = c.constant(probs)
+			}
+			if c.n.auxTan != nil {
+				p.tan, p.lvl = c.n.auxTan, c.n.auxLvl
+			}
 			n := p.Shape()[0]
-			oh := tensor.New(p.DType(), p.Shape()...)
-			for i, y := range c.n.at.Index {
-				oh.SetFlat(i*p.Shape()[1]+y, 1)
+			return c.g1(Mul(Sub(p, Const(onehot(p.DType(), p.Shape(), c.n.at.Index))), MulScalar(g, 1/float64(n))))
+		},
+		jvp: func(c *jvpCtx, ts []*Value) *Value {
+			probs := c.kept().(*tensor.Tensor)
+			p := Const(probs)
+			t := ts[0]
+			if c.n != nil { // recorded: keep p's tangent p⊙(t − Σ p⊙t) for the sweep
+				c.n.auxTan = Mul(p, Sub(t, SumKeepDims(Mul(t, p), 1+c.b)))
+				c.n.auxLvl = c.lvl
 			}
-			return c.g1(Mul(Sub(p, Const(oh)), MulScalar(g, 1/float64(n))))
-		}}
+			d := Const(onehot(probs.DType(), probs.Shape(), c.at.Index))
+			d = Sub(p, d)
+			n := probs.Shape()[0]
+			return MulScalar(Sum(Mul(t, d), c.b, c.b+1), 1/float64(n))
+		}},
+	// func is a user-defined function (see Func): its forward, VJP and JVP
+	// are the user's.
+	opFunc: {name: "func",
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.funcVJP(g) },
+		jvp: func(c *jvpCtx, ts []*Value) *Value { return c.funcJVP(ts) }},
+}
+
+// powDx is ∂xʸ/∂x = y·xʸ⁻¹.
+func powDx(c primals) *Value {
+	y := c.in(1)
+	return Mul(y, Pow(c.in(0), AddScalar(y, -1)))
+}
+
+// powDy is ∂xʸ/∂y = xʸ·ln x, taken as 0 where xʸ = 0.
+func powDy(c primals) *Value {
+	x, out := c.in(0), c.out()
+	isZero := Const(new(tensor.Tensor).Binary(tensor.Equal, &out.t, tensor.Scalar(out.DType(), 0)))
+	safeLog := Log(Where(isZero, ScalarLike(x, 1), x))
+	return Mul(out, safeLog)
+}
+
+// maxWeights returns, in x's shape, 1/k at each of the k maxima of x over
+// axes (where x equals the reduced output) and 0 elsewhere: a constant.
+func maxWeights(c primals, axes []int) *Value {
+	x, out := c.in(0), c.out()
+	keep := tensor.KeepDimsShape(x.Shape(), axes)
+	m := new(tensor.Tensor).Binary(tensor.Equal, &x.t, out.t.Reshape(keep...))
+	cnt := new(tensor.Tensor).Reduce(tensor.SumReduce, m, true, axes...)
+	return Const(m.Div(m, cnt))
+}
+
+// reluGrad passes g where y > 0 and zeroes it elsewhere. g carries b
+// leading batch axes that y does not have (relu_grad's kernel needs equal
+// shapes, so a batched tangent takes the select instead).
+func reluGrad(g, y *Value, b int) *Value {
+	if b == 0 {
+		return apply(row(opReluGrad), nil, g, y)
+	}
+	pos := Const(new(tensor.Tensor).Binary(tensor.Greater, &y.t, tensor.Scalar(y.DType(), 0)))
+	return Where(pos, g, ScalarLike(g, 0))
+}
+
+// addT, subT and mulT combine tangents and cotangents, where nil is a
+// symbolic zero: no work and no allocation for it.
+func addT(a, b *Value) *Value {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return Add(a, b)
+}
+
+func subT(a, b *Value) *Value {
+	switch {
+	case b == nil:
+		return a
+	case a == nil:
+		return Neg(b)
+	}
+	return Sub(a, b)
+}
+
+func mulT(a, b *Value) *Value {
+	if a == nil || b == nil {
+		return nil
+	}
+	return Mul(a, b)
+}
+
+// onehot returns zeros of shape [N C] with a 1 at (i, targets[i]).
+func onehot(d tensor.DType, shape []int, targets []int) *tensor.Tensor {
+	oh := tensor.New(d, shape...)
+	for i, y := range targets {
+		oh.SetFlat(i*shape[1]+y, 1)
+	}
+	return oh
 }
 
 // crossEntropyGrad returns (p − onehot(targets))·g/N, cross-entropy's VJP
@@ -465,7 +757,7 @@ func (c *vjpCtx) crossEntropyGrad(p *tensor.Tensor, targets []int, g *Value) *Va
 // reattach records out as the result of rule r applied to this node's
 // operand 0 (same input edge), saving out; it lets a fused rule expose an
 // intermediate it kept (softmax's p) differentiably.
-func (c *vjpCtx) reattach(r *rule, at *Attrs, out *Value) *Value {
+func (c *vjpCtx) reattach(r *rule, at *attrs, out *Value) *Value {
 	v := &Value{requires: true}
 	v.t = out.t
 	n := &node{rule: r, at: at}
@@ -478,11 +770,11 @@ func (c *vjpCtx) reattach(r *rule, at *Attrs, out *Value) *Value {
 
 // allRules lists every row of the table, for the completeness test.
 func allRules() []*rule {
-	return []*rule{ruleAdd, ruleSub, ruleMul, ruleDiv, rulePow, ruleNeg, ruleAddScalar, ruleMulScalar,
-		rulePowScalar, ruleSquare, ruleExp, ruleLog, ruleSqrt, ruleAbs, ruleSign, ruleSin, ruleCos, ruleTanh,
-		ruleSigmoid, ruleRelu, ruleReluGrad, ruleMaskMul, ruleSoftplus, ruleMatMul, ruleReshape, rulePermute, ruleBroadcastTo, ruleSumTo,
-		ruleSum, ruleMax, ruleSlice, rulePad, ruleConcat, ruleIndexSelect, ruleIndexAdd, ruleWhere, ruleSoftmax,
-		ruleLogSoftmax, ruleCrossEntropy, ruleAstype, ruleDropout}
+	out := make([]*rule, numOps)
+	for i := range out {
+		out[i] = row(opcode(i))
+	}
+	return out
 }
 
 // bitMask is ReLU's saved state: one bit per element, set where the output
@@ -503,7 +795,7 @@ type bitMask struct {
 // modification instead of using a mask of the wrong data.
 func settleRelu(v *Value, consumerSaves bool) {
 	n := v.n
-	if n == nil || n.rule != ruleRelu || !n.tentative {
+	if n == nil || n.rule != row(opRelu) || !n.tentative {
 		return
 	}
 	n.tentative = false
@@ -520,7 +812,7 @@ func settleRelu(v *Value, consumerSaves bool) {
 // ReLU node saves v again (it costs nothing more now) and drops the mask.
 func shareReluOutput(v *Value) {
 	n := v.n
-	if n == nil || n.rule != ruleRelu {
+	if n == nil || n.rule != row(opRelu) {
 		return
 	}
 	if m, ok := n.aux.(*bitMask); ok && m.version == v.t.Version() {
@@ -598,4 +890,18 @@ func (m *bitMask) apply(dst, x *tensor.Tensor) {
 			d[j] = math.Float64frombits(math.Float64bits(s[j]) & keep)
 		}
 	}
+}
+
+// dense returns the mask as a tensor of ones (bit set) and zeros.
+func (m *bitMask) dense(d tensor.DType) *tensor.Tensor {
+	t := tensor.New(d, m.shape...)
+	for w, word := range m.bits {
+		for j := 0; word != 0; j++ {
+			if word&1 != 0 {
+				t.SetFlat(w<<6+j, 1)
+			}
+			word >>= 1
+		}
+	}
+	return t
 }

@@ -162,6 +162,7 @@ func ruleCases() []ruleCase {
 			return ad.CrossEntropy(x, []int{1})
 		}), smooth: true},
 	)
+	bin("func", logAddExp.Apply2, nil) // a user-defined function is a row too
 	return cs
 }
 
@@ -291,7 +292,7 @@ func TestAstype(t *testing.T) {
 	// second order through the conversion: f = Σ x², H·v = 2v
 	x2 := ad.Var(tensor.FromFloat32([]float32{1, 2, 3}, 3))
 	f := ad.Sum(ad.Square(ad.Astype(x2, tensor.Float64)))
-	hv, err := ad.HVP(f, []*ad.Value{x2}, []*ad.Value{ad.Const(tensor.FromFloat32([]float32{1, -1, 0.5}, 3))})
+	hv, err := ad.HVPReverse(f, []*ad.Value{x2}, []*ad.Value{ad.Const(tensor.FromFloat32([]float32{1, -1, 0.5}, 3))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,3 +310,36 @@ func TestAstype(t *testing.T) {
 		t.Fatalf("mixed dtypes: %v", err)
 	}
 }
+
+// logAddExp is a user-defined function: log(eˣ + eʸ) computed without
+// overflow, with its own VJP and JVP, both from ∂/∂x = eˣ⁻ᶻ, ∂/∂y = eʸ⁻ᶻ
+// (z the output).
+var logAddExp = userFunc{&ad.Func{
+	Name: "logaddexp",
+	Forward: func(xs []*ad.Value) *ad.Value {
+		x, y := xs[0], xs[1]
+		m := ad.Where(ad.Greater(x, y), x, y)
+		return ad.Add(m, ad.Log(ad.Add(ad.Exp(ad.Sub(x, m)), ad.Exp(ad.Sub(y, m)))))
+	},
+	VJP: func(xs []*ad.Value, z, g *ad.Value) []*ad.Value {
+		return []*ad.Value{ad.Mul(g, ad.Exp(ad.Sub(xs[0], z))), ad.Mul(g, ad.Exp(ad.Sub(xs[1], z)))}
+	},
+	JVP: func(xs []*ad.Value, z *ad.Value, ts []*ad.Value) *ad.Value {
+		var out *ad.Value
+		for i, t := range ts {
+			if t != nil {
+				term := ad.Mul(t, ad.Exp(ad.Sub(xs[i], z)))
+				if out == nil {
+					out = term
+				} else {
+					out = ad.Add(out, term)
+				}
+			}
+		}
+		return out
+	},
+}}
+
+type userFunc struct{ *ad.Func }
+
+func (f userFunc) Apply2(x, y *ad.Value) *ad.Value { return f.Apply(x, y) }

@@ -19,6 +19,9 @@ type Value struct {
 	owned    bool       // a backward sweep holds the only reference to its storage
 	gs       *leafState // gradient buffer: of a Var, or of a non-leaf after RetainGrad
 	slot     *recorded  // the arena slot holding this value, or nil (see Arena)
+	tan      *Value     // forward mode: the tangent carried beside the value, nil for zero
+	lvl      *level     // the forward-mode evaluation tan belongs to
+	orig     *Value     // a copy without tangent (strip): the value it stands for
 }
 
 // isVar reports whether v is a leaf that requires a gradient.
@@ -55,22 +58,37 @@ func Scalar(x float64) *Value { return Const(tensor.Scalar(tensor.Float64, x)) }
 // Tensor returns the value's data. Writing into it in place (Set, Fill, an
 // optimizer update) bumps its version; a backward pass that needs the old data
 // then fails with ErrModifiedInPlace instead of computing a wrong gradient.
-func (v *Value) Tensor() *tensor.Tensor { return &v.t }
+func (v *Value) Tensor() *tensor.Tensor {
+	v.check("tensor")
+	return &v.t
+}
 
 // Shape returns the dimensions of the value.
-func (v *Value) Shape() []int { return v.t.Shape() }
+func (v *Value) Shape() []int {
+	v.check("shape")
+	return v.t.Shape()
+}
 
 // DType returns the element type.
 func (v *Value) DType() tensor.DType { return v.t.DType() }
 
 // Item returns the single element of a one-element value as float64.
-func (v *Value) Item() float64 { return v.t.Item() }
+func (v *Value) Item() float64 {
+	v.check("item")
+	return v.t.Item()
+}
 
 // Data returns a float64 copy of the elements in row-major order.
-func (v *Value) Data() []float64 { return v.t.Data() }
+func (v *Value) Data() []float64 {
+	v.check("data")
+	return v.t.Data()
+}
 
 // String formats the value for debugging.
-func (v *Value) String() string { return v.t.String() }
+func (v *Value) String() string {
+	v.check("string")
+	return v.t.String()
+}
 
 // RequiresGrad reports whether gradients flow to this value.
 func (v *Value) RequiresGrad() bool { return v.requires }
@@ -108,6 +126,7 @@ func (v *Value) Grad() *tensor.Tensor {
 // GradValue is Grad as a Value; after a Backward with CreateGraph it is part
 // of a graph and can be differentiated again.
 func (v *Value) GradValue() *Value {
+	v.check("grad")
 	s := v.state()
 	if s == nil {
 		return nil
@@ -189,6 +208,10 @@ func (s *leafState) accumulate(g *Value, createGraph bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.grad == nil {
+		if g.tan != nil { // forward-over-reverse: the gradient keeps its tangent
+			s.grad = g
+			return
+		}
 		if g.slot != nil && !createGraph {
 			s.adoptArena(g)
 			return
@@ -215,7 +238,7 @@ func (s *leafState) accumulate(g *Value, createGraph bool) {
 		s.grad = g
 		return
 	}
-	if createGraph {
+	if createGraph || s.grad.tan != nil || g.tan != nil {
 		s.grad = Add(s.grad, g)
 		return
 	}

@@ -1,0 +1,201 @@
+package ad
+
+import (
+	"fmt"
+
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// Func is a differentiable function that the user defines with its own
+// derivative rules: for a fused kernel, a numerically better gradient than
+// the composition gives (a stable logaddexp), an estimator that is not a
+// derivative at all (straight-through), or an adjoint computed by solving a
+// system instead of differentiating iterations.
+//
+// Forward computes the output from the operands. It runs on detached copies
+// of them: nothing it does is recorded, and the op is recorded once, as a
+// single node whose derivatives are VJP and JVP.
+//
+// VJP returns, for the cotangent g of the output, one cotangent per
+// operand, each of its operand's shape (or a shape that broadcasts to the
+// output, summed down to the operand by the engine) and dtype, or nil for a
+// zero one. It receives the operands xs and the output y as values; writing
+// it with this package's ops makes it differentiable, so second derivatives
+// (HVP, Hessian, double backward) work through the function too.
+//
+// JVP, optional, returns the tangent of the output from the operands'
+// tangents ts (nil for a zero tangent), or nil for a zero result; tangents
+// may carry a leading batch axis (Jacobian and Hessian push many directions
+// at once): write it with broadcasting ops, or check len(ts[i].Shape()).
+// Without JVP, forward mode derives it from VJP by the transpose trick (the
+// VJP is linear in g, so differentiating ⟨VJP(g), t⟩ with respect to g
+// gives J·t): one extra recorded VJP and one reverse sweep per direction.
+//
+// A VJP that returns the wrong number of cotangents, one of the wrong shape
+// or dtype, or that panics, makes Backward and Grad return an error wrapping
+// ErrFunc that names the function. gradcheck.CheckFunc checks a Func's rules
+// against finite differences and against each other.
+type Func struct {
+	Name    string
+	Forward func(xs []*Value) *Value
+	VJP     func(xs []*Value, y, g *Value) []*Value
+	JVP     func(xs []*Value, y *Value, ts []*Value) *Value
+}
+
+// Apply applies f to xs: the output, recorded as one node when an operand
+// requires a gradient, with a tangent when an operand carries one.
+func (f *Func) Apply(xs ...*Value) *Value {
+	name := f.Name
+	if name == "" {
+		name = "func"
+	}
+	if f.Forward == nil || f.VJP == nil {
+		panic(&Error{Op: name, Err: ErrFunc, Msg: "Forward and VJP must both be set"})
+	}
+	if len(xs) == 0 {
+		panic(&Error{Op: name, Err: ErrFunc, Msg: "no operands"})
+	}
+	req, tan := false, false
+	det := make([]*Value, len(xs))
+	for i, x := range xs {
+		x.check(name)
+		req = req || x.requires
+		tan = tan || x.tan != nil
+		det[i] = &Value{}
+		det[i].t = *x.t.View()
+	}
+	var y *Value
+	callUser(name, "Forward", func() { y = f.Forward(det) })
+	if y == nil {
+		panic(&Error{Op: name, Err: ErrFunc, Msg: "Forward returned nil"})
+	}
+	out := &Value{}
+	out.t = *y.t.View()
+	at := &attrs{fn: f}
+	var n *node
+	if req {
+		n = &node{rule: row(opFunc), at: at, nin: manyEdges}
+		at.edges = make([]edge, len(xs))
+		at.ins = make([]saved, len(xs))
+		for i, x := range xs {
+			at.edges[i] = edgeTo(x)
+			at.ins[i] = saved{v: x, version: x.t.Version()}
+			settleRelu(x, true)
+			shareReluOutput(x)
+		}
+		out.n, out.requires = n, true
+		n.save(2, out)
+	}
+	if tan {
+		propagate(row(opFunc), at, out, n, levelOf(name, xs...), xs)
+	}
+	return out
+}
+
+// callUser runs user code and turns a panic in it into an *Error wrapping
+// ErrFunc (keeping a module error's own cause inspectable).
+func callUser(name, what string, f func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok {
+				panic(&Error{Op: name, Err: fmt.Errorf("%w: %s: %w", ErrFunc, what, e)})
+			}
+			panic(&Error{Op: name, Err: ErrFunc, Msg: fmt.Sprintf("%s panicked: %v", what, r)})
+		}
+	}()
+	f()
+}
+
+func (n *node) name() string {
+	if n.at != nil && n.at.fn != nil && n.at.fn.Name != "" {
+		return n.at.fn.Name
+	}
+	return n.rule.name
+}
+
+// funcVJP runs a Func's VJP and checks what it returns.
+func (c *vjpCtx) funcVJP(g *Value) []*Value {
+	f := c.n.at.fn
+	name := c.n.name()
+	xs := make([]*Value, len(c.n.at.ins))
+	for i := range xs {
+		xs[i] = c.savedValue(&c.n.at.ins[i])
+	}
+	var gs []*Value
+	callUser(name, "VJP", func() { gs = f.VJP(xs, c.out(), g) })
+	if len(gs) != len(xs) {
+		panic(&Error{Op: name, Err: ErrFunc, Msg: fmt.Sprintf("VJP returned %d cotangents for %d operands", len(gs), len(xs))})
+	}
+	for i, gi := range gs {
+		if gi == nil || !c.need[i] {
+			gs[i] = nil
+			continue
+		}
+		in := xs[i].Shape()
+		if !tensor.EqualShape(gi.Shape(), in) && !tensor.CanBroadcastTo(in, gi.Shape()) {
+			panic(&Error{Op: name, Err: ErrFunc, Msg: fmt.Sprintf("VJP returned a cotangent of shape %v for operand %d of shape %v", gi.Shape(), i, in)})
+		}
+		if gi.DType() != xs[i].DType() {
+			panic(&Error{Op: name, Err: ErrFunc, Msg: fmt.Sprintf("VJP returned a %s cotangent for the %s operand %d", gi.DType(), xs[i].DType(), i)})
+		}
+	}
+	return gs
+}
+
+// funcJVP runs a Func's JVP, or derives it from its VJP by the transpose
+// trick when it has none.
+func (c *jvpCtx) funcJVP(ts []*Value) *Value {
+	f := c.at.fn
+	name := f.Name
+	if f.JVP != nil {
+		var t *Value
+		callUser(name, "JVP", func() { t = f.JVP(c.xs, c.y, ts) })
+		return t
+	}
+	if c.b == 0 {
+		return c.transposeVJP(ts)
+	}
+	// One direction at a time: the transpose trick sweeps once per direction.
+	parts := make([]*Value, c.lvl.batch)
+	for k := range parts {
+		tk := make([]*Value, len(ts))
+		for i, t := range ts {
+			if t != nil {
+				tk[i] = Reshape(Slice(t, 0, k, k+1), c.xs[i].Shape()...)
+			}
+		}
+		p := c.transposeVJP(tk)
+		if p == nil {
+			p = Const(tensor.New(c.y.DType(), c.y.Shape()...))
+		}
+		parts[k] = Reshape(p, append([]int{1}, c.y.Shape()...)...)
+	}
+	return Concat(0, parts...)
+}
+
+// transposeVJP returns J·t as the gradient, with respect to g, of
+// ⟨VJP(g), t⟩ (the VJP is linear in g).
+func (c *jvpCtx) transposeVJP(ts []*Value) *Value {
+	f := c.at.fn
+	u := Var(tensor.New(c.y.DType(), c.y.Shape()...))
+	var gs []*Value
+	callUser(f.Name, "VJP", func() { gs = f.VJP(c.xs, c.y, u) })
+	if len(gs) != len(ts) {
+		panic(&Error{Op: f.Name, Err: ErrFunc, Msg: fmt.Sprintf("VJP returned %d cotangents for %d operands", len(gs), len(ts))})
+	}
+	var dot *Value
+	for i, t := range ts {
+		if t == nil || gs[i] == nil {
+			continue
+		}
+		dot = addT(dot, Sum(Mul(sumTo(gs[i], c.xs[i].Shape()), t)))
+	}
+	if dot == nil || !dot.requires {
+		return nil
+	}
+	g, err := Grad(dot, u)
+	if err != nil {
+		panic(&Error{Op: f.Name, Err: fmt.Errorf("%w: forward mode by the transpose trick: %w", ErrFunc, err)})
+	}
+	return g[0]
+}

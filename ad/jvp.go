@@ -1,0 +1,209 @@
+package ad
+
+import (
+	"fmt"
+
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// level is one forward-mode evaluation (one JVP, Jacobian or HVP call):
+// the tangents it carries beside the primals. batch is the number of
+// directions pushed through at once: 0 for one tangent of the primal's
+// shape, B for tangents of shape [B, primal shape...].
+type level struct {
+	batch int
+}
+
+// jvpCtx is what a JVP rule sees: the op's attributes, its operands and
+// output without their tangents, and the batch layout of the tangents.
+type jvpCtx struct {
+	at  *attrs
+	xs  []*Value // operands, tangents stripped
+	y   *Value   // the output (its tangent not yet set)
+	n   *node    // the recorded node, or nil when nothing was recorded
+	lvl *level
+	b   int // leading batch axes of the tangents: 0 or 1
+	buf [2]*Value
+}
+
+func (c *jvpCtx) in(i int) *Value { return c.xs[i] }
+func (c *jvpCtx) out() *Value     { return c.y }
+func (c *jvpCtx) attrs() *attrs   { return c.at }
+
+// kept returns what the forward kernel kept for the VJP (moved to the node
+// when one was recorded).
+func (c *jvpCtx) kept() any {
+	if c.n != nil {
+		return c.n.aux
+	}
+	return c.at.kept
+}
+
+// bshape returns shape with the tangents' batch axis in front.
+func (c *jvpCtx) bshape(shape []int) []int {
+	if c.b == 0 {
+		return shape
+	}
+	return append([]int{c.lvl.batch}, shape...)
+}
+
+// baxes shifts normalised axes past the batch axis.
+func (c *jvpCtx) baxes(axes []int) []int {
+	if c.b == 0 {
+		return axes
+	}
+	out := make([]int, len(axes))
+	for i, a := range axes {
+		out[i] = a + c.b
+	}
+	return out
+}
+
+// bperm extends a permutation to keep the batch axis in front.
+func (c *jvpCtx) bperm(p []int) []int {
+	if c.b == 0 {
+		return p
+	}
+	out := make([]int, len(p)+1)
+	for i, a := range p {
+		out[i+1] = a + 1
+	}
+	return out
+}
+
+// lift gives a batched tangent of a primal of lower rank than rank the
+// size-1 axes that make it broadcast like its primal: [B s...] becomes
+// [B 1... s...] (NumPy broadcasting aligns shapes at the right, so the
+// batch axis would otherwise meet a primal axis).
+func (c *jvpCtx) lift(t *Value, rank int) *Value {
+	r := len(t.Shape()) - c.b
+	if c.b == 0 || r >= rank {
+		return t
+	}
+	shape := make([]int, 0, rank+1)
+	shape = append(shape, c.lvl.batch)
+	for range rank - r {
+		shape = append(shape, 1)
+	}
+	return Reshape(t, append(shape, t.Shape()[1:]...)...)
+}
+
+// sumTo sums a batched tangent down to [B shape...].
+func (c *jvpCtx) sumTo(t *Value, shape []int) *Value {
+	if c.b == 0 {
+		return sumTo(t, shape)
+	}
+	r := len(t.Shape()) - 1
+	lifted := make([]int, 0, r+1)
+	lifted = append(lifted, c.lvl.batch)
+	for range r - len(shape) {
+		lifted = append(lifted, 1)
+	}
+	lifted = append(lifted, shape...)
+	return Reshape(sumTo(t, lifted), c.bshape(shape)...)
+}
+
+// matmul returns op(a)·op(b) where the operand tangent (a when which is 0,
+// b when 1) is batched. A batched right operand against a single matrix is
+// turned into one product instead of one per batch element: the columns of
+// all the directions side by side.
+func (c *jvpCtx) matmul(a, b *Value, ta, tb bool, which int) *Value {
+	if c.b == 1 && which == 1 && len(a.Shape()) == 2 && len(b.Shape()) == 3 && !tb {
+		s := b.Shape() // [B k n]
+		bn, k, n := s[0], s[1], s[2]
+		if n == 1 { // B vectors: (op(A)·v)ᵀ for all v at once is V·op(A)ᵀ
+			return Reshape(MatMulT(Reshape(b, bn, k), a, false, !ta), bn, -1, 1)
+		}
+		cols := Reshape(Permute(b, 1, 0, 2), k, bn*n) // [k B·n]
+		return Permute(Reshape(MatMulT(a, cols, ta, false), -1, bn, n), 1, 0, 2)
+	}
+	if c.b == 1 && which == 0 && len(a.Shape()) == 3 && len(b.Shape()) == 2 && !ta {
+		s := a.Shape() // [B m k]: one product of B·m rows
+		return Reshape(MatMulT(Reshape(a, s[0]*s[1], s[2]), b, false, tb), s[0], s[1], -1)
+	}
+	return MatMulT(a, b, ta, tb)
+}
+
+// strip returns v without its tangent: what a JVP rule computes with, so
+// that its own ops do not carry the tangents of this level again. A Var
+// keeps its identity for the reverse mode through the copy's orig.
+func strip(v *Value) *Value {
+	if v == nil || v.tan == nil {
+		return v
+	}
+	c := &Value{n: v.n, requires: v.requires, gs: v.gs, slot: v.slot, orig: v.leaf()}
+	c.t = v.t
+	return c
+}
+
+// leaf returns the Value that stands for v as a graph leaf: v itself, or
+// the original a stripped copy was made from.
+func (v *Value) leaf() *Value {
+	if v.orig != nil {
+		return v.orig
+	}
+	return v
+}
+
+// levelOf returns the forward-mode level of the operands' tangents, or nil
+// when none has one. Tangents of two different levels (a JVP inside
+// another's function) are refused: nested forward mode is not supported.
+func levelOf(op string, xs ...*Value) *level {
+	var l *level
+	for _, x := range xs {
+		if x == nil || x.tan == nil {
+			continue
+		}
+		if l != nil && x.lvl != l {
+			panic(&Error{Op: op, Err: ErrNested, Msg: "operands carry tangents of two different forward-mode evaluations (a JVP inside the function of another); nested forward mode is not supported: use HVP for second order"})
+		}
+		l = x.lvl
+	}
+	return l
+}
+
+// propagate computes out's tangent from the operands' tangents by the
+// rule's JVP. n is the node recorded for out, or nil.
+func propagate(r *rule, at *attrs, out *Value, n *node, lvl *level, xs []*Value) {
+	if r.jvp == nil {
+		panic(&Error{Op: r.name, Err: ErrNoJVP, Msg: "this op has no forward-mode rule"})
+	}
+	c := &jvpCtx{at: at, y: out, n: n, lvl: lvl}
+	if lvl.batch > 0 {
+		c.b = 1
+	}
+	var ts, ps []*Value
+	if len(xs) <= 2 {
+		ts, ps = c.buf[:0], make([]*Value, 0, 2)
+	} else {
+		ts, ps = make([]*Value, 0, len(xs)), make([]*Value, 0, len(xs))
+	}
+	rank := len(out.Shape())
+	for i, x := range xs {
+		t := x.tan
+		if r.nondiff&(1<<i) != 0 {
+			t = nil
+		}
+		if t != nil && r.broadcasts {
+			t = c.lift(t, rank)
+		}
+		ts = append(ts, t)
+		ps = append(ps, strip(x))
+	}
+	c.xs = ps
+	t := r.jvp(c, ts)
+	if t == nil {
+		return
+	}
+	want := c.bshape(out.Shape())
+	if !tensor.EqualShape(t.Shape(), want) {
+		if !tensor.CanBroadcastTo(t.Shape(), want) {
+			panic(&Error{Op: r.name, Err: ErrShape, Msg: fmt.Sprintf("forward-mode rule returned a tangent of shape %v for an output of shape %v", t.Shape(), want)})
+		}
+		t = BroadcastTo(t, want...)
+	}
+	if t.DType() != out.DType() {
+		panic(&Error{Op: r.name, Err: ErrDType, Msg: fmt.Sprintf("forward-mode rule returned a %s tangent for a %s output", t.DType(), out.DType())})
+	}
+	out.tan, out.lvl = t, lvl
+}
