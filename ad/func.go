@@ -25,8 +25,8 @@ import (
 //
 // JVP, optional, returns the tangent of the output from the operands'
 // tangents ts (nil for a zero tangent), or nil for a zero result; tangents
-// may carry a leading batch axis (Jacobian and Hessian push many directions
-// at once): write it with broadcasting ops, or check len(ts[i].Shape()).
+// have their operands' shapes (Jacobian and Hessian, which push many
+// directions at once, call it once per direction).
 // Without JVP, forward mode derives it from VJP by the transpose trick (the
 // VJP is linear in g, so differentiating ⟨VJP(g), t⟩ with respect to g
 // gives J·t): one extra recorded VJP and one reverse sweep per direction.
@@ -143,19 +143,13 @@ func (c *vjpCtx) funcVJP(g *Value) []*Value {
 }
 
 // funcJVP runs a Func's JVP, or derives it from its VJP by the transpose
-// trick when it has none.
+// trick when it has none. Batched tangents (Jacobian, Hessian) go through
+// one direction at a time, so the user's rule always sees tangents of its
+// operands' shapes.
 func (c *jvpCtx) funcJVP(ts []*Value) *Value {
-	f := c.at.fn
-	name := f.Name
-	if f.JVP != nil {
-		var t *Value
-		callUser(name, "JVP", func() { t = f.JVP(c.xs, c.y, ts) })
-		return t
-	}
 	if c.b == 0 {
-		return c.transposeVJP(ts)
+		return c.funcJVP1(ts)
 	}
-	// One direction at a time: the transpose trick sweeps once per direction.
 	parts := make([]*Value, c.lvl.batch)
 	for k := range parts {
 		tk := make([]*Value, len(ts))
@@ -164,13 +158,27 @@ func (c *jvpCtx) funcJVP(ts []*Value) *Value {
 				tk[i] = Reshape(Slice(t, 0, k, k+1), c.xs[i].Shape()...)
 			}
 		}
-		p := c.transposeVJP(tk)
+		p := c.funcJVP1(tk)
 		if p == nil {
 			p = Const(tensor.New(c.y.DType(), c.y.Shape()...))
 		}
 		parts[k] = Reshape(p, append([]int{1}, c.y.Shape()...)...)
 	}
 	return Concat(0, parts...)
+}
+
+// funcJVP1 is funcJVP for one direction.
+func (c *jvpCtx) funcJVP1(ts []*Value) *Value {
+	f := c.at.fn
+	if f.JVP == nil {
+		return c.transposeVJP(ts)
+	}
+	var t *Value
+	callUser(f.Name, "JVP", func() { t = f.JVP(c.xs, c.y, ts) })
+	if t != nil && !tensor.CanBroadcastTo(t.Shape(), c.y.Shape()) {
+		panic(&Error{Op: f.Name, Err: ErrFunc, Msg: fmt.Sprintf("JVP returned a tangent of shape %v for an output of shape %v", t.Shape(), c.y.Shape())})
+	}
+	return t
 }
 
 // transposeVJP returns J·t as the gradient, with respect to g, of

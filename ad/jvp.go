@@ -191,6 +191,13 @@ func propagate(r *rule, at *attrs, out *Value, n *node, lvl *level, xs []*Value)
 		ps = append(ps, strip(x))
 	}
 	c.xs = ps
+	none := true
+	for _, t := range ts {
+		none = none && t == nil
+	}
+	if none { // only non-differentiable operands carry tangents
+		return
+	}
 	t := r.jvp(c, ts)
 	if t == nil {
 		return
