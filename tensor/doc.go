@@ -19,8 +19,16 @@
 //
 // A zero Tensor (or one of another shape) is resized, reusing its storage
 // when the capacity suffices, so a caller that keeps destinations across
-// iterations allocates nothing in steady state. The destination may alias an
-// operand only where a method says so (elementwise kernels allow it).
+// iterations allocates nothing in steady state.
+//
+// The destination may be an operand (or share its storage, as a View or
+// Reshape does) only in the elementwise kernels, and there only when that
+// operand has the output's shape: t.Add(t, g) and t.Apply(Exp, t) are fine.
+// Everywhere else (matrix products, permutations, slices, gathers,
+// reductions, and an operand that is broadcast) the kernel would read what
+// it has already overwritten, so it panics with a *ShapeError wrapping
+// ErrAlias instead, before it touches the destination. The check compares
+// pointers and allocates nothing.
 //
 // Each kernel is written once as a generic function over the element type and
 // instantiated for float32 and float64; the dtype switch happens once per call,
@@ -37,10 +45,12 @@
 // # Errors
 //
 // Shape and dtype mistakes are programmer errors. Kernels panic with a
-// *ShapeError (which wraps ErrShape or ErrDType) naming the operation and the
-// shapes involved; they never fail with an index out of range from inside a
-// loop. Package ad turns these into errors that callers inspect with
-// errors.Is and errors.As.
+// *ShapeError naming the operation and the shapes involved, which wraps one
+// of the sentinels ErrShape, ErrDType, ErrAlias or ErrUnknownOp; they never
+// fail with an index out of range from inside a loop. Package ad turns these
+// into errors that callers inspect with errors.Is and errors.As, and ad.Try
+// recovers them. The sentinels are made with internal/errs, like those of
+// every package of the module.
 //
 // # Version counters
 //

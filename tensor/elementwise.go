@@ -89,8 +89,13 @@ func (op UnaryOp) String() string {
 	return fmt.Sprintf("UnaryOp(%d)", uint8(op))
 }
 
-// Apply sets t = op(x) elementwise and returns t. t may be x.
+// Apply sets t = op(x) elementwise and returns t. t may be x. An op that is
+// none of the constants above panics with a *ShapeError wrapping
+// ErrUnknownOp.
 func (t *Tensor) Apply(op UnaryOp, x *Tensor) *Tensor {
+	if int(op) >= len(unaryNames) {
+		panic(unknownOp("apply", op.String(), "Neg … Recip"))
+	}
 	if t != x {
 		t.resize(x.dtype, x.shape)
 	} else {
@@ -188,7 +193,7 @@ func unary[T Float](op UnaryOp, dst, x []T) {
 			dst[i] = 1 / v
 		}
 	default:
-		panic("tensor: unknown unary op " + op.String())
+		panic(unknownOp("apply", op.String(), "Neg … Recip"))
 	}
 }
 
@@ -306,9 +311,15 @@ func (op BinaryOp) String() string {
 	return fmt.Sprintf("BinaryOp(%d)", uint8(op))
 }
 
-// Binary sets t = op(a, b) with NumPy broadcasting and returns t. t may alias a
-// or b only when it already has the broadcast shape.
+// Binary sets t = op(a, b) with NumPy broadcasting and returns t. t may be a
+// or b (or share its storage) only when that operand already has the
+// broadcast shape; otherwise it panics with a *ShapeError wrapping ErrAlias.
+// An op that is none of the constants above panics with a *ShapeError
+// wrapping ErrUnknownOp.
 func (t *Tensor) Binary(op BinaryOp, a, b *Tensor) *Tensor {
+	if int(op) >= len(binaryNames) {
+		panic(unknownOp("binary", op.String(), "Add … Equal"))
+	}
 	d := a.dtype
 	if b.dtype != d {
 		sameDType(op.String(), a, b) // panics with the message
@@ -329,10 +340,9 @@ func (t *Tensor) Binary(op BinaryOp, a, b *Tensor) *Tensor {
 	var ob, ba, bb stridesBuf
 	out := shapeBuf(&ob, max(len(a.shape), len(b.shape)))
 	out = broadcastInto(out, op.String(), a.shape, b.shape)
+	t.noBroadcastAlias(op.String(), "operand a", a, out)
+	t.noBroadcastAlias(op.String(), "operand b", b, out)
 	if t == a || t == b {
-		if !EqualShape(t.shape, out) {
-			panic(&ShapeError{Op: op.String(), Shapes: [][]int{a.shape, b.shape}, Msg: "destination aliases an operand that is broadcast; use a fresh destination"})
-		}
 		t.BumpVersion()
 	} else {
 		t.resizeCopy(d, out)
@@ -428,7 +438,7 @@ func binaryStrided[T Float](op BinaryOp, dst, a, b []T, n, da, db int) {
 		case Equal:
 			r = b2f[T](x == y)
 		default:
-			panic("tensor: unknown binary op " + op.String())
+			panic(unknownOp("binary", op.String(), "Add … Equal"))
 		}
 		dst[i] = r
 		ia += da
@@ -445,10 +455,14 @@ func b2f[T Float](c bool) T {
 
 // Where sets t[i] = a[i] where mask[i] ≠ 0 and b[i] elsewhere, broadcasting all
 // three to a common shape, and returns t. mask has the operands' dtype and is
-// typically the output of a comparison. t must not alias an operand.
+// typically the output of a comparison. As with Binary, t may be an operand
+// only when that operand already has the broadcast shape.
 func (t *Tensor) Where(mask, a, b *Tensor) *Tensor {
 	d := sameDType("where", mask, a, b)
 	out := BroadcastShapes("where", BroadcastShapes("where", mask.shape, a.shape), b.shape)
+	t.noBroadcastAlias("where", "the mask", mask, out)
+	t.noBroadcastAlias("where", "operand a", a, out)
+	t.noBroadcastAlias("where", "operand b", b, out)
 	t.resize(d, out)
 	sm, sa, sb := bstrides(mask.shape, out), bstrides(a.shape, out), bstrides(b.shape, out)
 	if d == Float32 {

@@ -1,27 +1,42 @@
 package tensor
 
 import (
-	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/adjointgo/adjoint/internal/errs"
 )
 
-// ErrShape is wrapped by every error about incompatible shapes, axes or
-// indices.
-var ErrShape = errors.New("shape mismatch")
-
-// ErrDType is wrapped by every error about mixing float32 and float64.
-var ErrDType = errors.New("dtype mismatch")
+// Sentinel errors. Every error this package panics with is a *ShapeError
+// wrapping one of them, so callers (or ad.Try) can test with errors.Is.
+var (
+	// ErrShape is wrapped by every error about incompatible shapes, axes or
+	// indices.
+	ErrShape = errs.New("shape mismatch")
+	// ErrDType is wrapped by every error about mixing float32 and float64.
+	ErrDType = errs.New("dtype mismatch")
+	// ErrAlias is wrapped by every error about a destination that shares
+	// storage with an operand it cannot be computed in place from: any
+	// operand of a matrix product, movement or reduction, or an operand
+	// that an elementwise kernel broadcasts. Use a fresh destination.
+	ErrAlias = errs.New("destination overlaps an operand")
+	// ErrUnknownOp is wrapped by the error about a UnaryOp or BinaryOp value
+	// that names no operation.
+	ErrUnknownOp = errs.New("unknown op")
+)
 
 // ShapeError describes a bad shape, axis, index or dtype given to an
-// operation. Kernels panic with a *ShapeError; package ad recovers and
-// re-panics it as its own error type, and ad.Try turns it into a returned
-// error.
+// operation, a destination that overlaps an operand, or an unknown op code.
+// Kernels panic with a *ShapeError; package ad recovers and re-panics it as
+// its own error type, and ad.Try turns it into a returned error.
 type ShapeError struct {
 	Op     string  // the operation, e.g. "matmul"
 	Shapes [][]int // the operand shapes involved
 	Msg    string  // what is wrong and, where possible, what would fit
 	DType  bool    // true when the problem is mixed dtypes (wraps ErrDType)
+	// Err is the sentinel wrapped when it is neither ErrShape nor ErrDType
+	// (ErrAlias, ErrUnknownOp); nil means ErrShape, or ErrDType if DType.
+	Err error
 }
 
 // Error formats the error as "op: [2 3] × [4 5]: msg".
@@ -44,9 +59,12 @@ func (e *ShapeError) Error() string {
 	return b.String()
 }
 
-// Unwrap returns ErrShape or ErrDType.
+// Unwrap returns the sentinel: Err when set, else ErrDType or ErrShape.
 func (e *ShapeError) Unwrap() error {
-	if e.DType {
+	switch {
+	case e.Err != nil:
+		return e.Err
+	case e.DType:
 		return ErrDType
 	}
 	return ErrShape
@@ -74,4 +92,39 @@ func sameDType(op string, ts ...*Tensor) DType {
 		}
 	}
 	return d
+}
+
+// noAlias panics with an ErrAlias *ShapeError when t is x or shares its
+// storage: for the kernels that read x while they write t in another
+// order. what names x in the message ("the operand", "b").
+func (t *Tensor) noAlias(op, what string, x *Tensor) {
+	if t == x || t.SameStorage(x) {
+		panic(aliasError(op, what, x.shape, "which it reads while it writes the destination"))
+	}
+}
+
+// noBroadcastAlias panics with an ErrAlias *ShapeError when t overlaps the
+// operand x of an elementwise kernel with output shape out and the kernel
+// cannot run in place: x is broadcast (its elements are read more than once,
+// or out of step with the destination's), or x is t itself with a shape other
+// than out (writing t would change the operand's shape). An operand of the
+// output's shape may be the destination: t.Add(t, g) stays allowed.
+func (t *Tensor) noBroadcastAlias(op, what string, x *Tensor, out []int) {
+	if t == x || t.SameStorage(x) {
+		if t == x && !EqualShape(x.shape, out) || t != x && Size(x.shape) != Size(out) {
+			out := append([]int(nil), out...) // so that a stack buffer stays there
+			panic(aliasError(op, what, x.shape, "which is broadcast to "+shapeString(out)))
+		}
+	}
+}
+
+func aliasError(op, what string, shape []int, why string) *ShapeError {
+	return &ShapeError{Op: op, Shapes: [][]int{shape}, Err: ErrAlias,
+		Msg: fmt.Sprintf("the destination shares storage with %s, %s; use a fresh destination (new(tensor.Tensor) or a buffer of its own)", what, why)}
+}
+
+// unknownOp is the error of an op code that names no operation.
+func unknownOp(op, code, valid string) *ShapeError {
+	return &ShapeError{Op: op, Err: ErrUnknownOp,
+		Msg: fmt.Sprintf("%s is not an operation (use one of the constants %s)", code, valid)}
 }

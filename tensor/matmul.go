@@ -46,11 +46,15 @@ func matMulShape(buf *stridesBuf, a, b []int, transA, transB bool) []int {
 
 // MatMul sets t = op(a)·op(b) and returns t, where op(x) is x, or x with its
 // last two axes swapped when the corresponding flag is set (no transposed copy
-// is made). Leading batch dimensions broadcast. t must not alias a or b.
+// is made). Leading batch dimensions broadcast. t must not be a or b or share
+// their storage (it panics with a *ShapeError wrapping ErrAlias).
 func (t *Tensor) MatMul(a, b *Tensor, transA, transB bool) *Tensor {
 	d := sameDType("matmul", a, b)
 	var shp stridesBuf
-	t.resizeCopy(d, matMulShape(&shp, a.shape, b.shape, transA, transB))
+	shape := matMulShape(&shp, a.shape, b.shape, transA, transB)
+	t.noAlias("matmul", "operand a", a)
+	t.noAlias("matmul", "operand b", b)
+	t.resizeCopy(d, shape)
 	out := t.shape
 	r := len(out)
 	m, n := out[r-2], out[r-1]

@@ -17,9 +17,11 @@ func CheckPerm(op string, shape, perm []int) {
 }
 
 // Permute sets t to x with its axes reordered (output axis i is input axis
-// perm[i]) and returns t. t must not alias x.
+// perm[i]) and returns t. t must not be x or share its storage (it panics
+// with a *ShapeError wrapping ErrAlias).
 func (t *Tensor) Permute(x *Tensor, perm ...int) *Tensor {
 	CheckPerm("permute", x.shape, perm)
+	t.noAlias("permute", "the operand", x)
 	out := make([]int, len(perm))
 	src := bstrides(x.shape, x.shape)
 	// bstrides gives 0 for size-1 axes, which is fine for reading them.
@@ -57,12 +59,13 @@ func NormAxis(op string, shape []int, axis int) int {
 }
 
 // Slice sets t to x[..., start:end, ...] along axis and returns t. t must not
-// alias x.
+// be x or share its storage (it panics with a *ShapeError wrapping ErrAlias).
 func (t *Tensor) Slice(x *Tensor, axis, start, end int) *Tensor {
 	axis = NormAxis("slice", x.shape, axis)
 	if start < 0 || end < start || end > x.shape[axis] {
 		panic(&ShapeError{Op: "slice", Shapes: [][]int{x.shape}, Msg: fmt.Sprintf("range [%d:%d] invalid for axis %d of size %d", start, end, axis, x.shape[axis])})
 	}
+	t.noAlias("slice", "the operand", x)
 	out := append([]int(nil), x.shape...)
 	out[axis] = end - start
 	t.resize(x.dtype, out)
@@ -80,7 +83,9 @@ func (t *Tensor) Slice(x *Tensor, axis, start, end int) *Tensor {
 }
 
 // SliceAdd adds g into t[..., start:end, ...] along axis (the transpose of
-// Slice) and returns t. t must have g's shape except along axis.
+// Slice) and returns t. t must have g's shape except along axis. g may share
+// t's storage only when it has t's whole shape (t.SliceAdd(t, axis, 0)
+// doubles t).
 func (t *Tensor) SliceAdd(g *Tensor, axis, start int) *Tensor {
 	sameDType("slice_add", t, g)
 	axis = NormAxis("slice_add", t.shape, axis)
@@ -92,6 +97,9 @@ func (t *Tensor) SliceAdd(g *Tensor, axis, start int) *Tensor {
 	}
 	if !ok {
 		panic(&ShapeError{Op: "slice_add", Shapes: [][]int{t.shape, g.shape}, Msg: fmt.Sprintf("block at %d along axis %d does not fit", start, axis)})
+	}
+	if !EqualShape(t.shape, g.shape) {
+		t.noAlias("slice_add", "the block added", g)
 	}
 	t.BumpVersion()
 	outer, mid, inner := split(t.shape, axis)
@@ -110,7 +118,8 @@ func (t *Tensor) SliceAdd(g *Tensor, axis, start int) *Tensor {
 func addTo[T Float](dst, x []T) { vecAdd(dst[:len(x)], dst[:len(x)], x) }
 
 // Concat sets t to the concatenation of xs along axis and returns t. All xs
-// must share dtype and every dimension but axis.
+// must share dtype and every dimension but axis, and t must not be one of them
+// or share its storage (it panics with a *ShapeError wrapping ErrAlias).
 func (t *Tensor) Concat(axis int, xs ...*Tensor) *Tensor {
 	if len(xs) == 0 {
 		panic(&ShapeError{Op: "concat", Msg: "no tensors to concatenate"})
@@ -132,6 +141,9 @@ func (t *Tensor) Concat(axis int, xs ...*Tensor) *Tensor {
 			panic(&ShapeError{Op: "concat", Shapes: shapes, Msg: fmt.Sprintf("all dimensions except axis %d must match", axis)})
 		}
 		out[axis] += x.shape[axis]
+	}
+	for _, x := range xs {
+		t.noAlias("concat", "an operand", x)
 	}
 	t.resize(d, out)
 	outer, _, inner := split(out, axis)
@@ -162,9 +174,12 @@ func checkIndices(op string, shape []int, axis int, idx []int) {
 
 // IndexSelect sets t to the slices of x at positions idx along axis (rows of
 // an embedding table when axis is 0), in order, repeats allowed, and returns t.
+// t must not be x or share its storage (it panics with a *ShapeError wrapping
+// ErrAlias).
 func (t *Tensor) IndexSelect(x *Tensor, axis int, idx []int) *Tensor {
 	axis = NormAxis("index_select", x.shape, axis)
 	checkIndices("index_select", x.shape, axis, idx)
+	t.noAlias("index_select", "the operand", x)
 	out := append([]int(nil), x.shape...)
 	out[axis] = len(idx)
 	t.resize(x.dtype, out)
@@ -184,7 +199,9 @@ func (t *Tensor) IndexSelect(x *Tensor, axis int, idx []int) *Tensor {
 }
 
 // IndexAdd adds the slices of g into t at positions idx along axis (the
-// transpose of IndexSelect: repeated indices accumulate) and returns t.
+// transpose of IndexSelect: repeated indices accumulate) and returns t. g must
+// not be t or share its storage (it panics with a *ShapeError wrapping
+// ErrAlias).
 func (t *Tensor) IndexAdd(g *Tensor, axis int, idx []int) *Tensor {
 	sameDType("index_add", t, g)
 	axis = NormAxis("index_add", t.shape, axis)
@@ -194,6 +211,7 @@ func (t *Tensor) IndexAdd(g *Tensor, axis int, idx []int) *Tensor {
 	if !EqualShape(want, g.shape) {
 		panic(&ShapeError{Op: "index_add", Shapes: [][]int{t.shape, g.shape}, Msg: fmt.Sprintf("source must have shape %v", want)})
 	}
+	t.noAlias("index_add", "the slices added", g)
 	t.BumpVersion()
 	outer, mid, inner := split(t.shape, axis)
 	for o := 0; o < outer; o++ {

@@ -71,13 +71,15 @@ const (
 // Reduce sets t to the reduction of x over axes (all axes when none are
 // given) and returns t. With keepDims the reduced axes stay as size 1;
 // otherwise they are removed. Reducing an empty axis gives 0 for a sum and
-// −Inf for a max. t must not alias x.
+// −Inf for a max. t must not be x or share its storage (it panics with a
+// *ShapeError wrapping ErrAlias).
 func (t *Tensor) Reduce(op ReduceOp, x *Tensor, keepDims bool, axes ...int) *Tensor {
 	name := "sum"
 	if op == MaxReduce {
 		name = "max"
 	}
 	ax := NormAxes(name, x.shape, axes)
+	t.noAlias(name, "the operand", x)
 	keep := KeepDimsShape(x.shape, ax)
 	t.resize(x.dtype, keep)
 	if x.dtype == Float32 {
@@ -92,11 +94,13 @@ func (t *Tensor) Reduce(op ReduceOp, x *Tensor, keepDims bool, axes ...int) *Ten
 }
 
 // SumTo sets t to x summed down to shape (the inverse of broadcasting x from
-// shape) and returns t. shape must broadcast to x's shape.
+// shape) and returns t. shape must broadcast to x's shape, and t must not be
+// x or share its storage (it panics with a *ShapeError wrapping ErrAlias).
 func (t *Tensor) SumTo(x *Tensor, shape []int) *Tensor {
 	if !CanBroadcastTo(shape, x.shape) {
 		panic(&ShapeError{Op: "sum_to", Shapes: [][]int{x.shape, shape}, Msg: "target shape does not broadcast to the source"})
 	}
+	t.noAlias("sum_to", "the operand", x)
 	off := len(x.shape) - len(shape)
 	var kb stridesBuf
 	keep := shapeBuf(&kb, len(x.shape))
@@ -171,11 +175,13 @@ func maxNaN[T Float](a, b T) T {
 	return a
 }
 
-// BroadcastTo sets t to x broadcast to shape and returns t.
+// BroadcastTo sets t to x broadcast to shape and returns t. t may be x (or
+// share its storage) only when x already has the target shape.
 func (t *Tensor) BroadcastTo(x *Tensor, shape []int) *Tensor {
 	if !CanBroadcastTo(x.shape, shape) {
 		panic(&ShapeError{Op: "broadcast_to", Shapes: [][]int{x.shape, shape}, Msg: "each dimension must match or be 1"})
 	}
+	t.noBroadcastAlias("broadcast_to", "the operand", x, shape)
 	shape = append([]int(nil), shape...)
 	t.resize(x.dtype, shape)
 	sx := bstrides(x.shape, shape)

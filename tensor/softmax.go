@@ -55,7 +55,9 @@ func softmax[T Float](dst, x []T, outer, mid, inner int, log bool) {
 
 // CrossEntropy computes the mean over the rows of logits (shape [N C]) of
 // −log softmax(logits)[i, targets[i]], writes softmax(logits) into probs
-// (resized to [N C]) and returns the loss. Targets must lie in 0..C−1.
+// (resized to [N C]) and returns the loss. Targets must lie in 0..C−1, and
+// probs must not be logits or share its storage (it panics with a
+// *ShapeError wrapping ErrAlias).
 func CrossEntropy(probs, logits *Tensor, targets []int) float64 {
 	if len(logits.shape) != 2 {
 		panic(&ShapeError{Op: "cross_entropy", Shapes: [][]int{logits.shape}, Msg: "logits must be [batch classes]"})
@@ -69,6 +71,7 @@ func CrossEntropy(probs, logits *Tensor, targets []int) float64 {
 			panic(&ShapeError{Op: "cross_entropy", Shapes: [][]int{logits.shape}, Msg: fmt.Sprintf("target %d (row %d) out of range 0..%d", y, i, c-1)})
 		}
 	}
+	probs.noAlias("cross_entropy", "the logits", logits)
 	probs.resize(logits.dtype, logits.shape)
 	if logits.dtype == Float32 {
 		return crossEntropy(probs.f32, logits.f32, targets, n, c)
