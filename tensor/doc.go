@@ -52,6 +52,13 @@
 // recovers them. The sentinels are made with internal/errs, like those of
 // every package of the module.
 //
+// # Threads
+//
+// Matrix products and elementwise loops over 2¹⁷ elements or more are split
+// across goroutines, by default as many as GOMAXPROCS. SetThreads changes
+// the number for the whole program (1 keeps every kernel on the calling
+// goroutine, 0 goes back to the default) and Threads reports it.
+//
 // # Version counters
 //
 // Every in-place write through this package (Set, Fill, CopyFrom, the

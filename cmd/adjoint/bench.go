@@ -10,6 +10,7 @@ import (
 
 	"github.com/adjointgo/adjoint/cmd/adjoint/internal/trainbench"
 	"github.com/adjointgo/adjoint/internal/gemm"
+	"github.com/adjointgo/adjoint/tensor"
 )
 
 func init() {
@@ -49,7 +50,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	setThreads(*threads)
 	if !*tsv {
-		fmt.Fprintf(stdout, "training step, float32, %d thread(s), kernels: %s\n", gemm.Threads(), gemm.KernelName())
+		fmt.Fprintf(stdout, "training step, float32, %d thread(s), kernels: %s\n", tensor.Threads(), gemm.KernelName())
 		fmt.Fprintf(stdout, "%-3s %-40s %12s %12s %14s %12s\n", "", "MLP", "ms/step", "allocs/step", "MiB alloc/step", "MiB saved")
 	}
 	for _, w := range ws {

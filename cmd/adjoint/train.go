@@ -14,7 +14,6 @@ import (
 
 	"github.com/adjointgo/adjoint/ad"
 	"github.com/adjointgo/adjoint/datasets"
-	"github.com/adjointgo/adjoint/internal/gemm"
 	"github.com/adjointgo/adjoint/nn"
 	"github.com/adjointgo/adjoint/optim"
 	"github.com/adjointgo/adjoint/tensor"
@@ -157,12 +156,13 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// setThreads applies --threads to the scheduler and the matrix kernels.
+// setThreads applies --threads to the scheduler and to the kernels of
+// package tensor (matrix products and large elementwise loops).
 func setThreads(n int) {
 	if n > 0 {
 		runtime.GOMAXPROCS(n)
 	}
-	gemm.SetThreads(n)
+	tensor.SetThreads(n)
 }
 
 // modelMetadata is what eval needs to rebuild the model and the split.
