@@ -2,6 +2,7 @@ package ad_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -165,50 +166,176 @@ func BenchmarkMLPStep(b *testing.B) {
 	}
 }
 
-// BenchmarkHVP compares a Hessian-vector product of the MLP B loss (with
-// respect to all weights, reverse-over-reverse through the fused
-// cross-entropy) with one gradient of the same loss, and reports the ratio.
-func BenchmarkHVP(b *testing.B) {
+// mlpB is the MLP B loss of the engine benchmarks: 784-512-512-10 with
+// biases, ReLU, fused cross-entropy, batch 128, float32. Its parameters are
+// Vars (params) and, for the functional transforms, constants (consts).
+type mlpB struct {
+	ws, bs         []*tensor.Tensor
+	x              *tensor.Tensor
+	y              []int
+	params, consts []*ad.Value
+}
+
+func newMLPB() *mlpB {
 	sizes, batch := []int{784, 512, 512, 10}, 128
 	r := rand.New(rand.NewPCG(3, 3))
-	var ws, vs []*ad.Value
+	m := &mlpB{x: randn(r, 1, batch, sizes[0]), y: make([]int, batch)}
 	for i := 0; i+1 < len(sizes); i++ {
-		ws = append(ws, ad.Var(randn(r, 0.05, sizes[i], sizes[i+1])))
-		vs = append(vs, ad.Const(randn(r, 1, sizes[i], sizes[i+1])))
+		m.ws = append(m.ws, randn(r, 1/math.Sqrt(float64(sizes[i])), sizes[i], sizes[i+1]))
+		m.bs = append(m.bs, randn(r, 0.01, sizes[i+1]))
 	}
-	x := ad.Const(randn(r, 1, batch, sizes[0]))
-	y := make([]int, batch)
-	for i := range y {
-		y[i] = i % 10
+	for i := range m.y {
+		m.y[i] = i % 10
 	}
-	loss := func() *ad.Value {
-		h := x
-		for i, w := range ws {
-			h = ad.MatMul(h, w)
-			if i+1 < len(ws) {
-				h = ad.Tanh(h) // smooth, so the Hessian is not piecewise zero
-			}
+	for i := range m.ws {
+		m.params = append(m.params, ad.Var(m.ws[i]), ad.Var(m.bs[i]))
+		m.consts = append(m.consts, ad.Const(m.ws[i]), ad.Const(m.bs[i]))
+	}
+	return m
+}
+
+// loss is the network's loss on the input x with the parameters ps
+// (weight, bias, weight, bias, ...).
+func (m *mlpB) loss(x *ad.Value, ps []*ad.Value) *ad.Value {
+	h := x
+	for i := 0; i < len(ps); i += 2 {
+		h = ad.Add(ad.MatMul(h, ps[i]), ps[i+1])
+		if i+2 < len(ps) {
+			h = ad.Relu(h)
 		}
-		return ad.CrossEntropy(h, y)
 	}
-	var grad, hvp float64
-	b.Run("grad", func(b *testing.B) {
+	return ad.CrossEntropy(h, m.y)
+}
+
+// lossOfInput is the loss as a function of the input batch alone.
+func (m *mlpB) lossOfInput(xs []*ad.Value) *ad.Value { return m.loss(xs[0], m.consts) }
+
+// BenchmarkForward/B is the MLP B loss alone, nothing recorded: the
+// baseline of BenchmarkJVP.
+func BenchmarkForward(b *testing.B) {
+	m := newMLPB()
+	b.Run("B", func(b *testing.B) {
+		x := ad.Const(m.x)
 		for range b.N {
-			if _, err := ad.Grad(loss(), ws...); err != nil {
+			m.loss(x, m.consts)
+		}
+	})
+}
+
+// BenchmarkJVP/B is the loss and its directional derivative along a
+// tangent of the input batch, in one forward pass (forward mode).
+func BenchmarkJVP(b *testing.B) {
+	m := newMLPB()
+	v := randn(rand.New(rand.NewPCG(4, 4)), 1, m.x.Shape()...)
+	b.Run("B", func(b *testing.B) {
+		for range b.N {
+			if _, _, err := ad.JVP(m.lossOfInput, []*tensor.Tensor{m.x}, []*tensor.Tensor{v}); err != nil {
 				b.Fatal(err)
 			}
 		}
-		grad = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 	})
-	b.Run("hvp", func(b *testing.B) {
+}
+
+// BenchmarkGrad/B is one gradient of the loss with respect to the
+// parameters (the training gradient): the baseline of BenchmarkHVP.
+func BenchmarkGrad(b *testing.B) {
+	m := newMLPB()
+	b.Run("B", func(b *testing.B) {
+		x := ad.Const(m.x)
 		for range b.N {
-			if _, err := ad.HVPReverse(loss(), ws, vs); err != nil {
+			if _, err := ad.Grad(m.loss(x, m.params), m.params...); err != nil {
 				b.Fatal(err)
 			}
 		}
-		hvp = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-		if grad > 0 {
-			b.ReportMetric(hvp/grad, "×grad")
+	})
+}
+
+// BenchmarkHVP/B is a Hessian-vector product of the loss with respect to
+// the input batch by the default route (forward-over-reverse, through the
+// fused cross-entropy). HVP/B-params is the product with respect to all the
+// parameters, by reverse-over-reverse on the recorded loss (HVPReverse), and
+// HVP/B-rev the input-batch product by reverse-over-reverse, for
+// comparison.
+func BenchmarkHVP(b *testing.B) {
+	m := newMLPB()
+	r := rand.New(rand.NewPCG(5, 5))
+	v := randn(r, 1, m.x.Shape()...)
+	b.Run("B", func(b *testing.B) {
+		for range b.N {
+			if _, err := ad.HVP(m.lossOfInput, []*tensor.Tensor{m.x}, []*tensor.Tensor{v}); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
+	b.Run("B-rev", func(b *testing.B) {
+		for range b.N {
+			x := ad.Var(m.x)
+			if _, err := ad.HVPReverse(m.loss(x, m.consts), []*ad.Value{x}, []*ad.Value{ad.Const(v)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	var vs []*ad.Value
+	for _, p := range m.params {
+		vs = append(vs, ad.Const(randn(r, 1, p.Shape()...)))
+	}
+	b.Run("B-params", func(b *testing.B) {
+		x := ad.Const(m.x)
+		for range b.N {
+			if _, err := ad.HVPReverse(m.loss(x, m.params), m.params, vs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// tanh1000 is x ↦ tanh(W·x) with W 1000×1000 float64 (a constant).
+func tanh1000() (f func([]*ad.Value) *ad.Value, x *tensor.Tensor) {
+	const n = 1000
+	r := rand.New(rand.NewPCG(6, 6))
+	w := tensor.New(tensor.Float64, n, n)
+	for i := range w.Float64s() {
+		w.Float64s()[i] = r.NormFloat64() / math.Sqrt(n)
+	}
+	x = tensor.New(tensor.Float64, n)
+	for i := range x.Float64s() {
+		x.Float64s()[i] = r.NormFloat64()
+	}
+	W := ad.Const(w)
+	return func(xs []*ad.Value) *ad.Value {
+		return ad.Tanh(ad.Reshape(ad.MatMul(W, ad.Reshape(xs[0], n, 1)), n))
+	}, x
+}
+
+// BenchmarkVJP/tanh1000 is tanh(W·x) and one vector-Jacobian product with
+// respect to x: the baseline of BenchmarkJacobian.
+func BenchmarkVJP(b *testing.B) {
+	f, x := tanh1000()
+	u := ad.Const(tensor.Full(tensor.Float64, 1, x.Len()))
+	b.Run("tanh1000", func(b *testing.B) {
+		for range b.N {
+			xv := ad.Var(x)
+			if _, err := ad.GradOpts(f([]*ad.Value{xv}), []*ad.Value{xv}, ad.Options{Seed: u}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkJacobian/tanh1000 is the full 1000×1000 Jacobian of tanh(W·x)
+// by the default route (JacAuto); -fwd and -rev force the mode.
+func BenchmarkJacobian(b *testing.B) {
+	f, x := tanh1000()
+	for _, c := range []struct {
+		name string
+		mode ad.JacMode
+	}{{"tanh1000", ad.JacAuto}, {"tanh1000-fwd", ad.JacForward}, {"tanh1000-rev", ad.JacReverse}} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				if _, err := ad.Jacobian(f, []*tensor.Tensor{x}, c.mode); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
