@@ -34,5 +34,5 @@ func ActivationByName(name string) (Activation, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	return nil, fmt.Errorf("nn: unknown activation %q (want one of %v)", name, names)
+	return nil, &Error{Op: "activation", Err: ErrConfig, Msg: fmt.Sprintf("unknown name %q (want one of %v)", name, names)}
 }

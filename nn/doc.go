@@ -38,4 +38,13 @@
 //		if err := loss.Backward(); err != nil { ... }
 //		opt.Step()
 //	}
+//
+// # Errors
+//
+// Constructors given impossible sizes or probabilities panic, as ad's ops
+// do, with an *[Error] that wraps [ErrConfig]; [Accuracy] panics with one
+// wrapping [ErrShape]; ad.Try turns these panics into returned errors.
+// [ActivationByName], [Load] and [LoadFile] return their errors, wrapping
+// ErrConfig and [ErrCheckpoint]. The messages name the function and the
+// value at fault.
 package nn

@@ -25,7 +25,7 @@ type Dropout struct {
 // NewDropout returns a dropout layer with drop probability p (0 ≤ p < 1).
 func NewDropout(p float64, seed uint64) *Dropout {
 	if p < 0 || p >= 1 || p != p {
-		panic(fmt.Sprintf("nn: dropout: probability %v outside [0, 1)", p))
+		panic(&Error{Op: "dropout", Err: ErrConfig, Msg: fmt.Sprintf("probability %v outside [0, 1) (the fraction of elements dropped; 0 disables dropout)", p)})
 	}
 	return &Dropout{P: p, Seed: seed}
 }

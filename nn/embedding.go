@@ -18,7 +18,7 @@ type Embedding struct {
 // N(0, 1) with rng (PyTorch's default for nn.Embedding).
 func NewEmbedding(num, dim int, dt tensor.DType, rng *rand.Rand) *Embedding {
 	if num < 1 || dim < 1 {
-		panic(fmt.Sprintf("nn: embedding: sizes %d×%d must be positive", num, dim))
+		panic(&Error{Op: "embedding", Err: ErrConfig, Msg: fmt.Sprintf("sizes %d×%d must be positive (a table of num ≥ 1 vectors of dim ≥ 1)", num, dim)})
 	}
 	w := tensor.New(dt, num, dim)
 	for i := range w.Len() {

@@ -32,7 +32,7 @@ func NewLinear(in, out int, rng *rand.Rand, c *LinearConfig) *Linear {
 		cfg = *c
 	}
 	if in < 1 || out < 1 {
-		panic(fmt.Sprintf("nn: linear: sizes %d→%d must be positive", in, out))
+		panic(&Error{Op: "linear", Err: ErrConfig, Msg: fmt.Sprintf("sizes %d→%d must be positive (in and out features ≥ 1)", in, out)})
 	}
 	w := tensor.New(cfg.DType, out, in)
 	cfg.Init.Fill(w, in, out, rng)

@@ -1,6 +1,10 @@
 package nn
 
-import "github.com/adjointgo/adjoint/ad"
+import (
+	"fmt"
+
+	"github.com/adjointgo/adjoint/ad"
+)
 
 // CrossEntropy returns the mean over the rows of logits ([N C]) of
 // −log softmax(logits)[i, targets[i]], by the fused rule of package ad
@@ -21,9 +25,14 @@ func BCEWithLogits(x, y *ad.Value) *ad.Value {
 }
 
 // Accuracy returns the fraction of rows of logits ([N C]) whose largest
-// entry is at the target class (ties go to the lowest index).
+// entry is at the target class (ties go to the lowest index). It panics
+// with an *Error wrapping ErrShape unless logits has two dimensions and
+// there is one target per row.
 func Accuracy(logits *ad.Value, targets []int) float64 {
 	sh := logits.Shape()
+	if len(sh) != 2 || len(targets) != sh[0] {
+		panic(&Error{Op: "accuracy", Err: ErrShape, Msg: fmt.Sprintf("logits of shape %v and %d targets: want logits [N C] and N targets", sh, len(targets))})
+	}
 	n, c := sh[0], sh[1]
 	if n == 0 {
 		return 0

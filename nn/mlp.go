@@ -37,7 +37,7 @@ func NewMLP(sizes []int, rng *rand.Rand, c *MLPConfig) *MLP {
 		cfg = *c
 	}
 	if len(sizes) < 2 {
-		panic(fmt.Sprintf("nn: mlp: %d sizes, need at least input and output", len(sizes)))
+		panic(&Error{Op: "mlp", Err: ErrConfig, Msg: fmt.Sprintf("%d sizes %v, need at least input and output (e.g. {784, 128, 10})", len(sizes), sizes)})
 	}
 	if cfg.Act == nil {
 		cfg.Act = ReLU

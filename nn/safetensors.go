@@ -34,7 +34,9 @@ func SaveFile(path string, m Module, meta map[string]string) error {
 // parameter must be present with the same shape, and the file must hold no
 // other tensor; F32 and F64 data are converted to the parameter's dtype. The
 // whole file is checked before any parameter is written, so on error the
-// model is untouched. Loading bumps the parameters' versions.
+// model is untouched. A file that does not fit the model gives an *Error
+// wrapping ErrCheckpoint; a malformed one, safetensors' error wrapping
+// safetensors.ErrFormat. Loading bumps the parameters' versions.
 func Load(b []byte, m Module) (map[string]string, error) {
 	f, err := safetensors.Decode(b)
 	if err != nil {
@@ -54,9 +56,12 @@ func LoadFile(path string, m Module) (map[string]string, error) {
 }
 
 func loadFile(f *safetensors.File, path string, m Module) (map[string]string, error) {
-	where := "nn: load: "
+	op := "load"
 	if path != "" {
-		where = "nn: load " + path + ": "
+		op = "load " + path
+	}
+	bad := func(format string, args ...any) error {
+		return &Error{Op: op, Err: ErrCheckpoint, Msg: fmt.Sprintf(format, args...)}
 	}
 	ps := m.Params()
 	want := make(map[string]bool, len(ps))
@@ -65,14 +70,14 @@ func loadFile(f *safetensors.File, path string, m Module) (map[string]string, er
 		want[p.Name] = true
 		info, ok := f.Info(p.Name)
 		if !ok {
-			return nil, fmt.Errorf("%stensor %q: missing from the file (the model has it with shape %v)", where, p.Name, p.Value.Shape())
+			return nil, bad("tensor %q: missing from the file (the model has it with shape %v)", p.Name, p.Value.Shape())
 		}
 		if !tensor.EqualShape(info.Shape, p.Value.Shape()) {
-			return nil, fmt.Errorf("%stensor %q: shape %v in the file, but the model has %v (built with different sizes?)", where, p.Name, info.Shape, p.Value.Shape())
+			return nil, bad("tensor %q: shape %v in the file, but the model has %v (built with different sizes?)", p.Name, info.Shape, p.Value.Shape())
 		}
 		t, err := f.Tensor(p.Name)
 		if err != nil {
-			return nil, fmt.Errorf("%stensor %q: %w", where, p.Name, err)
+			return nil, bad("tensor %q: %v", p.Name, err)
 		}
 		if t.DType() != p.Value.DType() {
 			t = t.Astype(p.Value.DType())
@@ -81,7 +86,7 @@ func loadFile(f *safetensors.File, path string, m Module) (map[string]string, er
 	}
 	for _, in := range f.Tensors() {
 		if !want[in.Name] {
-			return nil, fmt.Errorf("%stensor %q (%s %v): in the file but not in the model", where, in.Name, in.DType, in.Shape)
+			return nil, bad("tensor %q (%s %v): in the file but not in the model", in.Name, in.DType, in.Shape)
 		}
 	}
 	for i, p := range ps {
