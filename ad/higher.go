@@ -125,6 +125,7 @@ func JacFwd(f func(xs []*Value) *Value, xs []*tensor.Tensor) ([]*tensor.Tensor, 
 				seed.SetFlat((off+k)*x.Len()+k, 1)
 			}
 			in[i].tan, in[i].lvl = Const(seed), lvl
+			in[i].tan.eye = len(xs) == 1 // the unit vectors, which some rules exploit
 			off += x.Len()
 		}
 		out := call("jacobian", f, in)
@@ -137,7 +138,11 @@ func JacFwd(f func(xs []*Value) *Value, xs []*tensor.Tensor) ([]*tensor.Tensor, 
 				continue
 			}
 			// rows off..off+n of the tangent are the columns of this block
-			cols := Reshape(Slice(out.tan, 0, off, off+x.Len()), x.Len(), out.t.Len())
+			block := out.tan
+			if x.Len() != total {
+				block = Slice(block, 0, off, off+x.Len())
+			}
+			cols := Reshape(block, x.Len(), out.t.Len())
 			jac[i] = Transpose(cols).Tensor().Clone().Reshape(shape...)
 			off += x.Len()
 		}
@@ -259,6 +264,7 @@ func Hessian(f func(*Value) *Value, x *tensor.Tensor) (*tensor.Tensor, error) {
 				eye.SetFlat(k*n+k, 1)
 			}
 			in.tan, in.lvl = Const(eye), &level{batch: n}
+			in.tan.eye = true
 		}
 		h := gradTangents("hessian", func(xs []*Value) *Value { return f(xs[0]) }, []*Value{in}, []*tensor.Tensor{x})
 		hes = h[0].Reshape(n, n)

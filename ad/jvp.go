@@ -108,6 +108,16 @@ func (c *jvpCtx) sumTo(t *Value, shape []int) *Value {
 // turned into one product instead of one per batch element: the columns of
 // all the directions side by side.
 func (c *jvpCtx) matmul(a, b *Value, ta, tb bool, which int) *Value {
+	if which == 1 && b.eye && len(a.Shape()) == 2 && len(b.Shape()) == 3 && b.Shape()[2] == 1 && !tb {
+		// The directions are the unit vectors: op(A)·eₖ is column k of op(A),
+		// so the tangent is op(A)ᵀ, with no product at all (the seed of
+		// JacFwd and Hessian for one input).
+		k := b.Shape()[1]
+		if ta {
+			return Reshape(a, k, -1, 1)
+		}
+		return Reshape(Transpose(a), k, -1, 1)
+	}
 	if c.b == 1 && which == 1 && len(a.Shape()) == 2 && len(b.Shape()) == 3 && !tb {
 		s := b.Shape() // [B k n]
 		bn, k, n := s[0], s[1], s[2]

@@ -443,7 +443,13 @@ var table = [numOps]rule{
 
 	opReshape: linear("reshape",
 		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { *dst = *x.Reshape(at.Shape...) },
-		func(c *jvpCtx, t *Value) *Value { return Reshape(t, c.bshape(c.at.Shape)...) },
+		func(c *jvpCtx, t *Value) *Value {
+			out := Reshape(t, c.bshape(c.at.Shape)...)
+			if t.eye && out != t { // the flat order, and so the unit directions, survive a reshape
+				out = withEye(out)
+			}
+			return out
+		},
 		func(c *vjpCtx, g *Value) *Value { return Reshape(g, c.inShape(0)...) }),
 	opPermute: linear("permute",
 		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.Permute(x, at.Perm...) },
@@ -692,6 +698,13 @@ func reluGrad(g, y *Value, b int) *Value {
 	}
 	pos := Const(new(tensor.Tensor).Binary(tensor.Greater, &y.t, tensor.Scalar(y.DType(), 0)))
 	return Where(pos, g, ScalarLike(g, 0))
+}
+
+// withEye returns the tangent t (a fresh value of a reshape) marked as the
+// unit directions.
+func withEye(t *Value) *Value {
+	t.eye = true
+	return t
 }
 
 // addT, subT and mulT combine tangents and cotangents, where nil is a

@@ -22,6 +22,7 @@ type Value struct {
 	tan      *Value     // forward mode: the tangent carried beside the value, nil for zero
 	lvl      *level     // the forward-mode evaluation tan belongs to
 	orig     *Value     // a copy without tangent (strip): the value it stands for
+	eye      bool       // a batched tangent whose direction k, flattened, is the unit vector eₖ
 }
 
 // isVar reports whether v is a leaf that requires a gradient.

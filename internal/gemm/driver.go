@@ -106,6 +106,9 @@ func gemm[T float](kn *kernel[T], transA, transB bool, m, n, k int, alpha T, a [
 		checkLen(len(b), k, n, ldb, "B")
 	}
 
+	if (n == 1 || m == 1) && gemv(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
+		return
+	}
 	flops := 2 * float64(m) * float64(n) * float64(k)
 	nt := Threads()
 	if byWork := int(flops / minFlopsPerThread); byWork < nt {
