@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/adjointgo/adjoint/ad"
@@ -36,14 +37,17 @@ type Adam struct {
 	m, v      []*tensor.Tensor
 }
 
-// NewAdam returns an Adam optimiser over params (Vars).
+// NewAdam returns an Adam optimiser over params (Vars). It panics with an
+// *Error wrapping ErrParam or ErrConfig when a parameter is not a Var or a
+// setting is out of range (negative, or a β outside [0, 1)).
 func NewAdam(params []*ad.Value, c AdamConfig) *Adam { return newAdam("adam", params, c, false) }
 
 // AdamW is Adam with decoupled weight decay (Loshchilov & Hutter); it is an
 // *Adam whose WeightDecay is applied to the weights, not the gradient.
 type AdamW = Adam
 
-// NewAdamW returns an AdamW optimiser over params (Vars).
+// NewAdamW returns an AdamW optimiser over params (Vars). It panics as
+// NewAdam does.
 func NewAdamW(params []*ad.Value, c AdamConfig) *AdamW {
 	if c.WeightDecay == 0 && !c.NoWeightDecay {
 		c.WeightDecay = 0.01
@@ -68,6 +72,11 @@ func newAdam(name string, params []*ad.Value, c AdamConfig, decoupled bool) *Ada
 	if c.NoWeightDecay {
 		c.WeightDecay = 0
 	}
+	checkNonNeg(name, "LR", c.LR)
+	checkNonNeg(name, "Eps", c.Eps)
+	checkNonNeg(name, "WeightDecay", c.WeightDecay)
+	checkBeta(name, "Beta1", c.Beta1)
+	checkBeta(name, "Beta2", c.Beta2)
 	return &Adam{params: params, cfg: c, decoupled: decoupled,
 		m: make([]*tensor.Tensor, len(params)), v: make([]*tensor.Tensor, len(params))}
 }
@@ -132,5 +141,12 @@ func adamStep[T tensor.Float](p, g, m, v []T, k adamConsts) {
 		m[j] = b1*m[j] + (1-b1)*gj
 		v[j] = b2*v[j] + (1-b2)*gj*gj
 		p[j] -= step * m[j] / (T(math.Sqrt(float64(v[j])))*rbc2 + eps)
+	}
+}
+
+// checkBeta panics with an ErrConfig *Error unless 0 ≤ v < 1.
+func checkBeta(op, name string, v float64) {
+	if !(v >= 0 && v < 1) {
+		panic(&Error{Op: op, Err: ErrConfig, Msg: fmt.Sprintf("%s %v outside [0, 1) (a decay rate: 0 selects the default)", name, v)})
 	}
 }

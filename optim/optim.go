@@ -29,12 +29,27 @@ func zeroGrads(ps []*ad.Value) {
 	}
 }
 
-// checkParams panics with a clear message when a parameter is not a Var.
+// checkParams panics with an ErrParam *Error when a parameter is not a Var.
 func checkParams(op string, ps []*ad.Value) {
 	for i, p := range ps {
 		if p == nil || !p.RequiresGrad() || !p.IsLeaf() {
-			panic(fmt.Sprintf("optim: %s: parameter %d is not a Var (make parameters with ad.Var)", op, i))
+			what := "nil"
+			switch {
+			case p == nil:
+			case !p.RequiresGrad():
+				what = "a constant"
+			default:
+				what = "the result of an op"
+			}
+			panic(&Error{Op: op, Err: ErrParam, Msg: fmt.Sprintf("parameter %d is %s, not a Var (make parameters with ad.Var)", i, what)})
 		}
+	}
+}
+
+// checkNonNeg panics with an ErrConfig *Error unless v ≥ 0 (NaN fails).
+func checkNonNeg(op, name string, v float64) {
+	if !(v >= 0) {
+		panic(&Error{Op: op, Err: ErrConfig, Msg: fmt.Sprintf("%s %v is negative or NaN (want ≥ 0)", name, v)})
 	}
 }
 

@@ -27,11 +27,19 @@ type SGD struct {
 	vel    []*tensor.Tensor
 }
 
-// NewSGD returns an SGD optimiser over params (Vars).
+// NewSGD returns an SGD optimiser over params (Vars). It panics with an
+// *Error wrapping ErrParam or ErrConfig when a parameter is not a Var or a
+// setting is out of range (negative, or Nesterov without momentum).
 func NewSGD(params []*ad.Value, c SGDConfig) *SGD {
 	checkParams("sgd", params)
 	if c.LR == 0 {
 		c.LR = 0.01
+	}
+	checkNonNeg("sgd", "LR", c.LR)
+	checkNonNeg("sgd", "Momentum", c.Momentum)
+	checkNonNeg("sgd", "WeightDecay", c.WeightDecay)
+	if c.Nesterov && c.Momentum == 0 {
+		panic(&Error{Op: "sgd", Err: ErrConfig, Msg: "Nesterov momentum needs Momentum > 0 (set Momentum, e.g. 0.9, or drop Nesterov)"})
 	}
 	return &SGD{params: params, cfg: c, vel: make([]*tensor.Tensor, len(params))}
 }

@@ -192,16 +192,23 @@ func digitsSplit(testFrac float64) (train, test *datasets.Digits, err error) {
 	return train, test, nil
 }
 
-func newOptimizer(cfg trainConfig, ps []*ad.Value) (optim.Optimizer, error) {
-	switch cfg.Optim {
-	case "sgd":
-		return optim.NewSGD(ps, optim.SGDConfig{LR: cfg.LR, Momentum: cfg.Momentum, WeightDecay: cfg.WD}), nil
-	case "adam":
-		return optim.NewAdam(ps, optim.AdamConfig{LR: cfg.LR, WeightDecay: cfg.WD}), nil
-	case "adamw":
-		return optim.NewAdamW(ps, optim.AdamConfig{LR: cfg.LR, WeightDecay: cfg.WD}), nil
+// newOptimizer builds the optimiser; a setting it refuses (such as a
+// negative momentum) becomes the returned error.
+func newOptimizer(cfg trainConfig, ps []*ad.Value) (opt optim.Optimizer, err error) {
+	err = ad.Try(func() {
+		switch cfg.Optim {
+		case "sgd":
+			opt = optim.NewSGD(ps, optim.SGDConfig{LR: cfg.LR, Momentum: cfg.Momentum, WeightDecay: cfg.WD})
+		case "adam":
+			opt = optim.NewAdam(ps, optim.AdamConfig{LR: cfg.LR, WeightDecay: cfg.WD})
+		case "adamw":
+			opt = optim.NewAdamW(ps, optim.AdamConfig{LR: cfg.LR, WeightDecay: cfg.WD})
+		}
+	})
+	if err == nil && opt == nil {
+		err = fmt.Errorf("unknown optimiser %q (want sgd, adam or adamw)", cfg.Optim)
 	}
-	return nil, fmt.Errorf("unknown optimiser %q (want sgd, adam or adamw)", cfg.Optim)
+	return opt, err
 }
 
 // trainDigits trains an MLP on digits. onEpoch is called after every epoch

@@ -88,6 +88,7 @@ func TestTrainFlagErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"train", "--hidden", "12,x"},
 		{"train", "--optim", "rmsprop", "--epochs", "1"},
+		{"train", "--optim", "sgd", "--momentum", "-1", "--epochs", "1"},
 		{"train", "extra"},
 		{"eval"},
 	} {
