@@ -28,10 +28,11 @@ func shuffle(p []int, r *rand.Rand) {
 
 // SplitIndices shuffles 0..n−1 with seed and returns the first
 // n − round(testFrac·n) indices as the training part and the rest as the
-// test part, each sorted in increasing order. testFrac must lie in [0, 1].
+// test part, each sorted in increasing order. testFrac must lie in [0, 1]
+// (else it panics with an *Error wrapping ErrArgument).
 func SplitIndices(n int, testFrac float64, seed uint64) (train, test []int) {
 	if testFrac < 0 || testFrac > 1 || testFrac != testFrac {
-		panic(fmt.Sprintf("datasets: split: test fraction %v outside [0, 1]", testFrac))
+		panic(&Error{Op: "split", Err: ErrArgument, Msg: fmt.Sprintf("test fraction %v outside [0, 1] (e.g. 0.2 for a fifth)", testFrac)})
 	}
 	p := Permutation(n, seed)
 	nTest := int(testFrac*float64(n) + 0.5)
@@ -75,11 +76,11 @@ type Batcher struct {
 }
 
 // NewBatcher returns a Batcher over n examples with batches of size (at
-// least 1). When shuffle is false the batches are in order and seed is
+// least 1, else it panics with an *Error wrapping ErrArgument). When shuffle is false the batches are in order and seed is
 // unused.
 func NewBatcher(n, size int, shuffle bool, seed uint64) *Batcher {
 	if size < 1 {
-		panic(fmt.Sprintf("datasets: batcher: batch size %d < 1", size))
+		panic(&Error{Op: "batcher", Err: ErrArgument, Msg: fmt.Sprintf("batch size %d < 1 (want at least one example per batch)", size)})
 	}
 	b := &Batcher{n: n, size: size, perm: make([]int, n), shuffle: shuffle, rng: rand.New(rand.NewPCG(seed, 0xba7c4))}
 	b.Reset()
@@ -116,11 +117,12 @@ func (b *Batcher) Batches() int { return (b.n + b.size - 1) / b.size }
 // GatherRows sets dst to the rows idx of the 2-D tensor src (in that order)
 // and returns dst; a nil dst, or one of the wrong size or dtype, is replaced
 // by a new tensor. Reusing dst across batches of the same size avoids
-// allocation.
+// allocation. A src that is not 2-D, or a row it does not have, makes it
+// panic with an *Error wrapping ErrShape.
 func GatherRows(dst, src *tensor.Tensor, idx []int) *tensor.Tensor {
 	sh := src.Shape()
 	if len(sh) != 2 {
-		panic(fmt.Sprintf("datasets: gather rows: source has shape %v, want 2 dimensions", sh))
+		panic(&Error{Op: "gather rows", Err: ErrShape, Msg: fmt.Sprintf("source has shape %v, want 2 dimensions [rows features] (reshape it)", sh)})
 	}
 	cols := sh[1]
 	if dst == nil || dst.DType() != src.DType() || len(dst.Shape()) != 2 || dst.Shape()[0] != len(idx) || dst.Shape()[1] != cols {
@@ -128,7 +130,7 @@ func GatherRows(dst, src *tensor.Tensor, idx []int) *tensor.Tensor {
 	}
 	for _, r := range idx {
 		if r < 0 || r >= sh[0] {
-			panic(fmt.Sprintf("datasets: gather rows: row %d out of range 0..%d", r, sh[0]-1))
+			panic(&Error{Op: "gather rows", Err: ErrShape, Msg: fmt.Sprintf("row %d out of range 0..%d of a source of shape %v", r, sh[0]-1, sh)})
 		}
 	}
 	if src.DType() == tensor.Float32 {

@@ -53,16 +53,16 @@ func LoadBreastCancer() (*BreastCancer, error) {
 // class1" and then rows of features followed by the class.
 func parseBreastCancer(gz []byte) (*BreastCancer, error) {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("datasets: breast cancer: "+format, args...)
+		return &Error{Op: "breast cancer", Err: ErrFormat, Msg: fmt.Sprintf(format, args...)}
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(gz))
 	if err != nil {
-		return nil, bad("%w", err)
+		return nil, bad("decompressing the embedded file: %v", err)
 	}
 	sc := bufio.NewScanner(zr)
 	if !sc.Scan() {
 		if err := sc.Err(); err != nil {
-			return nil, bad("%w", err)
+			return nil, bad("%v", err)
 		}
 		return nil, bad("empty file")
 	}
@@ -108,7 +108,7 @@ func parseBreastCancer(gz []byte) (*BreastCancer, error) {
 		d.Y = append(d.Y, c)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, bad("line %d: %w", line+1, err)
+		return nil, bad("line %d: %v", line+1, err)
 	}
 	if len(d.Y) != rows {
 		return nil, bad("%d rows, header says %d", len(d.Y), rows)

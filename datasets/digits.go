@@ -47,9 +47,12 @@ func LoadDigits() (*Digits, error) {
 }
 
 func parseDigits(gz []byte) (*Digits, error) {
+	bad := func(format string, args ...any) error {
+		return &Error{Op: "digits", Err: ErrFormat, Msg: fmt.Sprintf(format, args...)}
+	}
 	zr, err := gzip.NewReader(bytes.NewReader(gz))
 	if err != nil {
-		return nil, fmt.Errorf("datasets: digits: %w", err)
+		return nil, bad("decompressing the embedded file: %v", err)
 	}
 	r := csv.NewReader(zr)
 	r.FieldsPerRecord = DigitsFeatures + 1
@@ -62,22 +65,22 @@ func parseDigits(gz []byte) (*Digits, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("datasets: digits: %w", err)
+			return nil, bad("%v", err)
 		}
 		for j, f := range rec {
 			v, err := strconv.Atoi(f)
 			if err != nil {
-				return nil, fmt.Errorf("datasets: digits: line %d field %d: %w", line, j+1, err)
+				return nil, bad("line %d field %d: %v", line, j+1, err)
 			}
 			if j == DigitsFeatures {
 				if v < 0 || v >= DigitsClasses {
-					return nil, fmt.Errorf("datasets: digits: line %d: label %d out of range 0..9", line, v)
+					return nil, bad("line %d: label %d out of range 0..9", line, v)
 				}
 				y = append(y, v)
 				continue
 			}
 			if v < 0 || v > 16 {
-				return nil, fmt.Errorf("datasets: digits: line %d field %d: pixel %d out of range 0..16", line, j+1, v)
+				return nil, bad("line %d field %d: pixel %d out of range 0..16", line, j+1, v)
 			}
 			x = append(x, float32(v)/16)
 		}

@@ -3,6 +3,10 @@
 //
 // Each data set has a loader that decodes the embedded file once and returns
 // a shared, read-only value, and an error that names the line and field of
-// any malformed record. The sources and licences are listed in
-// data/README.md.
+// any malformed record (an *[Error] wrapping [ErrFormat]). The sources and
+// licences are listed in data/README.md.
+//
+// The helpers for splitting and batching panic on arguments they cannot
+// use, with an *Error wrapping [ErrArgument] or [ErrShape]; ad.Try turns
+// such a panic into a returned error.
 package datasets
