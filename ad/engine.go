@@ -320,6 +320,9 @@ func Grad(y *Value, xs ...*Value) ([]*Value, error) { return GradOpts(y, xs, Opt
 // GradOpts is Grad with options.
 func GradOpts(y *Value, xs []*Value, o Options) ([]*Value, error) {
 	for i, x := range xs {
+		if x.stale() {
+			return nil, x.staleErr("grad")
+		}
 		if !x.requires {
 			return nil, &Error{Op: "grad", Err: ErrNoGrad, Msg: fmt.Sprintf("input %d does not require a gradient (make it with ad.Var)", i)}
 		}

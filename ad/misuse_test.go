@@ -1,0 +1,171 @@
+package ad_test
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// mustPanicErr runs f and returns the error it panicked with (through
+// ad.Try), failing the test if it did not.
+func mustPanicErr(t *testing.T, what string, f func()) error {
+	t.Helper()
+	err := ad.Try(f)
+	if err == nil {
+		t.Fatalf("%s: no error", what)
+	}
+	return err
+}
+
+// Every use of a value of the previous arena step is ErrStale naming the op
+// that made it — never the current step's data.
+func TestArenaStaleHandles(t *testing.T) {
+	w := ad.Var(tensor.FromFloat64([]float64{1, 2, 3}, 3))
+	var ar ad.Arena
+	step := func(x float64) (*ad.Value, *ad.Value) {
+		ar.Reset()
+		in := ar.Const(tensor.Full(tensor.Float64, x, 3))
+		h := ad.Mul(in, w)
+		return h, ad.Sum(h)
+	}
+	h0, loss0 := step(1)
+	if got := loss0.Item(); got != 6 {
+		t.Fatalf("loss %v", got)
+	}
+	_, loss1 := step(10) // the next step reuses the arena
+	if err := mustPanicErr(t, "Item", func() { loss0.Item() }); !errors.Is(err, ad.ErrStale) || !strings.Contains(err.Error(), "sum") {
+		t.Errorf("Item: %v, want ErrStale naming sum", err)
+	}
+	for name, use := range map[string]func(){
+		"Data":    func() { h0.Data() },
+		"Tensor":  func() { h0.Tensor() },
+		"Shape":   func() { h0.Shape() },
+		"operand": func() { ad.Add(h0, loss1) },
+	} {
+		err := mustPanicErr(t, name, use)
+		if !errors.Is(err, ad.ErrStale) || !strings.Contains(err.Error(), "mul") {
+			t.Errorf("%s: %v, want ErrStale naming mul", name, err)
+		}
+	}
+	if err := loss0.Backward(); !errors.Is(err, ad.ErrStale) || !strings.Contains(err.Error(), "sum") {
+		t.Errorf("Backward on the previous step's loss: %v", err)
+	}
+	if _, err := ad.Grad(loss1, h0); !errors.Is(err, ad.ErrStale) {
+		t.Errorf("Grad with a stale target: %v", err)
+	}
+	if got := loss1.Item(); got != 60 {
+		t.Fatalf("current step's loss %v", got)
+	}
+	// Reset before Backward: the error says so, not "output has shape []".
+	_, loss2 := step(2)
+	ar.Reset()
+	if err := loss2.Backward(); !errors.Is(err, ad.ErrStale) {
+		t.Errorf("Backward after Reset: %v", err)
+	}
+}
+
+// A rule that fails inside the sweep (here a user function's VJP) makes
+// Backward return the error; a user function whose VJP panics likewise.
+func TestBackwardReturnsRuleErrors(t *testing.T) {
+	wrongShape := &ad.Func{Name: "wrongshape",
+		Forward: func(xs []*ad.Value) *ad.Value { return ad.Square(xs[0]) },
+		VJP: func(xs []*ad.Value, y, g *ad.Value) []*ad.Value {
+			return []*ad.Value{ad.Const(tensor.New(tensor.Float64, 7))}
+		}}
+	panics := &ad.Func{Name: "panicky",
+		Forward: func(xs []*ad.Value) *ad.Value { return ad.Square(xs[0]) },
+		VJP: func(xs []*ad.Value, y, g *ad.Value) []*ad.Value {
+			return []*ad.Value{ad.MatMul(g, g)} // a shape error inside the rule
+		}}
+	tooFew := &ad.Func{Name: "toofew",
+		Forward: func(xs []*ad.Value) *ad.Value { return ad.Mul(xs[0], xs[1]) },
+		VJP:     func(xs []*ad.Value, y, g *ad.Value) []*ad.Value { return []*ad.Value{g} }}
+	userPanic := &ad.Func{Name: "userpanic",
+		Forward: func(xs []*ad.Value) *ad.Value { return ad.Square(xs[0]) },
+		VJP:     func(xs []*ad.Value, y, g *ad.Value) []*ad.Value { panic("not implemented") }}
+	for _, c := range []struct {
+		f    *ad.Func
+		want string
+	}{{wrongShape, "shape [7]"}, {panics, "matmul"}, {tooFew, "1 cotangents for 2 operands"}, {userPanic, "not implemented"}} {
+		x := ad.Var(tensor.FromFloat64([]float64{1, 2, 3}, 3))
+		in := []*ad.Value{x}
+		if c.f == tooFew {
+			in = append(in, ad.Var(tensor.FromFloat64([]float64{1, 1, 1}, 3)))
+		}
+		err := ad.Sum(c.f.Apply(in...)).Backward()
+		if !errors.Is(err, ad.ErrFunc) || !strings.Contains(err.Error(), c.f.Name) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v", c.f.Name, err)
+		}
+	}
+	// A Func without its rules is refused at Apply.
+	half := &ad.Func{Name: "half", Forward: func(xs []*ad.Value) *ad.Value { return ad.Exp(xs[0]) }}
+	if err := mustPanicErr(t, "no VJP", func() { half.Apply(ad.Scalar(1)) }); !errors.Is(err, ad.ErrFunc) || !strings.Contains(err.Error(), "half") {
+		t.Errorf("Func without VJP: %v", err)
+	}
+}
+
+// Sweeping one graph from two goroutines at once: the second sweep gets
+// ErrConcurrent, the first completes correctly.
+func TestConcurrentSweepOfOneGraph(t *testing.T) {
+	inVJP, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	block := &ad.Func{Name: "block",
+		Forward: func(xs []*ad.Value) *ad.Value { return ad.MulScalar(xs[0], 3) },
+		VJP: func(xs []*ad.Value, y, g *ad.Value) []*ad.Value {
+			once.Do(func() { close(inVJP) })
+			<-release
+			return []*ad.Value{ad.MulScalar(g, 3)}
+		}}
+	x := ad.Var(tensor.FromFloat64([]float64{1, 2}, 2))
+	loss := ad.Sum(block.Apply(x))
+	var wg sync.WaitGroup
+	var first error
+	var g []*ad.Value
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		g, first = ad.GradOpts(loss, []*ad.Value{x}, ad.Options{RetainGraph: true})
+	}()
+	<-inVJP
+	_, second := ad.GradOpts(loss, []*ad.Value{x}, ad.Options{RetainGraph: true})
+	close(release)
+	wg.Wait()
+	if !errors.Is(second, ad.ErrConcurrent) {
+		t.Errorf("second sweep: %v, want ErrConcurrent", second)
+	}
+	if first != nil || g[0].Data()[0] != 3 {
+		t.Fatalf("first sweep: %v %v", first, g)
+	}
+	// Once the first sweep is done, the graph can be swept again.
+	if _, err := ad.Grad(loss, x); err != nil {
+		t.Fatalf("after: %v", err)
+	}
+}
+
+// Forward mode does not nest: a JVP inside the function of another is an
+// error, not a confused tangent.
+func TestNestedJVPRefused(t *testing.T) {
+	x := tensor.FromFloat64([]float64{0.5}, 1)
+	v := tensor.FromFloat64([]float64{1}, 1)
+	_, _, err := ad.JVP(func(xs []*ad.Value) *ad.Value {
+		outer := xs[0]
+		_, _, inner := ad.JVP(func(ys []*ad.Value) *ad.Value { return ad.Mul(ys[0], outer) }, []*tensor.Tensor{x}, []*tensor.Tensor{v})
+		if inner != nil {
+			panic(inner)
+		}
+		return outer
+	}, []*tensor.Tensor{x}, []*tensor.Tensor{v})
+	if !errors.Is(err, ad.ErrNested) {
+		t.Fatalf("nested JVP: %v", err)
+	}
+	if _, _, err := ad.JVP(func(xs []*ad.Value) *ad.Value { return ad.Exp(xs[0]) }, []*tensor.Tensor{x}, []*tensor.Tensor{v, v}); !errors.Is(err, ad.ErrShape) {
+		t.Errorf("two tangents for one input: %v", err)
+	}
+	if _, err := ad.HVP(func(xs []*ad.Value) *ad.Value { return xs[0] }, []*tensor.Tensor{tensor.New(tensor.Float64, 2)}, []*tensor.Tensor{tensor.New(tensor.Float64, 2)}); !errors.Is(err, ad.ErrNonScalar) {
+		t.Errorf("HVP of a vector function: %v", err)
+	}
+}
