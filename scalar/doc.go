@@ -169,9 +169,14 @@
 // # Errors
 //
 // Misuse is a programming error and panics with an *[Error] that names the
-// operation: variables of two tapes combined in one operation, reductions
-// over slices of different lengths, Backward of a constant or of another
-// tape's variable, or a variable recorded before the last Reset. Variables
-// of different tapes must not be mixed; pass values between tapes with
-// [Var.Value], which is how nested and independent tapes are used together.
+// operation and wraps one of the sentinels, tested with errors.Is:
+// variables of two tapes combined in one operation, or Backward of a
+// constant or of another tape's variable ([ErrNotOnTape]); a variable
+// recorded before the last Reset ([ErrStale]); reductions over slices of
+// different lengths ([ErrSize]); adjoints read before any Backward
+// ([ErrNoBackward]); a preaccumulated node in tangent mode
+// ([ErrNoSecondOrder]); a tape past its index range ([ErrTooLong]). ad.Try
+// recovers these panics as it does ad's own. Variables of different tapes
+// must not be mixed; pass values between tapes with [Var.Value], which is
+// how nested and independent tapes are used together.
 package scalar

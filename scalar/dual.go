@@ -183,7 +183,7 @@ func SumDual(xs []Dual) Dual {
 // the lengths differ.
 func DotDual(xs, ys []Dual) Dual {
 	if len(xs) != len(ys) {
-		fail("dot", "len(x) = %d, len(y) = %d", len(xs), len(ys))
+		fail(ErrSize, "dot", "len(x) = %d, len(y) = %d", len(xs), len(ys))
 	}
 	var s Dual
 	for j, x := range xs {

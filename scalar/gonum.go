@@ -25,7 +25,7 @@ func gradient(t *Tape, vars []Var, dst []float64, f Func, x []float64) ([]float6
 		dst = make([]float64, len(x))
 	}
 	if len(dst) != len(x) {
-		fail("gradient", "len(dst) = %d, want len(x) = %d", len(dst), len(x))
+		fail(ErrSize, "gradient", "len(dst) = %d, want len(x) = %d", len(dst), len(x))
 	}
 	t.Reset()
 	vars = t.Vars(vars, x)
@@ -53,7 +53,7 @@ func hessVec(t *Tape, vars []Var, dst, grad []float64, f Func, x, v []float64) (
 		dst = make([]float64, len(x))
 	}
 	if len(v) != len(x) || len(dst) != len(x) {
-		fail("hessvec", "len(x) = %d, len(v) = %d, len(dst) = %d", len(x), len(v), len(dst))
+		fail(ErrSize, "hessvec", "len(x) = %d, len(v) = %d, len(dst) = %d", len(x), len(v), len(dst))
 	}
 	t.ResetTangent()
 	if cap(vars) < len(x) {
@@ -109,12 +109,12 @@ func Jacobian(dst *mat.Dense, f func(x []Var) []Var, x []float64) *mat.Dense {
 func (t *Tape) Jacobian(dst *mat.Dense, ys, xs []Var) *mat.Dense {
 	if dst == nil {
 		if len(ys) == 0 || len(xs) == 0 {
-			fail("jacobian", "no outputs or no inputs (%d×%d)", len(ys), len(xs))
+			fail(ErrSize, "jacobian", "no outputs or no inputs (%d×%d)", len(ys), len(xs))
 		}
 		dst = mat.NewDense(len(ys), len(xs), nil)
 	}
 	if r, c := dst.Dims(); r != len(ys) || c != len(xs) {
-		fail("jacobian", "dst is %d×%d, want %d×%d", r, c, len(ys), len(xs))
+		fail(ErrSize, "jacobian", "dst is %d×%d, want %d×%d", r, c, len(ys), len(xs))
 	}
 	for i, y := range ys {
 		if y.t == nil {
@@ -189,12 +189,12 @@ func (o *Objective) hessian(dst *mat.SymDense, x []float64) *mat.SymDense {
 	n := len(x)
 	if dst == nil {
 		if n == 0 {
-			fail("hessian", "no variables")
+			fail(ErrSize, "hessian", "no variables")
 		}
 		dst = mat.NewSymDense(n, nil)
 	}
 	if dst.SymmetricDim() != n {
-		fail("hessian", "dst is %d×%d, want %d×%d", dst.SymmetricDim(), dst.SymmetricDim(), n, n)
+		fail(ErrSize, "hessian", "dst is %d×%d, want %d×%d", dst.SymmetricDim(), dst.SymmetricDim(), n, n)
 	}
 	if cap(o.e) < n {
 		o.e = make([]float64, n)

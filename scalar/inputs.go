@@ -41,17 +41,17 @@ func (in Inputs) Gradient(dst []float64) []float64 {
 		dst = make([]float64, len(in.x))
 	}
 	if len(dst) != len(in.x) {
-		fail("gradient", "len(dst) = %d, want Len() = %d", len(dst), len(in.x))
+		fail(ErrSize, "gradient", "len(dst) = %d, want Len() = %d", len(dst), len(in.x))
 	}
 	t := in.t
 	if len(in.x) == 0 {
 		return dst
 	}
 	if t == nil || !t.hasRun(in.base, len(in.x)) {
-		fail("gradient", "the inputs are not on the tape (recorded before Reset?)")
+		fail(ErrStale, "gradient", "the inputs are not on the tape (recorded before Reset?)")
 	}
 	if len(t.adj) == 0 {
-		fail("gradient", "no Backward since the last Reset")
+		fail(ErrNoBackward, "gradient", "no Backward since the last Reset")
 	}
 	lo, hi := int(in.base), int(in.base)+len(in.x)
 	c := copy(dst, t.adj[min(lo, len(t.adj)):min(hi, len(t.adj))])
@@ -113,7 +113,7 @@ func (s *Accumulator) add(x Var) {
 		s.c += x.v
 		return
 	case s.rest.t != nil && s.rest.t != x.t || s.t != nil && s.t != x.t:
-		fail("sum", "variable %v belongs to another tape than the terms before it", x)
+		fail(ErrNotOnTape, "sum", "variable %v belongs to another tape than the terms before it", x)
 	case x.t.tangent:
 		// Range nodes are not for tangent mode: add node by node.
 		s.rest = add(s.rest, x)
@@ -146,7 +146,7 @@ func (s *Accumulator) run() Var {
 		return Var{t, s.v, s.lo}
 	}
 	if int(s.lo)+int(k) > len(t.nodes) {
-		fail("sum", "a term is not on the tape (recorded before Reset?)")
+		fail(ErrStale, "sum", "a term is not on the tape (recorded before Reset?)")
 	}
 	n := int32(len(t.nodes))
 	t.nodes = append(t.nodes, node{p0: s.lo | ranged, p1: noParents - k})

@@ -189,7 +189,7 @@ func recN(name string, xs [4]Var, k int, r *L4) Var {
 		return Var{v: r.V}
 	}
 	if t.tangent {
-		fail(name, "%s", errPreaccTangent)
+		fail(ErrNoSecondOrder, name, "%s", errPreaccTangent)
 	}
 	d := [4]float64{r.D0, r.D1, r.D2, r.D3}
 	par, part, e := t.reserve(k)

@@ -70,7 +70,7 @@ func (o op) String() string { return opNames[o] }
 // inlined fast paths can panic without formatting.
 var mixed = func() (m [numOps]*Error) {
 	for o := range m {
-		m[o] = &Error{Op: op(o).String(), Msg: "operands belong to different tapes"}
+		m[o] = &Error{Op: op(o).String(), Err: ErrNotOnTape, Msg: "operands belong to different tapes (pass values between tapes with Var.Value)"}
 	}
 	return m
 }()

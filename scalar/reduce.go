@@ -19,7 +19,7 @@ func tapeOf(o op, xs []Var) *Tape {
 			continue
 		}
 		if t != nil {
-			fail(o.String(), "element %d (%v) belongs to a different tape than the elements before it", k, x)
+			fail(ErrNotOnTape, o.String(), "element %d (%v) belongs to a different tape than the elements before it", k, x)
 		}
 		t = x.t
 	}
@@ -154,13 +154,13 @@ func sumSlow(xs []Var) Var {
 // *[Error] if the lengths differ.
 func Dot(xs, ys []Var) Var {
 	if len(xs) != len(ys) {
-		fail("dot", "len(x) = %d, len(y) = %d", len(xs), len(ys))
+		fail(ErrSize, "dot", "len(x) = %d, len(y) = %d", len(xs), len(ys))
 	}
 	t := tapeOf(opDot, xs)
 	if u := tapeOf(opDot, ys); t == nil {
 		t = u
 	} else if u != nil && u != t {
-		fail("dot", "x and y belong to different tapes")
+		fail(ErrNotOnTape, "dot", "x and y belong to different tapes")
 	}
 	s := 0.0
 	if t == nil {
@@ -211,7 +211,7 @@ func Dot(xs, ys []Var) Var {
 // lengths differ.
 func DotC(xs []Var, c []float64) Var {
 	if len(xs) != len(c) {
-		fail("dot", "len(x) = %d, len(c) = %d", len(xs), len(c))
+		fail(ErrSize, "dot", "len(x) = %d, len(c) = %d", len(xs), len(c))
 	}
 	if len(xs) == 0 {
 		return Var{}

@@ -59,7 +59,7 @@ func (t *Tape) End(m Mark, z Var) Var {
 	}
 	t.check("end", z)
 	if m.n <= 0 || int(m.n) > len(t.nodes) || int(m.r) > len(t.rp) {
-		fail("end", "mark %v is not on the tape (recorded before Reset?)", m)
+		fail(ErrStale, "end", "mark %v is not on the tape (recorded before Reset?)", m)
 	}
 	if t.tangent || z.i < m.n || t.runAfter(m) {
 		return z // nothing to collapse, or variables in the region
@@ -159,7 +159,7 @@ func (t *Tape) End(m Mark, z Var) Var {
 // stale2 fails for a node whose operand was recorded after it, which only a
 // variable recorded before the last Reset can cause.
 func (t *Tape) stale2() {
-	fail("end", "an operation in the region used a variable recorded before the last Reset")
+	fail(ErrStale, "end", "an operation in the region used a variable recorded before the last Reset")
 }
 
 // ext adds w to the partial of End's node with respect to p, a node before

@@ -60,7 +60,7 @@ func (t *Tape) flush() {
 		}
 		if nd.p0&preacc != 0 {
 			t.flushed = i
-			fail("fn2", "%s", errPreaccTangent)
+			fail(ErrNoSecondOrder, "fn2", "%s", errPreaccTangent)
 		}
 		p0 := nd.p0 & idx
 		t0, t1 := tan[p0], tan[nd.p1]
@@ -101,7 +101,7 @@ func (t *Tape) AdjointTangent(x Var) float64 {
 	}
 	t.check("adjoint tangent", x)
 	if len(t.adj) == 0 {
-		fail("adjoint tangent", "no Backward since the last Reset")
+		fail(ErrNoBackward, "adjoint tangent", "no Backward since the last Reset")
 	}
 	if int(x.i) >= len(t.adj) {
 		return 0
@@ -199,7 +199,7 @@ func second1(o op, x, v, d, p float64) float64 {
 		}
 		return d * math.Log(p)
 	}
-	fail(o.String(), "no second derivative (internal error)")
+	fail(ErrNoSecondOrder, o.String(), "no second derivative (internal error)")
 	return 0
 }
 
@@ -242,7 +242,7 @@ func second2(o op, x, y, v float64) (fxx, fxy, fyy float64) {
 		h3 := v * v * v
 		return y * y / h3, -x * y / h3, x * x / h3
 	}
-	fail(o.String(), "no second derivative (internal error)")
+	fail(ErrNoSecondOrder, o.String(), "no second derivative (internal error)")
 	return
 }
 

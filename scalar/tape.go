@@ -127,17 +127,23 @@ func (x Var) String() string {
 // Error is the type of the values that the package panics with when it is
 // used wrongly (for example variables of two tapes combined, slices of
 // different lengths given to a reduction, or a Var of another tape given to
-// Backward). Op names the operation.
+// Backward). Op names the operation, Err is the sentinel it wraps (see
+// errors.go), and Msg says what is wrong.
 type Error struct {
 	Op  string
+	Err error
 	Msg string
 }
 
 // Error returns "scalar: op: msg".
 func (e *Error) Error() string { return "scalar: " + e.Op + ": " + e.Msg }
 
-func fail(op, format string, args ...any) {
-	panic(&Error{Op: op, Msg: fmt.Sprintf(format, args...)})
+// Unwrap returns the sentinel.
+func (e *Error) Unwrap() error { return e.Err }
+
+// fail panics with an *Error of op wrapping the sentinel err.
+func fail(err error, op, format string, args ...any) {
+	panic(&Error{Op: op, Err: err, Msg: fmt.Sprintf(format, args...)})
 }
 
 // Reset empties the tape and keeps its memory for the next recording.
@@ -213,13 +219,13 @@ type run struct{ lo, hi int32 }
 // check panics unless x is a variable recorded on t.
 func (t *Tape) check(op string, x Var) {
 	if x.t == nil {
-		fail(op, "%v is a constant, not a variable of this tape", x)
+		fail(ErrNotOnTape, op, "%v is a constant, not a variable of this tape", x)
 	}
 	if x.t != t {
-		fail(op, "variable %v belongs to another tape", x)
+		fail(ErrNotOnTape, op, "variable %v belongs to another tape", x)
 	}
 	if x.i <= 0 || int(x.i) >= len(t.nodes) {
-		fail(op, "variable %v is not on the tape (recorded before Reset?)", x)
+		fail(ErrStale, op, "variable %v is not on the tape (recorded before Reset?)", x)
 	}
 }
 
@@ -237,7 +243,7 @@ func (t *Tape) Backward(y Var) {
 		t.check("backward", y)
 	}
 	if len(t.nodes) > idx || len(t.rp) > idx {
-		fail("backward", "tape too long (%d nodes, %d reduction parents)", len(t.nodes), len(t.rp))
+		fail(ErrTooLong, "backward", "tape too long (%d nodes, %d reduction parents)", len(t.nodes), len(t.rp))
 	}
 	n := int(y.i) + 1
 	if cap(t.adj) < n {
@@ -259,7 +265,7 @@ func (t *Tape) Backward(y Var) {
 	}
 	if !t.sweepRuns(adj, n) {
 		t.adj = t.adj[:0]
-		fail("backward", "an operation used a variable recorded before the last Reset")
+		fail(ErrStale, "backward", "an operation used a variable recorded before the last Reset")
 	}
 }
 
@@ -277,7 +283,7 @@ func (t *Tape) stale() {
 	if r := recover(); r != nil {
 		if _, ok := r.(runtime.Error); ok {
 			t.adj = t.adj[:0]
-			fail("backward", "an operation used a variable recorded before the last Reset (%v)", r)
+			fail(ErrStale, "backward", "an operation used a variable recorded before the last Reset (%v)", r)
 		}
 		panic(r)
 	}
@@ -380,7 +386,7 @@ func (t *Tape) adjointSlow(x Var) float64 {
 	}
 	t.check("adjoint", x)
 	if len(t.adj) == 0 {
-		fail("adjoint", "no Backward since the last Reset")
+		fail(ErrNoBackward, "adjoint", "no Backward since the last Reset")
 	}
 	return 0 // recorded after the output
 }
@@ -393,7 +399,7 @@ func (t *Tape) Gradient(dst []float64, y Var, x []Var) []float64 {
 		dst = make([]float64, len(x))
 	}
 	if len(dst) != len(x) {
-		fail("gradient", "len(dst) = %d, want len(x) = %d", len(dst), len(x))
+		fail(ErrSize, "gradient", "len(dst) = %d, want len(x) = %d", len(dst), len(x))
 	}
 	t.Backward(y)
 	adj := t.adj[:y.i+1]

@@ -1,0 +1,31 @@
+package scalar
+
+import "github.com/adjointgo/adjoint/internal/errs"
+
+// Sentinel errors. Every *[Error] the package panics with wraps one of them,
+// so a caller that recovers the panic (ad.Try does) tests it with
+// errors.Is.
+var (
+	// ErrNotOnTape: a Var of another tape, or a constant, where a variable
+	// of this tape is needed: the operands of one operation, the terms of a
+	// reduction, or the output given to Backward belong to different tapes.
+	// Pass values between tapes with Var.Value.
+	ErrNotOnTape = errs.New("not a variable of this tape")
+	// ErrStale: a variable, mark or Inputs recorded before the tape's last
+	// Reset was used afterwards.
+	ErrStale = errs.New("variable recorded before the last Reset")
+	// ErrSize: slices or matrices whose lengths do not fit each other (dst
+	// and x of Gradient, the two slices of Dot, the dst of Jacobian or
+	// Hessian), or none at all where some are needed.
+	ErrSize = errs.New("size mismatch")
+	// ErrNoBackward: adjoints were read (Adjoint, AdjointTangent,
+	// Inputs.Gradient) with no Backward since the last Reset.
+	ErrNoBackward = errs.New("no Backward since the last Reset")
+	// ErrNoSecondOrder: an operation without second derivatives, such as a
+	// preaccumulated node (Fn2, Fn3, Fn4, Record2 …), was recorded in
+	// tangent mode (HessVec, Hessian, Objective.Hess).
+	ErrNoSecondOrder = errs.New("no second derivative")
+	// ErrTooLong: the tape holds more nodes or reduction parents than its
+	// indices address (2²⁹ − 1 of each).
+	ErrTooLong = errs.New("tape too long")
+)
