@@ -17,7 +17,6 @@ package safetensors
 import (
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -25,11 +24,13 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/adjointgo/adjoint/internal/errs"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
 // ErrFormat is wrapped by every error that describes a malformed file.
-var ErrFormat = errors.New("malformed safetensors file")
+// Like every sentinel of the module it is made with internal/errs.
+var ErrFormat = errs.New("malformed safetensors file")
 
 // maxHeader bounds the JSON header (the reference implementation uses 100 MB).
 const maxHeader = 100 << 20
