@@ -343,16 +343,8 @@ func GradOpts(y *Value, xs []*Value, o Options) ([]*Value, error) {
 // the gradient buffers of Vars (Backward); otherwise it returns the
 // gradients of the targets.
 func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
-	if y.stale() {
-		return nil, y.staleErr("backward")
-	}
-	for _, t := range targets {
-		if t.stale() {
-			return nil, t.staleErr("grad")
-		}
-	}
-	if o.Seed != nil && o.Seed.stale() {
-		return nil, o.Seed.staleErr("backward")
+	if err := checkFresh(y, targets, o.Seed); err != nil {
+		return nil, err
 	}
 	if o.CreateGraph {
 		o.RetainGraph = true
@@ -392,33 +384,94 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 		}
 		return result, nil
 	}
-
-	// Collect the nodes reachable from y (explicit stack: no recursion) and
-	// count, for each, its consumers among them.
-	// Each node is claimed for this sweep (busy holds its id): a node
-	// another sweep holds means the graph is being swept concurrently.
-	id := sweepIDs.Add(1)
-	if id == 0 {
-		id = sweepIDs.Add(1)
+	s := sweepers.Get().(*sweeper)
+	defer s.end()
+	if err := s.begin(y, targets, result, o); err != nil {
+		return nil, err
 	}
-	if !y.n.busy.CompareAndSwap(0, id) {
-		return nil, concurrentErr(y.n)
-	}
-	sc := scratchPool.Get().(*scratch)
-	nodes := append(sc.nodes[:0], y.n)
-	y.n.slot = 1
-	deps := append(sc.deps[:0], 0)
-	defer func() {
-		for _, n := range nodes {
-			n.slot = 0
-			n.busy.Store(0)
+	s.grads[0] = seed
+	seed.owned = o.Seed == nil && !o.CreateGraph
+	for len(s.ready) > 0 { // reverse topological order: every consumer of n has run
+		n := s.ready[len(s.ready)-1]
+		s.ready = s.ready[:len(s.ready)-1]
+		g := s.grads[n.slot-1] // n's cotangent, complete
+		s.grads[n.slot-1] = nil
+		s.deliver(n, g)
+		gin := s.vjp(n, g) // one cotangent per operand, in its shape
+		recycleG := false
+		if !o.CreateGraph && g != nil {
+			recycleG = decideOwnership(n, g, gin, s.pre[:min(len(s.pre), len(gin))])
 		}
-		sc.release(nodes, deps)
-	}()
-	for i := 0; i < len(nodes); i++ {
-		n := nodes[i]
+		if !o.RetainGraph {
+			n.release()
+		}
+		s.route(n, gin)
+		if recycleG {
+			release(g) // its VJP has run and no cotangent aliases it
+		}
+	}
+	return result, nil
+}
+
+// checkFresh refuses arena values of an earlier step.
+func checkFresh(y *Value, targets []*Value, seed *Value) error {
+	if y.stale() {
+		return y.staleErr("backward")
+	}
+	for _, t := range targets {
+		if t.stale() {
+			return t.staleErr("grad")
+		}
+	}
+	if seed != nil && seed.stale() {
+		return seed.staleErr("backward")
+	}
+	return nil
+}
+
+// sweeper is the state of one backward sweep. Its slices are kept between
+// sweeps (through the pool sweepers), so that a training loop's backward
+// passes do not allocate them each time; end clears it of references into
+// the finished graph.
+type sweeper struct {
+	o      Options
+	id     uint32   // this sweep's claim on its nodes (node.busy)
+	nodes  []*node  // reachable from the output, in discovery order (slot = index+1)
+	deps   []int32  // consumers of each node not yet swept
+	grads  []*Value // each node's cotangent as it accumulates
+	ready  []*node  // nodes whose consumers have all run
+	useful []bool   // with targets: nodes through which a target is reached
+	result []*Value // the targets' gradients
+	target map[*node][]int
+	leaf   map[*Value][]int
+	ctx    vjpCtx
+	need   [8]bool
+	pre    [8]*Value // VJP outputs replaced by their SumTo (first 8 edges)
+}
+
+var sweepers = sync.Pool{New: func() any { return new(sweeper) }}
+
+// begin collects the nodes reachable from y with an explicit stack (no
+// recursion), claiming each for this sweep and counting its consumers;
+// indexes the targets; prunes to the nodes that reach them; and refuses to
+// start if any saved tensor changed since it was saved.
+func (s *sweeper) begin(y *Value, targets, result []*Value, o Options) error {
+	s.o, s.result = o, result
+	s.id = sweepIDs.Add(1)
+	if s.id == 0 {
+		s.id = sweepIDs.Add(1)
+	}
+	s.nodes, s.deps = s.nodes[:0], s.deps[:0]
+	if !y.n.busy.CompareAndSwap(0, s.id) {
+		return concurrentErr(y.n)
+	}
+	y.n.slot = 1
+	s.nodes = append(s.nodes, y.n)
+	s.deps = append(s.deps, 0)
+	for i := 0; i < len(s.nodes); i++ {
+		n := s.nodes[i]
 		if n.freed {
-			return nil, &Error{Op: "backward", Err: ErrGraphFreed,
+			return &Error{Op: "backward", Err: ErrGraphFreed,
 				Msg: fmt.Sprintf("the graph through %s was released by a previous backward; pass ad.Options{RetainGraph: true} to the first backward to sweep it again", n.name())}
 		}
 		for _, e := range n.ins() {
@@ -426,164 +479,154 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 			if p == nil {
 				continue
 			}
-			if p.busy.CompareAndSwap(0, id) {
-				nodes = append(nodes, p)
-				deps = append(deps, 0)
-				p.slot = int32(len(nodes))
-			} else if p.busy.Load() != id {
-				return nil, concurrentErr(p)
+			if p.busy.CompareAndSwap(0, s.id) {
+				s.nodes = append(s.nodes, p)
+				s.deps = append(s.deps, 0)
+				p.slot = int32(len(s.nodes))
+			} else if p.busy.Load() != s.id {
+				return concurrentErr(p)
 			}
-			deps[p.slot-1]++
+			s.deps[p.slot-1]++
 		}
 	}
-	// Targets that are intermediate values are read off their node.
-	var targetOf map[*node][]int
-	var leafTarget map[*Value][]int
-	if targets != nil {
-		targetOf = map[*node][]int{}
-		leafTarget = map[*Value][]int{}
+	if targets != nil { // intermediate targets are read off their node
+		s.target, s.leaf = map[*node][]int{}, map[*Value][]int{}
 		for i, t := range targets {
 			if t.n != nil {
-				targetOf[t.n] = append(targetOf[t.n], i)
+				s.target[t.n] = append(s.target[t.n], i)
 			} else {
-				leafTarget[t] = append(leafTarget[t], i)
+				s.leaf[t] = append(s.leaf[t], i)
+			}
+		}
+		if needPruning(s.nodes, s.target, s.leaf) {
+			s.useful = usefulNodes(s.nodes, s.deps, s.target, s.leaf)
+		}
+	}
+	for i, n := range s.nodes {
+		if s.useful == nil || s.useful[i] { // else its rule will not run
+			if err := n.checkSaved(); err != nil {
+				return err
 			}
 		}
 	}
-
-	// With explicit targets, prune: a node's VJP runs only for the operands
-	// through which some target is reachable.
-	var useful []bool
-	if targets != nil && needPruning(nodes, targetOf, leafTarget) {
-		useful = usefulNodes(nodes, deps, targetOf, leafTarget)
+	for range s.nodes {
+		s.grads = append(s.grads, nil)
 	}
-	// Refuse to start if any saved tensor changed since it was saved.
-	for i, n := range nodes {
-		if useful != nil && !useful[i] {
-			continue // its rule will not run
-		}
-		for k := range n.sv {
-			s := &n.sv[k]
-			if s.v == nil {
-				continue
-			}
-			if now := s.v.t.Version(); now != s.version {
-				return nil, &ModifiedError{Op: n.name(), Input: savedName(k), Saved: s.version, Now: now}
-			}
-		}
-		if n.at != nil {
-			for k, s := range n.at.ins {
-				if now := s.v.t.Version(); now != s.version {
-					return nil, &ModifiedError{Op: n.name(), Input: fmt.Sprintf("input %d", k), Saved: s.version, Now: now}
-				}
-			}
-		}
-	}
-
-	grads := sc.grads[:0]
-	for range nodes {
-		grads = append(grads, nil)
-	}
-	sc.grads = grads
-	grads[0] = seed
-	seed.owned = o.Seed == nil && !o.CreateGraph
-	ready := append(sc.ready[:0], y.n)
-	defer func() { sc.ready = ready }()
-	need := &sc.need // in the scratch: ctx.need keeps a slice of it
-	ctx := &sc.ctx
-	ctx.create = o.CreateGraph
-	ctx.ar = nil
+	s.ready = append(s.ready[:0], y.n)
+	s.ctx.create = o.CreateGraph
+	s.ctx.ar = nil
 	if y.slot != nil {
-		ctx.ar = y.slot.ar
+		s.ctx.ar = y.slot.ar
 	}
-	for len(ready) > 0 {
-		n := ready[len(ready)-1]
-		ready = ready[:len(ready)-1]
-		g := grads[n.slot-1]
-		grads[n.slot-1] = nil
-		if n.retained != nil {
-			n.retained.accumulate(g, o.CreateGraph)
+	return nil
+}
+
+// checkSaved reports a saved tensor written in place since it was saved.
+func (n *node) checkSaved() error {
+	for k := range n.sv {
+		sv := &n.sv[k]
+		if sv.v == nil {
+			continue
 		}
-		for _, i := range targetOf[n] {
-			result[i] = g
-			g.owned = false // handed to the caller
+		if now := sv.v.t.Version(); now != sv.version {
+			return &ModifiedError{Op: n.name(), Input: savedName(k), Saved: sv.version, Now: now}
 		}
-		needs := need[:0]
-		es := n.ins()
-		if len(es) > len(need) {
-			needs = make([]bool, 0, len(es))
-		}
-		any := false
-		for j := range es {
-			e := &es[j]
-			r := e.requires() && n.rule.nondiff&(1<<j) == 0
-			if r && useful != nil {
-				if e.n != nil {
-					r = useful[e.n.slot-1]
-				} else {
-					r = leafTarget[e.leaf] != nil
-				}
+	}
+	if n.at != nil {
+		for k, sv := range n.at.ins {
+			if now := sv.v.t.Version(); now != sv.version {
+				return &ModifiedError{Op: n.name(), Input: fmt.Sprintf("input %d", k), Saved: sv.version, Now: now}
 			}
-			needs = append(needs, r)
-			any = any || r
 		}
-		var gin []*Value
-		if any && g != nil {
-			ctx.n, ctx.need = n, needs
-			gin = n.rule.vjp(ctx, g)
-		}
-		// The cotangent for each operand, summed down to its shape where the
-		// op broadcast it.
-		fin := ctx.fin[:0]
-		var pre [8]*Value // VJP outputs replaced by their SumTo (first 8 edges)
-		for j := range es {
-			var gj *Value
-			if j < len(gin) && needs[j] {
-				gj = gin[j]
-			}
-			if gj != nil && !tensor.EqualShape(gj.t.Shape(), es[j].shape) {
-				if j < len(pre) {
-					pre[j] = gj
-				}
-				gj = sumTo(gj, es[j].shape)
-			}
-			fin = append(fin, gj)
-		}
-		ctx.fin = fin
-		recycleG := false
-		if !o.CreateGraph && g != nil {
-			recycleG = decideOwnership(n, g, fin, pre[:min(len(pre), len(fin))])
-		}
-		if !o.RetainGraph {
-			n.release()
-		}
-		for j := range es {
-			e := &es[j]
-			gj := fin[j]
+	}
+	return nil
+}
+
+// deliver hands n's completed cotangent g to whoever asked for it: a
+// RetainGrad buffer, or the caller when n's output is a target.
+func (s *sweeper) deliver(n *node, g *Value) {
+	if n.retained != nil {
+		n.retained.accumulate(g, s.o.CreateGraph)
+	}
+	for _, i := range s.target[n] {
+		s.result[i] = g
+		g.owned = false // handed to the caller
+	}
+}
+
+// vjp runs n's VJP rule for the operands that need a cotangent and returns
+// one cotangent per operand (nil for none), summed down to the operand's
+// shape where the op broadcast it.
+func (s *sweeper) vjp(n *node, g *Value) []*Value {
+	es := n.ins()
+	needs := s.need[:0]
+	if len(es) > len(s.need) {
+		needs = make([]bool, 0, len(es))
+	}
+	any := false
+	for j := range es {
+		e := &es[j]
+		r := e.requires() && n.rule.nondiff&(1<<j) == 0
+		if r && s.useful != nil {
 			if e.n != nil {
-				k := e.n.slot - 1
-				if gj != nil {
-					grads[k] = addGrad(grads[k], gj, o.CreateGraph)
-				}
-				if deps[k]--; deps[k] == 0 {
-					ready = append(ready, e.n)
-				}
-			} else if e.leaf != nil && gj != nil {
-				if targets == nil {
-					e.leaf.gs.accumulate(gj, o.CreateGraph)
-				} else {
-					for _, i := range leafTarget[e.leaf] {
-						result[i] = addGrad(result[i], gj, o.CreateGraph)
-						result[i].owned = false // handed to the caller
-					}
-				}
+				r = s.useful[e.n.slot-1]
+			} else {
+				r = s.leaf[e.leaf] != nil
 			}
 		}
-		if recycleG {
-			release(g) // its VJP has run and no cotangent aliases it
+		needs = append(needs, r)
+		any = any || r
+	}
+	var gin []*Value
+	if any && g != nil {
+		s.ctx.n, s.ctx.need = n, needs
+		gin = n.rule.vjp(&s.ctx, g)
+	}
+	fin := s.ctx.fin[:0]
+	s.pre = [8]*Value{}
+	for j := range es {
+		var gj *Value
+		if j < len(gin) && needs[j] {
+			gj = gin[j]
+		}
+		if gj != nil && !tensor.EqualShape(gj.t.Shape(), es[j].shape) {
+			if j < len(s.pre) {
+				s.pre[j] = gj
+			}
+			gj = sumTo(gj, es[j].shape)
+		}
+		fin = append(fin, gj)
+	}
+	s.ctx.fin = fin
+	return fin
+}
+
+// route adds each operand's cotangent into its producer's (which becomes
+// ready once all its consumers have run), or into the leaf's gradient
+// buffer (Backward) or the target's result (Grad).
+func (s *sweeper) route(n *node, gin []*Value) {
+	es := n.ins()
+	for j := range es {
+		e, gj := &es[j], gin[j]
+		switch {
+		case e.n != nil:
+			k := e.n.slot - 1
+			if gj != nil {
+				s.grads[k] = addGrad(s.grads[k], gj, s.o.CreateGraph)
+			}
+			if s.deps[k]--; s.deps[k] == 0 {
+				s.ready = append(s.ready, e.n)
+			}
+		case e.leaf == nil || gj == nil:
+		case s.result == nil:
+			e.leaf.gs.accumulate(gj, s.o.CreateGraph)
+		default:
+			for _, i := range s.leaf[e.leaf] {
+				s.result[i] = addGrad(s.result[i], gj, s.o.CreateGraph)
+				s.result[i].owned = false // handed to the caller
+			}
 		}
 	}
-	return result, nil
 }
 
 // sweepIDs numbers the sweeps, so that a node can tell which one holds it.
@@ -594,34 +637,25 @@ func concurrentErr(n *node) error {
 		"sweep one graph from one goroutine (or serialise the calls), and build separate graphs for concurrent work", n.name())}
 }
 
-// scratch holds a sweep's working slices between sweeps (through
-// scratchPool), so that a training loop's backward passes do not allocate
-// them each time. Everything is cleared before it goes back.
-type scratch struct {
-	nodes []*node
-	deps  []int32
-	grads []*Value
-	ready []*node
-	ctx   vjpCtx
-	need  [8]bool
-}
-
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
-
-// release clears the scratch of references into the finished graph and
-// returns it to the pool.
-func (sc *scratch) release(nodes []*node, deps []int32) {
-	clear(nodes)
-	clear(sc.grads)
-	clear(sc.ready[:cap(sc.ready)])
-	sc.nodes, sc.deps, sc.grads = nodes[:0], deps[:0], sc.grads[:0]
-	sc.ready = sc.ready[:0]
-	sc.ctx.n, sc.ctx.need, sc.ctx.buf = nil, nil, [2]*Value{}
-	clear(sc.ctx.fin[:cap(sc.ctx.fin)])
-	sc.ctx.fin = sc.ctx.fin[:0]
-	sc.ctx.twins = nil // handed-out twins must not be overwritten by a later sweep
-	sc.ctx.ar = nil
-	scratchPool.Put(sc)
+// end releases the nodes' claims and returns the sweeper, cleared of
+// references into the finished graph, to the pool.
+func (s *sweeper) end() {
+	for _, n := range s.nodes {
+		n.slot = 0
+		n.busy.Store(0)
+	}
+	clear(s.nodes)
+	clear(s.grads)
+	clear(s.ready[:cap(s.ready)])
+	clear(s.ctx.fin[:cap(s.ctx.fin)])
+	s.nodes, s.deps, s.grads, s.ready, s.ctx.fin = s.nodes[:0], s.deps[:0], s.grads[:0], s.ready[:0], s.ctx.fin[:0]
+	s.useful, s.result, s.target, s.leaf = nil, nil, nil, nil
+	s.o = Options{}
+	s.pre = [8]*Value{}
+	s.ctx.n, s.ctx.need, s.ctx.buf = nil, nil, [2]*Value{}
+	s.ctx.twins = nil // handed-out twins must not be overwritten by a later sweep
+	s.ctx.ar = nil
+	sweepers.Put(s)
 }
 
 // decideOwnership marks which of the cotangents fin that node n's VJP made
