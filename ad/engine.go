@@ -117,14 +117,16 @@ func record(r *rule, at *attrs, x, y *Value) (*Value, *node) {
 	}
 	ar := arenaOf(r.name, x, y)
 	if !x.requires && (y == nil || !y.requires) {
+		var out *Value
 		if ar == nil {
-			out := &Value{}
+			out = &Value{}
 			r.forward(&out.t, at, &x.t, yt)
-			return out, nil
+		} else {
+			out = ar.output()
+			ar.forwardInto(r, at, out, &x.t, yt)
+			out.slot.made = r
 		}
-		out := ar.output()
-		ar.forwardInto(r, at, out, &x.t, yt)
-		out.slot.made = r
+		out.wrote(r, x)
 		return out, nil
 	}
 	var rec *recorded
@@ -139,6 +141,7 @@ func record(r *rule, at *attrs, x, y *Value) (*Value, *node) {
 		ar.forwardInto(r, at, out, &x.t, yt)
 		rec.made = r
 	}
+	out.wrote(r, x)
 	n := &rec.n
 	n.rule, n.at = r, at
 	n.inline[0] = edgeTo(x)
@@ -187,6 +190,16 @@ func record(r *rule, at *attrs, x, y *Value) (*Value, *node) {
 	return out, n
 }
 
+// wrote records what r's kernel wrote out as: new storage (fresh), or a
+// view of its operand x (the rule's view flag).
+func (out *Value) wrote(r *rule, x *Value) {
+	if r.view {
+		out.base = x.root()
+		return
+	}
+	out.fresh = true
+}
+
 // applyN is apply for rules with any number of operands.
 func applyN(r *rule, at *attrs, xs []*Value) *Value {
 	defer rethrow()
@@ -199,6 +212,7 @@ func applyN(r *rule, at *attrs, xs []*Value) *Value {
 		tan = tan || x.tan != nil
 	}
 	r.forwardN(&out.t, at, ts)
+	out.fresh = true
 	var n *node
 	if req {
 		n = &node{rule: r, at: at, nin: manyEdges}
@@ -402,8 +416,8 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 		if !o.CreateGraph && g != nil {
 			recycleG = decideOwnership(n, g, gin, s.pre[:min(len(s.pre), len(gin))])
 		}
-		if !o.RetainGraph {
-			n.release()
+		if !o.RetainGraph && (s.useful == nil || s.useful[n.slot-1]) {
+			n.release() // its rule has run (a pruned node's has not: it stays sweepable)
 		}
 		s.route(n, gin)
 		if recycleG {
@@ -659,50 +673,32 @@ func (s *sweeper) end() {
 }
 
 // decideOwnership marks which of the cotangents fin that node n's VJP made
-// from g the sweep owns alone, so that they can later be added into in place,
-// handed to a gradient buffer without a copy, or recycled. A cotangent is
-// owned when its storage is new — not a saved value's, not the node's
-// attributes or kept data, not shared with another cotangent — or when it is
-// g's (a pass-through such as add's) and g was owned and no other cotangent
-// shares it: ownership then moves from g to it. A VJP output replaced by its
-// SumTo is recycled at once when it was new. It reports whether g itself can
-// be recycled once the cotangents are routed: it was owned and nothing
-// aliases it.
+// from g the sweep holds alone, so that they can later be added into in
+// place, handed to a gradient buffer without a copy, or recycled. It reads
+// what the values declare, not their storage: a built-in rule's result is
+// fresh (its kernel wrote new storage) unless it is g itself or a view of g
+// (a reshape's output records what it views); a user function's results
+// are never taken (they may be anything the user holds). A fresh cotangent
+// is owned unless another operand's cotangent is the same value; g, passed
+// through to exactly one operand, hands its ownership on. pre holds VJP
+// outputs replaced by their SumTo, which are recycled at once when owned.
+// It reports whether g itself can be recycled once the cotangents are
+// routed: it was owned and nothing aliases it.
 func decideOwnership(n *node, g *Value, fin, pre []*Value) (recycleG bool) {
-	foreign := func(v *Value) bool { // aliases storage the node or its caller holds
-		for k := range n.sv {
-			if s := n.sv[k].v; s != nil && v.t.SameStorage(&s.t) {
-				return true
-			}
-		}
-		if n.at != nil && n.at.Mask != nil && v.t.SameStorage(n.at.Mask) {
-			return true
-		}
-		if n.at != nil {
-			for _, s := range n.at.ins {
-				if v.t.SameStorage(&s.v.t) {
-					return true
-				}
-			}
-		}
-		if t, ok := n.aux.(*tensor.Tensor); ok && v.t.SameStorage(t) {
-			return true
-		}
-		return false
-	}
-	shared := func(v *Value, j int) bool { // aliases another edge's cotangent
+	user := n.rule == row(opFunc)
+	unique := func(v *Value, j int) bool {
 		for i, o := range fin {
-			if i != j && o != nil && v.t.SameStorage(&o.t) {
-				return true
+			if i != j && o != nil && o.root() == v.root() {
+				return false
 			}
-			if i < len(pre) && i != j && pre[i] != nil && v.t.SameStorage(&pre[i].t) {
-				return true
+			if i < len(pre) && i != j && pre[i] != nil && pre[i].root() == v.root() {
+				return false
 			}
 		}
-		return false
+		return true
 	}
 	gOwned := g.owned // fin may hold g itself, whose flag the loop resets
-	aliasG := 0
+	aliasG, passed := 0, -1
 	for j, v := range fin {
 		if v == nil {
 			continue
@@ -710,36 +706,42 @@ func decideOwnership(n *node, g *Value, fin, pre []*Value) (recycleG bool) {
 		if j < len(pre) && pre[j] != nil {
 			v.owned = true // a new SumTo result
 			p := pre[j]
-			if p.t.SameStorage(&g.t) {
+			if p.root() == g.root() {
 				p.owned = false // g itself (or a view), only read by SumTo
 				continue
 			}
-			p.owned = !foreign(p) && !shared(p, j)
+			p.owned = !user && p.fresh && unique(p, j)
 			release(p)
 			continue
 		}
-		if v.t.SameStorage(&g.t) {
+		if v.root() == g.root() {
 			aliasG++
+			if v == g {
+				passed = j
+			}
 			v.owned = false
 			continue
 		}
-		v.owned = !foreign(v) && !shared(v, j)
+		v.owned = !user && v.fresh && unique(v, j)
 	}
 	if aliasG == 0 {
 		return gOwned
 	}
-	// Pass-through: exactly one cotangent that is g itself (not a SumTo input,
-	// not a view) inherits g's ownership.
-	if aliasG == 1 && gOwned {
-		for j, v := range fin {
-			if v == g && (j >= len(pre) || pre[j] == nil) {
-				v.owned = !foreign(v)
-				return false // ownership moved along with g
-			}
-		}
+	if aliasG == 1 && passed >= 0 && gOwned {
+		g.owned = true // ownership moves along with g to the one operand it passes to
+		return false
 	}
 	g.owned = false
 	return false
+}
+
+// root returns the value whose storage v shares: v itself, or what the
+// view v was made from.
+func (v *Value) root() *Value {
+	if v.base != nil {
+		return v.base
+	}
+	return v
 }
 
 // release recycles the storage of a value the sweep owns alone.

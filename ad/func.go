@@ -201,7 +201,7 @@ func (c *jvpCtx) transposeVJP(ts []*Value) *Value {
 	if dot == nil || !dot.requires {
 		return nil
 	}
-	g, err := Grad(dot, u)
+	g, err := GradOpts(dot, []*Value{u}, Options{RetainGraph: true}) // the forward graph stays sweepable
 	if err != nil {
 		panic(&Error{Op: f.Name, Err: fmt.Errorf("%w: forward mode by the transpose trick: %w", ErrFunc, err)})
 	}

@@ -169,3 +169,36 @@ func TestNestedJVPRefused(t *testing.T) {
 		t.Errorf("HVP of a vector function: %v", err)
 	}
 }
+
+// Forward-over-reverse through a user function without a JVP (derived by
+// the transpose trick) whose VJP reads its output and an intermediate
+// operand: the trick's inner sweep leaves the forward graph sweepable.
+func TestHVPThroughFuncWithoutJVP(t *testing.T) {
+	myexp := &ad.Func{Name: "myexp",
+		Forward: func(xs []*ad.Value) *ad.Value { return ad.Exp(xs[0]) },
+		VJP:     func(xs []*ad.Value, y, g *ad.Value) []*ad.Value { return []*ad.Value{ad.Mul(g, y)} }}
+	x := tensor.FromFloat64([]float64{0, 1}, 2)
+	v := tensor.FromFloat64([]float64{1, -2}, 2)
+	f := func(xs []*ad.Value) *ad.Value { return ad.Sum(myexp.Apply(ad.Tanh(xs[0]))) }
+	hv, err := ad.HVP(f, []*tensor.Tensor{x}, []*tensor.Tensor{v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := ad.Var(x)
+	want, err := ad.HVPReverse(f([]*ad.Value{in}), []*ad.Value{in}, []*ad.Value{ad.Const(v)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range want[0].Data() {
+		if d := hv[0].AtFlat(i) - w; d > 1e-12 || d < -1e-12 {
+			t.Fatalf("HVP %v, reverse-over-reverse %v", hv[0].Data(), want[0].Data())
+		}
+	}
+	H, err := ad.Hessian(func(x *ad.Value) *ad.Value { return f([]*ad.Value{x}) }, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := H.AtFlat(0)*1 + H.AtFlat(1)*-2; got-want[0].Data()[0] > 1e-12 || want[0].Data()[0]-got > 1e-12 {
+		t.Fatalf("Hessian row 0 · v = %v, want %v", got, want[0].Data()[0])
+	}
+}

@@ -109,6 +109,9 @@ type rule struct {
 	nondiff uint8
 	// broadcasts marks element-wise rules whose operands broadcast.
 	broadcasts bool
+	// view marks a rule whose forward returns a view of its operand's
+	// storage instead of writing new storage (reshape).
+	view bool
 	// vjpOf names the row whose VJP this row exists to express ("" for a
 	// primitive users call).
 	vjpOf string
@@ -186,6 +189,12 @@ func elementwise(name string, op tensor.UnaryOp, reads saveMask, d func(c primal
 	case saveOut:
 		r.saves = saveOutIf
 	}
+	return r
+}
+
+// asView marks r's output as a view of its operand's storage.
+func asView(r rule) rule {
+	r.view = true
 	return r
 }
 
@@ -441,7 +450,7 @@ var table = [numOps]rule{
 			return addT(a, b)
 		}},
 
-	opReshape: linear("reshape",
+	opReshape: asView(linear("reshape",
 		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { *dst = *x.Reshape(at.Shape...) },
 		func(c *jvpCtx, t *Value) *Value {
 			out := Reshape(t, c.bshape(c.at.Shape)...)
@@ -450,20 +459,28 @@ var table = [numOps]rule{
 			}
 			return out
 		},
-		func(c *vjpCtx, g *Value) *Value { return Reshape(g, c.inShape(0)...) }),
+		func(c *vjpCtx, g *Value) *Value { return Reshape(g, c.inShape(0)...) })),
 	opPermute: linear("permute",
 		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.Permute(x, at.Perm...) },
 		func(c *jvpCtx, t *Value) *Value { return Permute(t, c.bperm(c.at.Perm)...) },
-		func(c *vjpCtx, g *Value) *Value {
-			p := c.n.at.Perm
-			inv := make([]int, len(p))
-			for i, a := range p {
-				inv[a] = i
-			}
-			return Permute(g, inv...)
-		}),
+		func(c *vjpCtx, g *Value) *Value { return permuteInv(g, c.n.at.Perm) }),
 	opBroadcastTo: linear("broadcast_to",
-		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.BroadcastTo(x, at.Shape) },
+		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) {
+			// Into a buffer that already has the shape (an arena's), x + (−0)
+			// broadcast by Binary — bit for bit x, and no allocation — or
+			// a fill when x has one element; else BroadcastTo.
+			if dst.DType() != x.DType() || !tensor.EqualShape(dst.Shape(), at.Shape) || dst.Len() != tensor.Size(at.Shape) ||
+				dst.IsView() || dst.SameStorage(x) || !tensor.CanBroadcastTo(x.Shape(), at.Shape) {
+				dst.BroadcastTo(x, at.Shape)
+				return
+			}
+			if x.Len() == 1 {
+				dst.Fill(x.AtFlat(0))
+				return
+			}
+			dst.Fill(math.Copysign(0, -1))
+			dst.Binary(tensor.Add, x, dst)
+		},
 		func(c *jvpCtx, t *Value) *Value {
 			return BroadcastTo(c.lift(t, len(c.at.Shape)), c.bshape(c.at.Shape)...)
 		},
@@ -474,6 +491,10 @@ var table = [numOps]rule{
 		func(c *vjpCtx, g *Value) *Value { return BroadcastTo(g, c.inShape(0)...) }),
 	opSum: linear("sum",
 		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) {
+			if shape, ok := sumToShape(at, x); ok {
+				dst.SumTo(x, shape) // the same sums, without allocating
+				return
+			}
 			dst.Reduce(tensor.SumReduce, x, at.KeepDims, at.Axes...)
 		},
 		func(c *jvpCtx, t *Value) *Value {
@@ -481,6 +502,9 @@ var table = [numOps]rule{
 		},
 		func(c *vjpCtx, g *Value) *Value {
 			in := c.inShape(0)
+			if at := c.n.at; at.KeepDims || leadingAxes(at.Axes) {
+				return BroadcastTo(g, in...) // g's shape already aligns with in
+			}
 			return BroadcastTo(Reshape(g, tensor.KeepDimsShape(in, c.n.at.Axes)...), in...)
 		}),
 	// max over axes: the gradient goes to the maxima; k tied maxima each get
@@ -506,7 +530,8 @@ var table = [numOps]rule{
 	// slice (and its VJP is slice).
 	opPad: {name: "pad", vjpOf: "slice",
 		forward: func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) {
-			dst.Resize(x.DType(), at.Shape...).Zero()
+			resizeTo(dst, x.DType(), at.Shape)
+			dst.Zero()
 			dst.SliceAdd(x, at.Axis, at.Start)
 		},
 		vjp: func(c *vjpCtx, g *Value) []*Value {
@@ -548,7 +573,8 @@ var table = [numOps]rule{
 		func(c *vjpCtx, g *Value) *Value { return indexAdd(g, c.n.at.Axis, c.n.at.Index, c.inShape(0)) }),
 	opIndexAdd: {name: "index_add", vjpOf: "index_select",
 		forward: func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) {
-			dst.Resize(x.DType(), at.Shape...).Zero()
+			resizeTo(dst, x.DType(), at.Shape)
+			dst.Zero()
 			dst.IndexAdd(x, at.Axis, at.Index)
 		},
 		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(IndexSelect(g, c.n.at.Axis, c.n.at.Index)) },
@@ -560,9 +586,9 @@ var table = [numOps]rule{
 	opWhere: {name: "where", broadcasts: true,
 		forward: func(dst *tensor.Tensor, at *attrs, x, y *tensor.Tensor) { dst.Where(at.Mask, x, y) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			mask := Const(c.n.at.Mask)
+			mask := c.constant(c.n.at.Mask)
 			var gx, gy *Value
-			zero := ScalarLike(g, 0)
+			zero := c.scalar(g, 0)
 			if c.need[0] {
 				gx = Where(mask, g, zero)
 			}
@@ -607,7 +633,24 @@ var table = [numOps]rule{
 	// astype converts between float32 and float64; its VJP converts the
 	// cotangent back to the operand's dtype (kept in the attributes).
 	opAstype: linear("astype",
-		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.CopyFrom(x.Astype(at.DType)) },
+		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) {
+			if x.DType() == at.DType {
+				dst.CopyFrom(x)
+				return
+			}
+			resizeTo(dst, at.DType, x.Shape()) // x converted straight into dst
+			if at.DType == tensor.Float32 {
+				f, src := dst.Float32s(), x.Float64s()
+				for i, v := range src {
+					f[i] = float32(v)
+				}
+				return
+			}
+			f, src := dst.Float64s(), x.Float32s()
+			for i, v := range src {
+				f[i] = float64(v)
+			}
+		},
 		func(c *jvpCtx, t *Value) *Value { return Astype(t, c.at.DType) },
 		func(c *vjpCtx, g *Value) *Value { return Astype(g, c.n.at.From) }),
 	// cross_entropy from logits, fused with log-softmax: it keeps only the
@@ -761,6 +804,7 @@ func (c *vjpCtx) crossEntropyGrad(p *tensor.Tensor, targets []int, g *Value) *Va
 		out.t.SetFlat(i*cols+y, out.t.AtFlat(i*cols+y)-1)
 	}
 	out.t.Scale(&out.t, g.t.Item()/float64(len(targets)), 0)
+	out.fresh = true
 	if c.ar != nil {
 		c.ar.adopt(out, p)
 	}

@@ -17,6 +17,8 @@ type Value struct {
 	n        *node      // producing node; nil for leaves and constants
 	requires bool       // a gradient flows to this value
 	owned    bool       // a backward sweep holds the only reference to its storage
+	fresh    bool       // its op's kernel wrote it into new storage (see decideOwnership)
+	base     *Value     // the value whose storage it views (a reshape's operand), or nil
 	gs       *leafState // gradient buffer: of a Var, or of a non-leaf after RetainGrad
 	slot     *recorded  // the arena slot holding this value, or nil (see Arena)
 	tan      *Value     // forward mode: the tangent carried beside the value, nil for zero
