@@ -143,7 +143,7 @@ func JacFwd(f func(xs []*Value) *Value, xs []*tensor.Tensor) ([]*tensor.Tensor, 
 				block = Slice(block, 0, off, off+x.Len())
 			}
 			cols := Reshape(block, x.Len(), out.t.Len())
-			jac[i] = Transpose(cols).Tensor().Clone().Reshape(shape...)
+			jac[i] = Transpose(cols).Tensor().Reshape(shape...) // a new tensor: the transpose copies
 			off += x.Len()
 		}
 	})

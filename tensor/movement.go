@@ -31,6 +31,14 @@ func (t *Tensor) Permute(x *Tensor, perm ...int) *Tensor {
 		sx[i] = src[p]
 	}
 	t.resize(x.dtype, out)
+	if r, c, ok := swapsLastTwo(x.shape, perm); ok {
+		if x.dtype == Float32 {
+			transposeBatch(t.f32, x.f32, r, c)
+		} else {
+			transposeBatch(t.f64, x.f64, r, c)
+		}
+		return t
+	}
 	zero := make([]int, len(out))
 	if x.dtype == Float32 {
 		gatherStrided(t.f32, x.f32, out, sx, zero)
@@ -38,6 +46,45 @@ func (t *Tensor) Permute(x *Tensor, perm ...int) *Tensor {
 		gatherStrided(t.f64, x.f64, out, sx, zero)
 	}
 	return t
+}
+
+// swapsLastTwo reports whether perm swaps the last two axes and keeps the
+// others, and returns the sizes of those two axes of shape.
+func swapsLastTwo(shape, perm []int) (r, c int, ok bool) {
+	n := len(perm)
+	if n < 2 || perm[n-2] != n-1 || perm[n-1] != n-2 {
+		return 0, 0, false
+	}
+	for i := range n - 2 {
+		if perm[i] != i {
+			return 0, 0, false
+		}
+	}
+	return shape[n-2], shape[n-1], true
+}
+
+// transposeBatch writes the transposes of the consecutive r×c matrices of
+// x into dst, in square tiles that fit in the L1 cache, so that both the
+// reads and the writes run along cache lines (a plain strided gather
+// misses the cache on every element of large matrices).
+func transposeBatch[T Float](dst, x []T, r, c int) {
+	const tile = 32
+	m := r * c
+	for b := 0; b+m <= len(x) && m > 0; b += m {
+		src, out := x[b:b+m], dst[b:b+m]
+		for i0 := 0; i0 < r; i0 += tile {
+			i1 := min(i0+tile, r)
+			for j0 := 0; j0 < c; j0 += tile {
+				j1 := min(j0+tile, c)
+				for i := i0; i < i1; i++ {
+					row := src[i*c : i*c+c]
+					for j := j0; j < j1; j++ {
+						out[j*r+i] = row[j]
+					}
+				}
+			}
+		}
+	}
 }
 
 // split returns the sizes before, at and after axis.
