@@ -62,6 +62,31 @@ func FuzzBroadcastGrad(f *testing.F) {
 				t.Fatalf("%v × %v: gradient %v, want %v", as, bs, g[0].Data(), want.Data())
 			}
 		}
+		// Forward mode agrees: J·1 is the sum of the gradient, and the
+		// batched Jacobian (one direction per element of a) is the gradient.
+		f := func(xs []*ad.Value) *ad.Value { return ad.Sum(ad.Mul(xs[0], b)) }
+		_, jv, err := ad.JVP(f, []*tensor.Tensor{a.Tensor()}, []*tensor.Tensor{tensor.Full(tensor.Float64, 1, as...)})
+		if err != nil {
+			t.Fatalf("%v × %v: JVP: %v", as, bs, err)
+		}
+		sum := 0.0
+		for _, v := range want.Data() {
+			sum += v
+		}
+		if math.Abs(jv.Item()-sum) > 1e-9 {
+			t.Fatalf("%v × %v: J·1 = %v, want %v", as, bs, jv.Item(), sum)
+		}
+		for _, mode := range []ad.JacMode{ad.JacForward, ad.JacReverse} {
+			J, err := ad.Jacobian(f, []*tensor.Tensor{a.Tensor()}, mode)
+			if err != nil {
+				t.Fatalf("%v × %v: Jacobian: %v", as, bs, err)
+			}
+			for i := 0; i < want.Len(); i++ {
+				if math.Abs(want.AtFlat(i)-J[0].AtFlat(i)) > 1e-9 {
+					t.Fatalf("%v × %v: Jacobian (mode %d) %v, want %v", as, bs, mode, J[0].Data(), want.Data())
+				}
+			}
+		}
 	})
 }
 
