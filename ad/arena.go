@@ -45,11 +45,25 @@ import (
 //	}
 type Arena struct {
 	slots [2][]*recorded // values (with their nodes) in order of creation, by epoch parity
-	used  int            // slots handed out since Reset
-	attrs []*attrs
-	usedA int
-	free  map[bufKey][]freeBuf // idle buffers by dtype and capacity
-	epoch uint64
+	// shapes holds, beside each slot, the shape of the last buffer it owned
+	// (a tensor's shape, never written), to lend it one of that shape again.
+	shapes [2][][]int
+	used   int // slots handed out since Reset
+	attrs  []*arenaAttrs
+	usedA  int
+	free   map[bufKey][]freeBuf // idle buffers by dtype and capacity
+	epoch  uint64
+}
+
+// arenaAttrs is an attrs of an arena with the storage its fields reuse from
+// step to step: Index, Axes and Perm keep their capacity (ops fill them by
+// copying, never by sharing a caller's slice); Shape may share an operand's
+// shape, so the storage it was copied into is kept beside it, in shape; mask
+// is the header where's Mask points to.
+type arenaAttrs struct {
+	at    attrs
+	shape []int
+	mask  tensor.Tensor
 }
 
 // freeBuf is an idle buffer and the epoch in which it became idle.
@@ -88,8 +102,8 @@ func (a *Arena) Reset() {
 		r.v = Value{slot: r} // empty, and still known as stale (epoch) until reused
 		r.n = node{}
 	}
-	for _, at := range a.attrs[:a.usedA] {
-		at.reset()
+	for _, s := range a.attrs[:a.usedA] {
+		s.reset()
 	}
 	a.used, a.usedA = 0, 0
 	a.epoch++
@@ -112,6 +126,7 @@ func (a *Arena) take() *recorded {
 	g := a.epoch & 1
 	if a.used == len(a.slots[g]) {
 		a.slots[g] = append(a.slots[g], &recorded{ar: a})
+		a.shapes[g] = append(a.shapes[g], nil)
 	}
 	r := a.slots[g][a.used]
 	a.used++
@@ -122,20 +137,48 @@ func (a *Arena) take() *recorded {
 	return r
 }
 
-// output returns the next slot's value, with the buffer the slot's value had
-// in the previous step (when it owned one) attached as its storage, for a
-// kernel to write into. adopt must follow the kernel.
+// output returns the next slot's value, with a buffer of the size the
+// slot's value had in the previous step (when it owned one) attached as its
+// storage, for a kernel to write into. adopt must follow the kernel.
+//
+// Among the idle buffers of that size it prefers one last shaped as the
+// slot's was: buffers of one size serve values of several shapes (a reshape
+// before and after, a transpose), and a kernel that finds its buffer in
+// another shape copies its shape, an allocation.
 func (a *Arena) output() *Value {
 	r := a.take()
 	if r.hint.n > 0 {
 		if bs := a.free[r.hint]; len(bs) > 0 {
-			r.v.t = bs[len(bs)-1].t
+			i := len(bs) - 1
+			if want := a.shapes[a.epoch&1][a.used-1]; want != nil {
+				for j := i; j >= max(0, len(bs)-lookBack); j-- {
+					if tensor.EqualShape(bs[j].t.Shape(), want) {
+						i = j
+						break
+					}
+				}
+			}
+			r.v.t = bs[i].t
+			copy(bs[i:], bs[i+1:])
 			bs[len(bs)-1] = freeBuf{}
 			a.free[r.hint] = bs[:len(bs)-1]
 			r.lent = r.v.t
 		}
 	}
 	return &r.v
+}
+
+// lookBack bounds how many idle buffers output searches for a shape.
+const lookBack = 16
+
+// owns records that slot r owns the storage of t, for a kernel to reuse
+// when the slot is handed out again.
+func (a *Arena) owns(r *recorded, t tensor.Tensor) {
+	r.own = t
+	r.hint = bufKey{t.DType(), t.Cap()}
+	if g := a.epoch & 1; r.epoch == a.epoch && a.used > 0 && a.slots[g][a.used-1] == r {
+		a.shapes[g][a.used-1] = t.Shape()
+	}
 }
 
 // adopt records, after the kernel wrote v, whether the slot owns v's storage:
@@ -147,8 +190,7 @@ func (a *Arena) adopt(v *Value, ops ...*tensor.Tensor) {
 	lent := r.lent
 	r.lent = tensor.Tensor{}
 	if lent.Cap() > 0 && v.t.SameStorage(&lent) {
-		r.own = lent
-		r.hint = bufKey{v.t.DType(), v.t.Cap()}
+		a.owns(r, v.t) // with the shape the kernel gave it, for the buffer's next kernel
 		return
 	}
 	if lent.Cap() > 0 {
@@ -162,8 +204,7 @@ func (a *Arena) adopt(v *Value, ops ...*tensor.Tensor) {
 			return
 		}
 	}
-	r.own = v.t
-	r.hint = bufKey{v.t.DType(), v.t.Cap()}
+	a.owns(r, v.t)
 }
 
 // giveBack returns the storage a slot owns to the free list.
@@ -185,23 +226,101 @@ func (a *Arena) put(t tensor.Tensor) {
 // attrsFor returns a zeroed attrs for an op on x: one recycled by x's arena,
 // whose slices keep their capacity, or a new one.
 func attrsFor(x *Value) *attrs {
-	if x == nil || x.slot == nil {
-		return new(attrs)
+	if s := arenaAttrsOf(x, nil); s != nil {
+		return &s.at
 	}
-	a := x.slot.ar
-	if a.usedA == len(a.attrs) {
-		a.attrs = append(a.attrs, new(attrs))
-	}
-	at := a.attrs[a.usedA]
-	a.usedA++
-	return at
+	return new(attrs)
 }
 
-// reset zeroes at and keeps the capacity of Index, which ops fill by
-// appending (the other slices may be shared with shapes and must not be
-// appended to).
-func (at *attrs) reset() {
-	*at = attrs{Index: at.Index[:0]}
+// attrsShape is attrsFor(x) with Shape a copy of shape: in storage the
+// arena keeps for the next step, so that the caller may reuse shape and the
+// attrs own theirs. Kernels copy the shapes they are given (a tensor's shape
+// is never an attrs' storage), so the storage is free again at Reset.
+func attrsShape(x *Value, shape []int) *attrs {
+	s := arenaAttrsOf(x, nil)
+	if s == nil {
+		return &attrs{Shape: append([]int(nil), shape...)}
+	}
+	s.shape = append(s.shape[:0], shape...)
+	s.at.Shape = s.shape
+	return &s.at
+}
+
+// attrsMask is the attrs of where(mask, x, y): Mask a view of mask's data,
+// whose header the arena of x or y keeps.
+func attrsMask(mask, x, y *Value) *attrs {
+	s := arenaAttrsOf(x, y)
+	if s == nil {
+		return &attrs{Mask: mask.t.View()}
+	}
+	s.mask = *mask.t.View()
+	s.at.Mask = &s.mask
+	return &s.at
+}
+
+// arenaAttrsOf returns the next recycled attrs of the arena of x (or of y
+// when x has none), or nil when neither is an arena value.
+func arenaAttrsOf(x, y *Value) *arenaAttrs {
+	var a *Arena
+	switch {
+	case x != nil && x.slot != nil:
+		a = x.slot.ar
+	case y != nil && y.slot != nil:
+		a = y.slot.ar
+	default:
+		return nil
+	}
+	if a.usedA == len(a.attrs) {
+		a.attrs = append(a.attrs, new(arenaAttrs))
+	}
+	s := a.attrs[a.usedA]
+	a.usedA++
+	return s
+}
+
+// reset zeroes the attrs, keeping the capacity of the slices ops fill by
+// copying into them (Shape's storage is kept in s.shape: Shape itself may
+// have been an operand's shape, which must never be written).
+func (s *arenaAttrs) reset() {
+	at := &s.at
+	s.at = attrs{Index: at.Index[:0], Axes: at.Axes[:0], Perm: at.Perm[:0]}
+	s.mask = tensor.Tensor{}
+}
+
+// resizeTo is dst.Resize(d, shape...) for a forward kernel that writes all
+// of dst itself: when dst already has that dtype and shape (a buffer an
+// arena recycled), it is kept as it is, with its version bumped, and no
+// shape is copied.
+func resizeTo(dst *tensor.Tensor, d tensor.DType, shape []int) {
+	if dst.DType() == d && tensor.EqualShape(dst.Shape(), shape) && dst.Len() == tensor.Size(shape) && !dst.IsView() {
+		dst.BumpVersion()
+		return
+	}
+	dst.Resize(d, shape...)
+}
+
+// detach is v.Detach, in v's arena when it has one.
+func detach(v *Value) *Value {
+	if v.slot == nil {
+		return v.Detach()
+	}
+	v.check("detach")
+	r := v.slot.ar.take()
+	r.v.t = *v.t.View()
+	return &r.v
+}
+
+// scalar returns a 0-dimensional constant c with x's dtype, from the
+// sweep's arena when it has one.
+func (c *vjpCtx) scalar(x *Value, v float64) *Value {
+	if c.ar == nil {
+		return ScalarLike(x, v)
+	}
+	out := c.ar.output()
+	out.t.Resize(x.DType()) // no dimensions: no shape to copy
+	out.t.SetFlat(0, v)
+	c.ar.adopt(out)
+	return out
 }
 
 // arenaOf returns the arena of the operands, or nil. It panics if they come

@@ -2,6 +2,7 @@ package ad
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/adjointgo/adjoint/tensor"
 )
@@ -40,7 +41,11 @@ func MulScalar(x *Value, c float64) *Value {
 }
 
 // PowScalar returns xᶜ elementwise.
-func PowScalar(x *Value, c float64) *Value { return apply(row(opPowScalar), &attrs{C: c}, x, nil) }
+func PowScalar(x *Value, c float64) *Value {
+	at := attrsFor(x)
+	at.C = c
+	return apply(row(opPowScalar), at, x, nil)
+}
 
 // Square returns x² elementwise.
 func Square(x *Value) *Value { return apply(row(opSquare), nil, x, nil) }
@@ -121,17 +126,62 @@ func b2i(b bool) int {
 // −1. The result shares x's data.
 func Reshape(x *Value, shape ...int) *Value {
 	defer rethrow()
-	shape = tensor.ResolveReshape(x.Shape(), shape)
-	if tensor.EqualShape(shape, x.Shape()) {
+	old := x.Shape()
+	if tensor.EqualShape(shape, old) {
 		return x
 	}
-	return apply(row(opReshape), &attrs{Shape: shape}, x, nil)
+	at := attrsShape(x, shape)
+	if !resolveReshape(old, at.Shape) {
+		tensor.ResolveReshape(old, slices.Clone(shape)) // panics with the reason (a copy: shape must not escape)
+	}
+	if tensor.EqualShape(at.Shape, old) {
+		return x
+	}
+	return apply(row(opReshape), at, x, nil)
+}
+
+// resolveReshape resolves the −1 of shape (at most one) in place for a
+// tensor of shape old, and reports whether the shapes' sizes then agree.
+// It is tensor.ResolveReshape without the copy.
+func resolveReshape(old, shape []int) bool {
+	infer, prod := -1, 1
+	for i, d := range shape {
+		switch {
+		case d == -1 && infer < 0:
+			infer = i
+		case d < 0:
+			return false
+		default:
+			prod *= d
+		}
+	}
+	n := tensor.Size(old)
+	if infer >= 0 {
+		if prod == 0 || n%prod != 0 {
+			return false
+		}
+		shape[infer] = n / prod
+		prod = n
+	}
+	return prod == n
 }
 
 // Permute returns x with its axes reordered: output axis i is input axis
 // perm[i].
 func Permute(x *Value, perm ...int) *Value {
-	return apply(row(opPermute), &attrs{Perm: append([]int(nil), perm...)}, x, nil)
+	at := attrsFor(x)
+	at.Perm = append(at.Perm, perm...) // a copy: the caller may reuse perm
+	return apply(row(opPermute), at, x, nil)
+}
+
+// permuteInv permutes x by the inverse of perm (permute's VJP).
+func permuteInv(x *Value, perm []int) *Value {
+	at := attrsFor(x)
+	at.Perm = append(at.Perm, perm...) // the inverse's length
+	for i, a := range perm {
+		at.Perm[a] = i
+	}
+	return apply(row(opPermute), at, x, nil)
 }
 
 // Transpose swaps the last two axes of x.
@@ -140,12 +190,12 @@ func Transpose(x *Value) *Value {
 	if r < 2 {
 		panic(shapeErr("transpose", [][]int{x.Shape()}, "needs at least 2 dimensions"))
 	}
-	perm := make([]int, r)
-	for i := range perm {
-		perm[i] = i
+	at := attrsFor(x)
+	for i := range r {
+		at.Perm = append(at.Perm, i)
 	}
-	perm[r-2], perm[r-1] = r-1, r-2
-	return Permute(x, perm...)
+	at.Perm[r-2], at.Perm[r-1] = r-1, r-2
+	return apply(row(opPermute), at, x, nil)
 }
 
 // BroadcastTo returns x broadcast to shape.
@@ -153,12 +203,17 @@ func BroadcastTo(x *Value, shape ...int) *Value {
 	if tensor.EqualShape(shape, x.Shape()) {
 		return x
 	}
-	return apply(row(opBroadcastTo), &attrs{Shape: append([]int(nil), shape...)}, x, nil)
+	return apply(row(opBroadcastTo), attrsShape(x, shape), x, nil)
 }
 
 // SumTo sums x down to shape, which must broadcast to x's shape (the
 // transpose of BroadcastTo).
-func SumTo(x *Value, shape []int) *Value { return sumTo(x, append([]int(nil), shape...)) }
+func SumTo(x *Value, shape []int) *Value {
+	if tensor.EqualShape(shape, x.Shape()) {
+		return x
+	}
+	return apply(row(opSumTo), attrsShape(x, shape), x, nil)
+}
 
 // sumTo is SumTo for a shape slice that is never written afterwards (an
 // operand's shape, as the engine and the rules pass it): no copy.
@@ -171,31 +226,103 @@ func sumTo(x *Value, shape []int) *Value {
 	return apply(row(opSumTo), at, x, nil)
 }
 
-func reduceAttrs(op string, x *Value, keep bool, axes []int) *attrs {
+// reduceAttrs returns the attrs of a reduction of x over axes (normalised
+// and sorted into Axes). For a sum (sum set) whose output keeps the reduced
+// axes, Shape is that output's shape, for sum's kernel (sumToShape).
+func reduceAttrs(op string, x *Value, keep, sum bool, axes []int) *attrs {
 	defer rethrow()
-	return &attrs{Axes: tensor.NormAxes(op, x.Shape(), axes), KeepDims: keep}
+	shape := x.Shape()
+	var at *attrs
+	if sum && keep {
+		at = attrsShape(x, shape)
+	} else {
+		at = attrsFor(x)
+	}
+	at.Axes = normAxes(op, at.Axes, shape, axes)
+	at.KeepDims = keep
+	if sum && keep {
+		for _, a := range at.Axes {
+			at.Shape[a] = 1
+		}
+	}
+	return at
+}
+
+// normAxes appends to dst the axes of shape that axes name (all when none
+// are given), normalised and sorted: tensor.NormAxes without the allocation.
+// It panics as tensor.NormAxes does for an axis out of range or repeated.
+func normAxes(op string, dst, shape, axes []int) []int {
+	r := len(shape)
+	if len(axes) == 0 {
+		for i := range r {
+			dst = append(dst, i)
+		}
+		return dst
+	}
+	var seen uint64
+	for _, a := range axes {
+		if a < -r || a >= r {
+			return tensor.NormAxes(op, shape, axes) // panics with the reason
+		}
+		if a < 0 {
+			a += r
+		}
+		if seen&(1<<a) != 0 {
+			return tensor.NormAxes(op, shape, axes)
+		}
+		seen |= 1 << a
+		dst = append(dst, a)
+	}
+	slices.Sort(dst)
+	return dst
+}
+
+// sumToShape returns the shape to which tensor.SumTo sums x to compute the
+// sum described by at, when there is one: the reduced axes kept as size 1
+// (Shape, set by reduceAttrs), or x's shape without its leading axes when
+// they are the reduced ones. SumTo then runs Reduce's kernel on the same
+// kept shape — the same sums, bit for bit — without allocating.
+func sumToShape(at *attrs, x *tensor.Tensor) ([]int, bool) {
+	if at.KeepDims {
+		return at.Shape, at.Shape != nil
+	}
+	if !leadingAxes(at.Axes) {
+		return nil, false
+	}
+	return x.Shape()[len(at.Axes):], true
+}
+
+// leadingAxes reports whether axes (normalised and sorted) are 0, 1, ...,
+// len(axes)−1.
+func leadingAxes(axes []int) bool {
+	for i, a := range axes {
+		if a != i {
+			return false
+		}
+	}
+	return true
 }
 
 // Sum returns the sum of x over axes (all axes when none are given), with
 // the reduced axes removed.
 func Sum(x *Value, axes ...int) *Value {
-	return apply(row(opSum), reduceAttrs("sum", x, false, axes), x, nil)
+	return apply(row(opSum), reduceAttrs("sum", x, false, true, axes), x, nil)
 }
 
 // SumKeepDims is Sum keeping the reduced axes as size 1.
 func SumKeepDims(x *Value, axes ...int) *Value {
-	return apply(row(opSum), reduceAttrs("sum", x, true, axes), x, nil)
+	return apply(row(opSum), reduceAttrs("sum", x, true, true, axes), x, nil)
 }
 
 // Mean returns the mean of x over axes (all when none are given).
 func Mean(x *Value, axes ...int) *Value {
-	at := reduceAttrs("mean", x, false, axes)
+	at := reduceAttrs("mean", x, false, true, axes)
 	return MulScalar(apply(row(opSum), at, x, nil), 1/float64(count(x.Shape(), at.Axes)))
 }
 
 // MeanKeepDims is Mean keeping the reduced axes as size 1.
 func MeanKeepDims(x *Value, axes ...int) *Value {
-	at := reduceAttrs("mean", x, true, axes)
+	at := reduceAttrs("mean", x, true, true, axes)
 	return MulScalar(apply(row(opSum), at, x, nil), 1/float64(count(x.Shape(), at.Axes)))
 }
 
@@ -211,24 +338,29 @@ func count(shape, axes []int) int {
 // several elements tie for the maximum, each receives an equal share of the
 // gradient.
 func Max(x *Value, axes ...int) *Value {
-	return apply(row(opMax), reduceAttrs("max", x, false, axes), x, nil)
+	return apply(row(opMax), reduceAttrs("max", x, false, false, axes), x, nil)
 }
 
 // MaxKeepDims is Max keeping the reduced axes as size 1.
 func MaxKeepDims(x *Value, axes ...int) *Value {
-	return apply(row(opMax), reduceAttrs("max", x, true, axes), x, nil)
+	return apply(row(opMax), reduceAttrs("max", x, true, false, axes), x, nil)
 }
 
 // Slice returns x[..., start:end, ...] along axis.
 func Slice(x *Value, axis, start, end int) *Value {
 	defer rethrow()
 	axis = tensor.NormAxis("slice", x.Shape(), axis)
-	return apply(row(opSlice), &attrs{Axis: axis, Start: start, End: end}, x, nil)
+	at := attrsFor(x)
+	at.Axis, at.Start, at.End = axis, start, end
+	return apply(row(opSlice), at, x, nil)
 }
 
-// pad places x at start along axis inside zeros of shape (Slice's transpose).
+// pad places x at start along axis inside zeros of shape (Slice's
+// transpose); shape is never written afterwards (an operand's shape).
 func pad(x *Value, axis, start int, shape []int) *Value {
-	return apply(row(opPad), &attrs{Axis: axis, Start: start, Shape: shape}, x, nil)
+	at := attrsFor(x)
+	at.Axis, at.Start, at.Shape = axis, start, shape
+	return apply(row(opPad), at, x, nil)
 }
 
 // Concat joins xs along axis; all other dimensions must match.
@@ -238,7 +370,9 @@ func Concat(axis int, xs ...*Value) *Value {
 		panic(shapeErr("concat", nil, "no values to concatenate"))
 	}
 	axis = tensor.NormAxis("concat", xs[0].Shape(), axis)
-	return applyN(row(opConcat), &attrs{Axis: axis}, xs)
+	at := attrsFor(xs[0])
+	at.Axis = axis
+	return applyN(row(opConcat), at, xs)
 }
 
 // IndexSelect returns the slices of x at positions idx along axis, in order;
@@ -247,7 +381,10 @@ func Concat(axis int, xs ...*Value) *Value {
 func IndexSelect(x *Value, axis int, idx []int) *Value {
 	defer rethrow()
 	axis = tensor.NormAxis("index_select", x.Shape(), axis)
-	return apply(row(opIndexSelect), &attrs{Axis: axis, Index: append([]int(nil), idx...)}, x, nil)
+	at := attrsFor(x)
+	at.Axis = axis
+	at.Index = append(at.Index, idx...) // a copy: the caller may reuse idx
+	return apply(row(opIndexSelect), at, x, nil)
 }
 
 // maskMul zeroes the elements of x whose bit in m is clear. The mask is kept
@@ -256,30 +393,42 @@ func maskMul(x *Value, m *bitMask) *Value {
 	if !tensor.EqualShape(x.Shape(), m.shape) {
 		panic(shapeErr("mask_mul", [][]int{x.Shape(), m.shape}, "mask and values differ in shape"))
 	}
-	return apply(row(opMaskMul), &attrs{kept: m}, x, nil)
+	at := attrsFor(x)
+	at.kept = m
+	return apply(row(opMaskMul), at, x, nil)
 }
 
-// indexAdd scatters x into zeros of shape at idx along axis, adding repeats.
+// indexAdd scatters x into zeros of shape at idx along axis, adding repeats;
+// shape is never written afterwards (an operand's shape).
 func indexAdd(x *Value, axis int, idx []int, shape []int) *Value {
-	return apply(row(opIndexAdd), &attrs{Axis: axis, Index: idx, Shape: shape}, x, nil)
+	at := attrsFor(x)
+	at.Axis, at.Shape = axis, shape
+	at.Index = append(at.Index, idx...) // a copy: a recycled Index is appended to
+	return apply(row(opIndexAdd), at, x, nil)
 }
 
 // Where returns x where mask is nonzero and y elsewhere, broadcasting all
 // three. The mask is not differentiated (make it with Greater, Equal, ...).
 func Where(mask, x, y *Value) *Value {
-	return apply(row(opWhere), &attrs{Mask: mask.t.View()}, x, y)
+	return apply(row(opWhere), attrsMask(mask, x, y), x, y)
 }
 
 // Softmax returns exp(x)/Σexp(x) along axis, computed stably.
 func Softmax(x *Value, axis int) *Value {
 	defer rethrow()
-	return apply(row(opSoftmax), &attrs{Axis: tensor.NormAxis("softmax", x.Shape(), axis)}, x, nil)
+	axis = tensor.NormAxis("softmax", x.Shape(), axis)
+	at := attrsFor(x)
+	at.Axis = axis
+	return apply(row(opSoftmax), at, x, nil)
 }
 
 // LogSoftmax returns x − log Σ exp(x) along axis, computed stably.
 func LogSoftmax(x *Value, axis int) *Value {
 	defer rethrow()
-	return apply(row(opLogSoftmax), &attrs{Axis: tensor.NormAxis("log_softmax", x.Shape(), axis)}, x, nil)
+	axis = tensor.NormAxis("log_softmax", x.Shape(), axis)
+	at := attrsFor(x)
+	at.Axis = axis
+	return apply(row(opLogSoftmax), at, x, nil)
 }
 
 // CrossEntropy returns the mean over the rows of logits ([N C]) of
@@ -294,7 +443,7 @@ func CrossEntropy(logits *Value, targets []int) *Value {
 // LogSumExp returns log Σ exp(x) along axis (with the axis removed),
 // computed stably.
 func LogSumExp(x *Value, axis int) *Value {
-	m := MaxKeepDims(x, axis).Detach() // a constant shift: exact in value and gradient
+	m := detach(MaxKeepDims(x, axis)) // a constant shift: exact in value and gradient
 	s := Log(SumKeepDims(Exp(Sub(x, m)), axis))
 	return Sum(Add(s, m), axis) // sum over a size-1 axis drops it
 }
@@ -307,7 +456,9 @@ func Astype(x *Value, d tensor.DType) *Value {
 	if x.DType() == d {
 		return x
 	}
-	return apply(row(opAstype), &attrs{DType: d, From: x.DType()}, x, nil)
+	at := attrsFor(x)
+	at.DType, at.From = d, x.DType()
+	return apply(row(opAstype), at, x, nil)
 }
 
 // MSE returns the mean of (x − y)².
