@@ -313,13 +313,10 @@ func detach(v *Value) *Value {
 // scalar returns a 0-dimensional constant c with x's dtype, from the
 // sweep's arena when it has one.
 func (c *vjpCtx) scalar(x *Value, v float64) *Value {
-	if c.ar == nil {
-		return ScalarLike(x, v)
-	}
-	out := c.ar.output()
+	out, _ := c.al.alloc(false)
 	out.t.Resize(x.DType()) // no dimensions: no shape to copy
 	out.t.SetFlat(0, v)
-	c.ar.adopt(out)
+	c.al.wrote(out, nil, nil)
 	return out
 }
 

@@ -2,7 +2,6 @@ package ad
 
 import (
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 
@@ -115,34 +114,14 @@ func record(r *rule, at *attrs, x, y *Value) (*Value, *node) {
 	if y != nil {
 		yt = &y.t
 	}
-	ar := arenaOf(r.name, x, y)
-	if !x.requires && (y == nil || !y.requires) {
-		var out *Value
-		if ar == nil {
-			out = &Value{}
-			r.forward(&out.t, at, &x.t, yt)
-		} else {
-			out = ar.output()
-			ar.forwardInto(r, at, out, &x.t, yt)
-			out.slot.made = r
-		}
-		out.wrote(r, x)
+	req := x.requires || (y != nil && y.requires)
+	al := allocFor(r.name, x, y)
+	out, n := al.alloc(req)
+	al.forward(r, at, out, &x.t, yt)
+	out.wrote(r, x)
+	if !req {
 		return out, nil
 	}
-	var rec *recorded
-	var out *Value
-	if ar == nil {
-		rec = &recorded{}
-		out = &rec.v
-		r.forward(&out.t, at, &x.t, yt)
-	} else {
-		out = ar.output()
-		rec = out.slot
-		ar.forwardInto(r, at, out, &x.t, yt)
-		rec.made = r
-	}
-	out.wrote(r, x)
-	n := &rec.n
 	n.rule, n.at = r, at
 	n.inline[0] = edgeTo(x)
 	if y != nil {
@@ -181,8 +160,8 @@ func record(r *rule, at *attrs, x, y *Value) (*Value, *node) {
 	n.tentative = r == row(opRelu)
 	if at != nil && at.kept != nil {
 		n.aux, at.kept = at.kept, nil
-		if ar != nil && r.reuseKept {
-			rec.keep, rec.rule = n.aux, r
+		if out.slot != nil && r.reuseKept {
+			out.slot.keep, out.slot.rule = n.aux, r
 		}
 	}
 	out.n = n
@@ -258,7 +237,7 @@ type vjpCtx struct {
 	buf    [2]*Value // cotangents of unary and binary rules
 	fin    []*Value  // cotangents after undoing broadcasting, reused per node
 	twins  []Value   // slab of detached twins of saved values
-	ar     *Arena    // the arena of the swept output, if any
+	al     allocator // the allocator of the swept output
 }
 
 // in returns saved operand i and out the saved output.
@@ -294,8 +273,8 @@ func (c *vjpCtx) attrs() *attrs { return c.n.at }
 // constant returns a Value that reads t (a header copy: same storage,
 // read-only use, nothing recorded): from the sweep's arena if it has one.
 func (c *vjpCtx) constant(t *tensor.Tensor) *Value {
-	if c.ar != nil {
-		r := c.ar.take()
+	if a, ok := c.al.(*Arena); ok { // the arena's slot holds the header
+		r := a.take()
 		r.v.t = *t
 		return &r.v
 	}
@@ -528,10 +507,7 @@ func (s *sweeper) begin(y *Value, targets, result []*Value, o Options) error {
 	}
 	s.ready = append(s.ready[:0], y.n)
 	s.ctx.create = o.CreateGraph
-	s.ctx.ar = nil
-	if y.slot != nil {
-		s.ctx.ar = y.slot.ar
-	}
+	s.ctx.al = allocFor("backward", y, nil)
 	return nil
 }
 
@@ -668,7 +644,7 @@ func (s *sweeper) end() {
 	s.pre = [8]*Value{}
 	s.ctx.n, s.ctx.need, s.ctx.buf = nil, nil, [2]*Value{}
 	s.ctx.twins = nil // handed-out twins must not be overwritten by a later sweep
-	s.ctx.ar = nil
+	s.ctx.al = nil
 	sweepers.Put(s)
 }
 
@@ -744,25 +720,6 @@ func (v *Value) root() *Value {
 	return v
 }
 
-// release recycles the storage of a value the sweep owns alone.
-func release(v *Value) {
-	if v == nil || !v.owned {
-		return
-	}
-	v.owned = false
-	if poisonReleased { // tests: make any later read of released storage visible
-		v.t.Fill(math.NaN())
-	}
-	if v.slot != nil {
-		releaseArena(v)
-		return
-	}
-	tensor.Release(&v.t)
-}
-
-// poisonReleased is set by tests so that a use after release shows as NaN.
-var poisonReleased bool
-
 // needPruning reports whether some reachable Var is not a target (or some
 // target is an intermediate value): only then can a VJP be skipped.
 func needPruning(nodes []*node, targetOf map[*node][]int, leafTarget map[*Value][]int) bool {
@@ -827,16 +784,10 @@ func addGrad(acc, g *Value, create bool) *Value {
 		release(g)
 		return acc
 	}
-	ar := arenaOf("add", acc, g)
-	var out *Value
-	if ar == nil {
-		out = &Value{}
-		out.t.Add(&acc.t, &g.t)
-	} else {
-		out = ar.output()
-		out.t.Add(&acc.t, &g.t)
-		ar.adopt(out, &acc.t, &g.t)
-	}
+	al := allocFor("add", acc, g)
+	out, _ := al.alloc(false)
+	out.t.Add(&acc.t, &g.t)
+	al.wrote(out, &acc.t, &g.t)
 	out.owned = true
 	release(g)
 	return out
@@ -848,14 +799,12 @@ func makeSeed(y *Value, seed *Value) (*Value, error) {
 			return nil, &Error{Op: "backward", Err: ErrNonScalar,
 				Msg: fmt.Sprintf("output has shape %v; Backward and Grad need a scalar, or a seed (cotangent) of that shape in Options.Seed", y.t.Shape())}
 		}
-		if y.slot != nil {
-			s := y.slot.ar.output()
-			s.t.CopyFrom(&y.t)
-			s.t.Fill(1)
-			y.slot.ar.adopt(s, &y.t)
-			return s, nil
-		}
-		return Const(tensor.Full(y.t.DType(), 1, y.t.Shape()...)), nil
+		al := allocFor("backward", y, nil)
+		s, _ := al.alloc(false)
+		s.t.CopyFrom(&y.t)
+		s.t.Fill(1)
+		al.wrote(s, &y.t, nil)
+		return s, nil
 	}
 	if !tensor.EqualShape(seed.t.Shape(), y.t.Shape()) || seed.t.DType() != y.t.DType() {
 		return nil, &Error{Op: "backward", Err: ErrShape,

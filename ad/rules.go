@@ -792,12 +792,7 @@ func onehot(d tensor.DType, shape []int, targets []int) *tensor.Tensor {
 // when the sweep is not recorded, in a new buffer (from the sweep's arena
 // when it has one).
 func (c *vjpCtx) crossEntropyGrad(p *tensor.Tensor, targets []int, g *Value) *Value {
-	var out *Value
-	if c.ar != nil {
-		out = c.ar.output()
-	} else {
-		out = &Value{}
-	}
+	out, _ := c.al.alloc(false)
 	out.t.CopyFrom(p)
 	cols := p.Shape()[1]
 	for i, y := range targets {
@@ -805,9 +800,7 @@ func (c *vjpCtx) crossEntropyGrad(p *tensor.Tensor, targets []int, g *Value) *Va
 	}
 	out.t.Scale(&out.t, g.t.Item()/float64(len(targets)), 0)
 	out.fresh = true
-	if c.ar != nil {
-		c.ar.adopt(out, p)
-	}
+	c.al.wrote(out, p, nil)
 	return out
 }
 

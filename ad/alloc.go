@@ -1,0 +1,87 @@
+package ad
+
+import (
+	"math"
+
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// allocator is where the engine gets the values its kernels write into, and
+// where the storage of values the backward sweep holds alone goes back. The
+// heap (new values; storage from and back to package tensor's size-class
+// pool) and an Arena (the previous step's slots and buffers, in order)
+// implement it; nothing else in the engine knows which one it has.
+type allocator interface {
+	// alloc returns an empty value for a kernel to write into and, when
+	// record is set, the node that will record it.
+	alloc(record bool) (*Value, *node)
+	// forward runs r's kernel into out, a value from alloc, and notes what
+	// storage out owns.
+	forward(r *rule, at *attrs, out *Value, x, y *tensor.Tensor)
+	// wrote notes, after a kernel outside the table wrote v (a value from
+	// alloc), what storage v owns: none if it shares the storage of its
+	// operand a or b (either may be nil).
+	wrote(v *Value, a, b *tensor.Tensor)
+	// release takes back the storage of v, which the sweep holds alone.
+	release(v *Value)
+}
+
+// heap is the allocator of values outside any arena.
+type heap struct{}
+
+func (heap) alloc(record bool) (*Value, *node) {
+	if !record {
+		return &Value{}, nil
+	}
+	r := &recorded{} // value and node in one allocation
+	return &r.v, &r.n
+}
+
+func (heap) forward(r *rule, at *attrs, out *Value, x, y *tensor.Tensor) {
+	r.forward(&out.t, at, x, y)
+}
+
+func (heap) wrote(v *Value, a, b *tensor.Tensor) {}
+
+func (heap) release(v *Value) { tensor.Release(&v.t) }
+
+// Arena implements allocator with its slots and buffers.
+
+func (a *Arena) alloc(record bool) (*Value, *node) {
+	out := a.output()
+	return out, &out.slot.n
+}
+
+func (a *Arena) forward(r *rule, at *attrs, out *Value, x, y *tensor.Tensor) {
+	a.forwardInto(r, at, out, x, y)
+	out.slot.made = r
+}
+
+func (a *Arena) wrote(v *Value, x, y *tensor.Tensor) { a.adopt(v, x, y) }
+
+func (a *Arena) release(v *Value) { releaseArena(v) }
+
+// allocFor returns the allocator of an op on x and y: their arena, or the
+// heap. It panics if they come from two arenas or one is stale.
+func allocFor(op string, x, y *Value) allocator {
+	if a := arenaOf(op, x, y); a != nil {
+		return a
+	}
+	return heap{}
+}
+
+// release recycles the storage of a value the sweep owns alone, through
+// the allocator it came from.
+func release(v *Value) {
+	if v == nil || !v.owned {
+		return
+	}
+	v.owned = false
+	if poisonReleased { // tests: make any later read of released storage visible
+		v.t.Fill(math.NaN())
+	}
+	allocFor("release", v, nil).release(v)
+}
+
+// poisonReleased is set by tests so that a use after release shows as NaN.
+var poisonReleased bool
