@@ -17,7 +17,7 @@ type allocator interface {
 	alloc(record bool) (*Value, *node)
 	// forward runs r's kernel into out, a value from alloc, and notes what
 	// storage out owns.
-	forward(r *rule, at *attrs, out *Value, x, y *tensor.Tensor)
+	forward(r *rule, at attrs, out *Value, x, y *tensor.Tensor)
 	// wrote notes, after a kernel outside the table wrote v (a value from
 	// alloc), what storage v owns: none if it shares the storage of its
 	// operand a or b (either may be nil).
@@ -37,7 +37,7 @@ func (heap) alloc(record bool) (*Value, *node) {
 	return &r.v, &r.n
 }
 
-func (heap) forward(r *rule, at *attrs, out *Value, x, y *tensor.Tensor) {
+func (heap) forward(r *rule, at attrs, out *Value, x, y *tensor.Tensor) {
 	r.forward(&out.t, at, x, y)
 }
 
@@ -52,7 +52,7 @@ func (a *Arena) alloc(record bool) (*Value, *node) {
 	return out, &out.slot.n
 }
 
-func (a *Arena) forward(r *rule, at *attrs, out *Value, x, y *tensor.Tensor) {
+func (a *Arena) forward(r *rule, at attrs, out *Value, x, y *tensor.Tensor) {
 	a.forwardInto(r, at, out, x, y)
 	out.slot.made = r
 }

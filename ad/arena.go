@@ -49,21 +49,8 @@ type Arena struct {
 	// (a tensor's shape, never written), to lend it one of that shape again.
 	shapes [2][][]int
 	used   int // slots handed out since Reset
-	attrs  []*arenaAttrs
-	usedA  int
 	free   map[bufKey][]freeBuf // idle buffers by dtype and capacity
 	epoch  uint64
-}
-
-// arenaAttrs is an attrs of an arena with the storage its fields reuse from
-// step to step: Index, Axes and Perm keep their capacity (ops fill them by
-// copying, never by sharing a caller's slice); Shape may share an operand's
-// shape, so the storage it was copied into is kept beside it, in shape; mask
-// is the header where's Mask points to.
-type arenaAttrs struct {
-	at    attrs
-	shape []int
-	mask  tensor.Tensor
 }
 
 // freeBuf is an idle buffer and the epoch in which it became idle.
@@ -100,12 +87,9 @@ func (a *Arena) Reset() {
 	for _, r := range a.slots[a.epoch&1][:a.used] {
 		a.giveBack(r)
 		r.v = Value{slot: r} // empty, and still known as stale (epoch) until reused
-		r.n = node{}
+		r.n = node{edges: r.n.edges[:0]}
 	}
-	for _, s := range a.attrs[:a.usedA] {
-		s.reset()
-	}
-	a.used, a.usedA = 0, 0
+	a.used = 0
 	a.epoch++
 }
 
@@ -121,17 +105,23 @@ func (a *Arena) Const(t *tensor.Tensor) *Value {
 // Len returns the number of values made in the arena since the last Reset.
 func (a *Arena) Len() int { return a.used }
 
-// take returns the next slot with a zeroed value and node.
-func (a *Arena) take() *recorded {
+// peek returns the slot that take will hand out next.
+func (a *Arena) peek() *recorded {
 	g := a.epoch & 1
 	if a.used == len(a.slots[g]) {
 		a.slots[g] = append(a.slots[g], &recorded{ar: a})
 		a.shapes[g] = append(a.shapes[g], nil)
 	}
-	r := a.slots[g][a.used]
+	return a.slots[g][a.used]
+}
+
+// take returns the next slot with a zeroed value and node (the node's edge
+// list keeps its capacity).
+func (a *Arena) take() *recorded {
+	r := a.peek()
 	a.used++
 	r.v = Value{slot: r}
-	r.n = node{}
+	r.n = node{edges: r.n.edges[:0]}
 	r.epoch = a.epoch
 	r.made = nil
 	return r
@@ -223,44 +213,15 @@ func (a *Arena) put(t tensor.Tensor) {
 	a.free[k] = append(a.free[k], freeBuf{t, a.epoch})
 }
 
-// attrsFor returns a zeroed attrs for an op on x: one recycled by x's arena,
-// whose slices keep their capacity, or a new one.
-func attrsFor(x *Value) *attrs {
-	if s := arenaAttrsOf(x, nil); s != nil {
-		return &s.at
-	}
-	return new(attrs)
-}
-
-// attrsShape is attrsFor(x) with Shape a copy of shape: in storage the
-// arena keeps for the next step, so that the caller may reuse shape and the
-// attrs own theirs. Kernels copy the shapes they are given (a tensor's shape
-// is never an attrs' storage), so the storage is free again at Reset.
-func attrsShape(x *Value, shape []int) *attrs {
-	s := arenaAttrsOf(x, nil)
-	if s == nil {
-		return &attrs{Shape: append([]int(nil), shape...)}
-	}
-	s.shape = append(s.shape[:0], shape...)
-	s.at.Shape = s.shape
-	return &s.at
-}
-
-// attrsMask is the attrs of where(mask, x, y): Mask a view of mask's data,
-// whose header the arena of x or y keeps.
-func attrsMask(mask, x, y *Value) *attrs {
-	s := arenaAttrsOf(x, y)
-	if s == nil {
-		return &attrs{Mask: mask.t.View()}
-	}
-	s.mask = *mask.t.View()
-	s.at.Mask = &s.mask
-	return &s.at
-}
-
-// arenaAttrsOf returns the next recycled attrs of the arena of x (or of y
-// when x has none), or nil when neither is an arena value.
-func arenaAttrsOf(x, y *Value) *arenaAttrs {
+// newAttrs returns zeroed attributes of type T for an op on x (or y): in
+// an arena, the ones the op of the slot its output will take had in the
+// step before (a repeated step has the same op there; their slices keep
+// their capacity, and cross-entropy's softmax buffer is reused), else new
+// ones.
+func newAttrs[T any, P interface {
+	*T
+	reset()
+}](x, y *Value) P {
 	var a *Arena
 	switch {
 	case x != nil && x.slot != nil:
@@ -268,23 +229,25 @@ func arenaAttrsOf(x, y *Value) *arenaAttrs {
 	case y != nil && y.slot != nil:
 		a = y.slot.ar
 	default:
-		return nil
+		return P(new(T))
 	}
-	if a.usedA == len(a.attrs) {
-		a.attrs = append(a.attrs, new(arenaAttrs))
+	r := a.peek()
+	if p, ok := r.attrs.(P); ok {
+		p.reset()
+		return p
 	}
-	s := a.attrs[a.usedA]
-	a.usedA++
-	return s
+	p := P(new(T))
+	r.attrs = p
+	return p
 }
 
-// reset zeroes the attrs, keeping the capacity of the slices ops fill by
-// copying into them (Shape's storage is kept in s.shape: Shape itself may
-// have been an operand's shape, which must never be written).
-func (s *arenaAttrs) reset() {
-	at := &s.at
-	s.at = attrs{Index: at.Index[:0], Axes: at.Axes[:0], Perm: at.Perm[:0]}
-	s.mask = tensor.Tensor{}
+// shapeOf returns shape attributes holding a copy of shape, in storage the
+// attributes keep (so that the caller may reuse shape).
+func shapeOf(x *Value, shape []int) *shapeAttrs {
+	at := newAttrs[shapeAttrs](x, nil)
+	at.own = append(at.own[:0], shape...)
+	at.shape = at.own
+	return at
 }
 
 // resizeTo is dst.Resize(d, shape...) for a forward kernel that writes all
@@ -355,15 +318,8 @@ func releaseArena(v *Value) {
 }
 
 // forwardInto runs r's forward kernel into out, an arena value from output,
-// and records what storage the slot owns. A rule that keeps data for its VJP
-// (cross-entropy's softmax) gets back what the slot's node kept in the
-// previous step, to write into instead of allocating.
-func (a *Arena) forwardInto(r *rule, at *attrs, out *Value, x, y *tensor.Tensor) {
-	s := out.slot
-	if r.reuseKept && s.rule == r && s.keep != nil {
-		at.kept = s.keep
-	}
-	s.keep, s.rule = nil, nil
+// and records what storage the slot owns.
+func (a *Arena) forwardInto(r *rule, at attrs, out *Value, x, y *tensor.Tensor) {
 	r.forward(&out.t, at, x, y)
 	a.adopt(out, x, y)
 }

@@ -11,15 +11,17 @@ import (
 // node is one recorded op application.
 type node struct {
 	rule      *rule
-	at        *attrs
+	at        attrs    // the row's own attribute type (see rules.go), or nil
 	inline    [2]edge  // edges to the operands of unary and binary ops
-	nin       uint8    // operands in inline, or manyEdges (then they are in at.edges)
+	nin       uint8    // operands in inline, or manyEdges (then they are in edges)
+	edges     []edge   // operand edges of a variadic rule's node
 	sv        [3]saved // what the VJP reads (rule.saves): operand 0, operand 1, output
 	aux       any      // non-Value data the VJP reads (ReLU's bit mask, ...)
 	auxTan    *Value   // forward mode: the tangent of aux (cross-entropy's softmax)
 	auxLvl    *level   // the level of auxTan
 	retained  *leafState
 	freed     bool          // saved values released by a backward pass
+	pooled    bool          // the node is an arena's (its attributes are reused by the next step)
 	tentative bool          // a ReLU that has not yet settled what it keeps (settleRelu)
 	slot      int32         // scratch index during a sweep (0 outside one)
 	busy      atomic.Uint32 // id of the sweep holding the node, 0 when none
@@ -31,7 +33,7 @@ const manyEdges = 255
 // ins returns the edges to the node's operands, in order.
 func (n *node) ins() []edge {
 	if n.nin == manyEdges {
-		return n.at.edges
+		return n.edges
 	}
 	return n.inline[:n.nin]
 }
@@ -63,8 +65,7 @@ type recorded struct {
 	own   tensor.Tensor // storage the slot owns (returned to the arena at Reset)
 	lent  tensor.Tensor // buffer lent to the kernel writing v (see Arena.output)
 	hint  bufKey        // size class of the buffer the slot owned last
-	keep  any           // kept data of the slot's last node, reused by its rule
-	rule  *rule         // the rule that made keep
+	attrs any           // the attributes of the slot's op, reused by the next step's (newAttrs)
 	made  *rule         // the rule that made v (nil: Arena.Const), for ErrStale messages
 }
 
@@ -93,7 +94,7 @@ type Options struct {
 // apply runs a unary or binary rule forward, records it when an operand
 // requires a gradient, and carries the operands' tangents to the output by
 // the rule's JVP when they have any. y is nil for unary rules.
-func apply(r *rule, at *attrs, x, y *Value) *Value {
+func apply(r *rule, at attrs, x, y *Value) *Value {
 	defer rethrow()
 	out, n := record(r, at, x, y)
 	if x.tan != nil || (y != nil && y.tan != nil) {
@@ -109,7 +110,7 @@ func apply(r *rule, at *attrs, x, y *Value) *Value {
 
 // record runs the forward kernel and records the node (nil when no operand
 // requires a gradient).
-func record(r *rule, at *attrs, x, y *Value) (*Value, *node) {
+func record(r *rule, at attrs, x, y *Value) (*Value, *node) {
 	var yt *tensor.Tensor
 	if y != nil {
 		yt = &y.t
@@ -122,7 +123,7 @@ func record(r *rule, at *attrs, x, y *Value) (*Value, *node) {
 	if !req {
 		return out, nil
 	}
-	n.rule, n.at = r, at
+	n.rule, n.at, n.pooled = r, at, out.slot != nil
 	n.inline[0] = edgeTo(x)
 	if y != nil {
 		n.inline[1] = edgeTo(y)
@@ -158,12 +159,6 @@ func record(r *rule, at *attrs, x, y *Value) (*Value, *node) {
 		}
 	}
 	n.tentative = r == row(opRelu)
-	if at != nil && at.kept != nil {
-		n.aux, at.kept = at.kept, nil
-		if out.slot != nil && r.reuseKept {
-			out.slot.keep, out.slot.rule = n.aux, r
-		}
-	}
 	out.n = n
 	out.requires = true
 	return out, n
@@ -180,9 +175,8 @@ func (out *Value) wrote(r *rule, x *Value) {
 }
 
 // applyN is apply for rules with any number of operands.
-func applyN(r *rule, at *attrs, xs []*Value) *Value {
+func applyN(r *rule, at attrs, xs []*Value) *Value {
 	defer rethrow()
-	out := &Value{}
 	ts := make([]*tensor.Tensor, len(xs))
 	req, tan := false, false
 	for i, x := range xs {
@@ -190,18 +184,24 @@ func applyN(r *rule, at *attrs, xs []*Value) *Value {
 		req = req || x.requires
 		tan = tan || x.tan != nil
 	}
+	var al allocator = heap{}
+	if len(xs) > 0 {
+		al = allocFor(r.name, xs[0], nil)
+	}
+	out, n := al.alloc(req)
 	r.forwardN(&out.t, at, ts)
+	al.wrote(out, nil, nil)
 	out.fresh = true
-	var n *node
 	if req {
-		n = &node{rule: r, at: at, nin: manyEdges}
-		at.edges = make([]edge, len(xs))
-		for i, x := range xs {
-			at.edges[i] = edgeTo(x)
+		n.rule, n.at, n.nin = r, at, manyEdges
+		for _, x := range xs {
+			n.edges = append(n.edges, edgeTo(x))
 			settleRelu(x, false) // variadic rules save no operand
 		}
 		out.n = n
 		out.requires = true
+	} else {
+		n = nil
 	}
 	if tan {
 		propagate(r, at, out, n, levelOf(r.name, xs...), xs)
@@ -225,6 +225,9 @@ func (n *node) save(i int, v *Value) {
 func (n *node) release() {
 	n.sv = [3]saved{}
 	n.aux = nil
+	if a, ok := n.at.(*ceAttrs); ok && !n.pooled {
+		a.probs = nil // an arena keeps it for the next step's kernel
+	}
 	n.freed = true
 }
 
@@ -268,7 +271,7 @@ func (c *vjpCtx) savedValue(s *saved) *Value {
 	return d
 }
 
-func (c *vjpCtx) attrs() *attrs { return c.n.at }
+func (c *vjpCtx) attrs() attrs { return c.n.at }
 
 // constant returns a Value that reads t (a header copy: same storage,
 // read-only use, nothing recorded): from the sweep's arena if it has one.
@@ -522,8 +525,8 @@ func (n *node) checkSaved() error {
 			return &ModifiedError{Op: n.name(), Input: savedName(k), Saved: sv.version, Now: now}
 		}
 	}
-	if n.at != nil {
-		for k, sv := range n.at.ins {
+	if f, ok := n.at.(*funcAttrs); ok {
+		for k, sv := range f.ins {
 			if now := sv.v.t.Version(); now != sv.version {
 				return &ModifiedError{Op: n.name(), Input: fmt.Sprintf("input %d", k), Saved: sv.version, Now: now}
 			}

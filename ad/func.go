@@ -71,14 +71,14 @@ func (f *Func) Apply(xs ...*Value) *Value {
 	}
 	out := &Value{}
 	out.t = *y.t.View()
-	at := &attrs{fn: f}
+	at := &funcAttrs{fn: f}
 	var n *node
 	if req {
 		n = &node{rule: row(opFunc), at: at, nin: manyEdges}
-		at.edges = make([]edge, len(xs))
+		n.edges = make([]edge, len(xs))
 		at.ins = make([]saved, len(xs))
 		for i, x := range xs {
-			at.edges[i] = edgeTo(x)
+			n.edges[i] = edgeTo(x)
 			at.ins[i] = saved{v: x, version: x.t.Version()}
 			settleRelu(x, true)
 			shareReluOutput(x)
@@ -107,19 +107,19 @@ func callUser(name, what string, f func()) {
 }
 
 func (n *node) name() string {
-	if n.at != nil && n.at.fn != nil && n.at.fn.Name != "" {
-		return n.at.fn.Name
+	if f, ok := n.at.(*funcAttrs); ok && f.fn.Name != "" {
+		return f.fn.Name
 	}
 	return n.rule.name
 }
 
 // funcVJP runs a Func's VJP and checks what it returns.
 func (c *vjpCtx) funcVJP(g *Value) []*Value {
-	f := c.n.at.fn
-	name := c.n.name()
-	xs := make([]*Value, len(c.n.at.ins))
+	at := c.n.at.(*funcAttrs)
+	f, name := at.fn, c.n.name()
+	xs := make([]*Value, len(at.ins))
 	for i := range xs {
-		xs[i] = c.savedValue(&c.n.at.ins[i])
+		xs[i] = c.savedValue(&at.ins[i])
 	}
 	var gs []*Value
 	callUser(name, "VJP", func() { gs = f.VJP(xs, c.out(), g) })
@@ -169,7 +169,7 @@ func (c *jvpCtx) funcJVP(ts []*Value) *Value {
 
 // funcJVP1 is funcJVP for one direction.
 func (c *jvpCtx) funcJVP1(ts []*Value) *Value {
-	f := c.at.fn
+	f := c.at.(*funcAttrs).fn
 	if f.JVP == nil {
 		return c.transposeVJP(ts)
 	}
@@ -184,7 +184,7 @@ func (c *jvpCtx) funcJVP1(ts []*Value) *Value {
 // transposeVJP returns J·t as the gradient, with respect to g, of
 // ⟨VJP(g), t⟩ (the VJP is linear in g).
 func (c *jvpCtx) transposeVJP(ts []*Value) *Value {
-	f := c.at.fn
+	f := c.at.(*funcAttrs).fn
 	u := Var(tensor.New(c.y.DType(), c.y.Shape()...))
 	var gs []*Value
 	callUser(f.Name, "VJP", func() { gs = f.VJP(c.xs, c.y, u) })

@@ -17,7 +17,7 @@ type level struct {
 // jvpCtx is what a JVP rule sees: the op's attributes, its operands and
 // output without their tangents, and the batch layout of the tangents.
 type jvpCtx struct {
-	at  *attrs
+	at  attrs
 	xs  []*Value // operands, tangents stripped
 	y   *Value   // the output (its tangent not yet set)
 	n   *node    // the recorded node, or nil when nothing was recorded
@@ -28,16 +28,7 @@ type jvpCtx struct {
 
 func (c *jvpCtx) in(i int) *Value { return c.xs[i] }
 func (c *jvpCtx) out() *Value     { return c.y }
-func (c *jvpCtx) attrs() *attrs   { return c.at }
-
-// kept returns what the forward kernel kept for the VJP (moved to the node
-// when one was recorded).
-func (c *jvpCtx) kept() any {
-	if c.n != nil {
-		return c.n.aux
-	}
-	return c.at.kept
-}
+func (c *jvpCtx) attrs() attrs    { return c.at }
 
 // bshape returns shape with the tangents' batch axis in front.
 func (c *jvpCtx) bshape(shape []int) []int {
@@ -174,7 +165,7 @@ func levelOf(op string, xs ...*Value) *level {
 
 // propagate computes out's tangent from the operands' tangents by the
 // rule's JVP. n is the node recorded for out, or nil.
-func propagate(r *rule, at *attrs, out *Value, n *node, lvl *level, xs []*Value) {
+func propagate(r *rule, at attrs, out *Value, n *node, lvl *level, xs []*Value) {
 	if r.jvp == nil {
 		panic(&Error{Op: r.name, Err: ErrNoJVP, Msg: "this op has no forward-mode rule"})
 	}

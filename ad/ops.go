@@ -28,22 +28,22 @@ func Neg(x *Value) *Value { return apply(row(opNeg), nil, x, nil) }
 
 // AddScalar returns x + c.
 func AddScalar(x *Value, c float64) *Value {
-	at := attrsFor(x)
-	at.C = c
+	at := newAttrs[scalarAttrs](x, nil)
+	at.c = c
 	return apply(row(opAddScalar), at, x, nil)
 }
 
 // MulScalar returns c·x.
 func MulScalar(x *Value, c float64) *Value {
-	at := attrsFor(x)
-	at.C = c
+	at := newAttrs[scalarAttrs](x, nil)
+	at.c = c
 	return apply(row(opMulScalar), at, x, nil)
 }
 
 // PowScalar returns xᶜ elementwise.
 func PowScalar(x *Value, c float64) *Value {
-	at := attrsFor(x)
-	at.C = c
+	at := newAttrs[scalarAttrs](x, nil)
+	at.c = c
 	return apply(row(opPowScalar), at, x, nil)
 }
 
@@ -93,8 +93,8 @@ func Dropout(x *Value, p float64, seed, offset uint64) *Value {
 	if !(p >= 0 && p < 1) {
 		panic(&Error{Op: "dropout", Err: ErrArgument, Msg: fmt.Sprintf("drop probability %v outside [0, 1)", p)})
 	}
-	at := attrsFor(x)
-	at.C, at.Seed, at.Offset = p, seed, offset
+	at := newAttrs[dropoutAttrs](x, nil)
+	at.p, at.seed, at.offset = p, seed, offset
 	return apply(row(opDropout), at, x, nil)
 }
 
@@ -105,14 +105,14 @@ func MatMul(x, y *Value) *Value { return MatMulT(x, y, false, false) }
 // MatMulT returns op(x)·op(y), where op swaps the last two axes when the
 // corresponding flag is set, without making a transposed copy.
 func MatMulT(x, y *Value, transX, transY bool) *Value {
-	return apply(row(opMatMul), &matmulAttrs[b2i(transX)][b2i(transY)], x, y)
+	return apply(row(opMatMul), &matmulFlags[b2i(transX)][b2i(transY)], x, y)
 }
 
-// matmulAttrs are the four attribute values of matmul, shared by all its
-// nodes (read-only: matmul keeps nothing in them).
-var matmulAttrs = [2][2]attrs{
-	{{}, {TransB: true}},
-	{{TransA: true}, {TransA: true, TransB: true}},
+// matmulFlags are the four attribute values of matmul, shared by all its
+// nodes (read-only).
+var matmulFlags = [2][2]matmulAttrs{
+	{{}, {transB: true}},
+	{{transA: true}, {transA: true, transB: true}},
 }
 
 func b2i(b bool) int {
@@ -130,11 +130,11 @@ func Reshape(x *Value, shape ...int) *Value {
 	if tensor.EqualShape(shape, old) {
 		return x
 	}
-	at := attrsShape(x, shape)
-	if !resolveReshape(old, at.Shape) {
+	at := shapeOf(x, shape)
+	if !resolveReshape(old, at.shape) {
 		tensor.ResolveReshape(old, slices.Clone(shape)) // panics with the reason (a copy: shape must not escape)
 	}
-	if tensor.EqualShape(at.Shape, old) {
+	if tensor.EqualShape(at.shape, old) {
 		return x
 	}
 	return apply(row(opReshape), at, x, nil)
@@ -169,17 +169,17 @@ func resolveReshape(old, shape []int) bool {
 // Permute returns x with its axes reordered: output axis i is input axis
 // perm[i].
 func Permute(x *Value, perm ...int) *Value {
-	at := attrsFor(x)
-	at.Perm = append(at.Perm, perm...) // a copy: the caller may reuse perm
+	at := newAttrs[permAttrs](x, nil)
+	at.perm = append(at.perm, perm...) // a copy: the caller may reuse perm
 	return apply(row(opPermute), at, x, nil)
 }
 
 // permuteInv permutes x by the inverse of perm (permute's VJP).
 func permuteInv(x *Value, perm []int) *Value {
-	at := attrsFor(x)
-	at.Perm = append(at.Perm, perm...) // the inverse's length
+	at := newAttrs[permAttrs](x, nil)
+	at.perm = append(at.perm, perm...) // the inverse's length
 	for i, a := range perm {
-		at.Perm[a] = i
+		at.perm[a] = i
 	}
 	return apply(row(opPermute), at, x, nil)
 }
@@ -190,11 +190,11 @@ func Transpose(x *Value) *Value {
 	if r < 2 {
 		panic(shapeErr("transpose", [][]int{x.Shape()}, "needs at least 2 dimensions"))
 	}
-	at := attrsFor(x)
+	at := newAttrs[permAttrs](x, nil)
 	for i := range r {
-		at.Perm = append(at.Perm, i)
+		at.perm = append(at.perm, i)
 	}
-	at.Perm[r-2], at.Perm[r-1] = r-1, r-2
+	at.perm[r-2], at.perm[r-1] = r-1, r-2
 	return apply(row(opPermute), at, x, nil)
 }
 
@@ -203,7 +203,7 @@ func BroadcastTo(x *Value, shape ...int) *Value {
 	if tensor.EqualShape(shape, x.Shape()) {
 		return x
 	}
-	return apply(row(opBroadcastTo), attrsShape(x, shape), x, nil)
+	return apply(row(opBroadcastTo), shapeOf(x, shape), x, nil)
 }
 
 // SumTo sums x down to shape, which must broadcast to x's shape (the
@@ -212,7 +212,7 @@ func SumTo(x *Value, shape []int) *Value {
 	if tensor.EqualShape(shape, x.Shape()) {
 		return x
 	}
-	return apply(row(opSumTo), attrsShape(x, shape), x, nil)
+	return apply(row(opSumTo), shapeOf(x, shape), x, nil)
 }
 
 // sumTo is SumTo for a shape slice that is never written afterwards (an
@@ -221,29 +221,28 @@ func sumTo(x *Value, shape []int) *Value {
 	if tensor.EqualShape(shape, x.Shape()) {
 		return x
 	}
-	at := attrsFor(x)
-	at.Shape = shape
+	at := newAttrs[shapeAttrs](x, nil)
+	at.shape = shape
 	return apply(row(opSumTo), at, x, nil)
 }
 
-// reduceAttrs returns the attrs of a reduction of x over axes (normalised
-// and sorted into Axes). For a sum (sum set) whose output keeps the reduced
-// axes, Shape is that output's shape, for sum's kernel (sumToShape).
-func reduceAttrs(op string, x *Value, keep, sum bool, axes []int) *attrs {
+// reduction returns the attributes of a reduction of x over axes
+// (normalised and sorted). For a sum (sum set) whose output keeps the
+// reduced axes, shape is that output's shape, for sum's kernel
+// (sumToShape).
+func reduction(op string, x *Value, keep, sum bool, axes []int) *reduceAttrs {
 	defer rethrow()
 	shape := x.Shape()
-	var at *attrs
+	at := newAttrs[reduceAttrs](x, nil)
+	at.axes = normAxes(op, at.axes, shape, axes)
+	at.keepDims = keep
 	if sum && keep {
-		at = attrsShape(x, shape)
-	} else {
-		at = attrsFor(x)
-	}
-	at.Axes = normAxes(op, at.Axes, shape, axes)
-	at.KeepDims = keep
-	if sum && keep {
-		for _, a := range at.Axes {
-			at.Shape[a] = 1
+		at.shape = append(at.shape, shape...)
+		for _, a := range at.axes {
+			at.shape[a] = 1
 		}
+	} else {
+		at.shape = at.shape[:0]
 	}
 	return at
 }
@@ -282,14 +281,14 @@ func normAxes(op string, dst, shape, axes []int) []int {
 // (Shape, set by reduceAttrs), or x's shape without its leading axes when
 // they are the reduced ones. SumTo then runs Reduce's kernel on the same
 // kept shape — the same sums, bit for bit — without allocating.
-func sumToShape(at *attrs, x *tensor.Tensor) ([]int, bool) {
-	if at.KeepDims {
-		return at.Shape, at.Shape != nil
+func sumToShape(at *reduceAttrs, x *tensor.Tensor) ([]int, bool) {
+	if at.keepDims {
+		return at.shape, len(at.shape) == x.Dims()
 	}
-	if !leadingAxes(at.Axes) {
+	if !leadingAxes(at.axes) {
 		return nil, false
 	}
-	return x.Shape()[len(at.Axes):], true
+	return x.Shape()[len(at.axes):], true
 }
 
 // leadingAxes reports whether axes (normalised and sorted) are 0, 1, ...,
@@ -306,24 +305,24 @@ func leadingAxes(axes []int) bool {
 // Sum returns the sum of x over axes (all axes when none are given), with
 // the reduced axes removed.
 func Sum(x *Value, axes ...int) *Value {
-	return apply(row(opSum), reduceAttrs("sum", x, false, true, axes), x, nil)
+	return apply(row(opSum), reduction("sum", x, false, true, axes), x, nil)
 }
 
 // SumKeepDims is Sum keeping the reduced axes as size 1.
 func SumKeepDims(x *Value, axes ...int) *Value {
-	return apply(row(opSum), reduceAttrs("sum", x, true, true, axes), x, nil)
+	return apply(row(opSum), reduction("sum", x, true, true, axes), x, nil)
 }
 
 // Mean returns the mean of x over axes (all when none are given).
 func Mean(x *Value, axes ...int) *Value {
-	at := reduceAttrs("mean", x, false, true, axes)
-	return MulScalar(apply(row(opSum), at, x, nil), 1/float64(count(x.Shape(), at.Axes)))
+	at := reduction("mean", x, false, true, axes)
+	return MulScalar(apply(row(opSum), at, x, nil), 1/float64(count(x.Shape(), at.axes)))
 }
 
 // MeanKeepDims is Mean keeping the reduced axes as size 1.
 func MeanKeepDims(x *Value, axes ...int) *Value {
-	at := reduceAttrs("mean", x, true, true, axes)
-	return MulScalar(apply(row(opSum), at, x, nil), 1/float64(count(x.Shape(), at.Axes)))
+	at := reduction("mean", x, true, true, axes)
+	return MulScalar(apply(row(opSum), at, x, nil), 1/float64(count(x.Shape(), at.axes)))
 }
 
 func count(shape, axes []int) int {
@@ -338,28 +337,28 @@ func count(shape, axes []int) int {
 // several elements tie for the maximum, each receives an equal share of the
 // gradient.
 func Max(x *Value, axes ...int) *Value {
-	return apply(row(opMax), reduceAttrs("max", x, false, false, axes), x, nil)
+	return apply(row(opMax), reduction("max", x, false, false, axes), x, nil)
 }
 
 // MaxKeepDims is Max keeping the reduced axes as size 1.
 func MaxKeepDims(x *Value, axes ...int) *Value {
-	return apply(row(opMax), reduceAttrs("max", x, true, false, axes), x, nil)
+	return apply(row(opMax), reduction("max", x, true, false, axes), x, nil)
 }
 
 // Slice returns x[..., start:end, ...] along axis.
 func Slice(x *Value, axis, start, end int) *Value {
 	defer rethrow()
 	axis = tensor.NormAxis("slice", x.Shape(), axis)
-	at := attrsFor(x)
-	at.Axis, at.Start, at.End = axis, start, end
+	at := newAttrs[sliceAttrs](x, nil)
+	at.axis, at.start, at.end = axis, start, end
 	return apply(row(opSlice), at, x, nil)
 }
 
 // pad places x at start along axis inside zeros of shape (Slice's
 // transpose); shape is never written afterwards (an operand's shape).
 func pad(x *Value, axis, start int, shape []int) *Value {
-	at := attrsFor(x)
-	at.Axis, at.Start, at.Shape = axis, start, shape
+	at := newAttrs[padAttrs](x, nil)
+	at.axis, at.start, at.shape = axis, start, shape
 	return apply(row(opPad), at, x, nil)
 }
 
@@ -370,8 +369,8 @@ func Concat(axis int, xs ...*Value) *Value {
 		panic(shapeErr("concat", nil, "no values to concatenate"))
 	}
 	axis = tensor.NormAxis("concat", xs[0].Shape(), axis)
-	at := attrsFor(xs[0])
-	at.Axis = axis
+	at := newAttrs[axisAttrs](xs[0], nil)
+	at.axis = axis
 	return applyN(row(opConcat), at, xs)
 }
 
@@ -381,9 +380,9 @@ func Concat(axis int, xs ...*Value) *Value {
 func IndexSelect(x *Value, axis int, idx []int) *Value {
 	defer rethrow()
 	axis = tensor.NormAxis("index_select", x.Shape(), axis)
-	at := attrsFor(x)
-	at.Axis = axis
-	at.Index = append(at.Index, idx...) // a copy: the caller may reuse idx
+	at := newAttrs[indexAttrs](x, nil)
+	at.axis = axis
+	at.index = append(at.index, idx...) // a copy: the caller may reuse idx
 	return apply(row(opIndexSelect), at, x, nil)
 }
 
@@ -393,32 +392,34 @@ func maskMul(x *Value, m *bitMask) *Value {
 	if !tensor.EqualShape(x.Shape(), m.shape) {
 		panic(shapeErr("mask_mul", [][]int{x.Shape(), m.shape}, "mask and values differ in shape"))
 	}
-	at := attrsFor(x)
-	at.kept = m
+	at := newAttrs[maskAttrs](x, nil)
+	at.m = m
 	return apply(row(opMaskMul), at, x, nil)
 }
 
 // indexAdd scatters x into zeros of shape at idx along axis, adding repeats;
 // shape is never written afterwards (an operand's shape).
 func indexAdd(x *Value, axis int, idx []int, shape []int) *Value {
-	at := attrsFor(x)
-	at.Axis, at.Shape = axis, shape
-	at.Index = append(at.Index, idx...) // a copy: a recycled Index is appended to
+	at := newAttrs[indexAttrs](x, nil)
+	at.axis, at.shape = axis, shape
+	at.index = append(at.index, idx...) // a copy: a recycled index is appended to
 	return apply(row(opIndexAdd), at, x, nil)
 }
 
 // Where returns x where mask is nonzero and y elsewhere, broadcasting all
 // three. The mask is not differentiated (make it with Greater, Equal, ...).
 func Where(mask, x, y *Value) *Value {
-	return apply(row(opWhere), attrsMask(mask, x, y), x, y)
+	at := newAttrs[whereAttrs](x, y)
+	at.mask = *mask.t.View()
+	return apply(row(opWhere), at, x, y)
 }
 
 // Softmax returns exp(x)/Σexp(x) along axis, computed stably.
 func Softmax(x *Value, axis int) *Value {
 	defer rethrow()
 	axis = tensor.NormAxis("softmax", x.Shape(), axis)
-	at := attrsFor(x)
-	at.Axis = axis
+	at := newAttrs[axisAttrs](x, nil)
+	at.axis = axis
 	return apply(row(opSoftmax), at, x, nil)
 }
 
@@ -426,8 +427,8 @@ func Softmax(x *Value, axis int) *Value {
 func LogSoftmax(x *Value, axis int) *Value {
 	defer rethrow()
 	axis = tensor.NormAxis("log_softmax", x.Shape(), axis)
-	at := attrsFor(x)
-	at.Axis = axis
+	at := newAttrs[axisAttrs](x, nil)
+	at.axis = axis
 	return apply(row(opLogSoftmax), at, x, nil)
 }
 
@@ -435,8 +436,8 @@ func LogSoftmax(x *Value, axis int) *Value {
 // −log softmax(logits)[i, targets[i]]. It is fused: the backward pass uses
 // the saved softmax p as (p − onehot)/N, with no other N×C intermediate.
 func CrossEntropy(logits *Value, targets []int) *Value {
-	at := attrsFor(logits)
-	at.Index = append(at.Index, targets...) // a copy: the caller may reuse targets
+	at := newAttrs[ceAttrs](logits, nil)
+	at.targets = append(at.targets, targets...) // a copy: the caller may reuse targets
 	return apply(row(opCrossEntropy), at, logits, nil)
 }
 
@@ -456,8 +457,8 @@ func Astype(x *Value, d tensor.DType) *Value {
 	if x.DType() == d {
 		return x
 	}
-	at := attrsFor(x)
-	at.DType, at.From = d, x.DType()
+	at := newAttrs[astypeAttrs](x, nil)
+	at.to, at.from = d, x.DType()
 	return apply(row(opAstype), at, x, nil)
 }
 

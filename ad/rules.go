@@ -6,31 +6,95 @@ import (
 	"github.com/adjointgo/adjoint/tensor"
 )
 
-// attrs holds the non-tensor parameters of an op application. Each rule
-// reads the fields it documents; the rest stay zero.
-type attrs struct {
-	Axes     []int          // reductions: normalised axes
-	KeepDims bool           // reductions: keep reduced axes as size 1
-	Axis     int            // softmax, slice, concat, index_select
-	Start    int            // slice
-	End      int            // slice
-	Shape    []int          // reshape, broadcast_to, sum_to, pad targets
-	Perm     []int          // permute
-	C        float64        // scalar operand (add_scalar, mul_scalar, pow_scalar)
-	TransA   bool           // matmul
-	TransB   bool           // matmul
-	Index    []int          // index_select, cross_entropy targets
-	Mask     *tensor.Tensor // where
-	DType    tensor.DType   // astype: the target dtype
-	From     tensor.DType   // astype: the operand's dtype
-	Seed     uint64         // dropout: the mask's seed (C is the drop probability)
-	Offset   uint64         // dropout: the counter of the first element
-	fn       *Func          // func: the user-defined function
-	ins      []saved        // func: its operands, saved for its VJP and JVP
+// Each row's attributes have their own unexported type, read only by its
+// rules: the non-tensor parameters of one application of the op. A node
+// holds them as attrs; the rows with none take nil. Their reset methods
+// zero them for reuse by an Arena, keeping the capacity of the slices the
+// ops fill by copying.
+type attrs = any
 
-	edges []edge // operand edges of a variadic rule's node (see node.ins)
-	kept  any    // set by a forward kernel for its VJP; moved to the node
+// scalarAttrs: add_scalar, mul_scalar, pow_scalar.
+type scalarAttrs struct{ c float64 }
+
+// dropoutAttrs: the drop probability and the mask's seed and counter.
+type dropoutAttrs struct {
+	p            float64
+	seed, offset uint64
 }
+
+// matmulAttrs: which operands are transposed.
+type matmulAttrs struct{ transA, transB bool }
+
+// shapeAttrs: the target shape of reshape, broadcast_to and sum_to. shape
+// may be an operand's shape (never written); own is storage for a copy.
+type shapeAttrs struct{ shape, own []int }
+
+// permAttrs: permute's axis order.
+type permAttrs struct{ perm []int }
+
+// reduceAttrs: sum and max over axes (normalised, sorted); shape is a sum's
+// kept-dims output shape, for its allocation-free kernel (sumToShape).
+type reduceAttrs struct {
+	axes     []int
+	keepDims bool
+	shape    []int
+}
+
+// sliceAttrs: slice's axis and range.
+type sliceAttrs struct{ axis, start, end int }
+
+// padAttrs: where pad places its operand (an operand's shape: never written).
+type padAttrs struct {
+	axis, start int
+	shape       []int
+}
+
+// axisAttrs: softmax, log_softmax, concat.
+type axisAttrs struct{ axis int }
+
+// indexAttrs: index_select and index_add (shape: index_add's output, an
+// operand's shape).
+type indexAttrs struct {
+	axis  int
+	index []int
+	shape []int
+}
+
+// whereAttrs: the mask (a view of its data).
+type whereAttrs struct{ mask tensor.Tensor }
+
+// ceAttrs: the targets, and the softmax the forward kernel kept for the VJP
+// (reused by the next step in an Arena).
+type ceAttrs struct {
+	targets []int
+	probs   *tensor.Tensor
+}
+
+// astypeAttrs: the dtypes converted to and from.
+type astypeAttrs struct{ to, from tensor.DType }
+
+// maskAttrs: mask_mul's bits.
+type maskAttrs struct{ m *bitMask }
+
+// funcAttrs: a user-defined function and its operands, saved for its rules.
+type funcAttrs struct {
+	fn  *Func
+	ins []saved
+}
+
+func (a *scalarAttrs) reset()  { *a = scalarAttrs{} }
+func (a *dropoutAttrs) reset() { *a = dropoutAttrs{} }
+func (a *shapeAttrs) reset()   { *a = shapeAttrs{own: a.own[:0]} }
+func (a *permAttrs) reset()    { a.perm = a.perm[:0] }
+func (a *reduceAttrs) reset()  { *a = reduceAttrs{axes: a.axes[:0], shape: a.shape[:0]} }
+func (a *sliceAttrs) reset()   { *a = sliceAttrs{} }
+func (a *padAttrs) reset()     { *a = padAttrs{} }
+func (a *axisAttrs) reset()    { *a = axisAttrs{} }
+func (a *indexAttrs) reset()   { *a = indexAttrs{index: a.index[:0]} }
+func (a *whereAttrs) reset()   { *a = whereAttrs{} }
+func (a *ceAttrs) reset()      { a.targets = a.targets[:0] } // probs is kept for the next step's kernel
+func (a *astypeAttrs) reset()  { *a = astypeAttrs{} }
+func (a *maskAttrs) reset()    { *a = maskAttrs{} }
 
 // opcode indexes the rule table.
 type opcode uint8
@@ -86,9 +150,9 @@ const (
 type rule struct {
 	name string
 	// forward writes the result into dst. y is nil for unary rules.
-	forward func(dst *tensor.Tensor, at *attrs, x, y *tensor.Tensor)
+	forward func(dst *tensor.Tensor, at attrs, x, y *tensor.Tensor)
 	// forwardN is forward for rules with any number of operands.
-	forwardN func(dst *tensor.Tensor, at *attrs, xs []*tensor.Tensor)
+	forwardN func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor)
 	// saves declares which values the VJP reads, given which operands need a
 	// gradient; nil means none.
 	saves func(need [2]bool) saveMask
@@ -115,9 +179,6 @@ type rule struct {
 	// vjpOf names the row whose VJP this row exists to express ("" for a
 	// primitive users call).
 	vjpOf string
-	// reuseKept lets an Arena hand the data the rule kept in the previous
-	// step back to its forward kernel in attrs.kept, to be overwritten.
-	reuseKept bool
 }
 
 // rows gives the engine the table's rows. The ops reach the table through
@@ -159,12 +220,12 @@ func saveOther(need [2]bool) saveMask {
 	return m
 }
 
-func unaryFwd(op tensor.UnaryOp) func(*tensor.Tensor, *attrs, *tensor.Tensor, *tensor.Tensor) {
-	return func(dst *tensor.Tensor, _ *attrs, x, _ *tensor.Tensor) { dst.Apply(op, x) }
+func unaryFwd(op tensor.UnaryOp) func(*tensor.Tensor, attrs, *tensor.Tensor, *tensor.Tensor) {
+	return func(dst *tensor.Tensor, _ attrs, x, _ *tensor.Tensor) { dst.Apply(op, x) }
 }
 
-func binaryFwd(op tensor.BinaryOp) func(*tensor.Tensor, *attrs, *tensor.Tensor, *tensor.Tensor) {
-	return func(dst *tensor.Tensor, _ *attrs, x, y *tensor.Tensor) { dst.Binary(op, x, y) }
+func binaryFwd(op tensor.BinaryOp) func(*tensor.Tensor, attrs, *tensor.Tensor, *tensor.Tensor) {
+	return func(dst *tensor.Tensor, _ attrs, x, y *tensor.Tensor) { dst.Binary(op, x, y) }
 }
 
 // primals is what a derivative expression reads: the operands and the
@@ -172,7 +233,7 @@ func binaryFwd(op tensor.BinaryOp) func(*tensor.Tensor, *attrs, *tensor.Tensor, 
 type primals interface {
 	in(i int) *Value
 	out() *Value
-	attrs() *attrs
+	attrs() attrs
 }
 
 // elementwise is the row of a unary element-wise primitive y = f(x), written
@@ -200,7 +261,7 @@ func asView(r rule) rule {
 
 // withForward replaces r's forward kernel (for an element-wise row whose
 // kernel takes an attribute).
-func withForward(r rule, fwd func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor)) rule {
+func withForward(r rule, fwd func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor)) rule {
 	r.forward = fwd
 	return r
 }
@@ -208,7 +269,7 @@ func withForward(r rule, fwd func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Te
 // linear is the row of a primitive that is linear in its single operand:
 // its JVP is the op itself applied to the tangent (lin, which adjusts the
 // attributes for batched tangents), and its VJP is its transpose.
-func linear(name string, fwd func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor),
+func linear(name string, fwd func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor),
 	lin func(c *jvpCtx, t *Value) *Value, transpose func(c *vjpCtx, g *Value) *Value) rule {
 	return rule{name: name, forward: fwd,
 		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(transpose(c, g)) },
@@ -326,21 +387,21 @@ var table = [numOps]rule{
 		func(c *vjpCtx, g *Value) *Value { return Neg(g) }),
 	// add_scalar: x + c has the identity as its derivative.
 	opAddScalar: {name: "add_scalar",
-		forward: func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.Scale(x, 1, at.C) },
+		forward: func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) { dst.Scale(x, 1, at.(*scalarAttrs).c) },
 		vjp:     func(c *vjpCtx, g *Value) []*Value { return c.g1(g) },
 		jvp:     func(c *jvpCtx, ts []*Value) *Value { return ts[0] }},
 	opMulScalar: linear("mul_scalar",
-		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.Scale(x, at.C, 0) },
-		func(c *jvpCtx, t *Value) *Value { return MulScalar(t, c.at.C) },
-		func(c *vjpCtx, g *Value) *Value { return MulScalar(g, c.n.at.C) }),
+		func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) { dst.Scale(x, at.(*scalarAttrs).c, 0) },
+		func(c *jvpCtx, t *Value) *Value { return MulScalar(t, c.at.(*scalarAttrs).c) },
+		func(c *vjpCtx, g *Value) *Value { return MulScalar(g, c.n.at.(*scalarAttrs).c) }),
 	// pow_scalar: d(xᶜ) = c·xᶜ⁻¹·dx.
 	opPowScalar: withForward(elementwise("pow_scalar", 0, saveIn0, func(c primals, v *Value) *Value {
-		p := c.attrs().C
+		p := c.attrs().(*scalarAttrs).c
 		if p == 2 {
 			return Mul(v, MulScalar(c.in(0), 2))
 		}
 		return Mul(v, MulScalar(PowScalar(c.in(0), p-1), p))
-	}), func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.PowScalar(x, at.C) }),
+	}), func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) { dst.PowScalar(x, at.(*scalarAttrs).c) }),
 	opSquare: elementwise("square", tensor.Square, saveIn0, func(c primals, v *Value) *Value { return Mul(v, MulScalar(c.in(0), 2)) }),
 	// exp saves its output: d(eˣ) = eˣ·dx.
 	opExp: elementwise("exp", tensor.Exp, saveOut, func(c primals, v *Value) *Value { return Mul(v, c.out()) }),
@@ -380,7 +441,7 @@ var table = [numOps]rule{
 	// read from its saved output y. It is linear in g; y is not
 	// differentiated (relu'' = 0).
 	opReluGrad: {name: "relu_grad", vjpOf: "relu", nondiff: 1 << 1, saves: func(need [2]bool) saveMask { return saveIn1 },
-		forward: func(dst *tensor.Tensor, _ *attrs, g, y *tensor.Tensor) { dst.ReluGrad(g, y) },
+		forward: func(dst *tensor.Tensor, _ attrs, g, y *tensor.Tensor) { dst.ReluGrad(g, y) },
 		vjp: func(c *vjpCtx, gg *Value) []*Value {
 			return c.g2(reluGrad(gg, c.in(1), 0), nil)
 		},
@@ -389,26 +450,30 @@ var table = [numOps]rule{
 	// relu's VJP, applied straight from the bits. It is linear in x, so its
 	// VJP and its JVP are itself.
 	opMaskMul: linear("mask_mul",
-		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { at.kept.(*bitMask).apply(dst, x) },
+		func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) { at.(*maskAttrs).m.apply(dst, x) },
 		func(c *jvpCtx, t *Value) *Value {
-			m := c.kept().(*bitMask)
+			m := c.at.(*maskAttrs).m
 			if c.b == 0 {
 				return maskMul(t, m)
 			}
 			return Where(Const(m.dense(t.DType())), t, ScalarLike(t, 0))
 		},
-		func(c *vjpCtx, g *Value) *Value { return maskMul(g, c.n.aux.(*bitMask)) }),
+		func(c *vjpCtx, g *Value) *Value { return maskMul(g, c.n.at.(*maskAttrs).m) }),
 	// dropout multiplies x by a mask that is a pure function of (seed,
 	// offset, index) in the attributes, so it saves nothing: it is linear,
 	// and its VJP and JVP are dropout with the same mask.
 	opDropout: linear("dropout",
-		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.Dropout(x, at.C, at.Seed, at.Offset) },
+		func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) {
+			d := at.(*dropoutAttrs)
+			dst.Dropout(x, d.p, d.seed, d.offset)
+		},
 		func(c *jvpCtx, t *Value) *Value {
 			if c.b == 0 {
 				return apply(row(opDropout), c.at, t, nil)
 			}
 			ones := tensor.Full(t.DType(), 1, c.out().Shape()...)
-			return Mul(t, Const(ones.Dropout(ones, c.at.C, c.at.Seed, c.at.Offset)))
+			d := c.at.(*dropoutAttrs)
+			return Mul(t, Const(ones.Dropout(ones, d.p, d.seed, d.offset)))
 		},
 		func(c *vjpCtx, g *Value) *Value { return apply(row(opDropout), c.n.at, g, nil) }),
 
@@ -416,9 +481,13 @@ var table = [numOps]rule{
 	// dA = G·op(B)ᵀ, dB = op(A)ᵀ·G, written as matmuls with transpose flags
 	// so no transposed copy is made.
 	opMatMul: {name: "matmul", saves: saveOther, broadcasts: true,
-		forward: func(dst *tensor.Tensor, at *attrs, x, y *tensor.Tensor) { dst.MatMul(x, y, at.TransA, at.TransB) },
+		forward: func(dst *tensor.Tensor, at attrs, x, y *tensor.Tensor) {
+			m := at.(*matmulAttrs)
+			dst.MatMul(x, y, m.transA, m.transB)
+		},
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			ta, tb := c.n.at.TransA, c.n.at.TransB
+			m := c.n.at.(*matmulAttrs)
+			ta, tb := m.transA, m.transB
 			var ga, gb *Value
 			if c.need[1] {
 				a := c.in(0)
@@ -439,7 +508,8 @@ var table = [numOps]rule{
 			return c.g2(ga, gb)
 		},
 		jvp: func(c *jvpCtx, ts []*Value) *Value {
-			ta, tb := c.at.TransA, c.at.TransB
+			m := c.at.(*matmulAttrs)
+			ta, tb := m.transA, m.transB
 			var a, b *Value
 			if ts[0] != nil {
 				a = c.matmul(ts[0], c.in(1), ta, tb, 0)
@@ -451,9 +521,9 @@ var table = [numOps]rule{
 		}},
 
 	opReshape: asView(linear("reshape",
-		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { *dst = *x.Reshape(at.Shape...) },
+		func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) { *dst = *x.Reshape(at.(*shapeAttrs).shape...) },
 		func(c *jvpCtx, t *Value) *Value {
-			out := Reshape(t, c.bshape(c.at.Shape)...)
+			out := Reshape(t, c.bshape(c.at.(*shapeAttrs).shape)...)
 			if t.eye && out != t { // the flat order, and so the unit directions, survive a reshape
 				out = withEye(out)
 			}
@@ -461,17 +531,18 @@ var table = [numOps]rule{
 		},
 		func(c *vjpCtx, g *Value) *Value { return Reshape(g, c.inShape(0)...) })),
 	opPermute: linear("permute",
-		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.Permute(x, at.Perm...) },
-		func(c *jvpCtx, t *Value) *Value { return Permute(t, c.bperm(c.at.Perm)...) },
-		func(c *vjpCtx, g *Value) *Value { return permuteInv(g, c.n.at.Perm) }),
+		func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) { dst.Permute(x, at.(*permAttrs).perm...) },
+		func(c *jvpCtx, t *Value) *Value { return Permute(t, c.bperm(c.at.(*permAttrs).perm)...) },
+		func(c *vjpCtx, g *Value) *Value { return permuteInv(g, c.n.at.(*permAttrs).perm) }),
 	opBroadcastTo: linear("broadcast_to",
-		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) {
+		func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) {
 			// Into a buffer that already has the shape (an arena's), x + (−0)
 			// broadcast by Binary — bit for bit x, and no allocation — or
 			// a fill when x has one element; else BroadcastTo.
-			if dst.DType() != x.DType() || !tensor.EqualShape(dst.Shape(), at.Shape) || dst.Len() != tensor.Size(at.Shape) ||
-				dst.IsView() || dst.SameStorage(x) || !tensor.CanBroadcastTo(x.Shape(), at.Shape) {
-				dst.BroadcastTo(x, at.Shape)
+			shape := at.(*shapeAttrs).shape
+			if dst.DType() != x.DType() || !tensor.EqualShape(dst.Shape(), shape) || dst.Len() != tensor.Size(shape) ||
+				dst.IsView() || dst.SameStorage(x) || !tensor.CanBroadcastTo(x.Shape(), shape) {
+				dst.BroadcastTo(x, shape)
 				return
 			}
 			if x.Len() == 1 {
@@ -482,74 +553,92 @@ var table = [numOps]rule{
 			dst.Binary(tensor.Add, x, dst)
 		},
 		func(c *jvpCtx, t *Value) *Value {
-			return BroadcastTo(c.lift(t, len(c.at.Shape)), c.bshape(c.at.Shape)...)
+			shape := c.at.(*shapeAttrs).shape
+			return BroadcastTo(c.lift(t, len(shape)), c.bshape(shape)...)
 		},
 		func(c *vjpCtx, g *Value) *Value { return sumTo(g, c.inShape(0)) }),
 	opSumTo: linear("sum_to",
-		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.SumTo(x, at.Shape) },
-		func(c *jvpCtx, t *Value) *Value { return c.sumTo(t, c.at.Shape) },
+		func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) { dst.SumTo(x, at.(*shapeAttrs).shape) },
+		func(c *jvpCtx, t *Value) *Value { return c.sumTo(t, c.at.(*shapeAttrs).shape) },
 		func(c *vjpCtx, g *Value) *Value { return BroadcastTo(g, c.inShape(0)...) }),
 	opSum: linear("sum",
-		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) {
-			if shape, ok := sumToShape(at, x); ok {
+		func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) {
+			r := at.(*reduceAttrs)
+			if shape, ok := sumToShape(r, x); ok {
 				dst.SumTo(x, shape) // the same sums, without allocating
 				return
 			}
-			dst.Reduce(tensor.SumReduce, x, at.KeepDims, at.Axes...)
+			dst.Reduce(tensor.SumReduce, x, r.keepDims, r.axes...)
 		},
 		func(c *jvpCtx, t *Value) *Value {
-			return apply(row(opSum), &attrs{Axes: c.baxes(c.at.Axes), KeepDims: c.at.KeepDims}, t, nil)
+			r := c.at.(*reduceAttrs)
+			return apply(row(opSum), &reduceAttrs{axes: c.baxes(r.axes), keepDims: r.keepDims}, t, nil)
 		},
 		func(c *vjpCtx, g *Value) *Value {
 			in := c.inShape(0)
-			if at := c.n.at; at.KeepDims || leadingAxes(at.Axes) {
+			r := c.n.at.(*reduceAttrs)
+			if r.keepDims || leadingAxes(r.axes) {
 				return BroadcastTo(g, in...) // g's shape already aligns with in
 			}
-			return BroadcastTo(Reshape(g, tensor.KeepDimsShape(in, c.n.at.Axes)...), in...)
+			return BroadcastTo(Reshape(g, tensor.KeepDimsShape(in, r.axes)...), in...)
 		}),
 	// max over axes: the gradient goes to the maxima; k tied maxima each get
 	// 1/k of it (the symmetric subgradient). The tangent is the same
 	// weighted sum of the input's tangent.
 	opMax: {name: "max", saves: func(need [2]bool) saveMask { return saveIn0 | saveOut },
-		forward: func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) {
-			dst.Reduce(tensor.MaxReduce, x, at.KeepDims, at.Axes...)
+		forward: func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) {
+			r := at.(*reduceAttrs)
+			dst.Reduce(tensor.MaxReduce, x, r.keepDims, r.axes...)
 		},
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			keep := tensor.KeepDimsShape(c.inShape(0), c.n.at.Axes)
-			return c.g1(Mul(Reshape(g, keep...), maxWeights(c, c.n.at.Axes)))
+			axes := c.n.at.(*reduceAttrs).axes
+			keep := tensor.KeepDimsShape(c.inShape(0), axes)
+			return c.g1(Mul(Reshape(g, keep...), maxWeights(c, axes)))
 		},
 		jvp: func(c *jvpCtx, ts []*Value) *Value {
-			w := maxWeights(c, c.at.Axes)
-			return apply(row(opSum), &attrs{Axes: c.baxes(c.at.Axes), KeepDims: c.at.KeepDims}, Mul(ts[0], w), nil)
+			r := c.at.(*reduceAttrs)
+			w := maxWeights(c, r.axes)
+			return apply(row(opSum), &reduceAttrs{axes: c.baxes(r.axes), keepDims: r.keepDims}, Mul(ts[0], w), nil)
 		}},
 	opSlice: linear("slice",
-		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.Slice(x, at.Axis, at.Start, at.End) },
-		func(c *jvpCtx, t *Value) *Value { return Slice(t, c.at.Axis+c.b, c.at.Start, c.at.End) },
-		func(c *vjpCtx, g *Value) *Value { return pad(g, c.n.at.Axis, c.n.at.Start, c.inShape(0)) }),
+		func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) {
+			s := at.(*sliceAttrs)
+			dst.Slice(x, s.axis, s.start, s.end)
+		},
+		func(c *jvpCtx, t *Value) *Value {
+			s := c.at.(*sliceAttrs)
+			return Slice(t, s.axis+c.b, s.start, s.end)
+		},
+		func(c *vjpCtx, g *Value) *Value {
+			s := c.n.at.(*sliceAttrs)
+			return pad(g, s.axis, s.start, c.inShape(0))
+		}),
 	// pad places x at Start along Axis in zeros of Shape: the transpose of
 	// slice (and its VJP is slice).
 	opPad: {name: "pad", vjpOf: "slice",
-		forward: func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) {
-			resizeTo(dst, x.DType(), at.Shape)
+		forward: func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) {
+			p := at.(*padAttrs)
+			resizeTo(dst, x.DType(), p.shape)
 			dst.Zero()
-			dst.SliceAdd(x, at.Axis, at.Start)
+			dst.SliceAdd(x, p.axis, p.start)
 		},
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			at := c.n.at
-			return c.g1(Slice(g, at.Axis, at.Start, at.Start+c.inShape(0)[at.Axis]))
+			p := c.n.at.(*padAttrs)
+			return c.g1(Slice(g, p.axis, p.start, p.start+c.inShape(0)[p.axis]))
 		},
 		jvp: func(c *jvpCtx, ts []*Value) *Value {
-			return pad(ts[0], c.at.Axis+c.b, c.at.Start, c.bshape(c.at.Shape))
+			p := c.at.(*padAttrs)
+			return pad(ts[0], p.axis+c.b, p.start, c.bshape(p.shape))
 		}},
 	opConcat: {name: "concat",
-		forwardN: func(dst *tensor.Tensor, at *attrs, xs []*tensor.Tensor) { dst.Concat(at.Axis, xs...) },
+		forwardN: func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) { dst.Concat(at.(*axisAttrs).axis, xs...) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			out := make([]*Value, len(c.n.ins()))
-			off := 0
+			off, axis := 0, c.n.at.(*axisAttrs).axis
 			for i := range c.n.ins() {
-				w := c.inShape(i)[c.n.at.Axis]
+				w := c.inShape(i)[axis]
 				if c.need[i] {
-					out[i] = Slice(g, c.n.at.Axis, off, off+w)
+					out[i] = Slice(g, axis, off, off+w)
 				}
 				off += w
 			}
@@ -563,30 +652,44 @@ var table = [numOps]rule{
 				}
 				parts[i] = t
 			}
-			return Concat(c.at.Axis+c.b, parts...)
+			return Concat(c.at.(*axisAttrs).axis+c.b, parts...)
 		}},
 	// index_select gathers slices; its VJP scatters them back, adding where
 	// an index repeats (the embedding and weight-tying case).
 	opIndexSelect: linear("index_select",
-		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.IndexSelect(x, at.Axis, at.Index) },
-		func(c *jvpCtx, t *Value) *Value { return IndexSelect(t, c.at.Axis+c.b, c.at.Index) },
-		func(c *vjpCtx, g *Value) *Value { return indexAdd(g, c.n.at.Axis, c.n.at.Index, c.inShape(0)) }),
-	opIndexAdd: {name: "index_add", vjpOf: "index_select",
-		forward: func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) {
-			resizeTo(dst, x.DType(), at.Shape)
-			dst.Zero()
-			dst.IndexAdd(x, at.Axis, at.Index)
+		func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) {
+			i := at.(*indexAttrs)
+			dst.IndexSelect(x, i.axis, i.index)
 		},
-		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(IndexSelect(g, c.n.at.Axis, c.n.at.Index)) },
+		func(c *jvpCtx, t *Value) *Value {
+			i := c.at.(*indexAttrs)
+			return IndexSelect(t, i.axis+c.b, i.index)
+		},
+		func(c *vjpCtx, g *Value) *Value {
+			i := c.n.at.(*indexAttrs)
+			return indexAdd(g, i.axis, i.index, c.inShape(0))
+		}),
+	opIndexAdd: {name: "index_add", vjpOf: "index_select",
+		forward: func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) {
+			i := at.(*indexAttrs)
+			resizeTo(dst, x.DType(), i.shape)
+			dst.Zero()
+			dst.IndexAdd(x, i.axis, i.index)
+		},
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			i := c.n.at.(*indexAttrs)
+			return c.g1(IndexSelect(g, i.axis, i.index))
+		},
 		jvp: func(c *jvpCtx, ts []*Value) *Value {
-			return indexAdd(ts[0], c.at.Axis+c.b, c.at.Index, c.bshape(c.at.Shape))
+			i := c.at.(*indexAttrs)
+			return indexAdd(ts[0], i.axis+c.b, i.index, c.bshape(i.shape))
 		}},
 	// where selects x where the mask is nonzero and y elsewhere; the mask is
 	// an attribute, not differentiable. It is linear in (x, y).
 	opWhere: {name: "where", broadcasts: true,
-		forward: func(dst *tensor.Tensor, at *attrs, x, y *tensor.Tensor) { dst.Where(at.Mask, x, y) },
+		forward: func(dst *tensor.Tensor, at attrs, x, y *tensor.Tensor) { dst.Where(&at.(*whereAttrs).mask, x, y) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			mask := c.constant(c.n.at.Mask)
+			mask := c.constant(&c.n.at.(*whereAttrs).mask)
 			var gx, gy *Value
 			zero := c.scalar(g, 0)
 			if c.need[0] {
@@ -605,41 +708,42 @@ var table = [numOps]rule{
 			if ty == nil {
 				ty = ScalarLike(c.out(), 0)
 			}
-			return Where(Const(c.at.Mask), tx, ty)
+			return Where(Const(&c.at.(*whereAttrs).mask), tx, ty)
 		}},
 	// softmax saves its output y: dx = y ⊙ (g − Σ g⊙y), self-adjoint.
 	opSoftmax: {name: "softmax", saves: saveOutIf,
-		forward: func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.Softmax(x, at.Axis, false) },
+		forward: func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) { dst.Softmax(x, at.(*axisAttrs).axis, false) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			y := c.out()
-			return c.g1(Mul(y, Sub(g, SumKeepDims(Mul(g, y), c.n.at.Axis))))
+			return c.g1(Mul(y, Sub(g, SumKeepDims(Mul(g, y), c.n.at.(*axisAttrs).axis))))
 		},
 		jvp: func(c *jvpCtx, ts []*Value) *Value {
 			y, t := c.out(), ts[0]
-			return Mul(y, Sub(t, SumKeepDims(Mul(t, y), c.at.Axis+c.b)))
+			return Mul(y, Sub(t, SumKeepDims(Mul(t, y), c.at.(*axisAttrs).axis+c.b)))
 		}},
 	// log_softmax saves its output y: dx = g − eʸ ⊙ Σ g; the tangent is
 	// t − Σ eʸ⊙t.
 	opLogSoftmax: {name: "log_softmax", saves: saveOutIf,
-		forward: func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) { dst.Softmax(x, at.Axis, true) },
+		forward: func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) { dst.Softmax(x, at.(*axisAttrs).axis, true) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			y := c.out()
-			return c.g1(Sub(g, Mul(Exp(y), SumKeepDims(g, c.n.at.Axis))))
+			return c.g1(Sub(g, Mul(Exp(y), SumKeepDims(g, c.n.at.(*axisAttrs).axis))))
 		},
 		jvp: func(c *jvpCtx, ts []*Value) *Value {
 			t := ts[0]
-			return Sub(t, SumKeepDims(Mul(t, Exp(c.out())), c.at.Axis+c.b))
+			return Sub(t, SumKeepDims(Mul(t, Exp(c.out())), c.at.(*axisAttrs).axis+c.b))
 		}},
 	// astype converts between float32 and float64; its VJP converts the
 	// cotangent back to the operand's dtype (kept in the attributes).
 	opAstype: linear("astype",
-		func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) {
-			if x.DType() == at.DType {
+		func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) {
+			to := at.(*astypeAttrs).to
+			if x.DType() == to {
 				dst.CopyFrom(x)
 				return
 			}
-			resizeTo(dst, at.DType, x.Shape()) // x converted straight into dst
-			if at.DType == tensor.Float32 {
+			resizeTo(dst, to, x.Shape()) // x converted straight into dst
+			if to == tensor.Float32 {
 				f, src := dst.Float32s(), x.Float64s()
 				for i, v := range src {
 					f[i] = float32(v)
@@ -651,8 +755,8 @@ var table = [numOps]rule{
 				f[i] = float64(v)
 			}
 		},
-		func(c *jvpCtx, t *Value) *Value { return Astype(t, c.at.DType) },
-		func(c *vjpCtx, g *Value) *Value { return Astype(g, c.n.at.From) }),
+		func(c *jvpCtx, t *Value) *Value { return Astype(t, c.at.(*astypeAttrs).to) },
+		func(c *vjpCtx, g *Value) *Value { return Astype(g, c.n.at.(*astypeAttrs).from) }),
 	// cross_entropy from logits, fused with log-softmax: it keeps only the
 	// softmax p (N×C) and its VJP is (p − onehot)·g/N. When the sweep is
 	// recorded, p is re-attached to the graph as the output of a softmax
@@ -660,25 +764,25 @@ var table = [numOps]rule{
 	// JVP is Σ (p − onehot)⊙t / N; in forward mode the node also keeps p's
 	// tangent, so that a sweep through it carries tangents
 	// (forward-over-reverse).
-	opCrossEntropy: {name: "cross_entropy", reuseKept: true,
-		forward: func(dst *tensor.Tensor, at *attrs, x, _ *tensor.Tensor) {
-			probs, _ := at.kept.(*tensor.Tensor)
-			if probs == nil {
-				probs = new(tensor.Tensor)
+	opCrossEntropy: {name: "cross_entropy",
+		forward: func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) {
+			a := at.(*ceAttrs)
+			if a.probs == nil { // else the buffer of an Arena's previous step
+				a.probs = new(tensor.Tensor)
 			}
-			loss := tensor.CrossEntropy(probs, x, at.Index)
+			loss := tensor.CrossEntropy(a.probs, x, a.targets)
 			dst.Resize(x.DType())
 			dst.SetFlat(0, loss)
-			at.kept = probs
 		},
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			probs := c.n.aux.(*tensor.Tensor)
+			a := c.n.at.(*ceAttrs)
+			probs := a.probs
 			if !c.create && c.n.auxTan == nil && g.tan == nil { // nothing recorded or carried: write (p − onehot)·g/N directly
-				return c.g1(c.crossEntropyGrad(probs, c.n.at.Index, g))
+				return c.g1(c.crossEntropyGrad(probs, a.targets, g))
 			}
 			var p *Value
 			if c.create {
-				p = c.reattach(row(opSoftmax), &attrs{Axis: 1}, Const(probs))
+				p = c.reattach(row(opSoftmax), &axisAttrs{axis: 1}, Const(probs))
 			} else {
 				p = c.constant(probs)
 			}
@@ -686,17 +790,18 @@ var table = [numOps]rule{
 				p.tan, p.lvl = c.n.auxTan, c.n.auxLvl
 			}
 			n := p.Shape()[0]
-			return c.g1(Mul(Sub(p, Const(onehot(p.DType(), p.Shape(), c.n.at.Index))), MulScalar(g, 1/float64(n))))
+			return c.g1(Mul(Sub(p, Const(onehot(p.DType(), p.Shape(), a.targets))), MulScalar(g, 1/float64(n))))
 		},
 		jvp: func(c *jvpCtx, ts []*Value) *Value {
-			probs := c.kept().(*tensor.Tensor)
+			a := c.at.(*ceAttrs)
+			probs := a.probs
 			p := Const(probs)
 			t := ts[0]
 			if c.n != nil { // recorded: keep p's tangent p⊙(t − Σ p⊙t) for the sweep
 				c.n.auxTan = Mul(p, Sub(t, SumKeepDims(Mul(t, p), 1+c.b)))
 				c.n.auxLvl = c.lvl
 			}
-			d := Const(onehot(probs.DType(), probs.Shape(), c.at.Index))
+			d := Const(onehot(probs.DType(), probs.Shape(), a.targets))
 			d = Sub(p, d)
 			n := probs.Shape()[0]
 			return MulScalar(Sum(Mul(t, d), c.b, c.b+1), 1/float64(n))
@@ -807,7 +912,7 @@ func (c *vjpCtx) crossEntropyGrad(p *tensor.Tensor, targets []int, g *Value) *Va
 // reattach records out as the result of rule r applied to this node's
 // operand 0 (same input edge), saving out; it lets a fused rule expose an
 // intermediate it kept (softmax's p) differentiably.
-func (c *vjpCtx) reattach(r *rule, at *attrs, out *Value) *Value {
+func (c *vjpCtx) reattach(r *rule, at attrs, out *Value) *Value {
 	v := &Value{requires: true}
 	v.t = out.t
 	n := &node{rule: r, at: at}

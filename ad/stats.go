@@ -49,11 +49,11 @@ func Stats(v *Value) GraphStats {
 				count(&s.t, s.isVar())
 			}
 		}
-		switch a := n.aux.(type) {
-		case *bitMask:
+		if a, ok := n.aux.(*bitMask); ok {
 			st.SavedBytes += int64(len(a.bits) * 8)
-		case *tensor.Tensor:
-			count(a, false)
+		}
+		if a, ok := n.at.(*ceAttrs); ok && a.probs != nil && !n.freed {
+			count(a.probs, false)
 		}
 		for j := range n.ins() {
 			if p := n.ins()[j].n; p != nil && !seenNode[p] {
