@@ -48,7 +48,7 @@ type Arena struct {
 	// shapes holds, beside each slot, the shape of the last buffer it owned
 	// (a tensor's shape, never written), to lend it one of that shape again.
 	shapes [2][][]int
-	used   int // slots handed out since Reset
+	used   int                  // slots handed out since Reset
 	free   map[bufKey][]freeBuf // idle buffers by dtype and capacity
 	epoch  uint64
 }
