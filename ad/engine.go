@@ -66,6 +66,7 @@ type recorded struct {
 	lent  tensor.Tensor // buffer lent to the kernel writing v (see Arena.output)
 	hint  bufKey        // size class of the buffer the slot owned last
 	attrs any           // the attributes of the slot's op, reused by the next step's (newAttrs)
+	mask  *bitMask      // the bit mask of the slot's ReLU, reused by the next step's
 	made  *rule         // the rule that made v (nil: Arena.Const), for ErrStale messages
 }
 

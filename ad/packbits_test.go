@@ -20,7 +20,7 @@ func TestPackBitsMatchesCompare(t *testing.T) {
 			}
 			x.SetFlat(i, v)
 		}
-		m := packMask(x)
+		m := packMask(x, nil)
 		for i := 0; i < 200; i++ {
 			want := x.AtFlat(i) > 0
 			if d == tensor.Float32 {

@@ -958,7 +958,15 @@ func settleRelu(v *Value, consumerSaves bool) {
 	if consumerSaves || s.v != v || s.version != v.t.Version() {
 		return
 	}
-	n.aux = packMask(&v.t)
+	var reuse *bitMask
+	if v.slot != nil { // an arena's: the mask of the slot's step before
+		reuse = v.slot.mask
+	}
+	m := packMask(&v.t, reuse)
+	if v.slot != nil {
+		v.slot.mask = m
+	}
+	n.aux = m
 	n.sv[2] = saved{}
 }
 
@@ -976,9 +984,16 @@ func shareReluOutput(v *Value) {
 	}
 }
 
-func packMask(out *tensor.Tensor) *bitMask {
+// packMask returns the bit mask of out > 0, in reuse when it is not nil and
+// has the room.
+func packMask(out *tensor.Tensor, reuse *bitMask) *bitMask {
 	n := out.Len()
-	m := &bitMask{bits: make([]uint64, (n+63)/64), shape: out.Shape(), version: out.Version()}
+	words := (n + 63) / 64
+	m := reuse
+	if m == nil || cap(m.bits) < words {
+		m = &bitMask{bits: make([]uint64, words)}
+	}
+	m.bits, m.shape, m.version = m.bits[:words], out.Shape(), out.Version()
 	if f := out.Float32s(); f != nil {
 		packBits(m.bits, f)
 	} else {
@@ -1021,7 +1036,7 @@ func packBits[T float32 | float64](bits []uint64, x []T) {
 // apply sets dst to x where the bit is set and to +0 elsewhere (also where x
 // is NaN or ±Inf: the mask selects, it does not multiply).
 func (m *bitMask) apply(dst, x *tensor.Tensor) {
-	dst.Resize(x.DType(), x.Shape()...)
+	resizeTo(dst, x.DType(), x.Shape())
 	if f := dst.Float32s(); f != nil {
 		src := x.Float32s()
 		for w, word := range m.bits {
