@@ -238,12 +238,22 @@ func BenchmarkJVP(b *testing.B) {
 
 // BenchmarkGrad/B is one gradient of the loss with respect to the
 // parameters (the training gradient): the baseline of BenchmarkHVP.
+// Grad/B-input is the gradient with respect to the input batch, the
+// gradient whose directional derivative HVP/B computes.
 func BenchmarkGrad(b *testing.B) {
 	m := newMLPB()
 	b.Run("B", func(b *testing.B) {
 		x := ad.Const(m.x)
 		for range b.N {
 			if _, err := ad.Grad(m.loss(x, m.params), m.params...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("B-input", func(b *testing.B) {
+		for range b.N {
+			x := ad.Var(m.x)
+			if _, err := ad.Grad(m.loss(x, m.consts), x); err != nil {
 				b.Fatal(err)
 			}
 		}
