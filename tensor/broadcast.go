@@ -1,6 +1,9 @@
 package tensor
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // BroadcastShapes returns the shape that a and b broadcast to under NumPy
 // rules (align trailing dimensions; a dimension of 1 stretches). It panics
@@ -28,7 +31,8 @@ func broadcastInto(out []int, op string, a, b []int) []int {
 		case da == 1:
 			out[n-i] = db
 		default:
-			panic(&ShapeError{Op: op, Shapes: [][]int{a, b},
+			// copies, so that shapes in stack buffers can stay there
+			panic(&ShapeError{Op: op, Shapes: [][]int{slices.Clone(a), slices.Clone(b)},
 				Msg: fmt.Sprintf("cannot broadcast: dimension %d is %d vs %d (each must match or be 1)", n-i, da, db)})
 		}
 	}
@@ -116,6 +120,45 @@ func walk2(out, sa, sb []int, inner func(o, a, b, n, da, db int)) {
 	for row := 0; row < rows; row++ {
 		inner(row*n, oa, ob, n, sa[r-1], sb[r-1])
 		oa, ob = advance(idx, out[:r-1], sa, sb, oa, ob)
+	}
+}
+
+// walk3 is walk2 for three operands, read with strides sa, sb and sc; inner
+// gets the output offset, the three operands' starting offsets, the run
+// length and their strides along the last axis. It allocates nothing for
+// shapes of up to 8 dimensions.
+func walk3(out, sa, sb, sc []int, inner func(o, a, b, c, n, da, db, dc int)) {
+	r := len(out)
+	if r == 0 {
+		inner(0, 0, 0, 0, 1, 0, 0, 0)
+		return
+	}
+	n := out[r-1]
+	if n == 0 {
+		return
+	}
+	rows := Size(out[:r-1])
+	if rows == 0 {
+		return
+	}
+	var ib stridesBuf
+	idx := shapeBuf(&ib, r-1)
+	oa, ob, oc := 0, 0, 0
+	for row := 0; row < rows; row++ {
+		inner(row*n, oa, ob, oc, n, sa[r-1], sb[r-1], sc[r-1])
+		for ax := r - 2; ax >= 0; ax-- {
+			idx[ax]++
+			oa += sa[ax]
+			ob += sb[ax]
+			oc += sc[ax]
+			if idx[ax] < out[ax] {
+				break
+			}
+			oa -= sa[ax] * out[ax]
+			ob -= sb[ax] * out[ax]
+			oc -= sc[ax] * out[ax]
+			idx[ax] = 0
+		}
 	}
 }
 

@@ -19,7 +19,11 @@
 //
 // A zero Tensor (or one of another shape) is resized, reusing its storage
 // when the capacity suffices, so a caller that keeps destinations across
-// iterations allocates nothing in steady state.
+// iterations allocates nothing in steady state: kernels compute output
+// shapes, strides and normalised axes in buffers on the stack (for up to 8
+// dimensions) and copy a shape into the destination only when its shape
+// changes. Reshape returns a new Tensor; ReshapeOf makes a destination the
+// caller keeps into the same view without allocating.
 //
 // The destination may be an operand (or share its storage, as a View or
 // Reshape does) only in the elementwise kernels, and there only when that

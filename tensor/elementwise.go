@@ -456,15 +456,19 @@ func b2f[T Float](c bool) T {
 // Where sets t[i] = a[i] where mask[i] ≠ 0 and b[i] elsewhere, broadcasting all
 // three to a common shape, and returns t. mask has the operands' dtype and is
 // typically the output of a comparison. As with Binary, t may be an operand
-// only when that operand already has the broadcast shape.
+// only when that operand already has the broadcast shape. Into a destination
+// that already has the dtype, shape and capacity it allocates nothing (for up
+// to 8 dimensions).
 func (t *Tensor) Where(mask, a, b *Tensor) *Tensor {
 	d := sameDType("where", mask, a, b)
-	out := BroadcastShapes("where", BroadcastShapes("where", mask.shape, a.shape), b.shape)
+	var mb, ob, bm, ba, bb stridesBuf
+	ma := broadcastInto(shapeBuf(&mb, max(len(mask.shape), len(a.shape))), "where", mask.shape, a.shape)
+	out := broadcastInto(shapeBuf(&ob, max(len(ma), len(b.shape))), "where", ma, b.shape)
 	t.noBroadcastAlias("where", "the mask", mask, out)
 	t.noBroadcastAlias("where", "operand a", a, out)
 	t.noBroadcastAlias("where", "operand b", b, out)
-	t.resize(d, out)
-	sm, sa, sb := bstrides(mask.shape, out), bstrides(a.shape, out), bstrides(b.shape, out)
+	t.resizeCopy(d, out)
+	sm, sa, sb := stridesIn(&bm, mask.shape, out), stridesIn(&ba, a.shape, out), stridesIn(&bb, b.shape, out)
 	if d == Float32 {
 		where3(t.f32, mask.f32, a.f32, b.f32, out, sm, sa, sb)
 	} else {
@@ -474,15 +478,7 @@ func (t *Tensor) Where(mask, a, b *Tensor) *Tensor {
 }
 
 func where3[T Float](dst, m, a, b []T, out, sm, sa, sb []int) {
-	// iterate a and b with walk2; recompute the mask offset from the index
-	// through a second walk over (mask, zero) to keep one simple iterator.
-	mo := make([]int, 0, Size(out)/max(1, lastDim(out))+1)
-	zero := make([]int, len(out))
-	walk2(out, sm, zero, func(o, om, _, n, dm, _ int) { mo = append(mo, om, dm) })
-	row := 0
-	walk2(out, sa, sb, func(o, oa, ob, n, da, db int) {
-		om, dm := mo[2*row], mo[2*row+1]
-		row++
+	walk3(out, sm, sa, sb, func(o, om, oa, ob, n, dm, da, db int) {
 		for i := 0; i < n; i++ {
 			if m[om+i*dm] != 0 {
 				dst[o+i] = a[oa+i*da]
@@ -491,11 +487,4 @@ func where3[T Float](dst, m, a, b []T, out, sm, sa, sb []int) {
 			}
 		}
 	})
-}
-
-func lastDim(s []int) int {
-	if len(s) == 0 {
-		return 1
-	}
-	return s[len(s)-1]
 }

@@ -24,3 +24,19 @@ func ExampleSetThreads() {
 	// 256
 	// true
 }
+
+// A destination kept across steps becomes a view of each step's input with
+// another shape: it shares the input's storage, and, once it has that shape,
+// ReshapeOf allocates nothing.
+func ExampleTensor_ReshapeOf() {
+	var flat tensor.Tensor
+	for step := range 2 {
+		x := tensor.Full(tensor.Float32, float64(step), 2, 3)
+		flat.ReshapeOf(x, -1)
+		x.Set(7, 1, 2)
+		fmt.Println(flat.Shape(), flat.At(0), flat.At(5), flat.SameStorage(x))
+	}
+	// Output:
+	// [6] 0 7 true
+	// [6] 1 7 true
+}

@@ -1,16 +1,19 @@
 package tensor
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // CheckPerm validates a permutation of the axes of shape.
 func CheckPerm(op string, shape, perm []int) {
 	if len(perm) != len(shape) {
-		panic(&ShapeError{Op: op, Shapes: [][]int{shape}, Msg: fmt.Sprintf("permutation %v has %d axes for %d dimensions", perm, len(perm), len(shape))})
+		panic(&ShapeError{Op: op, Shapes: [][]int{slices.Clone(shape)}, Msg: fmt.Sprintf("permutation %v has %d axes for %d dimensions", slices.Clone(perm), len(perm), len(shape))})
 	}
 	seen := make([]bool, len(perm))
 	for _, p := range perm {
 		if p < 0 || p >= len(perm) || seen[p] {
-			panic(&ShapeError{Op: op, Shapes: [][]int{shape}, Msg: fmt.Sprintf("%v is not a permutation of 0..%d", perm, len(perm)-1)})
+			panic(&ShapeError{Op: op, Shapes: [][]int{slices.Clone(shape)}, Msg: fmt.Sprintf("%v is not a permutation of 0..%d", slices.Clone(perm), len(perm)-1)})
 		}
 		seen[p] = true
 	}
@@ -18,19 +21,22 @@ func CheckPerm(op string, shape, perm []int) {
 
 // Permute sets t to x with its axes reordered (output axis i is input axis
 // perm[i]) and returns t. t must not be x or share its storage (it panics
-// with a *ShapeError wrapping ErrAlias).
+// with a *ShapeError wrapping ErrAlias). Into a destination that already has
+// the dtype, shape and capacity it allocates nothing (for up to 8
+// dimensions).
 func (t *Tensor) Permute(x *Tensor, perm ...int) *Tensor {
 	CheckPerm("permute", x.shape, perm)
 	t.noAlias("permute", "the operand", x)
-	out := make([]int, len(perm))
-	src := bstrides(x.shape, x.shape)
-	// bstrides gives 0 for size-1 axes, which is fine for reading them.
-	sx := make([]int, len(perm))
+	var ob, xb, sb, zb stridesBuf
+	out := shapeBuf(&ob, len(perm))
+	src := stridesIn(&xb, x.shape, x.shape)
+	// stridesIn gives 0 for size-1 axes, which is fine for reading them.
+	sx := shapeBuf(&sb, len(perm))
 	for i, p := range perm {
 		out[i] = x.shape[p]
 		sx[i] = src[p]
 	}
-	t.resize(x.dtype, out)
+	t.resizeCopy(x.dtype, out)
 	if r, c, ok := swapsLastTwo(x.shape, perm); ok {
 		if x.dtype == Float32 {
 			transposeBatch(t.f32, x.f32, r, c)
@@ -39,7 +45,7 @@ func (t *Tensor) Permute(x *Tensor, perm ...int) *Tensor {
 		}
 		return t
 	}
-	zero := make([]int, len(out))
+	zero := shapeBuf(&zb, len(out)) // zeros: a fresh buffer
 	if x.dtype == Float32 {
 		gatherStrided(t.f32, x.f32, out, sx, zero)
 	} else {
@@ -107,15 +113,19 @@ func NormAxis(op string, shape []int, axis int) int {
 
 // Slice sets t to x[..., start:end, ...] along axis and returns t. t must not
 // be x or share its storage (it panics with a *ShapeError wrapping ErrAlias).
+// Into a destination that already has the dtype, shape and capacity it
+// allocates nothing (for up to 8 dimensions).
 func (t *Tensor) Slice(x *Tensor, axis, start, end int) *Tensor {
 	axis = NormAxis("slice", x.shape, axis)
 	if start < 0 || end < start || end > x.shape[axis] {
 		panic(&ShapeError{Op: "slice", Shapes: [][]int{x.shape}, Msg: fmt.Sprintf("range [%d:%d] invalid for axis %d of size %d", start, end, axis, x.shape[axis])})
 	}
 	t.noAlias("slice", "the operand", x)
-	out := append([]int(nil), x.shape...)
+	var ob stridesBuf
+	out := shapeBuf(&ob, len(x.shape))
+	copy(out, x.shape)
 	out[axis] = end - start
-	t.resize(x.dtype, out)
+	t.resizeCopy(x.dtype, out)
 	outer, mid, inner := split(x.shape, axis)
 	w := (end - start) * inner
 	for o := 0; o < outer; o++ {
@@ -166,14 +176,18 @@ func addTo[T Float](dst, x []T) { vecAdd(dst[:len(x)], dst[:len(x)], x) }
 
 // Concat sets t to the concatenation of xs along axis and returns t. All xs
 // must share dtype and every dimension but axis, and t must not be one of them
-// or share its storage (it panics with a *ShapeError wrapping ErrAlias).
+// or share its storage (it panics with a *ShapeError wrapping ErrAlias). Into
+// a destination that already has the dtype, shape and capacity it allocates
+// nothing (for up to 8 dimensions).
 func (t *Tensor) Concat(axis int, xs ...*Tensor) *Tensor {
 	if len(xs) == 0 {
 		panic(&ShapeError{Op: "concat", Msg: "no tensors to concatenate"})
 	}
 	d := sameDType("concat", xs...)
 	axis = NormAxis("concat", xs[0].shape, axis)
-	out := append([]int(nil), xs[0].shape...)
+	var ob stridesBuf
+	out := shapeBuf(&ob, len(xs[0].shape))
+	copy(out, xs[0].shape)
 	out[axis] = 0
 	for _, x := range xs {
 		bad := len(x.shape) != len(out)
@@ -192,7 +206,7 @@ func (t *Tensor) Concat(axis int, xs ...*Tensor) *Tensor {
 	for _, x := range xs {
 		t.noAlias("concat", "an operand", x)
 	}
-	t.resize(d, out)
+	t.resizeCopy(d, out)
 	outer, _, inner := split(out, axis)
 	rowW := out[axis] * inner
 	off := 0
@@ -222,14 +236,17 @@ func checkIndices(op string, shape []int, axis int, idx []int) {
 // IndexSelect sets t to the slices of x at positions idx along axis (rows of
 // an embedding table when axis is 0), in order, repeats allowed, and returns t.
 // t must not be x or share its storage (it panics with a *ShapeError wrapping
-// ErrAlias).
+// ErrAlias). Into a destination that already has the dtype, shape and capacity
+// it allocates nothing (for up to 8 dimensions).
 func (t *Tensor) IndexSelect(x *Tensor, axis int, idx []int) *Tensor {
 	axis = NormAxis("index_select", x.shape, axis)
 	checkIndices("index_select", x.shape, axis, idx)
 	t.noAlias("index_select", "the operand", x)
-	out := append([]int(nil), x.shape...)
+	var ob stridesBuf
+	out := shapeBuf(&ob, len(x.shape))
+	copy(out, x.shape)
 	out[axis] = len(idx)
-	t.resize(x.dtype, out)
+	t.resizeCopy(x.dtype, out)
 	outer, mid, inner := split(x.shape, axis)
 	for o := 0; o < outer; o++ {
 		for k, j := range idx {
@@ -248,14 +265,22 @@ func (t *Tensor) IndexSelect(x *Tensor, axis int, idx []int) *Tensor {
 // IndexAdd adds the slices of g into t at positions idx along axis (the
 // transpose of IndexSelect: repeated indices accumulate) and returns t. g must
 // not be t or share its storage (it panics with a *ShapeError wrapping
-// ErrAlias).
+// ErrAlias). It allocates nothing.
 func (t *Tensor) IndexAdd(g *Tensor, axis int, idx []int) *Tensor {
 	sameDType("index_add", t, g)
 	axis = NormAxis("index_add", t.shape, axis)
 	checkIndices("index_add", t.shape, axis, idx)
-	want := append([]int(nil), t.shape...)
-	want[axis] = len(idx)
-	if !EqualShape(want, g.shape) {
+	fits := len(g.shape) == len(t.shape)
+	for i := 0; fits && i < len(t.shape); i++ {
+		want := t.shape[i]
+		if i == axis {
+			want = len(idx)
+		}
+		fits = g.shape[i] == want
+	}
+	if !fits {
+		want := append([]int(nil), t.shape...)
+		want[axis] = len(idx)
 		panic(&ShapeError{Op: "index_add", Shapes: [][]int{t.shape, g.shape}, Msg: fmt.Sprintf("source must have shape %v", want)})
 	}
 	t.noAlias("index_add", "the slices added", g)

@@ -3,42 +3,61 @@ package tensor
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 )
 
 // NormAxes validates axes against a rank, resolves negative axes (−1 is the
 // last) and returns them sorted and deduplicated. No axes means all axes.
 func NormAxes(op string, shape []int, axes []int) []int {
+	return normAxesIn(nil, op, shape, axes)
+}
+
+// normAxesIn is NormAxes writing into buf when the axes fit (buf may be nil),
+// so that a kernel can keep them on the stack.
+func normAxesIn(buf *stridesBuf, op string, shape []int, axes []int) []int {
 	r := len(shape)
-	if len(axes) == 0 {
-		all := make([]int, r)
-		for i := range all {
-			all[i] = i
-		}
-		return all
+	n := len(axes)
+	if n == 0 {
+		n = r
 	}
-	out := make([]int, 0, len(axes))
+	var out []int
+	if buf != nil && n <= len(buf) {
+		out = buf[:0]
+	} else {
+		out = make([]int, 0, n)
+	}
+	if len(axes) == 0 {
+		for i := range r {
+			out = append(out, i)
+		}
+		return out
+	}
 	seen := uint64(0)
 	for _, a := range axes {
 		if a < -r || a >= r {
-			panic(&ShapeError{Op: op, Shapes: [][]int{shape}, Msg: fmt.Sprintf("axis %d out of range for %d dimensions (use 0..%d or -%d..-1)", a, r, r-1, r)})
+			panic(&ShapeError{Op: op, Shapes: [][]int{slices.Clone(shape)}, Msg: fmt.Sprintf("axis %d out of range for %d dimensions (use 0..%d or -%d..-1)", a, r, r-1, r)})
 		}
 		if a < 0 {
 			a += r
 		}
 		if seen&(1<<a) != 0 {
-			panic(&ShapeError{Op: op, Shapes: [][]int{shape}, Msg: fmt.Sprintf("axis %d repeated", a)})
+			panic(&ShapeError{Op: op, Shapes: [][]int{slices.Clone(shape)}, Msg: fmt.Sprintf("axis %d repeated", a)})
 		}
 		seen |= 1 << a
 		out = append(out, a)
 	}
-	sort.Ints(out)
+	slices.Sort(out)
 	return out
 }
 
 // KeepDimsShape returns shape with the given (normalised) axes set to 1.
 func KeepDimsShape(shape, axes []int) []int {
-	out := append([]int(nil), shape...)
+	return keepDimsIn(make([]int, len(shape)), shape, axes)
+}
+
+// keepDimsIn is KeepDimsShape writing into out, of shape's length.
+func keepDimsIn(out, shape, axes []int) []int {
+	copy(out, shape)
 	for _, a := range axes {
 		out[a] = 1
 	}
@@ -47,7 +66,11 @@ func KeepDimsShape(shape, axes []int) []int {
 
 // SqueezeShape returns shape without the given (normalised) axes.
 func SqueezeShape(shape, axes []int) []int {
-	out := make([]int, 0, len(shape))
+	return squeezeIn(make([]int, 0, len(shape)), shape, axes)
+}
+
+// squeezeIn is SqueezeShape appending to out (empty, with the capacity).
+func squeezeIn(out, shape, axes []int) []int {
 	j := 0
 	for i, d := range shape {
 		if j < len(axes) && axes[j] == i {
@@ -72,23 +95,26 @@ const (
 // given) and returns t. With keepDims the reduced axes stay as size 1;
 // otherwise they are removed. Reducing an empty axis gives 0 for a sum and
 // −Inf for a max. t must not be x or share its storage (it panics with a
-// *ShapeError wrapping ErrAlias).
+// *ShapeError wrapping ErrAlias). Into a destination that already has the
+// dtype, shape and capacity it allocates nothing (for up to 8 dimensions).
 func (t *Tensor) Reduce(op ReduceOp, x *Tensor, keepDims bool, axes ...int) *Tensor {
 	name := "sum"
 	if op == MaxReduce {
 		name = "max"
 	}
-	ax := NormAxes(name, x.shape, axes)
+	var ab, kb, sb stridesBuf
+	ax := normAxesIn(&ab, name, x.shape, axes)
 	t.noAlias(name, "the operand", x)
-	keep := KeepDimsShape(x.shape, ax)
-	t.resize(x.dtype, keep)
+	keep := keepDimsIn(shapeBuf(&kb, len(x.shape)), x.shape, ax)
+	out := keep
+	if !keepDims {
+		out = squeezeIn(shapeBuf(&sb, len(x.shape))[:0], keep, ax)
+	}
+	t.resizeCopy(x.dtype, out) // the size of keep
 	if x.dtype == Float32 {
 		reduce(op, t.f32, x.f32, x.shape, keep)
 	} else {
 		reduce(op, t.f64, x.f64, x.shape, keep)
-	}
-	if !keepDims {
-		t.shape = SqueezeShape(keep, ax)
 	}
 	return t
 }
@@ -176,16 +202,19 @@ func maxNaN[T Float](a, b T) T {
 }
 
 // BroadcastTo sets t to x broadcast to shape and returns t. t may be x (or
-// share its storage) only when x already has the target shape.
+// share its storage) only when x already has the target shape. Into a
+// destination that already has the dtype, shape and capacity it allocates
+// nothing (for up to 8 dimensions).
 func (t *Tensor) BroadcastTo(x *Tensor, shape []int) *Tensor {
 	if !CanBroadcastTo(x.shape, shape) {
-		panic(&ShapeError{Op: "broadcast_to", Shapes: [][]int{x.shape, shape}, Msg: "each dimension must match or be 1"})
+		panic(&ShapeError{Op: "broadcast_to", Shapes: [][]int{x.shape, slices.Clone(shape)}, Msg: "each dimension must match or be 1"})
 	}
 	t.noBroadcastAlias("broadcast_to", "the operand", x, shape)
-	shape = append([]int(nil), shape...)
-	t.resize(x.dtype, shape)
-	sx := bstrides(x.shape, shape)
-	zero := make([]int, len(shape))
+	t.resizeCopy(x.dtype, shape)
+	shape = t.shape
+	var xb, zb stridesBuf
+	sx := stridesIn(&xb, x.shape, shape)
+	zero := shapeBuf(&zb, len(shape)) // zeros: a fresh buffer
 	if x.dtype == Float32 {
 		gatherStrided(t.f32, x.f32, shape, sx, zero)
 	} else {

@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -107,7 +108,7 @@ func checkShape(op string, shape []int) int {
 	n := 1
 	for _, d := range shape {
 		if d < 0 {
-			panic(&ShapeError{Op: op, Shapes: [][]int{shape}, Msg: "negative dimension"})
+			panic(&ShapeError{Op: op, Shapes: [][]int{slices.Clone(shape)}, Msg: "negative dimension"})
 		}
 		n *= d
 	}
@@ -237,10 +238,37 @@ func (t *Tensor) Astype(d DType) *Tensor {
 }
 
 // Reshape returns a tensor with the same data and version counter and a new
-// shape of equal size. One dimension may be -1 and is then inferred.
+// shape of equal size. One dimension may be -1 and is then inferred. It
+// allocates the new tensor; [Tensor.ReshapeOf] reshapes into one the caller
+// keeps.
 func (t *Tensor) Reshape(shape ...int) *Tensor {
 	shape = ResolveReshape(t.shape, shape)
 	return &Tensor{dtype: t.dtype, shape: shape, f32: t.f32, f64: t.f64, base: t.root()}
+}
+
+// ReshapeOf makes t a view of x with a new shape of equal size and returns
+// t: t then shares x's storage and version counter, as after
+// *t = *x.Reshape(shape...), and one dimension of shape may be -1. What t held
+// before is dropped, not written: its storage is neither written nor freed
+// for others that share it. t keeps its shape slice when it already has the
+// resolved shape, so that reshaping into a recycled destination (an arena's,
+// step after step) allocates nothing; otherwise the shape is copied, and
+// shape itself is never retained. t may be x, or the tensor x is a view of:
+// it then takes x's shape and storage and stays the owner of its version
+// counter. It panics with a *ShapeError as Reshape does.
+func (t *Tensor) ReshapeOf(x *Tensor, shape ...int) *Tensor {
+	var buf stridesBuf
+	r := resolveReshapeIn(shapeBuf(&buf, len(shape)), x.shape, shape)
+	s := t.shape // shapes are never written once set, so t's may be shared
+	if !EqualShape(s, r) {
+		s = append([]int(nil), r...)
+	}
+	base := x.root()
+	if base == t {
+		base = t.base
+	}
+	t.dtype, t.shape, t.f32, t.f64, t.base = x.dtype, s, x.f32, x.f64, base
+	return t
 }
 
 // View returns a tensor that shares t's storage, shape and version counter:
@@ -252,28 +280,34 @@ func (t *Tensor) View() *Tensor {
 // ResolveReshape checks that newShape (which may hold one -1) fits the size of
 // old and returns it with the -1 resolved.
 func ResolveReshape(old, newShape []int) []int {
+	return resolveReshapeIn(make([]int, len(newShape)), old, newShape)
+}
+
+// resolveReshapeIn is ResolveReshape writing into out, which has the length
+// of newShape (a stack buffer: neither shape is retained).
+func resolveReshapeIn(out, old, newShape []int) []int {
 	n := Size(old)
-	out := append([]int(nil), newShape...)
+	copy(out, newShape)
 	infer, prod := -1, 1
 	for i, d := range out {
 		switch {
 		case d == -1 && infer < 0:
 			infer = i
 		case d < 0:
-			panic(&ShapeError{Op: "reshape", Shapes: [][]int{old, newShape}, Msg: "dimensions must be non-negative, with at most one -1"})
+			panic(&ShapeError{Op: "reshape", Shapes: [][]int{slices.Clone(old), slices.Clone(newShape)}, Msg: "dimensions must be non-negative, with at most one -1"})
 		default:
 			prod *= d
 		}
 	}
 	if infer >= 0 {
 		if prod == 0 || n%prod != 0 {
-			panic(&ShapeError{Op: "reshape", Shapes: [][]int{old, newShape}, Msg: fmt.Sprintf("cannot infer -1: %d elements", n)})
+			panic(&ShapeError{Op: "reshape", Shapes: [][]int{slices.Clone(old), slices.Clone(newShape)}, Msg: fmt.Sprintf("cannot infer -1: %d elements", n)})
 		}
 		out[infer] = n / prod
 		prod = n
 	}
 	if prod != n {
-		panic(&ShapeError{Op: "reshape", Shapes: [][]int{old, newShape}, Msg: fmt.Sprintf("sizes differ (%d vs %d elements)", n, prod)})
+		panic(&ShapeError{Op: "reshape", Shapes: [][]int{slices.Clone(old), slices.Clone(newShape)}, Msg: fmt.Sprintf("sizes differ (%d vs %d elements)", n, prod)})
 	}
 	return out
 }
@@ -321,10 +355,11 @@ func (t *Tensor) String() string {
 // Resize makes t a tensor of dtype d and the given shape for a kernel to
 // write into, reusing its storage when the capacity suffices, and returns t.
 // The contents are unspecified afterwards (reused storage keeps its old
-// values), and the version is bumped.
+// values), and the version is bumped. shape is copied, and only when t's
+// shape differs: resizing to the shape t has allocates nothing.
 func (t *Tensor) Resize(d DType, shape ...int) *Tensor {
 	checkShape("resize", shape)
-	t.resize(d, append([]int(nil), shape...))
+	t.resizeCopy(d, shape)
 	return t
 }
 
