@@ -53,8 +53,15 @@ func (a *Arena) alloc(record bool) (*Value, *node) {
 }
 
 func (a *Arena) forward(r *rule, at attrs, out *Value, x, y *tensor.Tensor) {
+	s := out.slot
+	if r.view { // the slot's view header of the step before: its shape is reused
+		out.t = s.view
+	}
 	a.forwardInto(r, at, out, x, y)
-	out.slot.made = r
+	if r.view {
+		s.view = out.t
+	}
+	s.made = r
 }
 
 func (a *Arena) wrote(v *Value, x, y *tensor.Tensor) { a.adopt(v, x, y) }

@@ -67,6 +67,7 @@ type recorded struct {
 	hint  bufKey        // size class of the buffer the slot owned last
 	attrs any           // the attributes of the slot's op, reused by the next step's (newAttrs)
 	mask  *bitMask      // the bit mask of the slot's ReLU, reused by the next step's
+	view  tensor.Tensor // the header of the slot's view (reshape), whose shape the next step's reuses
 	made  *rule         // the rule that made v (nil: Arena.Const), for ErrStale messages
 }
 

@@ -236,6 +236,10 @@ func reduction(op string, x *Value, keep, sum bool, axes []int) *reduceAttrs {
 	at := newAttrs[reduceAttrs](x, nil)
 	at.axes = normAxes(op, at.axes, shape, axes)
 	at.keepDims = keep
+	at.kept = append(at.kept, shape...)
+	for _, a := range at.axes {
+		at.kept[a] = 1
+	}
 	if sum && keep {
 		at.shape = append(at.shape, shape...)
 		for _, a := range at.axes {

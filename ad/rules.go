@@ -38,6 +38,8 @@ type reduceAttrs struct {
 	axes     []int
 	keepDims bool
 	shape    []int
+	kept     []int         // the input's shape with the reduced axes as 1
+	view     tensor.Tensor // scratch: max's output seen in the kept shape
 }
 
 // sliceAttrs: slice's axis and range.
@@ -86,15 +88,17 @@ func (a *scalarAttrs) reset()  { *a = scalarAttrs{} }
 func (a *dropoutAttrs) reset() { *a = dropoutAttrs{} }
 func (a *shapeAttrs) reset()   { *a = shapeAttrs{own: a.own[:0]} }
 func (a *permAttrs) reset()    { a.perm = a.perm[:0] }
-func (a *reduceAttrs) reset()  { *a = reduceAttrs{axes: a.axes[:0], shape: a.shape[:0]} }
-func (a *sliceAttrs) reset()   { *a = sliceAttrs{} }
-func (a *padAttrs) reset()     { *a = padAttrs{} }
-func (a *axisAttrs) reset()    { *a = axisAttrs{} }
-func (a *indexAttrs) reset()   { *a = indexAttrs{index: a.index[:0]} }
-func (a *whereAttrs) reset()   { *a = whereAttrs{} }
-func (a *ceAttrs) reset()      { a.targets = a.targets[:0] } // probs is kept for the next step's kernel
-func (a *astypeAttrs) reset()  { *a = astypeAttrs{} }
-func (a *maskAttrs) reset()    { *a = maskAttrs{} }
+func (a *reduceAttrs) reset() {
+	*a = reduceAttrs{axes: a.axes[:0], shape: a.shape[:0], kept: a.kept[:0], view: a.view}
+}
+func (a *sliceAttrs) reset()  { *a = sliceAttrs{} }
+func (a *padAttrs) reset()    { *a = padAttrs{} }
+func (a *axisAttrs) reset()   { *a = axisAttrs{} }
+func (a *indexAttrs) reset()  { *a = indexAttrs{index: a.index[:0]} }
+func (a *whereAttrs) reset()  { *a = whereAttrs{} }
+func (a *ceAttrs) reset()     { a.targets = a.targets[:0] } // probs is kept for the next step's kernel
+func (a *astypeAttrs) reset() { *a = astypeAttrs{} }
+func (a *maskAttrs) reset()   { *a = maskAttrs{} }
 
 // opcode indexes the rule table.
 type opcode uint8
@@ -521,7 +525,7 @@ var table = [numOps]rule{
 		}},
 
 	opReshape: asView(linear("reshape",
-		func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) { *dst = *x.Reshape(at.(*shapeAttrs).shape...) },
+		func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) { dst.ReshapeOf(x, at.(*shapeAttrs).shape...) },
 		func(c *jvpCtx, t *Value) *Value {
 			out := Reshape(t, c.bshape(c.at.(*shapeAttrs).shape)...)
 			if t.eye && out != t { // the flat order, and so the unit directions, survive a reshape
@@ -591,13 +595,12 @@ var table = [numOps]rule{
 			dst.Reduce(tensor.MaxReduce, x, r.keepDims, r.axes...)
 		},
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			axes := c.n.at.(*reduceAttrs).axes
-			keep := tensor.KeepDimsShape(c.inShape(0), axes)
-			return c.g1(Mul(Reshape(g, keep...), maxWeights(c, axes)))
+			r := c.n.at.(*reduceAttrs)
+			return c.g1(Mul(Reshape(g, r.kept...), maxWeights(c, r)))
 		},
 		jvp: func(c *jvpCtx, ts []*Value) *Value {
 			r := c.at.(*reduceAttrs)
-			w := maxWeights(c, r.axes)
+			w := maxWeights(c, r)
 			return apply(row(opSum), &reduceAttrs{axes: c.baxes(r.axes), keepDims: r.keepDims}, Mul(ts[0], w), nil)
 		}},
 	opSlice: linear("slice",
@@ -820,21 +823,46 @@ func powDx(c primals) *Value {
 }
 
 // powDy is ∂xʸ/∂y = xʸ·ln x, taken as 0 where xʸ = 0.
+// Its constants come from x's allocator (an arena's when x is an arena
+// value), so that in an arena it allocates nothing.
 func powDy(c primals) *Value {
 	x, out := c.in(0), c.out()
-	isZero := Const(new(tensor.Tensor).Binary(tensor.Equal, &out.t, tensor.Scalar(out.DType(), 0)))
-	safeLog := Log(Where(isZero, ScalarLike(x, 1), x))
+	al := allocFor("pow", x, nil)
+	zero, one := constant(al, x.DType(), 0), constant(al, x.DType(), 1)
+	isZero, _ := al.alloc(false)
+	isZero.t.Binary(tensor.Equal, &out.t, &zero.t)
+	al.wrote(isZero, nil, nil)
+	safeLog := Log(Where(isZero, one, x))
 	return Mul(out, safeLog)
+}
+
+// constant returns a 0-dimensional constant v of dtype d from al.
+func constant(al allocator, d tensor.DType, v float64) *Value {
+	out, _ := al.alloc(false)
+	out.t.Resize(d) // no dimensions: no shape to copy
+	out.t.SetFlat(0, v)
+	al.wrote(out, nil, nil)
+	return out
 }
 
 // maxWeights returns, in x's shape, 1/k at each of the k maxima of x over
 // axes (where x equals the reduced output) and 0 elsewhere: a constant.
-func maxWeights(c primals, axes []int) *Value {
+//
+// Its tensors come from x's allocator (an arena's when x is an arena
+// value), and the output is seen in the kept shape through the attributes'
+// scratch header, so that in an arena it allocates nothing.
+func maxWeights(c primals, r *reduceAttrs) *Value {
 	x, out := c.in(0), c.out()
-	keep := tensor.KeepDimsShape(x.Shape(), axes)
-	m := new(tensor.Tensor).Binary(tensor.Equal, &x.t, out.t.Reshape(keep...))
-	cnt := new(tensor.Tensor).Reduce(tensor.SumReduce, m, true, axes...)
-	return Const(m.Div(m, cnt))
+	al := allocFor("max", x, nil)
+	r.view.ReshapeOf(&out.t, r.kept...)
+	m, _ := al.alloc(false)
+	m.t.Binary(tensor.Equal, &x.t, &r.view)
+	al.wrote(m, nil, nil)
+	cnt, _ := al.alloc(false)
+	cnt.t.Reduce(tensor.SumReduce, &m.t, true, r.axes...)
+	al.wrote(cnt, nil, nil)
+	m.t.Div(&m.t, &cnt.t)
+	return m
 }
 
 // reluGrad passes g where y > 0 and zeroes it elsewhere. g carries b
