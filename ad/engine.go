@@ -60,15 +60,16 @@ type recorded struct {
 	n node
 
 	// In an Arena only:
-	ar    *Arena
-	epoch uint64        // the arena's epoch when the slot was handed out
-	own   tensor.Tensor // storage the slot owns (returned to the arena at Reset)
-	lent  tensor.Tensor // buffer lent to the kernel writing v (see Arena.output)
-	hint  bufKey        // size class of the buffer the slot owned last
-	attrs any           // the attributes of the slot's op, reused by the next step's (newAttrs)
-	mask  *bitMask      // the bit mask of the slot's ReLU, reused by the next step's
-	view  tensor.Tensor // the header of the slot's view (reshape), whose shape the next step's reuses
-	made  *rule         // the rule that made v (nil: Arena.Const), for ErrStale messages
+	ar       *Arena
+	epoch    uint64           // the arena's epoch when the slot was handed out
+	own      tensor.Tensor    // storage the slot owns (returned to the arena at Reset)
+	lent     tensor.Tensor    // buffer lent to the kernel writing v (see Arena.output)
+	hint     bufKey           // size class of the buffer the slot owned last
+	attrs    any              // the attributes of the slot's op, reused by the next step's (newAttrs)
+	mask     *bitMask         // the bit mask of the slot's ReLU, reused by the next step's
+	view     tensor.Tensor    // the header of the slot's view (reshape), whose shape the next step's reuses
+	operands []*tensor.Tensor // the operand list of the slot's variadic kernel (concat), reused
+	made     *rule            // the rule that made v (nil: Arena.Const), for ErrStale messages
 }
 
 // saveMask says which operands and whether the output a VJP reads.
@@ -179,10 +180,8 @@ func (out *Value) wrote(r *rule, x *Value) {
 // applyN is apply for rules with any number of operands.
 func applyN(r *rule, at attrs, xs []*Value) *Value {
 	defer rethrow()
-	ts := make([]*tensor.Tensor, len(xs))
 	req, tan := false, false
-	for i, x := range xs {
-		ts[i] = &x.t
+	for _, x := range xs {
 		req = req || x.requires
 		tan = tan || x.tan != nil
 	}
@@ -191,7 +190,18 @@ func applyN(r *rule, at attrs, xs []*Value) *Value {
 		al = allocFor(r.name, xs[0], nil)
 	}
 	out, n := al.alloc(req)
+	var ts []*tensor.Tensor
+	if out.slot != nil { // the operand list of the slot's step before
+		ts = out.slot.operands[:0]
+	}
+	for _, x := range xs {
+		ts = append(ts, &x.t)
+	}
 	r.forwardN(&out.t, at, ts)
+	if out.slot != nil {
+		clear(ts)
+		out.slot.operands = ts[:0]
+	}
 	al.wrote(out, nil, nil)
 	out.fresh = true
 	if req {
@@ -240,6 +250,7 @@ type vjpCtx struct {
 	need   []bool
 	create bool
 	buf    [2]*Value // cotangents of unary and binary rules
+	many   []*Value  // cotangents of variadic rules, reused
 	fin    []*Value  // cotangents after undoing broadcasting, reused per node
 	twins  []Value   // slab of detached twins of saved values
 	al     allocator // the allocator of the swept output
@@ -648,6 +659,7 @@ func (s *sweeper) end() {
 	s.o = Options{}
 	s.pre = [8]*Value{}
 	s.ctx.n, s.ctx.need, s.ctx.buf = nil, nil, [2]*Value{}
+	clear(s.ctx.many[:cap(s.ctx.many)])
 	s.ctx.twins = nil // handed-out twins must not be overwritten by a later sweep
 	s.ctx.al = nil
 	sweepers.Put(s)

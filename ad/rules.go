@@ -287,6 +287,13 @@ func (c *vjpCtx) g1(a *Value) []*Value {
 	return c.buf[:1]
 }
 
+// gN returns n nil cotangents for a variadic rule to fill, in a buffer the
+// sweep reuses.
+func (c *vjpCtx) gN(n int) []*Value {
+	c.many = append(c.many[:0], make([]*Value, n)...)
+	return c.many
+}
+
 func (c *vjpCtx) g2(a, b *Value) []*Value {
 	c.buf[0], c.buf[1] = a, b
 	return c.buf[:2]
@@ -636,7 +643,7 @@ var table = [numOps]rule{
 	opConcat: {name: "concat",
 		forwardN: func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) { dst.Concat(at.(*axisAttrs).axis, xs...) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			out := make([]*Value, len(c.n.ins()))
+			out := c.gN(len(c.n.ins()))
 			off, axis := 0, c.n.at.(*axisAttrs).axis
 			for i := range c.n.ins() {
 				w := c.inShape(i)[axis]
