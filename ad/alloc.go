@@ -33,7 +33,10 @@ func (heap) alloc(record bool) (*Value, *node) {
 	if !record {
 		return &Value{}, nil
 	}
-	r := &recorded{} // value and node in one allocation
+	r := &struct {
+		v Value
+		n node
+	}{} // value and node in one allocation, without an arena slot's fields
 	return &r.v, &r.n
 }
 
