@@ -91,7 +91,7 @@ func (a *Arena) Reset() {
 	for _, r := range a.slots[a.epoch&1][:a.used] {
 		a.giveBack(r)
 		r.v = Value{slot: r} // empty, and still known as stale (epoch) until reused
-		r.n = node{edges: r.n.edges[:0]}
+		r.n = node{}
 	}
 	a.used = 0
 	a.epoch++
@@ -125,7 +125,7 @@ func (a *Arena) take() *recorded {
 	r := a.peek()
 	a.used++
 	r.v = Value{slot: r}
-	r.n = node{edges: r.n.edges[:0]}
+	r.n = node{}
 	r.epoch = a.epoch
 	r.made = nil
 	return r

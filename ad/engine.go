@@ -14,11 +14,8 @@ type node struct {
 	at        attrs    // the row's own attribute type (see rules.go), or nil
 	inline    [2]edge  // edges to the operands of unary and binary ops
 	nin       uint8    // operands in inline, or manyEdges (then they are in edges)
-	edges     []edge   // operand edges of a variadic rule's node
 	sv        [3]saved // what the VJP reads (rule.saves): operand 0, operand 1, output
 	aux       any      // non-Value data the VJP reads (ReLU's bit mask, ...)
-	auxTan    *Value   // forward mode: the tangent of aux (cross-entropy's softmax)
-	auxLvl    *level   // the level of auxTan
 	retained  *leafState
 	freed     bool          // saved values released by a backward pass
 	pooled    bool          // the node is an arena's (its attributes are reused by the next step)
@@ -27,13 +24,14 @@ type node struct {
 	busy      atomic.Uint32 // id of the sweep holding the node, 0 when none
 }
 
-// manyEdges marks a node whose operand edges are in at.edges (variadic rules).
+// manyEdges marks a node whose operand edges are in its attributes
+// (variadic rules: see variadic).
 const manyEdges = 255
 
 // ins returns the edges to the node's operands, in order.
 func (n *node) ins() []edge {
 	if n.nin == manyEdges {
-		return n.edges
+		return n.at.(variadic).edgeList()
 	}
 	return n.inline[:n.nin]
 }
@@ -207,7 +205,7 @@ func applyN(r *rule, at attrs, xs []*Value) *Value {
 	if req {
 		n.rule, n.at, n.nin = r, at, manyEdges
 		for _, x := range xs {
-			n.edges = append(n.edges, edgeTo(x))
+			at.(variadic).addEdge(edgeTo(x))
 			settleRelu(x, false) // variadic rules save no operand
 		}
 		out.n = n

@@ -75,10 +75,10 @@ func (f *Func) Apply(xs ...*Value) *Value {
 	var n *node
 	if req {
 		n = &node{rule: row(opFunc), at: at, nin: manyEdges}
-		n.edges = make([]edge, len(xs))
+		at.edges = make([]edge, len(xs))
 		at.ins = make([]saved, len(xs))
 		for i, x := range xs {
-			n.edges[i] = edgeTo(x)
+			at.edges[i] = edgeTo(x)
 			at.ins[i] = saved{v: x, version: x.t.Version()}
 			settleRelu(x, true)
 			shareReluOutput(x)

@@ -132,7 +132,7 @@ func strip(v *Value) *Value {
 	if v == nil || v.tan == nil {
 		return v
 	}
-	c := &Value{n: v.n, requires: v.requires, gs: v.gs, slot: v.slot, orig: v.leaf()}
+	c := &Value{n: v.n, requires: v.requires, gs: v.gs, slot: v.slot, base: v.leaf()}
 	c.t = v.t
 	return c
 }
@@ -140,8 +140,8 @@ func strip(v *Value) *Value {
 // leaf returns the Value that stands for v as a graph leaf: v itself, or
 // the original a stripped copy was made from.
 func (v *Value) leaf() *Value {
-	if v.orig != nil {
-		return v.orig
+	if v.base != nil { // a stripped copy (a Var's views are not leaves)
+		return v.base
 	}
 	return v
 }

@@ -51,8 +51,23 @@ type padAttrs struct {
 	shape       []int
 }
 
-// axisAttrs: softmax, log_softmax, concat.
-type axisAttrs struct{ axis int }
+// axisAttrs: softmax, log_softmax, concat (whose operand edges it holds).
+type axisAttrs struct {
+	axis  int
+	edges []edge
+}
+
+// variadic is implemented by the attributes of the rows with any number of
+// operands: they hold the node's operand edges.
+type variadic interface {
+	edgeList() []edge
+	addEdge(e edge)
+}
+
+func (a *axisAttrs) edgeList() []edge { return a.edges }
+func (a *axisAttrs) addEdge(e edge)   { a.edges = append(a.edges, e) }
+func (a *funcAttrs) edgeList() []edge { return a.edges }
+func (a *funcAttrs) addEdge(e edge)   { a.edges = append(a.edges, e) }
 
 // indexAttrs: index_select and index_add (shape: index_add's output, an
 // operand's shape).
@@ -70,6 +85,8 @@ type whereAttrs struct{ mask tensor.Tensor }
 type ceAttrs struct {
 	targets []int
 	probs   *tensor.Tensor
+	tan     *Value // forward mode: the tangent of probs, for a sweep that carries tangents
+	lvl     *level // the level of tan
 }
 
 // astypeAttrs: the dtypes converted to and from.
@@ -80,8 +97,9 @@ type maskAttrs struct{ m *bitMask }
 
 // funcAttrs: a user-defined function and its operands, saved for its rules.
 type funcAttrs struct {
-	fn  *Func
-	ins []saved
+	fn    *Func
+	ins   []saved
+	edges []edge
 }
 
 func (a *scalarAttrs) reset()  { *a = scalarAttrs{} }
@@ -91,12 +109,17 @@ func (a *permAttrs) reset()    { a.perm = a.perm[:0] }
 func (a *reduceAttrs) reset() {
 	*a = reduceAttrs{axes: a.axes[:0], shape: a.shape[:0], kept: a.kept[:0], view: a.view}
 }
-func (a *sliceAttrs) reset()  { *a = sliceAttrs{} }
-func (a *padAttrs) reset()    { *a = padAttrs{} }
-func (a *axisAttrs) reset()   { *a = axisAttrs{} }
-func (a *indexAttrs) reset()  { *a = indexAttrs{index: a.index[:0]} }
-func (a *whereAttrs) reset()  { *a = whereAttrs{} }
-func (a *ceAttrs) reset()     { a.targets = a.targets[:0] } // probs is kept for the next step's kernel
+func (a *sliceAttrs) reset() { *a = sliceAttrs{} }
+func (a *padAttrs) reset()   { *a = padAttrs{} }
+func (a *axisAttrs) reset() {
+	clear(a.edges)
+	*a = axisAttrs{edges: a.edges[:0]}
+}
+func (a *indexAttrs) reset() { *a = indexAttrs{index: a.index[:0]} }
+func (a *whereAttrs) reset() { *a = whereAttrs{} }
+func (a *ceAttrs) reset() {
+	*a = ceAttrs{targets: a.targets[:0], probs: a.probs} // probs is kept for the next step's kernel
+}
 func (a *astypeAttrs) reset() { *a = astypeAttrs{} }
 func (a *maskAttrs) reset()   { *a = maskAttrs{} }
 
@@ -787,7 +810,7 @@ var table = [numOps]rule{
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			a := c.n.at.(*ceAttrs)
 			probs := a.probs
-			if !c.create && c.n.auxTan == nil && g.tan == nil { // nothing recorded or carried: write (p − onehot)·g/N directly
+			if !c.create && a.tan == nil && g.tan == nil { // nothing recorded or carried: write (p − onehot)·g/N directly
 				return c.g1(c.crossEntropyGrad(probs, a.targets, g))
 			}
 			var p *Value
@@ -796,8 +819,8 @@ var table = [numOps]rule{
 			} else {
 				p = c.constant(probs)
 			}
-			if c.n.auxTan != nil {
-				p.tan, p.lvl = c.n.auxTan, c.n.auxLvl
+			if a.tan != nil {
+				p.tan, p.lvl = a.tan, a.lvl
 			}
 			n := p.Shape()[0]
 			return c.g1(Mul(Sub(p, Const(onehot(p.DType(), p.Shape(), a.targets))), MulScalar(g, 1/float64(n))))
@@ -808,8 +831,8 @@ var table = [numOps]rule{
 			p := Const(probs)
 			t := ts[0]
 			if c.n != nil { // recorded: keep p's tangent p⊙(t − Σ p⊙t) for the sweep
-				c.n.auxTan = Mul(p, Sub(t, SumKeepDims(Mul(t, p), 1+c.b)))
-				c.n.auxLvl = c.lvl
+				a.tan = Mul(p, Sub(t, SumKeepDims(Mul(t, p), 1+c.b)))
+				a.lvl = c.lvl
 			}
 			d := Const(onehot(probs.DType(), probs.Shape(), a.targets))
 			d = Sub(p, d)
