@@ -3,6 +3,7 @@ package ad
 import (
 	"math"
 
+	"github.com/adjointgo/adjoint/internal/pool"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -46,7 +47,19 @@ func (heap) forward(r *rule, at attrs, out *Value, x, y *tensor.Tensor) {
 
 func (heap) wrote(v *Value, a, b *tensor.Tensor) {}
 
-func (heap) release(v *Value) { tensor.Release(&v.t) }
+func (heap) release(v *Value) { releaseStorage(&v.t) }
+
+// releaseStorage gives t's storage back to the pool for later kernels and
+// leaves t empty (a zero tensor). The caller must be the storage's only user.
+func releaseStorage(t *tensor.Tensor) {
+	if f := t.Float32s(); f != nil {
+		pool.Put32(f)
+	}
+	if f := t.Float64s(); f != nil {
+		pool.Put64(f)
+	}
+	*t = tensor.Tensor{}
+}
 
 // Arena implements allocator with its slots and buffers.
 

@@ -82,7 +82,7 @@ func (a *Arena) Reset() {
 			if b.epoch == a.epoch {
 				kept = append(kept, b)
 			} else {
-				tensor.Release(&b.t)
+				releaseStorage(&b.t)
 			}
 		}
 		clear(bs[len(kept):])
@@ -318,7 +318,7 @@ func releaseArena(v *Value) {
 		v.t = tensor.Tensor{}
 		return
 	}
-	tensor.Release(&v.t) // storage the slot does not track: to the shared pool
+	releaseStorage(&v.t) // storage the slot does not track: to the shared pool
 }
 
 // forwardInto runs r's forward kernel into out, an arena value from output,

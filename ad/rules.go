@@ -3,6 +3,8 @@ package ad
 import (
 	"math"
 
+	"github.com/adjointgo/adjoint/internal/parallel"
+	"github.com/adjointgo/adjoint/internal/vec"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -475,7 +477,7 @@ var table = [numOps]rule{
 	// read from its saved output y. It is linear in g; y is not
 	// differentiated (relu'' = 0).
 	opReluGrad: {name: "relu_grad", vjpOf: "relu", nondiff: 1 << 1, saves: func(need [2]bool) saveMask { return saveIn1 },
-		forward: func(dst *tensor.Tensor, _ attrs, g, y *tensor.Tensor) { dst.ReluGrad(g, y) },
+		forward: func(dst *tensor.Tensor, _ attrs, g, y *tensor.Tensor) { reluGradKernel(dst, g, y) },
 		vjp: func(c *vjpCtx, gg *Value) []*Value {
 			return c.g2(reluGrad(gg, c.in(1), 0), nil)
 		},
@@ -904,6 +906,21 @@ func reluGrad(g, y *Value, b int) *Value {
 	}
 	pos := Const(new(tensor.Tensor).Binary(tensor.Greater, &y.t, tensor.Scalar(y.DType(), 0)))
 	return Where(pos, g, ScalarLike(g, 0))
+}
+
+// reluGradKernel sets dst = g where y > 0 and 0 elsewhere (NaN in y gives
+// 0): relu_grad's forward kernel. g and y have one shape and dtype (the
+// engine makes them so: y is the ReLU's output, g its cotangent).
+func reluGradKernel(dst, g, y *tensor.Tensor) {
+	if g.DType() != y.DType() || !tensor.EqualShape(g.Shape(), y.Shape()) {
+		panic(shapeErr("relu_grad", [][]int{g.Shape(), y.Shape()}, "gradient and output differ in shape or dtype"))
+	}
+	resizeTo(dst, g.DType(), g.Shape())
+	if g.DType() == tensor.Float32 {
+		parallel.Map3(dst.Float32s(), g.Float32s(), y.Float32s(), vec.ReLUGradF32)
+	} else {
+		parallel.Map3(dst.Float64s(), g.Float64s(), y.Float64s(), vec.ReLUGradF64)
+	}
 }
 
 // withEye returns the tangent t (a fresh value of a reshape) marked as the

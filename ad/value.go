@@ -196,7 +196,7 @@ func (s *leafState) adoptArena(g *Value) {
 	}
 	if !fits {
 		if sp != nil {
-			tensor.Release(&sp.t)
+			releaseStorage(&sp.t)
 		}
 		s.grad = Const(g.t.Clone())
 		return
@@ -222,7 +222,7 @@ func (s *leafState) accumulate(g *Value, createGraph bool) {
 			g.owned = false
 			s.grad = g
 			if s.spare != nil { // the buffer ZeroGrad set aside goes back to the pool
-				tensor.Release(&s.spare.t)
+				releaseStorage(&s.spare.t)
 				s.spare = nil
 			}
 			return

@@ -197,26 +197,6 @@ func unary[T Float](op UnaryOp, dst, x []T) {
 	}
 }
 
-// ReluGrad sets t = g where y > 0 and 0 elsewhere (NaN in y gives 0), the
-// backward of ReLU read from its output y, and returns t. g and y must have
-// the same shape and dtype; t may be g.
-func (t *Tensor) ReluGrad(g, y *Tensor) *Tensor {
-	d := sameDType("relu_grad", g, y)
-	if !EqualShape(g.shape, y.shape) {
-		panic(&ShapeError{Op: "relu_grad", Shapes: [][]int{g.shape, y.shape}, Msg: "gradient and output differ in shape"})
-	}
-	if t != g {
-		t.resize(d, g.shape)
-	} else {
-		t.BumpVersion()
-	}
-	if d == Float32 {
-		parallel.Map3(t.f32, g.f32, y.f32, vec.ReLUGradF32)
-	} else {
-		parallel.Map3(t.f64, g.f64, y.f64, vec.ReLUGradF64)
-	}
-	return t
-}
 
 // Scale sets t = a·x + b elementwise and returns t. t may be x.
 func (t *Tensor) Scale(x *Tensor, a, b float64) *Tensor {

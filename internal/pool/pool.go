@@ -1,0 +1,97 @@
+// Package pool recycles the storage of large tensors. Package tensor's
+// kernels take fresh storage from here before allocating; package ad gives
+// back the gradient buffers its backward sweep provably owns alone.
+// Recycled storage is not zeroed: every kernel writes its whole destination.
+//
+// Buffers are pooled by power-of-two capacity from 2^MinLog elements up, at
+// most freeMax per size class, so the pool holds a bounded amount of idle
+// memory. Unlike a sync.Pool it keeps its buffers across garbage collections
+// (a training loop reuses them every step), and puts without allocating.
+package pool
+
+import (
+	"math/bits"
+	"sync"
+)
+
+// MinLog is the log2 of the smallest pooled capacity: 256 elements, 1 KiB
+// of float32. Smaller buffers are allocated and dropped as usual.
+const MinLog = 8
+
+const freeMax = 4
+
+type freeList[T float32 | float64] struct {
+	mu   sync.Mutex
+	bufs [][]T
+}
+
+func (l *freeList[T]) get() []T {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.bufs); n > 0 {
+		b := l.bufs[n-1]
+		l.bufs[n-1] = nil
+		l.bufs = l.bufs[:n-1]
+		return b
+	}
+	return nil
+}
+
+func (l *freeList[T]) put(b []T) {
+	l.mu.Lock()
+	if len(l.bufs) < freeMax {
+		if l.bufs == nil {
+			l.bufs = make([][]T, 0, freeMax)
+		}
+		l.bufs = append(l.bufs, b)
+	}
+	l.mu.Unlock()
+}
+
+var (
+	pool32 [48]freeList[float32]
+	pool64 [48]freeList[float64]
+)
+
+func sizeClass(n int) int { return bits.Len(uint(n - 1)) }
+
+// Float32s returns a slice of n float32s: recycled storage (not zeroed) when
+// n is large enough to be pooled and a buffer of its class is idle, else new.
+func Float32s(n int) []float32 {
+	if n < 1<<MinLog {
+		return make([]float32, n)
+	}
+	c := sizeClass(n)
+	if b := pool32[c].get(); b != nil {
+		return b[:n]
+	}
+	return make([]float32, n, 1<<c)
+}
+
+// Float64s is Float32s for float64.
+func Float64s(n int) []float64 {
+	if n < 1<<MinLog {
+		return make([]float64, n)
+	}
+	c := sizeClass(n)
+	if b := pool64[c].get(); b != nil {
+		return b[:n]
+	}
+	return make([]float64, n, 1<<c)
+}
+
+// Put32 gives back storage b (of any length; its capacity counts) for reuse.
+// The caller must be its only user. Storage that this package did not hand
+// out (a capacity that is not a pooled power of two) is dropped.
+func Put32(b []float32) {
+	if c := cap(b); c >= 1<<MinLog && c&(c-1) == 0 {
+		pool32[sizeClass(c)].put(b[:c])
+	}
+}
+
+// Put64 is Put32 for float64.
+func Put64(b []float64) {
+	if c := cap(b); c >= 1<<MinLog && c&(c-1) == 0 {
+		pool64[sizeClass(c)].put(b[:c])
+	}
+}
