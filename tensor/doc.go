@@ -41,9 +41,8 @@
 // internal/gemm.
 //
 // Storage that a kernel has to allocate comes from a pool of recycled
-// buffers when one of the right size class is free; Release returns storage to
-// it (package ad does so for the gradient buffers its backward pass owns
-// alone). Recycled storage is not zeroed: kernels write every element of
+// buffers (internal/pool) when one of the right size class is free; package
+// ad returns to it the gradient buffers its backward pass owns alone. Recycled storage is not zeroed: kernels write every element of
 // their destination, and New always returns zeros.
 //
 // # Errors
