@@ -197,7 +197,6 @@ func unary[T Float](op UnaryOp, dst, x []T) {
 	}
 }
 
-
 // Scale sets t = a·x + b elementwise and returns t. t may be x.
 func (t *Tensor) Scale(x *Tensor, a, b float64) *Tensor {
 	if t != x {
