@@ -265,7 +265,8 @@ func BenchmarkGrad(b *testing.B) {
 // fused cross-entropy). HVP/B-params is the product with respect to all the
 // parameters, by reverse-over-reverse on the recorded loss (HVPReverse), and
 // HVP/B-rev the input-batch product by reverse-over-reverse, for
-// comparison.
+// comparison; HVP/B-params-fwd is the parameters' product by
+// forward-over-reverse (HVPVars).
 func BenchmarkHVP(b *testing.B) {
 	m := newMLPB()
 	r := rand.New(rand.NewPCG(5, 5))
@@ -293,6 +294,19 @@ func BenchmarkHVP(b *testing.B) {
 		x := ad.Const(m.x)
 		for range b.N {
 			if _, err := ad.HVPReverse(m.loss(x, m.params), m.params, vs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	ts := make([]*tensor.Tensor, len(vs))
+	for i, v := range vs {
+		ts[i] = v.Tensor()
+	}
+	b.Run("B-params-fwd", func(b *testing.B) {
+		x := ad.Const(m.x)
+		f := func() *ad.Value { return m.loss(x, m.params) }
+		for range b.N {
+			if _, err := ad.HVPVars(f, m.params, ts); err != nil {
 				b.Fatal(err)
 			}
 		}

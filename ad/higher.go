@@ -215,14 +215,14 @@ func HVP(f func(xs []*Value) *Value, xs, vs []*tensor.Tensor) ([]*tensor.Tensor,
 			}
 			in[i].tan, in[i].lvl = Const(vs[i]), lvl
 		}
-		hv = gradTangents("hvp", f, in, xs)
+		hv = gradTangents("hvp", f, in)
 	})
 	return hv, err
 }
 
 // gradTangents runs f on the inputs (Vars carrying tangents) and returns
 // the tangents of its gradient: H·v for each direction.
-func gradTangents(op string, f func([]*Value) *Value, in []*Value, xs []*tensor.Tensor) []*tensor.Tensor {
+func gradTangents(op string, f func([]*Value) *Value, in []*Value) []*tensor.Tensor {
 	y := call(op, f, in)
 	if y.t.Len() != 1 {
 		panic(&Error{Op: op, Err: ErrNonScalar, Msg: fmt.Sprintf("f returns shape %v; a Hessian needs a scalar function", y.Shape())})
@@ -243,7 +243,7 @@ func gradTangents(op string, f func([]*Value) *Value, in []*Value, xs []*tensor.
 		if gs != nil && gs[i].tan != nil {
 			out[i] = gs[i].tan.Tensor().Clone()
 		} else {
-			out[i] = tensor.New(xs[i].DType(), shape...)
+			out[i] = tensor.New(x.DType(), shape...)
 		}
 	}
 	return out
@@ -266,7 +266,7 @@ func Hessian(f func(*Value) *Value, x *tensor.Tensor) (*tensor.Tensor, error) {
 			in.tan, in.lvl = Const(eye), &level{batch: n}
 			in.tan.eye = true
 		}
-		h := gradTangents("hessian", func(xs []*Value) *Value { return f(xs[0]) }, []*Value{in}, []*tensor.Tensor{x})
+		h := gradTangents("hessian", func(xs []*Value) *Value { return f(xs[0]) }, []*Value{in})
 		hes = h[0].Reshape(n, n)
 	})
 	return hes, err
@@ -307,4 +307,43 @@ func HVPReverse(y *Value, xs, vs []*Value) ([]*Value, error) {
 		return out, nil
 	}
 	return Grad(dot, xs...)
+}
+
+// HVPVars is HVP for a loss of Vars that the caller holds, such as a
+// model's parameters: the Hessian-vector products H·v of the scalar f()
+// with respect to the Vars xs along vs (one per Var, its shape and dtype),
+// by forward-over-reverse. The tangents vs are attached to xs while f runs
+// and the gradient is swept, and detached before it returns: xs must not
+// be used by another goroutine meanwhile.
+func HVPVars(f func() *Value, xs []*Value, vs []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	if len(vs) != len(xs) {
+		return nil, &Error{Op: "hvp", Err: ErrShape, Msg: fmt.Sprintf("%d directions for %d Vars", len(vs), len(xs))}
+	}
+	for i, x := range xs {
+		if !x.isVar() {
+			return nil, &Error{Op: "hvp", Err: ErrNoGrad, Msg: fmt.Sprintf("input %d is not a Var (make it with ad.Var); use HVP for a function of tensors", i)}
+		}
+		if x.tan != nil {
+			return nil, &Error{Op: "hvp", Err: ErrNested, Msg: fmt.Sprintf("Var %d already carries a tangent (a forward-mode evaluation is running on it)", i)}
+		}
+		if vs[i] != nil && (!tensor.EqualShape(x.Shape(), vs[i].Shape()) || x.DType() != vs[i].DType()) {
+			return nil, &Error{Op: "hvp", Err: ErrShape, Msg: fmt.Sprintf("direction %d is %s%v but Var %d is %s%v", i, vs[i].DType(), vs[i].Shape(), i, x.DType(), x.Shape())}
+		}
+	}
+	lvl := &level{}
+	for i, x := range xs {
+		if vs[i] != nil {
+			x.tan, x.lvl = Const(vs[i]), lvl
+		}
+	}
+	defer func() {
+		for _, x := range xs {
+			x.tan, x.lvl = nil, nil
+		}
+	}()
+	var hv []*tensor.Tensor
+	err := Try(func() {
+		hv = gradTangents("hvp", func([]*Value) *Value { return f() }, xs)
+	})
+	return hv, err
 }

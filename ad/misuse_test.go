@@ -202,3 +202,43 @@ func TestHVPThroughFuncWithoutJVP(t *testing.T) {
 		t.Fatalf("Hessian row 0 · v = %v, want %v", got, want[0].Data()[0])
 	}
 }
+
+// HVPVars gives the forward-over-reverse HVP with respect to Vars a model
+// holds (through the fused cross-entropy), equal to the reverse-over-reverse
+// one; it detaches its tangents, and refuses what is not a Var.
+func TestHVPVars(t *testing.T) {
+	w1 := ad.Var(tensor.FromFloat64([]float64{0.5, -1, 0.25, 2, -0.5, 1}, 3, 2))
+	w2 := ad.Var(tensor.FromFloat64([]float64{1, -2, 0.5, 0.3, 1, -1}, 2, 3))
+	x := ad.Const(tensor.FromFloat64([]float64{1, 2, -1, 0.5, 0, 1}, 2, 3))
+	loss := func() *ad.Value {
+		return ad.CrossEntropy(ad.MatMul(ad.Tanh(ad.MatMul(x, w1)), w2), []int{0, 2})
+	}
+	v1 := tensor.FromFloat64([]float64{1, 0, -1, 2, 0.5, 0}, 3, 2)
+	v2 := tensor.FromFloat64([]float64{0, 1, 1, -1, 0, 2}, 2, 3)
+	got, err := ad.HVPVars(loss, []*ad.Value{w1, w2}, []*tensor.Tensor{v1, v2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ad.HVPReverse(loss(), []*ad.Value{w1, w2}, []*ad.Value{ad.Const(v1), ad.Const(v2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		for k, w := range want[i].Data() {
+			if d := got[i].AtFlat(k) - w; d > 1e-12 || d < -1e-12 {
+				t.Fatalf("Var %d: forward-over-reverse %v, reverse-over-reverse %v", i, got[i].Data(), want[i].Data())
+			}
+		}
+	}
+	// The tangents are gone: an ordinary forward pass carries none.
+	if _, _, err := ad.JVP(func(xs []*ad.Value) *ad.Value { return ad.Sum(ad.MatMul(xs[0], w2)) },
+		[]*tensor.Tensor{tensor.New(tensor.Float64, 1, 2)}, []*tensor.Tensor{tensor.New(tensor.Float64, 1, 2)}); err != nil {
+		t.Fatalf("after HVPVars: %v", err)
+	}
+	if _, err := ad.HVPVars(loss, []*ad.Value{x}, []*tensor.Tensor{v1}); !errors.Is(err, ad.ErrNoGrad) {
+		t.Errorf("a constant: %v", err)
+	}
+	if _, err := ad.HVPVars(loss, []*ad.Value{w1}, []*tensor.Tensor{v2}); !errors.Is(err, ad.ErrShape) {
+		t.Errorf("a direction of the wrong shape: %v", err)
+	}
+}
