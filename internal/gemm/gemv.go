@@ -56,28 +56,21 @@ func gemv[T float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 	return false
 }
 
-// dot returns Σ row[p]·x[p·incx], with four partial sums.
+// dot returns Σ row[p]·x[p·incx]: the vector kernels when x is contiguous.
 func dot[T float](row, x []T, incx int) T {
-	var s0, s1, s2, s3 T
-	k := len(row)
-	p := 0
 	if incx == 1 {
-		x = x[:k]
-		for ; p+4 <= k; p += 4 {
-			s0 += row[p] * x[p]
-			s1 += row[p+1] * x[p+1]
-			s2 += row[p+2] * x[p+2]
-			s3 += row[p+3] * x[p+3]
+		switch row := any(row).(type) {
+		case []float32:
+			return T(vec.DotF32(row, any(x[:len(row)]).([]float32)))
+		case []float64:
+			return T(vec.DotF64(row, any(x[:len(row)]).([]float64)))
 		}
-		for ; p < k; p++ {
-			s0 += row[p] * x[p]
-		}
-		return (s0 + s1) + (s2 + s3)
 	}
-	for ; p < k; p++ {
-		s0 += row[p] * x[p*incx]
+	var s T
+	for p, a := range row {
+		s += a * x[p*incx]
 	}
-	return s0
+	return s
 }
 
 // scale sets c = beta·c (c = 0 when beta is 0, ignoring NaNs in c).
