@@ -104,7 +104,7 @@ func FuzzOpsBadInput(f *testing.F) {
 		}
 		x := ad.Var(tensor.Full(tensor.Float64, 0.5, shape...))
 		var y *ad.Value
-		err := ad.Try(func() {
+		apply := func(x *ad.Value) *ad.Value {
 			switch op % 10 {
 			case 0:
 				y = ad.Sum(x, int(p), int(q))
@@ -127,7 +127,9 @@ func FuzzOpsBadInput(f *testing.F) {
 			default:
 				y = ad.BroadcastTo(x, int(p)&3, int(q)&3, int(r)&3)
 			}
-		})
+			return y
+		}
+		err := ad.Try(func() { apply(x) })
 		if err != nil {
 			var e *ad.Error
 			if !errors.As(err, &e) || !errors.Is(err, ad.ErrShape) {
@@ -137,6 +139,18 @@ func FuzzOpsBadInput(f *testing.F) {
 		}
 		if _, err := ad.Grad(ad.Sum(y), x); err != nil && !errors.Is(err, ad.ErrNoGrad) {
 			t.Fatalf("op %d on %v: gradient: %v", op%10, shape, err)
+		}
+		// Forward mode and both batched Jacobians run the op's JVP rule on
+		// the same operands: no error and no panic where the op succeeded.
+		f := func(xs []*ad.Value) *ad.Value { return ad.Sum(apply(xs[0])) }
+		xt := x.Tensor()
+		if _, _, err := ad.JVP(f, []*tensor.Tensor{xt}, []*tensor.Tensor{tensor.Full(tensor.Float64, 1, shape...)}); err != nil {
+			t.Fatalf("op %d on %v: JVP: %v", op%10, shape, err)
+		}
+		for _, mode := range []ad.JacMode{ad.JacForward, ad.JacReverse} {
+			if _, err := ad.Jacobian(f, []*tensor.Tensor{xt}, mode); err != nil {
+				t.Fatalf("op %d on %v: Jacobian mode %d: %v", op%10, shape, mode, err)
+			}
 		}
 	})
 }
