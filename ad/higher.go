@@ -146,6 +146,23 @@ func JacFwd(f func(xs []*Value) *Value, xs []*tensor.Tensor) ([]*tensor.Tensor, 
 			jac[i] = Transpose(cols).Tensor().Reshape(shape...) // a new tensor: the transpose copies
 			off += x.Len()
 		}
+		// The seeds and the output's tangent are this call's alone (f sees
+		// no tangent): their storage goes back to the pool for the next
+		// large kernels (a Jacobian is often computed again and again).
+		if out.tan != nil && out.lvl == lvl {
+			free := true
+			for _, x := range in {
+				free = free && x.tan != nil && !x.tan.t.SameStorage(&out.tan.t)
+			}
+			if free {
+				releaseStorage(&out.tan.t)
+			}
+		}
+		for _, x := range in {
+			if x.tan != nil {
+				releaseStorage(&x.tan.t)
+			}
+		}
 	})
 	return jac, err
 }
