@@ -43,12 +43,17 @@
 // nothing else. Stats reports
 // what a graph keeps alive.
 //
-// The backward sweep owns the gradient buffers it creates. Those that no
-// other value can see are added into in place, handed to a Var's gradient
-// buffer without a copy, and recycled for later kernels once used. The sweep releases each
-// node's saved values once its rule has run, so a second backward through the
-// same graph returns ErrGraphFreed; pass Options{RetainGraph: true} to keep
-// it.
+// Values come from an allocator: the heap (with a pool of recycled
+// storage) or an Arena; the engine does not branch on which. The backward
+// sweep owns the gradient buffers it creates. Which ones no other value can
+// see it reads from what the values declare, not from their storage: a
+// built-in rule's result is fresh unless it is the incoming cotangent or a
+// view of it (reshape is the one row whose output is a view), and a user
+// function's results are never taken. Those are added into in place,
+// handed to a Var's gradient buffer without a copy, and recycled for later
+// kernels once used. The sweep releases each node's saved values once its
+// rule has run, so a second backward through the same graph returns
+// ErrGraphFreed; pass Options{RetainGraph: true} to keep it.
 //
 // A step that is repeated with new data (a training step) can run in an
 // Arena: every value computed from an Arena.Const, the backward sweep's
@@ -59,7 +64,8 @@
 // Reset; Vars' gradients are not arena values and outlive it. A value of the
 // previous step used after Reset — as an operand, read with Item, Data or
 // Tensor, or swept by Backward — is ErrStale naming the op that made it,
-// never the new step's data.
+// never the new step's data. (The arena alternates between two generations
+// of slots; a handle kept across two Resets or more is not reliably caught.)
 //
 // Each tensor carries a version counter that every in-place write bumps
 // (tensor.Set, Fill, CopyFrom, the kernels writing into a reused
