@@ -17,12 +17,16 @@ package safetensors
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 
 	"github.com/adjointgo/adjoint/internal/errs"
 	"github.com/adjointgo/adjoint/tensor"
@@ -120,15 +124,17 @@ func Write(w io.Writer, ts []Named, meta map[string]string) error {
 
 // WriteFile writes the file holding ts and meta to path, atomically: the
 // data goes to a temporary file in the same directory that is renamed over
-// path only once complete.
+// path only once complete. The file gets mode 0666 less the umask (0644
+// under the usual umask), as os.Create gives, and errors name path, never
+// the temporary file.
 func WriteFile(path string, ts []Named, meta map[string]string) error {
 	b, err := Encode(ts, meta)
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".safetensors-*")
+	f, err := createTemp(filepath.Dir(path))
 	if err != nil {
-		return fmt.Errorf("safetensors: %w", err)
+		return fmt.Errorf("safetensors: write %s: %w", path, err)
 	}
 	_, werr := f.Write(b)
 	cerr := f.Close()
@@ -140,9 +146,39 @@ func WriteFile(path string, ts []Named, meta map[string]string) error {
 	}
 	if werr != nil {
 		os.Remove(f.Name())
+		var pe *os.PathError
+		var le *os.LinkError
+		if errors.As(werr, &pe) {
+			werr = pe.Err // its path is the temporary file's
+		} else if errors.As(werr, &le) {
+			werr = le.Err
+		}
 		return fmt.Errorf("safetensors: write %s: %w", path, werr)
 	}
 	return nil
+}
+
+// createTemp creates a new file in dir with a random hidden name and mode
+// 0666, which the umask reduces as it does for os.Create (os.CreateTemp
+// would give 0600). Its errors are the underlying ones, without the name.
+func createTemp(dir string) (*os.File, error) {
+	var err error
+	for range 100 {
+		name := filepath.Join(dir, ".safetensors-"+strconv.FormatUint(rand.Uint64(), 36))
+		var f *os.File
+		f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return nil, err
 }
 
 // Info describes one tensor of a file.
@@ -161,6 +197,10 @@ type File struct {
 	entries  map[string]entry
 	data     []byte
 }
+
+// Name returns the path the file was read from ("" when decoded from
+// memory).
+func (f *File) Name() string { return f.name }
 
 // Tensors lists the tensors of the file in the order of their data.
 func (f *File) Tensors() []Info { return f.infos }

@@ -5,7 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/adjointgo/adjoint/tensor"
@@ -133,4 +137,39 @@ func Example() {
 	got, _ := f.Tensor("weight")
 	fmt.Println(f.Tensors(), got.Data(), f.Metadata["note"])
 	// Output: [{weight F32 [2 3]}] [1 2 3 4 5 6] demo
+}
+
+// WriteFile gives the mode os.Create gives (0666 less the umask, not
+// CreateTemp's 0600), and its errors name the user's path, never the
+// temporary file.
+func TestWriteFileModeAndErrors(t *testing.T) {
+	dir := t.TempDir()
+	ts := []Named{{Name: "w", Tensor: tensor.FromFloat32([]float32{1, 2}, 2)}}
+	path := filepath.Join(dir, "m.safetensors")
+	if err := WriteFile(path, ts, nil); err != nil {
+		t.Fatal(err)
+	}
+	old := syscall.Umask(0)
+	syscall.Umask(old)
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := os.FileMode(0o666 &^ old); st.Mode().Perm() != want {
+		t.Errorf("mode %v, want %v", st.Mode().Perm(), want)
+	}
+	missing := filepath.Join(dir, "no-such-dir", "m.safetensors")
+	err = WriteFile(missing, ts, nil)
+	if err == nil || !strings.Contains(err.Error(), missing) || strings.Contains(err.Error(), ".safetensors-") || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("write into a missing directory: %v; want an error naming %s that wraps fs.ErrNotExist", err, missing)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("%d entries in %s after the writes, want only m.safetensors", len(entries), dir)
+	}
+	if f, err := ReadFile(path); err != nil {
+		t.Error(err)
+	} else if f.Name() != path {
+		t.Errorf("Name %q, want %q", f.Name(), path)
+	}
 }
