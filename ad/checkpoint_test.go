@@ -1,0 +1,314 @@
+package ad_test
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// ckptNet is a small tanh MLP whose layers close over their weights, with
+// an optional dropout in every layer.
+type ckptNet struct {
+	ws, bs  []*ad.Value
+	dropout bool
+}
+
+func newCkptNet(dt tensor.DType, depth, width int, seed uint64) *ckptNet {
+	r := rand.New(rand.NewPCG(seed, 1))
+	n := &ckptNet{}
+	for range depth {
+		w := tensor.New(dt, width, width)
+		for i := range w.Len() {
+			w.SetFlat(i, r.NormFloat64()/math.Sqrt(float64(width)))
+		}
+		b := tensor.New(dt, width)
+		for i := range b.Len() {
+			b.SetFlat(i, 0.1*r.NormFloat64())
+		}
+		n.ws, n.bs = append(n.ws, ad.Var(w)), append(n.bs, ad.Var(b))
+	}
+	return n
+}
+
+func (n *ckptNet) layers() []func(*ad.Value) *ad.Value {
+	ls := make([]func(*ad.Value) *ad.Value, len(n.ws))
+	for i := range ls {
+		ls[i] = func(h *ad.Value) *ad.Value {
+			h = ad.Tanh(ad.Add(ad.MatMul(h, n.ws[i]), n.bs[i]))
+			if n.dropout {
+				h = ad.Dropout(h, 0.25, 7, uint64(1000*i))
+			}
+			return h
+		}
+	}
+	return ls
+}
+
+func (n *ckptNet) params() []*ad.Value { return append(append([]*ad.Value{}, n.ws...), n.bs...) }
+
+func randInput(dt tensor.DType, seed uint64, shape ...int) *tensor.Tensor {
+	r := rand.New(rand.NewPCG(seed, 2))
+	x := tensor.New(dt, shape...)
+	for i := range x.Len() {
+		x.SetFlat(i, r.NormFloat64())
+	}
+	return x
+}
+
+func plain(layers []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
+	for _, l := range layers {
+		x = l(x)
+	}
+	return x
+}
+
+// sameBits fails unless a and b hold the same numbers bit for bit.
+func ckptBits(t *testing.T, what string, a, b *tensor.Tensor) {
+	t.Helper()
+	if !tensor.EqualShape(a.Shape(), b.Shape()) {
+		t.Fatalf("%s: shapes %v and %v", what, a.Shape(), b.Shape())
+	}
+	for i := range a.Len() {
+		x, y := a.AtFlat(i), b.AtFlat(i)
+		if math.Float64bits(x) != math.Float64bits(y) {
+			t.Fatalf("%s: element %d is %v, want %v (bit for bit)", what, i, x, y)
+		}
+	}
+}
+
+func ckptNear(t *testing.T, what string, a, b *tensor.Tensor, tol float64) {
+	t.Helper()
+	for i := range a.Len() {
+		x, y := a.AtFlat(i), b.AtFlat(i)
+		if math.Abs(x-y) > tol*(1+math.Abs(y)) {
+			t.Fatalf("%s: element %d is %v, want %v (tolerance %g)", what, i, x, y, tol)
+		}
+	}
+}
+
+// schedules runs the layers of net on x under every checkpointing API.
+var schedules = []struct {
+	name string
+	run  func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value
+}{
+	{"none", plain},
+	{"checkpoint-all", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
+		return ad.Checkpoint(func(in []*ad.Value) *ad.Value { return plain(ls, in[0]) }, x)
+	}},
+	{"sequential-3", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value { return ad.CheckpointSequential(ls, 3, x) }},
+	{"sequential-1", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value { return ad.CheckpointSequential(ls, 1, x) }},
+	{"nested", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
+		return ad.Checkpoint(func(in []*ad.Value) *ad.Value { return ad.CheckpointSequential(ls, 2, in[0]) }, x)
+	}},
+}
+
+// TestCheckpointGradBits checks that Backward and Grad through every
+// schedule give the gradients of the plain network bit for bit, for the
+// closed-over weights and for the input, with and without dropout.
+func TestCheckpointGradBits(t *testing.T) {
+	for _, dt := range []tensor.DType{tensor.Float32, tensor.Float64} {
+		for _, drop := range []bool{false, true} {
+			net := newCkptNet(dt, 7, 16, 3)
+			net.dropout = drop
+			xt := randInput(dt, 4, 5, 16)
+			want := func(run func([]func(*ad.Value) *ad.Value, *ad.Value) *ad.Value) ([]*tensor.Tensor, float64) {
+				x := ad.Var(xt)
+				loss := ad.Sum(ad.Square(run(net.layers(), x)))
+				gs, err := ad.Grad(loss, append([]*ad.Value{x}, net.params()...)...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := make([]*tensor.Tensor, len(gs))
+				for i, g := range gs {
+					out[i] = g.Tensor()
+				}
+				return out, loss.Item()
+			}
+			ref, refLoss := want(plain)
+			for _, s := range schedules {
+				got, loss := want(s.run)
+				if loss != refLoss {
+					t.Fatalf("%s %v dropout=%v: loss %v, want %v", s.name, dt, drop, loss, refLoss)
+				}
+				for i := range got {
+					ckptBits(t, s.name+" grad", got[i], ref[i])
+				}
+				// Backward into the Vars' buffers.
+				for _, p := range net.params() {
+					p.ZeroGrad()
+				}
+				x := ad.Var(xt)
+				if err := ad.Sum(ad.Square(s.run(net.layers(), x))).Backward(); err != nil {
+					t.Fatal(err)
+				}
+				ckptBits(t, s.name+" x.Grad", x.Grad(), ref[0])
+				for i, p := range net.params() {
+					ckptBits(t, s.name+" param Grad", p.Grad(), ref[i+1])
+				}
+			}
+		}
+	}
+}
+
+// TestCheckpointSavesInputs checks that a checkpoint keeps only its inputs
+// and output for the backward pass.
+func TestCheckpointSavesInputs(t *testing.T) {
+	net := newCkptNet(tensor.Float64, 10, 32, 5)
+	x := ad.Const(randInput(tensor.Float64, 6, 8, 32))
+	full := ad.Stats(plain(net.layers(), x)).SavedBytes
+	y := ad.Checkpoint(func(in []*ad.Value) *ad.Value { return plain(net.layers(), in[0]) }, x)
+	got := ad.Stats(y).SavedBytes
+	act := int64(8 * 32 * 8)
+	if got > 2*act || full < 10*act {
+		t.Fatalf("checkpoint saves %d bytes, the plain network %d (one activation is %d)", got, full, act)
+	}
+}
+
+// TestCheckpointHVPReverse checks double backward through checkpoints:
+// HVPReverse (a recorded sweep differentiated again) equals the plain
+// network's, with respect to the input and to the weights.
+func TestCheckpointHVPReverse(t *testing.T) {
+	net := newCkptNet(tensor.Float64, 4, 6, 8)
+	xt := randInput(tensor.Float64, 9, 3, 6)
+	hvp := func(run func([]func(*ad.Value) *ad.Value, *ad.Value) *ad.Value) []*tensor.Tensor {
+		x := ad.Var(xt)
+		wrt := append([]*ad.Value{x}, net.params()...)
+		vs := make([]*ad.Value, len(wrt))
+		for i, w := range wrt {
+			vs[i] = ad.Const(randInput(tensor.Float64, uint64(20+i), w.Shape()...))
+		}
+		loss := ad.Sum(ad.Square(run(net.layers(), x)))
+		hv, err := ad.HVPReverse(loss, wrt, vs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]*tensor.Tensor, len(hv))
+		for i, h := range hv {
+			out[i] = h.Tensor()
+		}
+		return out
+	}
+	ref := hvp(plain)
+	for _, s := range schedules[1:] {
+		got := hvp(s.run)
+		for i := range got {
+			ckptNear(t, s.name+" hvp", got[i], ref[i], 1e-12)
+		}
+	}
+}
+
+// TestCheckpointForwardMode checks JVP and HVP (forward-over-reverse)
+// through checkpoints against the plain network.
+func TestCheckpointForwardMode(t *testing.T) {
+	net := newCkptNet(tensor.Float64, 4, 6, 10)
+	xt, vt := randInput(tensor.Float64, 11, 3, 6), randInput(tensor.Float64, 12, 3, 6)
+	for _, s := range schedules[1:] {
+		f := func(run func([]func(*ad.Value) *ad.Value, *ad.Value) *ad.Value) func([]*ad.Value) *ad.Value {
+			return func(in []*ad.Value) *ad.Value { return ad.Sum(ad.Square(run(net.layers(), in[0]))) }
+		}
+		y0, jv0, err := ad.JVP(f(plain), []*tensor.Tensor{xt}, []*tensor.Tensor{vt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		y1, jv1, err := ad.JVP(f(s.run), []*tensor.Tensor{xt}, []*tensor.Tensor{vt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ckptBits(t, s.name+" jvp value", y1, y0)
+		ckptBits(t, s.name+" jvp", jv1, jv0)
+
+		h0, err := ad.HVP(f(plain), []*tensor.Tensor{xt}, []*tensor.Tensor{vt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h1, err := ad.HVP(f(s.run), []*tensor.Tensor{xt}, []*tensor.Tensor{vt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ckptNear(t, s.name+" hvp", h1[0], h0[0], 1e-12)
+
+		// Forward-over-reverse with respect to the closed-over weights.
+		dirs := make([]*tensor.Tensor, len(net.params()))
+		for i, p := range net.params() {
+			dirs[i] = randInput(tensor.Float64, uint64(30+i), p.Shape()...)
+		}
+		loss := func(run func([]func(*ad.Value) *ad.Value, *ad.Value) *ad.Value) func() *ad.Value {
+			return func() *ad.Value { return ad.Sum(ad.Square(run(net.layers(), ad.Const(xt)))) }
+		}
+		hw0, err := ad.HVPVars(loss(plain), net.params(), dirs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hw1, err := ad.HVPVars(loss(s.run), net.params(), dirs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range hw0 {
+			ckptNear(t, s.name+" hvp vars", hw1[i], hw0[i], 1e-12)
+		}
+	}
+}
+
+// TestCheckpointArena runs checkpointed training steps in an Arena (the
+// input an arena value) and checks the gradients against the plain ones.
+func TestCheckpointArena(t *testing.T) {
+	net := newCkptNet(tensor.Float32, 6, 16, 13)
+	xt := randInput(tensor.Float32, 14, 4, 16)
+	var ar ad.Arena
+	ref := func() []*tensor.Tensor {
+		for _, p := range net.params() {
+			p.ZeroGrad()
+		}
+		if err := ad.Sum(ad.Square(plain(net.layers(), ad.Const(xt)))).Backward(); err != nil {
+			t.Fatal(err)
+		}
+		var out []*tensor.Tensor
+		for _, p := range net.params() {
+			out = append(out, p.Grad().Clone())
+		}
+		return out
+	}()
+	for step := range 5 {
+		ar.Reset()
+		for _, p := range net.params() {
+			p.ZeroGrad()
+		}
+		h := ad.Tanh(ar.Const(xt))
+		h = ad.Sub(h, ad.Tanh(ar.Const(xt))) // zero, from arena values
+		x := ad.Add(ar.Const(xt), h)
+		y := ad.CheckpointSequential(net.layers(), 3, x)
+		if err := ad.Sum(ad.Square(y)).Backward(); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		for i, p := range net.params() {
+			ckptBits(t, "arena grad", p.Grad(), ref[i])
+		}
+	}
+}
+
+// TestCheckpointErrors checks that a checkpointed function's failure is
+// reported, not swallowed.
+func TestCheckpointErrors(t *testing.T) {
+	x := ad.Var(tensor.Full(tensor.Float64, 1, 2, 3))
+	err := ad.Try(func() {
+		ad.Checkpoint(func(in []*ad.Value) *ad.Value { return nil }, x)
+	})
+	if !errors.Is(err, ad.ErrFunc) {
+		t.Fatalf("nil result: got %v, want ErrFunc", err)
+	}
+	err = ad.Try(func() { ad.CheckpointSequential(nil, 0, x) })
+	if !errors.Is(err, ad.ErrArgument) {
+		t.Fatalf("0 segments: got %v, want ErrArgument", err)
+	}
+	// A saved input modified in place before backward is reported.
+	h := ad.Mul(x, x)
+	y := ad.Checkpoint(func(in []*ad.Value) *ad.Value { return ad.Sum(ad.Tanh(in[0])) }, h)
+	h.Tensor().Fill(0)
+	if err := y.Backward(); !errors.Is(err, ad.ErrModifiedInPlace) {
+		t.Fatalf("modified input: got %v, want ErrModifiedInPlace", err)
+	}
+}
