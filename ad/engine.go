@@ -17,6 +17,7 @@ type node struct {
 	sv        [3]saved // what the VJP reads (rule.saves): operand 0, operand 1, output
 	aux       any      // non-Value data the VJP reads (ReLU's bit mask, ...)
 	retained  *leafState
+	dbg       *nodeDebug    // call site (anomaly detection) and gradient hooks, or nil
 	freed     bool          // saved values released by a backward pass
 	pooled    bool          // the node is an arena's (its attributes are reused by the next step)
 	tentative bool          // a ReLU that has not yet settled what it keeps (settleRelu)
@@ -90,6 +91,12 @@ type Options struct {
 	// returns can be differentiated again (double backward). It implies
 	// RetainGraph.
 	CreateGraph bool
+	// DetectAnomaly checks every cotangent a VJP rule returns, and every
+	// result of a gradient hook, for NaN and Inf, and stops the sweep at the
+	// first with an *AnomalyError naming the node. It is on by itself when
+	// the output was computed from a value marked by DetectAnomaly, whose
+	// nodes also record their call sites for the error.
+	DetectAnomaly bool
 }
 
 // apply runs a unary or binary rule forward, records it when an operand
@@ -98,6 +105,9 @@ type Options struct {
 func apply(r *rule, at attrs, x, y *Value) *Value {
 	defer rethrow()
 	out, n := record(r, at, x, y)
+	if x.anomaly || (y != nil && y.anomaly) {
+		watch(r.name, out, n)
+	}
 	if x.tan != nil || (y != nil && y.tan != nil) {
 		lvl := levelOf(r.name, x, y)
 		if y == nil {
@@ -178,10 +188,11 @@ func (out *Value) wrote(r *rule, x *Value) {
 // applyN is apply for rules with any number of operands.
 func applyN(r *rule, at attrs, xs []*Value) *Value {
 	defer rethrow()
-	req, tan := false, false
+	req, tan, anom := false, false, false
 	for _, x := range xs {
 		req = req || x.requires
 		tan = tan || x.tan != nil
+		anom = anom || x.anomaly
 	}
 	var al allocator = heap{}
 	if len(xs) > 0 {
@@ -212,6 +223,9 @@ func applyN(r *rule, at attrs, xs []*Value) *Value {
 		out.requires = true
 	} else {
 		n = nil
+	}
+	if anom {
+		watch(r.name, out, n)
 	}
 	if tan {
 		propagate(r, at, out, n, levelOf(r.name, xs...), xs)
@@ -356,13 +370,19 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 	if o.CreateGraph {
 		o.RetainGraph = true
 	}
+	o.DetectAnomaly = o.DetectAnomaly || y.anomaly
 	// A rule that fails (a user-defined function's VJP returning the wrong
-	// shape, an op given bad operands) ends the sweep with its error.
+	// shape, an op given bad operands, a NaN in a recorded sweep under
+	// anomaly detection) ends the sweep with its error.
+	var cur *node // the node whose rule or hooks run
 	defer func() {
 		if r := recover(); r != nil {
 			e, ok := r.(error)
 			if !ok || !module(e) {
 				panic(r)
+			}
+			if o.DetectAnomaly {
+				inBackward(e, cur)
 			}
 			result, err = nil, e
 		}
@@ -381,11 +401,14 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 		return result, nil
 	}
 	if y.n == nil { // y is itself a Var
+		if y.gs.hooks != nil {
+			seed = runHooks(y.gs.hooks, seed, nil, o.DetectAnomaly)
+		}
 		if targets == nil {
 			y.gs.accumulate(seed, o.CreateGraph)
 		}
 		for i, t := range targets {
-			if t == y {
+			if t.leaf() == y.leaf() {
 				result[i] = seed
 			}
 		}
@@ -403,8 +426,17 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 		s.ready = s.ready[:len(s.ready)-1]
 		g := s.grads[n.slot-1] // n's cotangent, complete
 		s.grads[n.slot-1] = nil
+		cur = n
+		if n.dbg != nil && n.dbg.hooks != nil && g != nil {
+			g = runHooks(n.dbg.hooks, g, n, o.DetectAnomaly)
+		}
 		s.deliver(n, g)
 		gin := s.vjp(n, g) // one cotangent per operand, in its shape
+		if o.DetectAnomaly {
+			if err := checkCotangents(n, gin); err != nil {
+				return nil, err
+			}
+		}
 		recycleG := false
 		if !o.CreateGraph && g != nil {
 			recycleG = decideOwnership(n, g, gin, s.pre[:min(len(s.pre), len(gin))])
@@ -416,6 +448,10 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 		if recycleG {
 			release(g) // its VJP has run and no cotangent aliases it
 		}
+	}
+	cur = nil
+	if s.held != nil {
+		s.flushHeld()
 	}
 	return result, nil
 }
@@ -453,7 +489,10 @@ type sweeper struct {
 	leaf   map[*Value][]int
 	ctx    vjpCtx
 	need   [8]bool
-	pre    [8]*Value // VJP outputs replaced by their SumTo (first 8 edges)
+	pre    [8]*Value      // VJP outputs replaced by their SumTo (first 8 edges)
+	held   map[*Value]int // Vars with gradient hooks: index into heldV and heldG
+	heldV  []*Value
+	heldG  []*Value // their summed gradients, delivered by flushHeld
 }
 
 var sweepers = sync.Pool{New: func() any { return new(sweeper) }}
@@ -501,8 +540,8 @@ func (s *sweeper) begin(y *Value, targets, result []*Value, o Options) error {
 		for i, t := range targets {
 			if t.n != nil {
 				s.target[t.n] = append(s.target[t.n], i)
-			} else {
-				s.leaf[t] = append(s.leaf[t], i)
+			} else { // a marked copy of a Var (DetectAnomaly) stands for the Var
+				s.leaf[t.leaf()] = append(s.leaf[t.leaf()], i)
 			}
 		}
 		if needPruning(s.nodes, s.target, s.leaf) {
@@ -533,13 +572,13 @@ func (n *node) checkSaved() error {
 			continue
 		}
 		if now := sv.v.t.Version(); now != sv.version {
-			return &ModifiedError{Op: n.name(), Input: savedName(k), Saved: sv.version, Now: now}
+			return &ModifiedError{Op: n.name(), Input: savedName(k), Saved: sv.version, Now: now, Site: n.site()}
 		}
 	}
 	if f, ok := n.at.(*funcAttrs); ok {
 		for k, sv := range f.ins {
 			if now := sv.v.t.Version(); now != sv.version {
-				return &ModifiedError{Op: n.name(), Input: fmt.Sprintf("input %d", k), Saved: sv.version, Now: now}
+				return &ModifiedError{Op: n.name(), Input: fmt.Sprintf("input %d", k), Saved: sv.version, Now: now, Site: n.site()}
 			}
 		}
 	}
@@ -622,6 +661,8 @@ func (s *sweeper) route(n *node, gin []*Value) {
 				s.ready = append(s.ready, e.n)
 			}
 		case e.leaf == nil || gj == nil:
+		case e.leaf.gs.hooks != nil:
+			s.hold(e.leaf, gj) // summed, hooked and delivered at the end of the sweep
 		case s.result == nil:
 			e.leaf.gs.accumulate(gj, s.o.CreateGraph)
 		default:
@@ -654,6 +695,10 @@ func (s *sweeper) end() {
 	clear(s.ctx.fin[:cap(s.ctx.fin)])
 	s.nodes, s.deps, s.grads, s.ready, s.ctx.fin = s.nodes[:0], s.deps[:0], s.grads[:0], s.ready[:0], s.ctx.fin[:0]
 	s.useful, s.result, s.target, s.leaf = nil, nil, nil, nil
+	s.held = nil
+	clear(s.heldV)
+	clear(s.heldG)
+	s.heldV, s.heldG = s.heldV[:0], s.heldG[:0]
 	s.o = Options{}
 	s.pre = [8]*Value{}
 	s.ctx.n, s.ctx.need, s.ctx.buf = nil, nil, [2]*Value{}

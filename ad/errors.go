@@ -46,6 +46,9 @@ var (
 	ErrFunc = errs.New("user-defined function failed")
 	// ErrConcurrent: one graph was swept by two backward passes at once.
 	ErrConcurrent = errs.New("graph swept concurrently")
+	// ErrAnomaly: anomaly detection (DetectAnomaly, Options.DetectAnomaly)
+	// found a NaN or an Inf in a forward result or a gradient.
+	ErrAnomaly = errs.New("NaN or Inf detected")
 )
 
 // Error is the error type of this package. Op names the operation involved
@@ -80,16 +83,89 @@ type ModifiedError struct {
 	Op         string // the op that saved the tensor, e.g. "mul"
 	Input      string // which of its tensors: "input 0", "input 1" or "output"
 	Saved, Now uint64 // the tensor's version when saved and at backward
+	// Site is the file:line of the call that ran the op and saved the
+	// tensor, when the op was recorded under anomaly detection
+	// (DetectAnomaly); "" otherwise.
+	Site string
 }
 
 // Error describes the modification and how to avoid it.
 func (e *ModifiedError) Error() string {
+	op := e.Op
+	if e.Site != "" {
+		op += " (saved at " + e.Site + ")"
+	}
 	return fmt.Sprintf("ad: backward: %s of %s was modified in place after the forward pass (version %d when saved, %d now); "+
-		"clone it before writing, or run backward before the update", e.Input, e.Op, e.Saved, e.Now)
+		"clone it before writing, or run backward before the update", e.Input, op, e.Saved, e.Now)
 }
 
 // Unwrap returns ErrModifiedInPlace.
 func (e *ModifiedError) Unwrap() error { return ErrModifiedInPlace }
+
+// AnomalyError reports the first NaN or Inf that anomaly detection found
+// (see DetectAnomaly). In the forward pass, an op with a marked operand
+// panics with it (Try returns it); in the backward pass, Backward and Grad
+// return it. It wraps ErrAnomaly.
+type AnomalyError struct {
+	// Op is the op whose result holds the NaN or Inf: in the forward pass the
+	// op just run, in the backward pass the node whose VJP rule (or gradient
+	// hook) produced it. A Func is named by its Name.
+	Op string
+	// Site is the file:line of the user's code that ran Op (forward) or
+	// recorded the node (backward): the innermost caller outside this
+	// module's library packages. "" when the node was recorded without
+	// anomaly detection (a sweep with Options.DetectAnomaly over an
+	// unmarked graph).
+	Site string
+	// Backward tells the backward pass from the forward pass.
+	Backward bool
+	// Input is, in the backward pass, the operand of Op whose cotangent
+	// holds the NaN or Inf; -1 when it was found in Inner's result.
+	Input int
+	// Inner, in the backward pass, is what inside the node's rule produced
+	// it, when not the rule's result itself: an op that a VJP rule or a hook
+	// ran in a recorded sweep (Options.CreateGraph), or "hook" for a hook's
+	// result. InnerSite is that op's call site.
+	Inner, InnerSite string
+	// Kind is "NaN", "+Inf" or "-Inf", and Index the flat index of the first
+	// such element.
+	Kind  string
+	Index int
+}
+
+// Error names the op, where it was called and what it produced.
+func (e *AnomalyError) Error() string {
+	at := func(site string) string {
+		if site == "" {
+			return "call site not recorded: mark an input with ad.DetectAnomaly"
+		}
+		return site
+	}
+	what := fmt.Sprintf("%s (element %d)", e.Kind, e.Index)
+	if !e.Backward {
+		return fmt.Sprintf("ad: anomaly: %s at %s produced %s in the forward pass", e.Op, at(e.Site), what)
+	}
+	node := e.Op + " (recorded at " + e.Site + ")"
+	if e.Site == "" {
+		node = e.Op + " (" + at("") + ")"
+	}
+	switch {
+	case e.Inner == "hook":
+		return fmt.Sprintf("ad: anomaly: a gradient hook of %s returned %s in the backward pass", node, what)
+	case e.Inner != "":
+		return fmt.Sprintf("ad: anomaly: %s at %s, run by the backward pass of %s, produced %s", e.Inner, at(e.InnerSite), node, what)
+	}
+	return fmt.Sprintf("ad: anomaly: the VJP of %s produced %s in the cotangent of its input %d", node, what, e.Input)
+}
+
+// Unwrap returns ErrAnomaly.
+func (e *AnomalyError) Unwrap() error { return ErrAnomaly }
+
+func errorsAsAnomaly(err error) (*AnomalyError, bool) {
+	var ae *AnomalyError
+	ok := errors.As(err, &ae)
+	return ae, ok
+}
 
 // Try calls f and returns, as an error, any typed error of this module
 // that f panicked with: an *Error of this package, or an error of package

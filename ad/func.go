@@ -86,6 +86,7 @@ func (f *Func) Apply(xs ...*Value) *Value {
 		out.n, out.requires = n, true
 		n.save(2, out)
 	}
+	watchN(name, out, n, xs)
 	if tan {
 		propagate(row(opFunc), at, out, n, levelOf(name, xs...), xs)
 	}

@@ -18,6 +18,7 @@ type Value struct {
 	requires bool       // a gradient flows to this value
 	owned    bool       // a backward sweep holds the only reference to its storage
 	fresh    bool       // its op's kernel wrote it into new storage (see decideOwnership)
+	anomaly  bool       // computed from a value marked by DetectAnomaly: ops on it are checked
 	base     *Value     // the value whose storage it views (a reshape's operand, or the value a copy without its tangent stands for: see strip), or nil
 	gs       *leafState // gradient buffer: of a Var, or of a non-leaf after RetainGrad
 	slot     *recorded  // the arena slot holding this value, or nil (see Arena)
@@ -34,7 +35,8 @@ func (v *Value) isVar() bool { return v.n == nil && v.gs != nil }
 type leafState struct {
 	mu    sync.Mutex
 	grad  *Value
-	spare *Value // the buffer ZeroGrad took away, reused by the next accumulation
+	spare *Value                // the buffer ZeroGrad took away, reused by the next accumulation
+	hooks []func(*Value) *Value // a Var's gradient hooks (RegisterHook), in order
 }
 
 // Var returns a leaf that requires a gradient (a parameter or an input to
