@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/adjointgo/adjoint/safetensors"
 	"github.com/adjointgo/adjoint/tensor"
@@ -52,7 +53,55 @@ func LoadFile(path string, m Module) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return loadFile(f, path, m)
+	return LoadFrom(f, m)
+}
+
+// LoadFrom is Load from a file already decoded; errors name the file's path
+// when it was read with safetensors.ReadFile.
+func LoadFrom(f *safetensors.File, m Module) (map[string]string, error) {
+	return loadFile(f, f.Name(), m)
+}
+
+// MLPSizes returns the layer sizes (input, hidden..., output) of the MLP
+// whose parameters f holds, read from the shapes of "layers.0.weight",
+// "layers.1.weight", ... without allocating any tensor, so that a model can
+// be built to fit a file before its data is read. The weights must chain
+// ([out in], each in the previous out) and a bias, if present, must have
+// shape [out]; otherwise the error is an *Error wrapping ErrCheckpoint.
+func MLPSizes(f *safetensors.File) ([]int, error) {
+	bad := func(format string, args ...any) error {
+		op := "mlp sizes"
+		if f.Name() != "" {
+			op += " " + f.Name()
+		}
+		return &Error{Op: op, Err: ErrCheckpoint, Msg: fmt.Sprintf(format, args...)}
+	}
+	var sizes []int
+	for i := 0; i < len(f.Tensors()); i++ {
+		name := "layers." + strconv.Itoa(i) + ".weight"
+		w, ok := f.Info(name)
+		if !ok {
+			break
+		}
+		if len(w.Shape) != 2 || w.Shape[0] < 1 || w.Shape[1] < 1 {
+			return nil, bad("tensor %q: shape %v, want [out in] with both at least 1", name, w.Shape)
+		}
+		out, in := w.Shape[0], w.Shape[1]
+		if i == 0 {
+			sizes = append(sizes, in)
+		} else if in != sizes[i] {
+			return nil, bad("tensor %q: shape %v takes %d inputs, but the previous layer has %d outputs", name, w.Shape, in, sizes[i])
+		}
+		sizes = append(sizes, out)
+		bname := "layers." + strconv.Itoa(i) + ".bias"
+		if b, ok := f.Info(bname); ok && !tensor.EqualShape(b.Shape, []int{out}) {
+			return nil, bad("tensor %q: shape %v, want [%d]", bname, b.Shape, out)
+		}
+	}
+	if sizes == nil {
+		return nil, bad("no tensor \"layers.0.weight\": not an MLP")
+	}
+	return sizes, nil
 }
 
 func loadFile(f *safetensors.File, path string, m Module) (map[string]string, error) {

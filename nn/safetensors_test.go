@@ -143,3 +143,104 @@ func TestLoadFileNamesPath(t *testing.T) {
 		t.Fatalf("error %v does not name %s", err, path)
 	}
 }
+
+// MLPSizes reads an MLP's sizes from the tensors' shapes alone, and refuses
+// weights that do not chain, so a model can be built to fit a file without
+// trusting its metadata.
+func TestMLPSizes(t *testing.T) {
+	m := NewMLP([]int{5, 7, 3}, NewRNG(1), &MLPConfig{DType: tensor.Float32})
+	var buf bytes.Buffer
+	if err := Save(&buf, m, map[string]string{"sizes": "5,99999999999,3"}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := safetensors.Decode(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes, err := MLPSizes(f)
+	if err != nil || len(sizes) != 3 || sizes[0] != 5 || sizes[1] != 7 || sizes[2] != 3 {
+		t.Fatalf("MLPSizes = %v, %v; want [5 7 3]", sizes, err)
+	}
+	dst := NewMLP(sizes, NewRNG(2), &MLPConfig{DType: tensor.Float32})
+	if _, err := LoadFrom(f, dst); err != nil {
+		t.Fatal(err)
+	}
+	sameBits(t, snapshot(m), snapshot(dst))
+
+	for _, c := range []struct {
+		ts   []safetensors.Named
+		want string
+	}{
+		{nil, `no tensor "layers.0.weight"`},
+		{[]safetensors.Named{{Name: "layers.0.weight", Tensor: tensor.FromFloat32(make([]float32, 6), 6)}}, "want [out in]"},
+		{[]safetensors.Named{
+			{Name: "layers.0.weight", Tensor: tensor.FromFloat32(make([]float32, 6), 3, 2)},
+			{Name: "layers.1.weight", Tensor: tensor.FromFloat32(make([]float32, 8), 2, 4)},
+		}, "takes 4 inputs, but the previous layer has 3 outputs"},
+		{[]safetensors.Named{
+			{Name: "layers.0.weight", Tensor: tensor.FromFloat32(make([]float32, 6), 3, 2)},
+			{Name: "layers.0.bias", Tensor: tensor.FromFloat32(make([]float32, 2), 2)},
+		}, `"layers.0.bias": shape [2], want [3]`},
+	} {
+		b, err := safetensors.Encode(c.ts, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := safetensors.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = MLPSizes(f)
+		if !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("MLPSizes: %v; want ErrCheckpoint with %q", err, c.want)
+		}
+	}
+}
+
+// FuzzMLPSizes feeds arbitrary files through the path that rebuilds an MLP
+// from a file (MLPSizes, NewMLP, LoadFrom): every error must wrap
+// safetensors.ErrFormat or ErrCheckpoint, never a panic, and the model
+// built is never larger than the file's tensors.
+func FuzzMLPSizes(f *testing.F) {
+	m := NewMLP([]int{4, 3, 2}, NewRNG(1), &MLPConfig{DType: tensor.Float32})
+	var buf bytes.Buffer
+	if err := Save(&buf, m, map[string]string{"sizes": "4,3,2"}); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add(buf.Bytes()[:buf.Len()-8])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		file, err := safetensors.Decode(b)
+		if err != nil {
+			if !errors.Is(err, safetensors.ErrFormat) {
+				t.Fatalf("decode: %v does not wrap ErrFormat", err)
+			}
+			return
+		}
+		sizes, err := MLPSizes(file)
+		if err != nil {
+			if !errors.Is(err, ErrCheckpoint) {
+				t.Fatalf("MLPSizes: %v does not wrap ErrCheckpoint", err)
+			}
+			return
+		}
+		n, elems := 0, 0
+		for i := 1; i < len(sizes); i++ {
+			n += sizes[i-1] * sizes[i]
+		}
+		for _, in := range file.Tensors() {
+			k := 1
+			for _, d := range in.Shape {
+				k *= d
+			}
+			elems += k
+		}
+		if n > elems {
+			t.Fatalf("sizes %v need %d weights, the file holds %d elements", sizes, n, elems)
+		}
+		dst := NewMLP(sizes, NewRNG(0), &MLPConfig{DType: tensor.Float32})
+		if _, err := LoadFrom(file, dst); err != nil && !errors.Is(err, ErrCheckpoint) {
+			t.Fatalf("LoadFrom: %v does not wrap ErrCheckpoint", err)
+		}
+	})
+}
