@@ -9,51 +9,52 @@ import (
 type GraphStats struct {
 	Nodes int // recorded op applications reachable from the value
 	// SavedBytes counts the distinct storages that the nodes saved for their
-	// VJPs (inputs, outputs, ReLU bit masks, cross-entropy's softmax), except
-	// those of Vars: the activation memory a backward pass needs, as
-	// PyTorch's saved-tensor accounting counts it (parameters exist anyway).
+	// VJPs (inputs, outputs, ReLU bit masks, cross-entropy's softmax, a
+	// Func's operands), except those of Vars: the activation memory a
+	// backward pass needs, as PyTorch's saved-tensor accounting counts it
+	// (parameters exist anyway).
 	SavedBytes int64
 	// ParamBytes counts the distinct storages of Vars that nodes saved.
 	ParamBytes int64
+	// SavedByOp splits SavedBytes by the op of the node that saved them
+	// (its name, as Value.Op gives it; a Func's own name). A storage saved
+	// by several nodes is counted once, for the first of them met walking
+	// from the value (depth first, operands in order), so the entries sum to
+	// SavedBytes. Ops that save nothing have no entry.
+	SavedByOp map[string]int64
 }
 
 // Stats walks the graph behind v (without modifying it) and returns its
 // GraphStats. Nodes already released by a backward pass save nothing.
 func Stats(v *Value) GraphStats {
-	var st GraphStats
+	st := GraphStats{SavedByOp: map[string]int64{}}
 	if v.n == nil {
 		return st
 	}
 	seenNode := map[*node]bool{v.n: true}
 	seenData := map[any]bool{}
-	count := func(t *tensor.Tensor, param bool) {
-		key := storageKey(t)
-		if key == nil || seenData[key] {
-			return
-		}
-		seenData[key] = true
-		b := int64(t.Len() * t.DType().Size())
-		if param {
-			st.ParamBytes += b
-		} else {
-			st.SavedBytes += b
-		}
-	}
 	stack := []*node{v.n}
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		st.Nodes++
-		for k := range n.sv {
-			if s := n.sv[k].v; s != nil {
-				count(&s.t, s.isVar())
+		own := n.eachSaved(func(t *tensor.Tensor, param bool) {
+			key := storageKey(t)
+			if key == nil || seenData[key] {
+				return
 			}
-		}
-		if a, ok := n.aux.(*bitMask); ok {
-			st.SavedBytes += int64(len(a.bits) * 8)
-		}
-		if a, ok := n.at.(*ceAttrs); ok && a.probs != nil && !n.freed {
-			count(a.probs, false)
+			seenData[key] = true
+			b := tensorBytes(t)
+			if param {
+				st.ParamBytes += b
+			} else {
+				st.SavedBytes += b
+				st.SavedByOp[n.name()] += b
+			}
+		})
+		if own > 0 {
+			st.SavedBytes += own
+			st.SavedByOp[n.name()] += own
 		}
 		for j := range n.ins() {
 			if p := n.ins()[j].n; p != nil && !seenNode[p] {
@@ -64,6 +65,56 @@ func Stats(v *Value) GraphStats {
 	}
 	return st
 }
+
+// savedBytes returns the bytes of the storages n itself keeps for its VJP,
+// each counted once, Vars' excluded (see GraphStats.SavedBytes).
+func (n *node) savedBytes() int64 {
+	var seen []any // a node saves at most a handful of tensors
+	var b int64
+	other := n.eachSaved(func(t *tensor.Tensor, param bool) {
+		key := storageKey(t)
+		if param || key == nil {
+			return
+		}
+		for _, k := range seen {
+			if k == key {
+				return
+			}
+		}
+		seen = append(seen, key)
+		b += tensorBytes(t)
+	})
+	return b + other
+}
+
+// eachSaved calls f for every tensor that n keeps for its VJP (saved
+// operands and output, cross-entropy's softmax, a Func's operands), with
+// whether it is a Var's, and returns the bytes of what it keeps that is not
+// a tensor (ReLU's bit mask). A released node keeps nothing.
+func (n *node) eachSaved(f func(t *tensor.Tensor, param bool)) (other int64) {
+	for k := range n.sv {
+		if s := n.sv[k].v; s != nil {
+			f(&s.t, s.isVar())
+		}
+	}
+	if n.freed {
+		return 0
+	}
+	if a, ok := n.at.(*ceAttrs); ok && a.probs != nil {
+		f(a.probs, false)
+	}
+	if a, ok := n.at.(*funcAttrs); ok {
+		for _, s := range a.ins {
+			f(&s.v.t, s.v.isVar())
+		}
+	}
+	if a, ok := n.aux.(*bitMask); ok {
+		other += int64(len(a.bits) * 8)
+	}
+	return other
+}
+
+func tensorBytes(t *tensor.Tensor) int64 { return int64(t.Len() * t.DType().Size()) }
 
 // storageKey identifies a tensor's storage (the address of its first
 // element), nil for an empty one.
