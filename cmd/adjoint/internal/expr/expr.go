@@ -1,7 +1,8 @@
 // Package expr parses arithmetic expressions over named variables, such as
 // "x*y + sin(x^2) - log(y)", and evaluates them on the variables of package
-// scalar, so that their derivatives can be taken. It is the front end of the
-// "adjoint grad" command.
+// scalar, so that their derivatives can be taken; Build walks them, to
+// evaluate them on anything else. It is the front end of the "adjoint grad"
+// and "adjoint graph" commands.
 //
 // Syntax, loosest binding first: + and − (binary); * and /; unary − and +;
 // ^ or ** (power, right-associative, so 2^3^2 = 2^9 and −x^2 = −(x^2));
@@ -82,6 +83,7 @@ type neg struct{ a node }
 func (n neg) eval(x []scalar.Var) scalar.Var { return n.a.eval(x).Neg() }
 
 type binary struct {
+	name string // "add", "sub", "mul", "div", "pow", or the function called
 	f    func(a, b scalar.Var) scalar.Var
 	a, b node
 }
@@ -89,13 +91,15 @@ type binary struct {
 func (n binary) eval(x []scalar.Var) scalar.Var { return n.f(n.a.eval(x), n.b.eval(x)) }
 
 type call1 struct {
-	f func(scalar.Var) scalar.Var
-	a node
+	name string // the function called, as written
+	f    func(scalar.Var) scalar.Var
+	a    node
 }
 
 func (n call1) eval(x []scalar.Var) scalar.Var { return n.f(n.a.eval(x)) }
 
 type callN struct {
+	name string // the function called
 	f    func([]scalar.Var) scalar.Var
 	args []node
 }
@@ -299,9 +303,9 @@ func (p *parser) sum() (node, error) {
 			return nil, err
 		}
 		if op == "+" {
-			a = binary{scalar.Var.Add, a, b}
+			a = binary{"add", scalar.Var.Add, a, b}
 		} else {
-			a = binary{scalar.Var.Sub, a, b}
+			a = binary{"sub", scalar.Var.Sub, a, b}
 		}
 	}
 	return a, nil
@@ -319,9 +323,9 @@ func (p *parser) product() (node, error) {
 			return nil, err
 		}
 		if op == "*" {
-			a = binary{scalar.Var.Mul, a, b}
+			a = binary{"mul", scalar.Var.Mul, a, b}
 		} else {
-			a = binary{scalar.Var.Div, a, b}
+			a = binary{"div", scalar.Var.Div, a, b}
 		}
 	}
 	return a, nil
@@ -354,7 +358,7 @@ func (p *parser) power() (node, error) {
 		if err != nil {
 			return nil, err
 		}
-		return binary{scalar.Var.Pow, a, b}, nil
+		return binary{"pow", scalar.Var.Pow, a, b}, nil
 	}
 	return a, nil
 }
@@ -422,19 +426,19 @@ func (p *parser) call(name token) (node, error) {
 		if len(args) != 1 {
 			return nil, want("1 argument")
 		}
-		return call1{f, args[0]}, nil
+		return call1{name.text, f, args[0]}, nil
 	}
 	if f, ok := binaryFuncs[name.text]; ok {
 		if len(args) != 2 {
 			return nil, want("2 arguments")
 		}
-		return binary{f, args[0], args[1]}, nil
+		return binary{name.text, f, args[0], args[1]}, nil
 	}
 	if f, ok := variadic[name.text]; ok {
 		if len(args) == 0 {
 			return nil, want("at least 1 argument")
 		}
-		return callN{f, args}, nil
+		return callN{name.text, f, args}, nil
 	}
 	return nil, &SyntaxError{name.col, fmt.Sprintf("unknown function %q", name.text)}
 }
