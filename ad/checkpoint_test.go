@@ -2,6 +2,7 @@ package ad_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -310,5 +311,131 @@ func TestCheckpointErrors(t *testing.T) {
 	h.Tensor().Fill(0)
 	if err := y.Backward(); !errors.Is(err, ad.ErrModifiedInPlace) {
 		t.Fatalf("modified input: got %v, want ErrModifiedInPlace", err)
+	}
+}
+
+// TestCheckpointChainBits checks CheckpointChain (one step repeated, its
+// weights shared by every step) and CheckpointLayers against the plain
+// chain: the same output and gradients bit for bit, for every number of
+// snapshots, and the number of step evaluations T(n, s) + 1 + n.
+func TestCheckpointChainBits(t *testing.T) {
+	const n = 23
+	net := newCkptNet(tensor.Float64, 1, 8, 15)
+	calls := 0
+	step := func(h *ad.Value) *ad.Value {
+		calls++
+		return ad.Add(h, ad.Mul(ad.Scalar(0.1), net.layers()[0](h)))
+	}
+	xt := randInput(tensor.Float64, 16, 3, 8)
+	grads := func(run func(x *ad.Value) *ad.Value) []*tensor.Tensor {
+		x := ad.Var(xt)
+		loss := ad.Sum(ad.Square(run(x)))
+		gs, err := ad.Grad(loss, append([]*ad.Value{x}, net.params()...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := []*tensor.Tensor{loss.Tensor()}
+		for _, g := range gs {
+			out = append(out, g.Tensor())
+		}
+		return out
+	}
+	ref := grads(func(x *ad.Value) *ad.Value {
+		for range n {
+			x = step(x)
+		}
+		return x
+	})
+	for _, s := range []int{1, 2, 3, 5, 22, 23, 40} {
+		calls = 0
+		got := grads(func(x *ad.Value) *ad.Value { return ad.CheckpointChain(step, x, n, s) })
+		for i := range got {
+			ckptBits(t, fmt.Sprintf("chain s=%d", s), got[i], ref[i])
+		}
+		if want := ad.RevolveSteps(n, s) + 1 + n; calls != want {
+			t.Errorf("s=%d: %d step evaluations, want %d", s, calls, want)
+		}
+	}
+
+	deep := newCkptNet(tensor.Float32, 12, 16, 17)
+	x32 := randInput(tensor.Float32, 18, 4, 16)
+	run := func(f func(x *ad.Value) *ad.Value) []*tensor.Tensor {
+		x := ad.Var(x32)
+		gs, err := ad.Grad(ad.Sum(ad.Square(f(x))), append([]*ad.Value{x}, deep.params()...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []*tensor.Tensor
+		for _, g := range gs {
+			out = append(out, g.Tensor())
+		}
+		return out
+	}
+	want := run(func(x *ad.Value) *ad.Value { return plain(deep.layers(), x) })
+	for _, s := range []int{1, 3, 12} {
+		got := run(func(x *ad.Value) *ad.Value { return ad.CheckpointLayers(deep.layers(), x, s) })
+		for i := range got {
+			ckptBits(t, fmt.Sprintf("layers s=%d", s), got[i], want[i])
+		}
+	}
+}
+
+// TestCheckpointChainHigher checks double backward and forward mode
+// through CheckpointChain against the plain chain.
+func TestCheckpointChainHigher(t *testing.T) {
+	net := newCkptNet(tensor.Float64, 1, 5, 19)
+	step := func(h *ad.Value) *ad.Value { return net.layers()[0](h) }
+	xt, vt := randInput(tensor.Float64, 20, 2, 5), randInput(tensor.Float64, 21, 2, 5)
+	f := func(chain bool) func([]*ad.Value) *ad.Value {
+		return func(in []*ad.Value) *ad.Value {
+			x := in[0]
+			if chain {
+				x = ad.CheckpointChain(step, x, 9, 2)
+			} else {
+				for range 9 {
+					x = step(x)
+				}
+			}
+			return ad.Sum(ad.Square(x))
+		}
+	}
+	_, jv0, err := ad.JVP(f(false), []*tensor.Tensor{xt}, []*tensor.Tensor{vt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, jv1, err := ad.JVP(f(true), []*tensor.Tensor{xt}, []*tensor.Tensor{vt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ckptBits(t, "chain jvp", jv1, jv0)
+	h0, err := ad.HVP(f(false), []*tensor.Tensor{xt}, []*tensor.Tensor{vt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1, err := ad.HVP(f(true), []*tensor.Tensor{xt}, []*tensor.Tensor{vt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ckptNear(t, "chain hvp", h1[0], h0[0], 1e-12)
+	hr := func(chain bool) []*tensor.Tensor {
+		x := ad.Var(xt)
+		wrt := append([]*ad.Value{x}, net.params()...)
+		vs := make([]*ad.Value, len(wrt))
+		for i, w := range wrt {
+			vs[i] = ad.Const(randInput(tensor.Float64, uint64(40+i), w.Shape()...))
+		}
+		hv, err := ad.HVPReverse(f(chain)([]*ad.Value{x}), wrt, vs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []*tensor.Tensor
+		for _, h := range hv {
+			out = append(out, h.Tensor())
+		}
+		return out
+	}
+	r0, r1 := hr(false), hr(true)
+	for i := range r0 {
+		ckptNear(t, "chain hvp reverse", r1[i], r0[i], 1e-12)
 	}
 }
