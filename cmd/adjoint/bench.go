@@ -35,16 +35,30 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return exitOK
 		}
-		return 2
+		return exitUsage
+	}
+	for _, err := range []error{
+		checkInt("threads", *threads, 0, maxThreads),
+		checkInt("steps", *steps, 0, maxSteps),
+		checkInt("warmup", *warm, 0, maxSteps),
+	} {
+		if err != nil {
+			fmt.Fprintf(stderr, "adjoint bench: %v\n", err)
+			return exitUsage
+		}
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "adjoint bench: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
 	}
 	var ws []trainbench.Workload
 	for _, n := range strings.Split(*only, ",") {
 		w, ok := trainbench.Lookup(strings.TrimSpace(n))
 		if !ok {
 			fmt.Fprintf(stderr, "adjoint bench: unknown workload %q (want A, B or C)\n", n)
-			return 2
+			return exitUsage
 		}
 		ws = append(ws, w)
 	}
@@ -61,7 +75,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		r, err := trainbench.Measure(w, *warm, n)
 		if err != nil {
 			fmt.Fprintf(stderr, "adjoint bench: %s: %v\n", w.Name, err)
-			return 1
+			return exitFailure
 		}
 		ms := float64(r.Median.Microseconds()) / 1000
 		if *tsv {
@@ -75,7 +89,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	} else if rss != "" {
 		fmt.Fprintf(stdout, "rss\t%s\n", rss)
 	}
-	return 0
+	return exitOK
 }
 
 // peakRSS returns the process's peak resident set (VmHWM) on Linux, or "".

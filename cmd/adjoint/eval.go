@@ -5,7 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+
+	"github.com/adjointgo/adjoint/datasets"
 
 	"github.com/adjointgo/adjoint/nn"
 	"github.com/adjointgo/adjoint/safetensors"
@@ -27,57 +30,99 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return exitOK
 		}
-		return 2
+		return exitUsage
 	}
 	if *load == "" || fs.NArg() > 0 {
 		fs.Usage()
-		return 2
+		return exitUsage
+	}
+	if err := checkInt("threads", *threads, 0, maxThreads); err != nil {
+		fmt.Fprintf(stderr, "adjoint eval: %v\n", err)
+		return exitUsage
 	}
 	setThreads(*threads)
-	m, meta, err := loadMLP(*load)
+	f, err := safetensors.ReadFile(*load)
 	if err != nil {
 		fmt.Fprintf(stderr, "adjoint eval: %v\n", err)
-		return 1
+		return exitFailure
 	}
-	frac, err := strconv.ParseFloat(meta["test_frac"], 64)
-	if err != nil {
-		fmt.Fprintf(stderr, "adjoint eval: %s: metadata test_frac %q is not a number\n", *load, meta["test_frac"])
-		return 1
-	}
-	_, test, err := digitsSplit(frac)
+	sm, err := buildMLP(f)
 	if err != nil {
 		fmt.Fprintf(stderr, "adjoint eval: %v\n", err)
-		return 1
+		return exitFailure
 	}
-	fmt.Fprintf(stdout, "model %s: MLP %s (%s), %d test images\n", *load, meta["sizes"], meta["act"], test.Len())
-	fmt.Fprintf(stdout, "test accuracy: %.4f\n", evalAccuracy(m, test))
-	return 0
+	fmt.Fprintf(stdout, "model %s: MLP %s (%s), %d test images\n", *load, formatInts(sm.model.Sizes()), sm.act, sm.test.Len())
+	fmt.Fprintf(stdout, "test accuracy: %.4f\n", evalAccuracy(sm.model, sm.test))
+	return exitOK
 }
 
-// loadMLP rebuilds the MLP described by a file's metadata and loads its
-// parameters.
-func loadMLP(path string) (*nn.MLP, map[string]string, error) {
-	f, err := safetensors.ReadFile(path)
-	if err != nil {
-		return nil, nil, err
+// errNotModel is wrapped by the errors of buildMLP that come from a file's
+// metadata: the file is a valid safetensors file, but not a digits model
+// saved by adjoint train.
+var errNotModel = errors.New("not a digits model saved by adjoint train")
+
+// savedMLP is a model rebuilt by buildMLP, with the held-out images it is
+// evaluated on.
+type savedMLP struct {
+	model *nn.MLP
+	act   string
+	test  *datasets.Digits
+}
+
+// buildMLP rebuilds the MLP described by a decoded file's metadata and loads
+// its parameters. The metadata is checked against limits and against the
+// shapes of the file's tensors before the model is allocated, so no file can
+// make it run out of memory or panic: every error wraps errNotModel,
+// nn.ErrCheckpoint or safetensors.ErrFormat.
+func buildMLP(f *safetensors.File) (*savedMLP, error) {
+	path := f.Name()
+	if path == "" {
+		path = "model"
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %s: %w", path, fmt.Sprintf(format, args...), errNotModel)
 	}
 	meta := f.Metadata
 	if meta["format"] != "adjoint-mlp" || meta["dataset"] != "digits" {
-		return nil, nil, fmt.Errorf("%s: not a digits model saved by adjoint train (metadata format=%q dataset=%q)", path, meta["format"], meta["dataset"])
+		return nil, bad("metadata format=%q dataset=%q, want adjoint-mlp and digits", meta["format"], meta["dataset"])
 	}
 	sizes, err := parseInts(meta["sizes"])
-	if err != nil || len(sizes) < 2 {
-		return nil, nil, fmt.Errorf("%s: metadata sizes %q: want the layer sizes, e.g. 64,512,10", path, meta["sizes"])
+	if err == nil && len(sizes) < 2 {
+		err = fmt.Errorf("want at least the input and output sizes")
+	}
+	if err == nil {
+		err = checkSizes(sizes)
+	}
+	if err != nil {
+		return nil, bad("metadata sizes %q: %v", meta["sizes"], err)
+	}
+	if sizes[0] != datasets.DigitsFeatures || sizes[len(sizes)-1] != datasets.DigitsClasses {
+		return nil, bad("metadata sizes %q: want %d inputs and %d outputs for digits", meta["sizes"], datasets.DigitsFeatures, datasets.DigitsClasses)
+	}
+	inFile, err := nn.MLPSizes(f)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Equal(inFile, sizes) {
+		return nil, bad("metadata sizes %q, but the tensors' shapes give %s", meta["sizes"], formatInts(inFile))
 	}
 	act, err := nn.ActivationByName(meta["act"])
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, bad("metadata act %q: %v", meta["act"], err)
+	}
+	frac, err := strconv.ParseFloat(meta["test_frac"], 64)
+	if err != nil {
+		return nil, bad("metadata test_frac %q is not a number", meta["test_frac"])
+	}
+	_, test, err := digitsSplit(frac)
+	if err != nil {
+		return nil, bad("metadata test_frac %q: %v", meta["test_frac"], err)
 	}
 	m := nn.NewMLP(sizes, nn.NewRNG(0), &nn.MLPConfig{DType: tensor.Float32, Act: act})
-	if _, err := nn.LoadFile(path, m); err != nil {
-		return nil, nil, err
+	if _, err := nn.LoadFrom(f, m); err != nil {
+		return nil, err
 	}
-	return m, meta, nil
+	return &savedMLP{model: m, act: meta["act"], test: test}, nil
 }

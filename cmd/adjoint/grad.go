@@ -68,11 +68,11 @@ func runGrad(args []string, stdout, stderr io.Writer) int {
 			hessian = true
 		case !flagsDone && (a == "-h" || a == "--help" || a == "-help"):
 			fmt.Fprint(stdout, gradUsage)
-			return 0
+			return exitOK
 		case !haveSrc:
 			if !flagsDone && strings.HasPrefix(a, "--") {
 				fmt.Fprintf(stderr, "adjoint grad: unknown flag %s\n\n%s", a, gradUsage)
-				return 2
+				return exitUsage
 			}
 			src, haveSrc = a, true
 		default:
@@ -81,7 +81,7 @@ func runGrad(args []string, stdout, stderr io.Writer) int {
 	}
 	if !haveSrc {
 		fmt.Fprintf(stderr, "adjoint grad: no expression given\n\n%s", gradUsage)
-		return 2
+		return exitUsage
 	}
 	res, err := grad(src, assigns, hessian)
 	if err != nil {
@@ -90,14 +90,14 @@ func runGrad(args []string, stdout, stderr io.Writer) int {
 		if errors.As(err, &se) {
 			fmt.Fprintf(stderr, "  %s\n  %s^\n", src, strings.Repeat(" ", se.Col-1))
 		}
-		return 2
+		return exitUsage
 	}
 	if asJSON {
 		writeJSON(stdout, res)
 	} else {
 		writeText(stdout, src, res)
 	}
-	return 0
+	return exitOK
 }
 
 // grad parses src and the NAME=VALUE assignments and computes the result.
@@ -122,8 +122,11 @@ func grad(src string, assigns []string, hessian bool) (*gradResult, error) {
 			return nil, fmt.Errorf("missing value for variable %s (write %s=NUMBER)", name, name)
 		}
 		v, err := strconv.ParseFloat(val, 64)
-		if err != nil {
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
 			return nil, fmt.Errorf("value of variable %s: %q is not a number", name, val)
+		}
+		if !isFinite(v) {
+			return nil, fmt.Errorf("value of variable %s: %s is not finite (want a finite number)", name, val)
 		}
 		given[name] = v
 		names = append(names, name)

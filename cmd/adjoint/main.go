@@ -46,7 +46,7 @@ func main() {
 func dispatch(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		usage(stderr)
-		return 2
+		return exitUsage
 	}
 	name := args[0]
 	if name == "-h" || name == "--help" || name == "-help" {
@@ -55,14 +55,14 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	c, ok := commands[name]
 	if !ok {
 		fmt.Fprintf(stderr, "adjoint: unknown command %q; run \"adjoint help\" for the list\n", args[0])
-		return 2
+		return exitUsage
 	}
 	return c.run(args[1:], stdout, stderr)
 }
 
 func runVersion(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "adjoint %s\n", version)
-	return 0
+	return exitOK
 }
 
 func runHelp(args []string, stdout, stderr io.Writer) int {
@@ -70,13 +70,13 @@ func runHelp(args []string, stdout, stderr io.Writer) int {
 		c, ok := commands[args[0]]
 		if !ok {
 			fmt.Fprintf(stderr, "adjoint: unknown command %q\n", args[0])
-			return 2
+			return exitUsage
 		}
 		fmt.Fprintf(stdout, "adjoint %s: %s\n\nRun \"adjoint %s -h\" for its flags.\n", c.name, c.summary, c.name)
-		return 0
+		return exitOK
 	}
 	usage(stdout)
-	return 0
+	return exitOK
 }
 
 func usage(w io.Writer) {
@@ -89,4 +89,6 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
+	fmt.Fprintf(w, "\nExit status: %d on success, %d when the work failed (an unreadable file, a diverged\nrun), %d when the command line is refused; every flag is checked before any work.\n",
+		exitOK, exitFailure, exitUsage)
 }

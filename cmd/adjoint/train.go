@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -89,19 +90,19 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	hidden := fs.String("hidden", formatInts(cfg.Hidden), "hidden layer sizes, comma-separated (empty: a linear model)")
-	fs.IntVar(&cfg.Epochs, "epochs", cfg.Epochs, "passes over the training set")
-	fs.Float64Var(&cfg.LR, "lr", cfg.LR, "peak learning rate")
+	fs.IntVar(&cfg.Epochs, "epochs", cfg.Epochs, "passes over the training set, 1 to 1000000")
+	fs.Float64Var(&cfg.LR, "lr", cfg.LR, "peak learning rate, in (0, 10]")
 	fs.StringVar(&cfg.Optim, "optim", cfg.Optim, "optimiser: sgd, adam or adamw")
-	fs.Float64Var(&cfg.Momentum, "momentum", cfg.Momentum, "momentum (sgd)")
-	fs.Float64Var(&cfg.WD, "wd", cfg.WD, "weight decay (adamw: 0 means 0.01)")
-	fs.Float64Var(&cfg.Dropout, "dropout", cfg.Dropout, "dropout probability after each hidden layer")
+	fs.Float64Var(&cfg.Momentum, "momentum", cfg.Momentum, "momentum (sgd), in [0, 1)")
+	fs.Float64Var(&cfg.WD, "wd", cfg.WD, "weight decay, in [0, 1] (adamw: 0 means 0.01)")
+	fs.Float64Var(&cfg.Dropout, "dropout", cfg.Dropout, "dropout probability after each hidden layer, in [0, 1)")
 	fs.StringVar(&cfg.Act, "act", cfg.Act, "hidden activation: relu, tanh, sigmoid, softplus")
 	fs.StringVar(&cfg.Schedule, "schedule", cfg.Schedule, "learning-rate schedule: cosine or none")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the initialisation and the batch order")
-	fs.IntVar(&cfg.Batch, "batch", cfg.Batch, "mini-batch size")
-	fs.Float64Var(&cfg.TestFrac, "test-frac", cfg.TestFrac, "fraction of the data held out for testing (split with seed 0)")
+	fs.IntVar(&cfg.Batch, "batch", cfg.Batch, "mini-batch size, 1 to 65536")
+	fs.Float64Var(&cfg.TestFrac, "test-frac", cfg.TestFrac, "fraction of the data held out for testing, in (0, 1) (split with seed 0)")
 	fs.IntVar(&cfg.Threads, "threads", 0, "threads for matrix products and GOMAXPROCS (0: all cores)")
-	save := fs.String("save", "", "save the trained parameters to this safetensors file")
+	save := fs.String("save", "", "save the trained parameters to this safetensors file (its directory must exist)")
 	plot := fs.String("plot", "", "draw the loss and accuracy curves into this PNG file")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: adjoint train [flags]\n\nTrains an MLP (64 → hidden → 10) on the embedded digits data set and prints the\nheld-out accuracy on its last line.\n\nFlags:\n")
@@ -109,23 +110,42 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return exitOK
 		}
-		return 2
+		return exitUsage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "adjoint train: unexpected argument %q\n", fs.Arg(0))
-		return 2
+		return exitUsage
 	}
 	h, err := parseInts(*hidden)
+	if err == nil {
+		err = checkSizes(append(append([]int{datasets.DigitsFeatures}, h...), datasets.DigitsClasses))
+	}
 	if err != nil {
-		fmt.Fprintf(stderr, "adjoint train: --hidden: %v\n", err)
-		return 2
+		fmt.Fprintf(stderr, "adjoint train: --hidden %s: %v\n", *hidden, err)
+		return exitUsage
 	}
 	cfg.Hidden = h
-	if *plot != "" && !strings.EqualFold(filepath.Ext(*plot), ".png") {
-		fmt.Fprintf(stderr, "adjoint train: --plot %s: want a .png file name\n", *plot)
-		return 2
+	if err := checkTrainConfig(cfg); err != nil {
+		fmt.Fprintf(stderr, "adjoint train: %v\n", err)
+		return exitUsage
+	}
+	if *save != "" {
+		if err := checkOutput("save", *save); err != nil {
+			fmt.Fprintf(stderr, "adjoint train: %v\n", err)
+			return exitUsage
+		}
+	}
+	if *plot != "" {
+		if !strings.EqualFold(filepath.Ext(*plot), ".png") {
+			fmt.Fprintf(stderr, "adjoint train: --plot %s: want a .png file name\n", *plot)
+			return exitUsage
+		}
+		if err := checkOutput("plot", *plot); err != nil {
+			fmt.Fprintf(stderr, "adjoint train: %v\n", err)
+			return exitUsage
+		}
 	}
 	setThreads(cfg.Threads)
 
@@ -134,26 +154,72 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	res, err := trainDigits(cfg, p.epoch, p.batch)
 	if err != nil {
 		fmt.Fprintf(stderr, "adjoint train: %v\n", err)
-		return 1
+		return exitFailure
 	}
+	if afterTraining != nil {
+		afterTraining()
+	}
+	// A failed save does not skip the plot or the accuracy line.
+	code := exitOK
 	if *save != "" {
 		meta := modelMetadata(cfg, res.Model)
 		if err := nn.SaveFile(*save, res.Model, meta); err != nil {
-			fmt.Fprintf(stderr, "adjoint train: %v\n", err)
-			return 1
+			fmt.Fprintf(stderr, "adjoint train: --save: %v\n", err)
+			code = exitFailure
+		} else {
+			fmt.Fprintf(stdout, "saved %s\n", *save)
 		}
-		fmt.Fprintf(stdout, "saved %s\n", *save)
 	}
 	if *plot != "" {
 		if err := plotHistory(*plot, res.History); err != nil {
-			fmt.Fprintf(stderr, "adjoint train: --plot: %v\n", err)
-			return 1
+			fmt.Fprintf(stderr, "adjoint train: --plot %s: %v\n", *plot, err)
+			code = exitFailure
+		} else {
+			fmt.Fprintf(stdout, "plotted %s\n", *plot)
 		}
-		fmt.Fprintf(stdout, "plotted %s\n", *plot)
 	}
 	fmt.Fprintf(stdout, "trained in %.1fs\n", time.Since(start).Seconds())
 	fmt.Fprintf(stdout, "test accuracy: %.4f\n", res.TestAcc)
-	return 0
+	return code
+}
+
+// afterTraining, if set, runs between training and saving: tests use it
+// to make a destination fail after the checks.
+var afterTraining func()
+
+// checkTrainConfig refuses, before any work, a configuration that
+// trainDigits would reject late or silently misread: every number is checked
+// for NaN, Inf and range, and every name against its list.
+func checkTrainConfig(cfg trainConfig) error {
+	for _, err := range []error{
+		checkInt("epochs", cfg.Epochs, 1, maxEpochs),
+		checkInt("batch", cfg.Batch, 1, maxBatch),
+		checkInt("threads", cfg.Threads, 0, maxThreads),
+		checkFloat("lr", cfg.LR, 0, 10, true, false),
+		checkFloat("momentum", cfg.Momentum, 0, 1, false, true),
+		checkFloat("wd", cfg.WD, 0, 1, false, false),
+		checkFloat("dropout", cfg.Dropout, 0, 1, false, true),
+		checkFloat("test-frac", cfg.TestFrac, 0, 1, true, true),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	switch cfg.Optim {
+	case "sgd", "adam", "adamw":
+	default:
+		return fmt.Errorf("--optim %s: want sgd, adam or adamw", cfg.Optim)
+	}
+	if _, err := nn.ActivationByName(cfg.Act); err != nil {
+		return fmt.Errorf("--act %s: want relu, tanh, sigmoid or softplus", cfg.Act)
+	}
+	if cfg.Schedule != "cosine" && cfg.Schedule != "none" {
+		return fmt.Errorf("--schedule %s: want cosine or none", cfg.Schedule)
+	}
+	if _, _, err := digitsSplit(cfg.TestFrac); err != nil {
+		return fmt.Errorf("--test-frac %s: %v", fmtNum(cfg.TestFrac), err)
+	}
+	return nil
 }
 
 // setThreads applies --threads to the scheduler and to the kernels of
@@ -185,10 +251,13 @@ func digitsSplit(testFrac float64) (train, test *datasets.Digits, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if testFrac <= 0 || testFrac >= 1 {
+	if !(testFrac > 0 && testFrac < 1) {
 		return nil, nil, fmt.Errorf("test fraction %v must lie strictly between 0 and 1", testFrac)
 	}
 	train, test = d.Split(testFrac, 0)
+	if train.Len() == 0 || test.Len() == 0 {
+		return nil, nil, fmt.Errorf("test fraction %v leaves %d training and %d test images of %d, want at least one of each", testFrac, train.Len(), test.Len(), d.Len())
+	}
 	return train, test, nil
 }
 
@@ -214,7 +283,7 @@ func newOptimizer(cfg trainConfig, ps []*ad.Value) (opt optim.Optimizer, err err
 // trainDigits trains an MLP on digits. onEpoch is called after every epoch
 // and onBatch after every step (either may be nil).
 func trainDigits(cfg trainConfig, onEpoch func(epochStats), onBatch func(epoch, batch, batches int, loss float64)) (res trainResult, err error) {
-	if cfg.Epochs < 1 || cfg.Batch < 1 || cfg.LR <= 0 {
+	if cfg.Epochs < 1 || cfg.Batch < 1 || !(cfg.LR > 0) || math.IsInf(cfg.LR, 0) {
 		return res, fmt.Errorf("epochs (%d), batch (%d) and learning rate (%g) must be positive", cfg.Epochs, cfg.Batch, cfg.LR)
 	}
 	act, err := nn.ActivationByName(cfg.Act)
@@ -223,6 +292,9 @@ func trainDigits(cfg trainConfig, onEpoch func(epochStats), onBatch func(epoch, 
 	}
 	if cfg.Schedule != "cosine" && cfg.Schedule != "none" {
 		return res, fmt.Errorf("unknown schedule %q (want cosine or none)", cfg.Schedule)
+	}
+	if !(cfg.Dropout >= 0 && cfg.Dropout < 1) {
+		return res, fmt.Errorf("dropout probability %v must lie in [0, 1)", cfg.Dropout)
 	}
 	train, test, err := digitsSplit(cfg.TestFrac)
 	if err != nil {
@@ -242,9 +314,6 @@ func trainDigits(cfg trainConfig, onEpoch func(epochStats), onBatch func(epoch, 
 	}
 	model := nn.NewMLP(sizes, nn.NewRNG(cfg.Seed), &nn.MLPConfig{DType: tensor.Float32, Act: act, Init: init})
 	if cfg.Dropout > 0 {
-		if cfg.Dropout >= 1 {
-			return res, fmt.Errorf("dropout probability %v must be below 1", cfg.Dropout)
-		}
 		model.Drop = nn.NewDropout(cfg.Dropout, cfg.Seed)
 	}
 	params := nn.Values(model)
@@ -272,12 +341,17 @@ func trainDigits(cfg trainConfig, onEpoch func(epochStats), onBatch func(epoch, 
 				arena.Reset()
 				logits := model.ForwardTrain(arena.Const(xb))
 				loss := nn.CrossEntropy(logits, yb)
+				l := loss.Item()
+				if !isFinite(l) {
+					stepErr = fmt.Errorf("epoch %d, step %d of %d: the loss is %v, training diverged: try a lower learning rate than --lr %s",
+						ep, bi+1, batches.Batches(), l, fmtNum(cfg.LR))
+					return
+				}
 				opt.ZeroGrad()
 				if stepErr = loss.Backward(); stepErr != nil {
 					return
 				}
 				opt.Step()
-				l := loss.Item()
 				sumLoss += l * float64(len(idx))
 				hits += nn.Accuracy(logits, yb) * float64(len(idx))
 				seen += len(idx)
