@@ -16,9 +16,10 @@ import (
 // before its gradient goes to RetainGrad's buffer, to Grad's result and
 // into the op's VJP rule. On a Var, they run once its gradient is complete,
 // at the end of the sweep, before it is added into the gradient buffer
-// (Backward) or returned (Grad with v among the targets). A hook on a Var
-// stays for every later sweep; one on an Arena's value lives until the
-// arena's Reset, like the value.
+// (Backward) or returned (Grad with v among the targets). Hooks run in every
+// sweep that reaches v, a second sweep through a gradient recorded with
+// CreateGraph included. A hook on a Var stays for every later sweep; one on
+// an Arena's value lives until the arena's Reset, like the value.
 //
 // g belongs to the sweep: a hook may read it and keep it (it is then never
 // recycled) but must not write into it. With Options.CreateGraph, g is part
