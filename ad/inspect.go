@@ -117,11 +117,31 @@ func operandDType(n *node, out tensor.DType) tensor.DType {
 // recursion; a chain of 10⁶ ops is fine. A constant that no op saved has
 // no identity in the graph and is drawn once per use. WriteDOT must not run
 // while a backward pass sweeps the graph.
-func WriteDOT(w io.Writer, v *Value) error {
+func WriteDOT(w io.Writer, v *Value) error { return WriteDOTOpts(w, v, DOTOptions{}) }
+
+// DOTOptions adjusts the graph WriteDOTOpts writes.
+type DOTOptions struct {
+	// Names labels values of the graph: a Var, or a constant an op saved,
+	// is labelled with its name instead of "var" or "const"; the output of
+	// an op gets its name before the op's ("h = tanh"). Values not in the
+	// graph are ignored.
+	Names map[*Value]string
+}
+
+// WriteDOTOpts is WriteDOT with options.
+func WriteDOTOpts(w io.Writer, v *Value, o DOTOptions) error {
 	if v.stale() {
 		return v.staleErr("write dot")
 	}
-	d := dotWriter{w: bufio.NewWriter(w), nodes: map[*node]int{}, leaves: map[*Value]int{}}
+	d := dotWriter{w: bufio.NewWriter(w), nodes: map[*node]int{}, leaves: map[*Value]int{}, names: o.Names}
+	for x, name := range o.Names {
+		if x.n != nil {
+			if d.opNames == nil {
+				d.opNames = map[*node]string{}
+			}
+			d.opNames[x.n] = name
+		}
+	}
 	d.header()
 	if v.n == nil {
 		d.leaf(v, v.t.Shape(), v.t.DType(), true)
@@ -136,11 +156,13 @@ func WriteDOT(w io.Writer, v *Value) error {
 // dotWriter writes one graph. Node lines and edge lines are collected
 // apart so that all nodes come first.
 type dotWriter struct {
-	w      *bufio.Writer
-	lines  []string       // the node lines, by number
-	nodes  map[*node]int  // numbers of recorded ops
-	leaves map[*Value]int // numbers of Vars and of constants that are known values
-	edges  []string
+	w       *bufio.Writer
+	lines   []string          // the node lines, by number
+	nodes   map[*node]int     // numbers of recorded ops
+	leaves  map[*Value]int    // numbers of Vars and of constants that are known values
+	names   map[*Value]string // DOTOptions.Names
+	opNames map[*node]string  // the names of ops' outputs
+	edges   []string
 }
 
 type dotOp struct {
@@ -224,7 +246,11 @@ func (d *dotWriter) op(op dotOp, output bool) {
 		attrs += ", peripheries=2"
 	}
 	id := d.nodes[op.n]
-	d.lines[id] = fmt.Sprintf("\tn%d [label=\"%s\\n%s %v\\n%s\", %s];", id, dotEscape(op.n.name()), op.dtype, op.shape, saved, attrs)
+	label := op.n.name()
+	if name, ok := d.opNames[op.n]; ok {
+		label = name + " = " + label
+	}
+	d.lines[id] = fmt.Sprintf("\tn%d [label=\"%s\\n%s %v\\n%s\", %s];", id, dotEscape(label), op.dtype, op.shape, saved, attrs)
 }
 
 // leaf writes the node line of a Var or a constant (v nil: one not known
@@ -242,6 +268,9 @@ func (d *dotWriter) leaf(v *Value, shape []int, dt tensor.DType, output bool) in
 	label, attrs := "const", "shape=ellipse"
 	if v != nil && v.isVar() {
 		label, attrs = "var", "shape=ellipse, style=filled, fillcolor=\"#9ecae1\""
+	}
+	if name, ok := d.names[v]; ok && v != nil {
+		label = dotEscape(name)
 	}
 	if output {
 		attrs += ", peripheries=2"

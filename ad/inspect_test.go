@@ -224,3 +224,25 @@ func TestInspectArenaStale(t *testing.T) {
 		t.Fatalf("Inputs of a stale handle: %v, want ErrStale", err)
 	}
 }
+
+// DOTOptions.Names labels Vars, saved constants and ops' outputs, escaped.
+func TestWriteDOTNames(t *testing.T) {
+	y, w, x, c := smallGraph()
+	h := y.Inputs()[0].Inputs()[0].Inputs()[0] // tanh's output (saved)
+	names := map[*ad.Value]string{w: "W", x: "x", c: `c"1`, h: "h", ad.Scalar(1): "unused"}
+	var b bytes.Buffer
+	if err := ad.WriteDOTOpts(&b, y, ad.DOTOptions{Names: names}); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	for _, want := range []string{
+		`n3 [label="h = tanh\nfloat64 [2 1]\nsaved 16 B", shape=box];`,
+		`n4 [label="c\"1\nfloat64 [2 1]", shape=ellipse];`,
+		`n6 [label="W\nfloat64 [2 3]", shape=ellipse, style=filled`,
+		`n7 [label="x\nfloat64 [3 1]", shape=ellipse];`, // saved by matmul for W's gradient
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %s in\n%s", want, got)
+		}
+	}
+}

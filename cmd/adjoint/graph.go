@@ -27,7 +27,8 @@ const graphUsage = `usage: adjoint graph EXPRESSION NAME=VALUE...
 Builds EXPRESSION on the tensor autograd engine (package ad), each variable
 a float64 scalar that requires a gradient, and prints the recorded graph in
 the DOT language of Graphviz: one box per op with its output's dtype, shape
-and the bytes it saves for the backward pass; Vars filled, constants not.
+and the bytes it saves for the backward pass; the variables (Vars) filled
+and named, constants not.
 Render it with, for example,
 
   adjoint graph 'x*y + sin(x*x) - log(y)' x=0.5 y=4 | dot -Tsvg > f.svg
@@ -64,7 +65,7 @@ func runGraph(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "adjoint graph: no expression given\n\n%s", graphUsage)
 		return 2
 	}
-	y, err := graphOf(src, assigns)
+	y, names, err := graphOf(src, assigns)
 	if err != nil {
 		fmt.Fprintf(stderr, "adjoint graph: %v\n", err)
 		var se *expr.SyntaxError
@@ -73,7 +74,7 @@ func runGraph(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if err := ad.WriteDOT(stdout, y); err != nil {
+	if err := ad.WriteDOTOpts(stdout, y, ad.DOTOptions{Names: names}); err != nil {
 		fmt.Fprintf(stderr, "adjoint graph: %v\n", err)
 		return 1
 	}
@@ -81,11 +82,11 @@ func runGraph(args []string, stdout, stderr io.Writer) int {
 }
 
 // graphOf parses src and the NAME=VALUE assignments and builds the
-// expression on ad scalar values.
-func graphOf(src string, assigns []string) (*ad.Value, error) {
+// expression on ad scalar values; names are the variables' names.
+func graphOf(src string, assigns []string) (y *ad.Value, names map[*ad.Value]string, err error) {
 	e, err := expr.Parse(src)
 	if err != nil {
-		return nil, fmt.Errorf("bad expression: %w", err)
+		return nil, nil, fmt.Errorf("bad expression: %w", err)
 	}
 	if missing := missingOps(e); len(missing) > 0 {
 		var have []string
@@ -95,7 +96,7 @@ func graphOf(src string, assigns []string) (*ad.Value, error) {
 			}
 		}
 		slices.Sort(have)
-		return nil, fmt.Errorf("package ad has no op for %s (the graph can show the functions %s)",
+		return nil, nil, fmt.Errorf("package ad has no op for %s (the graph can show the functions %s)",
 			strings.Join(missing, ", "), strings.Join(have, " "))
 	}
 	given := map[string]float64{}
@@ -103,17 +104,17 @@ func graphOf(src string, assigns []string) (*ad.Value, error) {
 		name, val, ok := strings.Cut(a, "=")
 		name, val = strings.TrimSpace(name), strings.TrimSpace(val)
 		if !ok || name == "" {
-			return nil, fmt.Errorf("expected NAME=VALUE, got %q", a)
+			return nil, nil, fmt.Errorf("expected NAME=VALUE, got %q", a)
 		}
 		if _, dup := given[name]; dup {
-			return nil, fmt.Errorf("variable %s is given twice", name)
+			return nil, nil, fmt.Errorf("variable %s is given twice", name)
 		}
 		v, err := strconv.ParseFloat(val, 64)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("value of variable %s: %q is not a finite number", name, val)
+			return nil, nil, fmt.Errorf("value of variable %s: %q is not a finite number", name, val)
 		}
 		if !slices.Contains(e.Vars(), name) {
-			return nil, fmt.Errorf("unknown variable %s: it does not appear in the expression (its variables: %s)", name, strings.Join(e.Vars(), ", "))
+			return nil, nil, fmt.Errorf("unknown variable %s: it does not appear in the expression (its variables: %s)", name, strings.Join(e.Vars(), ", "))
 		}
 		given[name] = v
 	}
@@ -127,11 +128,13 @@ func graphOf(src string, assigns []string) (*ad.Value, error) {
 		vars[k] = ad.Var(tensor.Scalar(tensor.Float64, v))
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("no value for variable %s: pass %s=NUMBER", strings.Join(missing, ", "), missing[0])
+		return nil, nil, fmt.Errorf("no value for variable %s: pass %s=NUMBER", strings.Join(missing, ", "), missing[0])
 	}
-	var y *ad.Value
+	// Every op is in graphOps (missingOps said so); an op refusing its
+	// operands would panic with an *ad.Error, which Try returns.
+	var buildErr error
 	err = ad.Try(func() {
-		y, err = expr.Build(e, expr.Builder[*ad.Value]{
+		y, buildErr = expr.Build(e, expr.Builder[*ad.Value]{
 			Num: ad.Scalar,
 			Var: func(k int) *ad.Value { return vars[k] },
 			Op: func(name string, args []*ad.Value) (*ad.Value, error) {
@@ -139,10 +142,17 @@ func graphOf(src string, assigns []string) (*ad.Value, error) {
 			},
 		})
 	})
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = buildErr
 	}
-	return y, nil
+	if err != nil {
+		return nil, nil, err
+	}
+	names = map[*ad.Value]string{}
+	for k, n := range e.Vars() {
+		names[vars[k]] = n
+	}
+	return y, names, nil
 }
 
 // missingOps returns the functions src calls that graphOps lacks, sorted,

@@ -13,7 +13,8 @@ func runGraphArgs(args ...string) (stdout, stderr string, code int) {
 }
 
 // adjoint graph prints the DOT of the recorded graph: the ops of the
-// expression, Vars filled, constants not, saved bytes per op.
+// expression, the variables filled and named, constants not, saved bytes
+// per op.
 func TestGraph(t *testing.T) {
 	out, errOut, code := runGraphArgs("x*y + sin(x) - 2", "x=0.5", "y=4")
 	if code != 0 || errOut != "" {
@@ -27,8 +28,8 @@ func TestGraph(t *testing.T) {
 	n2 [label="const\nfloat64 []", shape=ellipse];
 	n3 [label="mul\nfloat64 []\nsaved 0 B", shape=box];
 	n4 [label="sin\nfloat64 []\nsaved 0 B", shape=box];
-	n5 [label="var\nfloat64 []", shape=ellipse, style=filled, fillcolor="#9ecae1"];
-	n6 [label="var\nfloat64 []", shape=ellipse, style=filled, fillcolor="#9ecae1"];
+	n5 [label="x\nfloat64 []", shape=ellipse, style=filled, fillcolor="#9ecae1"];
+	n6 [label="y\nfloat64 []", shape=ellipse, style=filled, fillcolor="#9ecae1"];
 	n1 -> n0 [label="0"];
 	n2 -> n0 [label="1"];
 	n3 -> n1 [label="0"];
