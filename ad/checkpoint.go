@@ -2,6 +2,7 @@ package ad
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/adjointgo/adjoint/tensor"
 )
@@ -77,10 +78,8 @@ func checkpoint(name string, f func([]*Value) *Value, xs []*Value, p *memProbe, 
 	}
 	k := len(xs)
 	det := make([]*Value, k)
-	reqs := make([]bool, k)
 	for i, x := range xs {
 		det[i] = x.Detach()
-		reqs[i] = x.requires
 	}
 	var y *Value
 	callUser(name, "function", func() { y = f(det) })
@@ -88,8 +87,17 @@ func checkpoint(name string, f func([]*Value) *Value, xs []*Value, p *memProbe, 
 		panic(&Error{Op: name, Err: ErrFunc, Msg: "the function returned nil"})
 	}
 	params := closedOver(y, skip)
-	res := y.Detach() // the recording f made with the Vars it reads is dropped here
-	y = nil
+	return checkpointNode(name, f, xs, y.Detach(), params, p) // the recording f made with the Vars it reads is dropped
+}
+
+// checkpointNode records the checkpoint of f at xs whose output res (a
+// detached value) and closed-over Vars params are known.
+func checkpointNode(name string, f func([]*Value) *Value, xs []*Value, res *Value, params []*Value, p *memProbe) *Value {
+	k := len(xs)
+	reqs := make([]bool, k)
+	for i, x := range xs {
+		reqs[i] = x.requires
+	}
 	fn := &Func{
 		Name: name,
 		Forward: func([]*Value) *Value {
@@ -339,4 +347,240 @@ func checkpointRange(layers []func(*Value) *Value, x *Value, p *memProbe) *Value
 		}
 		return h
 	}, []*Value{x}, p, nil)
+}
+
+// CheckpointBudget applies layers in order to x, choosing which runs of
+// layers to checkpoint so that the bytes held for the backward pass stay
+// within budget, at the least recomputation (counted in layers), as far as
+// its measurements predict.
+//
+// It first runs each layer once, alone, recording it on a stand-in of its
+// input that requires a gradient, and measures with Stats the bytes the
+// layer saves (aᵢ) and the bytes of its input (bᵢ). A plan cuts the layers
+// into runs, each stored (recorded as usual: it holds Σaᵢ) or checkpointed
+// (it holds its input, bᵢ, and, while its recomputation is swept, Σaᵢ of
+// the run). The plan's memory is
+//
+//	Σ stored aᵢ + Σ checkpointed runs' bᵢ + max checkpointed run's Σaᵢ + the output's bytes
+//
+// (an upper estimate: a storage saved twice is counted twice), and its cost
+// the number of layers in checkpointed runs, each recomputed once. A
+// dynamic programme over the run boundaries, for each candidate cap on a
+// checkpointed run's Σaᵢ (the distinct sums of consecutive aᵢ, or when
+// there are more than 4·len(layers) of them the largest sum of each
+// length), finds the cheapest plan whose memory fits; with ties, the one
+// holding least. If everything fits, nothing is checkpointed; if no plan
+// fits, the plan holding least is used.
+//
+// The probe's outputs are the checkpointed runs' forward results (the
+// checkpointed layers run once in the forward pass); stored layers run
+// again, recorded. The gradients are bit for bit those without
+// checkpointing.
+func CheckpointBudget(layers []func(*Value) *Value, x *Value, budget int64) *Value {
+	return checkpointBudget(layers, x, budget, nil)
+}
+
+// budgetRun is one run of a plan: layers [start, end), checkpointed or
+// stored.
+type budgetRun struct {
+	start, end int
+	ckpt       bool
+}
+
+func checkpointBudget(layers []func(*Value) *Value, x *Value, budget int64, p *memProbe) *Value {
+	defer rethrow()
+	x.check("checkpoint budget")
+	n := len(layers)
+	if n == 0 {
+		return x
+	}
+	// The probe: every layer alone, recorded on a stand-in of its input.
+	a, b := make([]int64, n), make([]int64, n)
+	outs := make([]*Value, n) // each layer's output, detached
+	params := make([][]*Value, n)
+	cur := x.Detach()
+	for i, l := range layers {
+		z := standIn(cur, true)
+		var y *Value
+		callUser("checkpoint budget", "layer", func() { y = l(z) })
+		if y == nil {
+			panic(&Error{Op: "checkpoint budget", Err: ErrFunc, Msg: fmt.Sprintf("layer %d returned nil", i)})
+		}
+		p.step()
+		a[i], b[i] = Stats(y).SavedBytes, bytesOf(cur)
+		params[i] = closedOver(y, map[*Value]bool{z: true})
+		cur = y.Detach()
+		outs[i] = cur
+	}
+	plan, _, _ := planBudget(a, b, bytesOf(cur), budget)
+	for _, r := range plan {
+		if !r.ckpt {
+			for _, l := range layers[r.start:r.end] {
+				x = l(x)
+				p.step()
+			}
+			continue
+		}
+		var ps []*Value
+		seen := map[*Value]bool{}
+		for _, pl := range params[r.start:r.end] {
+			for _, v := range pl {
+				if !seen[v] {
+					seen[v] = true
+					ps = append(ps, v)
+				}
+			}
+		}
+		run := layers[r.start:r.end]
+		f := func(in []*Value) *Value {
+			h := in[0]
+			for _, l := range run {
+				h = l(h)
+				p.step()
+			}
+			return h
+		}
+		x = checkpointNode("checkpoint", f, []*Value{x}, outs[r.end-1], ps, p)
+	}
+	return x
+}
+
+func bytesOf(v *Value) int64 { return int64(v.t.Len() * v.t.DType().Size()) }
+
+// planBudget returns the cheapest plan (fewest checkpointed layers) for
+// layers that save a[i] bytes and take inputs of b[i] bytes, producing an
+// output of out bytes, whose memory (see CheckpointBudget) is within
+// budget, with its memory and cost; or, when none is, the plan holding
+// least.
+func planBudget(a, b []int64, out, budget int64) (plan []budgetRun, mem int64, cost int) {
+	n := len(a)
+	var all int64
+	for _, v := range a {
+		all += v
+	}
+	if all+out <= budget {
+		return []budgetRun{{0, n, false}}, all + out, 0
+	}
+	// Candidate caps on a checkpointed run's saved bytes.
+	seen := map[int64]bool{}
+	var caps []int64
+	for i := range n {
+		var s int64
+		for j := i; j < n; j++ {
+			s += a[j]
+			if !seen[s] {
+				seen[s] = true
+				caps = append(caps, s)
+			}
+		}
+	}
+	if len(caps) > 4*n {
+		caps = caps[:0]
+		for k := 1; k <= n; k++ {
+			var best, s int64
+			for j := range n {
+				s += a[j]
+				if j >= k {
+					s -= a[j-k]
+				}
+				if j >= k-1 && s > best {
+					best = s
+				}
+			}
+			caps = append(caps, best)
+		}
+	}
+	const inf = int64(math.MaxInt64)
+	// d[i][c]: the least memory (without the cap) covering layers [0, i)
+	// with c layers checkpointed; from[i][c] the run that ends there.
+	d := make([][]int64, n+1)
+	from := make([][]budgetRun, n+1)
+	for i := range d {
+		d[i] = make([]int64, n+1)
+		from[i] = make([]budgetRun, n+1)
+	}
+	bestCost, bestMem := -1, inf
+	var bestPlan []budgetRun
+	leastMem := inf
+	var leastPlan []budgetRun
+	for _, m := range caps {
+		for i := range d {
+			for c := range d[i] {
+				d[i][c] = inf
+			}
+		}
+		d[0][0] = 0
+		for i := range n {
+			for c := 0; c <= i; c++ {
+				if d[i][c] == inf {
+					continue
+				}
+				if v := d[i][c] + a[i]; v < d[i+1][c] {
+					d[i+1][c], from[i+1][c] = v, budgetRun{i, i + 1, false}
+				}
+				var s int64
+				for j := i + 1; j <= n; j++ {
+					if s += a[j-1]; s > m {
+						break
+					}
+					if v := d[i][c] + b[i]; v < d[j][c+j-i] {
+						d[j][c+j-i], from[j][c+j-i] = v, budgetRun{i, j, true}
+					}
+				}
+			}
+		}
+		for c := 0; c <= n; c++ {
+			if d[n][c] == inf {
+				continue
+			}
+			total := d[n][c] + m + out
+			fits := total <= budget
+			if fits && (bestCost < 0 || c < bestCost || c == bestCost && total < bestMem) {
+				bestCost, bestMem, bestPlan = c, total, walkPlan(from, n, c)
+			}
+			if total < leastMem {
+				leastMem, leastPlan = total, walkPlan(from, n, c)
+			}
+		}
+	}
+	if bestCost < 0 {
+		return leastPlan, leastMem, layersIn(leastPlan)
+	}
+	return bestPlan, bestMem, bestCost
+}
+
+// walkPlan reads the plan ending at layer n with cost c off from.
+func walkPlan(from [][]budgetRun, n, c int) []budgetRun {
+	var plan []budgetRun
+	for i := n; i > 0; {
+		r := from[i][c]
+		plan = append(plan, r)
+		if r.ckpt {
+			c -= r.end - r.start
+		}
+		i = r.start
+	}
+	for i, j := 0, len(plan)-1; i < j; i, j = i+1, j-1 {
+		plan[i], plan[j] = plan[j], plan[i]
+	}
+	// Merge neighbouring stored runs.
+	out := plan[:0]
+	for _, r := range plan {
+		if k := len(out) - 1; k >= 0 && !r.ckpt && !out[k].ckpt {
+			out[k].end = r.end
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func layersIn(plan []budgetRun) int {
+	c := 0
+	for _, r := range plan {
+		if r.ckpt {
+			c += r.end - r.start
+		}
+	}
+	return c
 }

@@ -2,6 +2,7 @@ package ad
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -99,5 +100,70 @@ func TestRevolveFive(t *testing.T) {
 	want := "[takeshot 0 advance 2 takeshot 1 advance 2 youturn 5 restore 1 advance 1 youturn 4 restore 1 youturn 3 restore 0 advance 1 takeshot 1 youturn 2 restore 0 youturn 1]"
 	if got != want {
 		t.Fatalf("revolve(5, 2) =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestPlanBudget checks the budget planner against every plan of up to
+// seven layers with random sizes: the same least cost, and the same least
+// memory among the plans of that cost, whenever one fits.
+func TestPlanBudget(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 3000 {
+		n := 1 + r.IntN(7)
+		a, b := make([]int64, n), make([]int64, n)
+		for i := range n {
+			a[i], b[i] = int64(1+r.IntN(20)), int64(1+r.IntN(8))
+		}
+		out := int64(1 + r.IntN(8))
+		budget := int64(r.IntN(100))
+		bestCost, bestMem := -1, int64(0)
+		for cuts := range 1 << (n - 1) {
+			var runs [][2]int
+			start := 0
+			for i := 1; i <= n; i++ {
+				if i == n || cuts&(1<<(i-1)) != 0 {
+					runs = append(runs, [2]int{start, i})
+					start = i
+				}
+			}
+			for lab := range 1 << len(runs) {
+				var mem, peak int64
+				cost := 0
+				for k, rn := range runs {
+					var s int64
+					for i := rn[0]; i < rn[1]; i++ {
+						s += a[i]
+					}
+					if lab&(1<<k) != 0 {
+						mem += b[rn[0]]
+						peak = max(peak, s)
+						cost += rn[1] - rn[0]
+					} else {
+						mem += s
+					}
+				}
+				mem += peak + out
+				if mem <= budget && (bestCost < 0 || cost < bestCost || cost == bestCost && mem < bestMem) {
+					bestCost, bestMem = cost, mem
+				}
+			}
+		}
+		plan, mem, cost := planBudget(a, b, out, budget)
+		if bestCost < 0 {
+			continue
+		}
+		if cost != bestCost || mem != bestMem {
+			t.Fatalf("trial %d: a=%v b=%v out=%d budget=%d: plan %v costs %d and holds %d, the best %d and %d", trial, a, b, out, budget, plan, cost, mem, bestCost, bestMem)
+		}
+		end := 0
+		for _, rn := range plan {
+			if rn.start != end || rn.end <= rn.start {
+				t.Fatalf("trial %d: plan %v does not cover the layers in order", trial, plan)
+			}
+			end = rn.end
+		}
+		if end != n || layersIn(plan) != cost {
+			t.Fatalf("trial %d: plan %v, cost %d", trial, plan, cost)
+		}
 	}
 }
