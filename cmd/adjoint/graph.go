@@ -50,11 +50,11 @@ func runGraph(args []string, stdout, stderr io.Writer) int {
 			flagsDone = true
 		case !flagsDone && (a == "-h" || a == "--help" || a == "-help"):
 			fmt.Fprint(stdout, graphUsage)
-			return 0
+			return exitOK
 		case !haveSrc:
 			if !flagsDone && strings.HasPrefix(a, "--") {
 				fmt.Fprintf(stderr, "adjoint graph: unknown flag %s\n\n%s", a, graphUsage)
-				return 2
+				return exitUsage
 			}
 			src, haveSrc = a, true
 		default:
@@ -63,7 +63,7 @@ func runGraph(args []string, stdout, stderr io.Writer) int {
 	}
 	if !haveSrc {
 		fmt.Fprintf(stderr, "adjoint graph: no expression given\n\n%s", graphUsage)
-		return 2
+		return exitUsage
 	}
 	y, names, err := graphOf(src, assigns)
 	if err != nil {
@@ -72,13 +72,13 @@ func runGraph(args []string, stdout, stderr io.Writer) int {
 		if errors.As(err, &se) {
 			fmt.Fprintf(stderr, "  %s\n  %s^\n", src, strings.Repeat(" ", se.Col-1))
 		}
-		return 2
+		return exitUsage
 	}
 	if err := ad.WriteDOTOpts(stdout, y, ad.DOTOptions{Names: names}); err != nil {
 		fmt.Fprintf(stderr, "adjoint graph: %v\n", err)
-		return 1
+		return exitFailure
 	}
-	return 0
+	return exitOK
 }
 
 // graphOf parses src and the NAME=VALUE assignments and builds the
@@ -110,7 +110,7 @@ func graphOf(src string, assigns []string) (y *ad.Value, names map[*ad.Value]str
 			return nil, nil, fmt.Errorf("variable %s is given twice", name)
 		}
 		v, err := strconv.ParseFloat(val, 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		if err != nil || !isFinite(v) {
 			return nil, nil, fmt.Errorf("value of variable %s: %q is not a finite number", name, val)
 		}
 		if !slices.Contains(e.Vars(), name) {
