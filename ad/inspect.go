@@ -29,6 +29,10 @@ import (
 //     returns ErrNoGrad. A constant operand that nothing saved is such a
 //     handle with no op.
 //
+// Since handles are new on each call, a walk over Inputs cannot tell that
+// two handles stand for one op (a value used twice, whose graph it then
+// walks twice); WriteDOT draws the graph with its sharing.
+//
 // Inputs must not run while a backward pass sweeps the graph. After a
 // backward pass that released the graph, operands that only saved values
 // gave are handles. The values of an Arena's step, handles included, are

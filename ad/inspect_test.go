@@ -246,3 +246,80 @@ func TestWriteDOTNames(t *testing.T) {
 		}
 	}
 }
+
+// WriteDOT, Inputs and SavedBytes agree with Stats on an MLP's loss (bit
+// masks of ReLUs, cross-entropy's softmax, saved activations), eager and in
+// an Arena, and on the recorded graph of a gradient (CreateGraph).
+func TestInspectAgreesWithStats(t *testing.T) {
+	for _, arena := range []bool{false, true} {
+		s := newMLPStep(3, []int{5, 7, 7, 3}, 4)
+		var ar *ad.Arena
+		h := ad.Const(s.x)
+		if arena {
+			ar = new(ad.Arena)
+			h = ar.Const(s.x)
+		}
+		for i := range s.ws {
+			h = ad.Add(ad.MatMulT(h, s.ws[i], false, true), s.bs[i])
+			if i+1 < len(s.ws) {
+				h = ad.Relu(h)
+			}
+		}
+		loss := ad.CrossEntropy(h, s.y)
+		checkInspect(t, loss)
+		gs, err := ad.GradOpts(loss, []*ad.Value{s.ws[0]}, ad.Options{CreateGraph: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkInspect(t, ad.Sum(ad.Square(gs[0])))
+	}
+}
+
+// checkInspect walks the graph behind y with Inputs and compares the ops
+// it meets, and their saved bytes, with Stats and with WriteDOT.
+func checkInspect(t *testing.T, y *ad.Value) {
+	t.Helper()
+	st := ad.Stats(y)
+	ops := map[string]int{}
+	var saved int64
+	seen := map[*ad.Value]bool{}
+	stack := []*ad.Value{y}
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if v.Op() == "" || seen[v] {
+			continue
+		}
+		seen[v] = true
+		ops[v.Op()]++
+		saved += v.SavedBytes()
+		stack = append(stack, v.Inputs()...)
+	}
+	var dot bytes.Buffer
+	if err := ad.WriteDOT(&dot, y); err != nil {
+		t.Fatal(err)
+	}
+	boxes := strings.Count(dot.String(), "shape=box")
+	if boxes != st.Nodes {
+		t.Fatalf("WriteDOT drew %d ops, Stats counts %d", boxes, st.Nodes)
+	}
+	// Handles are new values on each call, so a shared op reached through
+	// two handles is met twice: the walk meets at least every op.
+	n := 0
+	for _, c := range ops {
+		n += c
+	}
+	if n < st.Nodes || saved < st.SavedBytes {
+		t.Fatalf("Inputs met %d ops saving %d bytes; Stats: %d ops saving %d bytes", n, saved, st.Nodes, st.SavedBytes)
+	}
+	var byOp int64
+	for op, b := range st.SavedByOp {
+		if ops[op] == 0 {
+			t.Fatalf("Stats.SavedByOp has %s, which Inputs never met", op)
+		}
+		byOp += b
+	}
+	if byOp != st.SavedBytes {
+		t.Fatalf("SavedByOp sums to %d, SavedBytes is %d", byOp, st.SavedBytes)
+	}
+}
