@@ -9,43 +9,44 @@ import (
 	"github.com/adjointgo/adjoint/tensor"
 )
 
-// Anomaly detection.
+// DetectAnomaly returns v marked for anomaly detection, a debugging mode
+// that finds the op where a NaN or an Inf first appears, in the forward or
+// the backward pass, and the line of the caller's code that ran it.
 //
 // There is no global switch (goroutines stay independent): the mode is a
-// property of a graph. DetectAnomaly marks a value; every value computed
-// from a marked one is marked too (the flag travels through the ops as
-// requires-grad does), and for each op with a marked operand the engine
+// property of a graph. Every value computed from a marked one is marked too
+// (the mark travels through the ops as requires-grad does; Detach drops
+// it), and for each op with a marked operand the engine
 //
 //   - checks the result for NaN and Inf, panicking at once with an
-//     *AnomalyError (Try returns it) naming the op and the line of the
-//     caller's code that ran it, and
-//   - records that line in the node, for error messages of the backward
-//     pass.
+//     *AnomalyError (Try returns it) naming the op and the line that ran
+//     it: the innermost caller outside this module's library packages (a
+//     layer's matmul is attributed to the line calling the layer), and
+//   - records that line in the node, for the errors of the backward pass.
 //
-// A backward sweep from a marked value, or with Options.DetectAnomaly,
-// checks every cotangent a VJP rule returns and every result of a gradient
-// hook, and stops at the first NaN or Inf with an *AnomalyError naming the
-// node whose rule produced it and the line that recorded that node. Ops
-// without a marked operand, and sweeps of unmarked graphs without the
-// option, pay one branch each and nothing else.
-
-// DetectAnomaly returns v marked for anomaly detection: the same data, the
-// same place in the graph and, for a Var, the same gradient buffer (Backward
-// accumulates into v's, and Grad with respect to v or to the result gives
-// the same gradient), but every value computed from the result records the
-// call site of its op and is checked for NaN and Inf, in the forward pass
-// and in the backward pass. v itself is not changed, so the same parameter
-// can be used marked in one goroutine's graph and unmarked in another's.
+// A backward sweep from a marked value (or any sweep given
+// Options.DetectAnomaly) checks every cotangent a VJP rule returns and every
+// result of a gradient hook, and stops at the first NaN or Inf with an
+// *AnomalyError naming the node whose rule produced it, the operand whose
+// cotangent holds it and the line that recorded the node. In a recorded
+// sweep (CreateGraph) the ops a rule runs are checked as they run, and the
+// error names the op inside the rule too. A *ModifiedError of a marked
+// graph names the line that saved the tensor. Ops without a marked operand,
+// and sweeps of unmarked graphs without the option, pay one branch and
+// nothing else.
 //
-// Mark the inputs of the computation under suspicion (the parameters, or
-// the batch) and run it as usual:
+// The result has v's data, v's place in the graph and, for a Var, v's
+// gradient buffer (Backward accumulates into v's, and Grad with respect to
+// v or to the result gives the same gradient). v itself is not changed, so
+// one parameter can be used marked in one goroutine's graph and unmarked in
+// another's. Mark the inputs of the computation under suspicion (the
+// parameters, or the batch) and run it as usual:
 //
 //	x := ad.DetectAnomaly(ad.Var(t))
-//	err := ad.Try(func() { loss = f(x) })   // a NaN or Inf in the forward pass
-//	err = loss.Backward()                   // ... or in a gradient
+//	err := ad.Try(func() { loss = f(x) }) // a NaN or Inf in the forward pass
+//	err = loss.Backward()                 // ... or in a gradient
 //
-// The check costs a pass over each result and a stack walk per op: it is a
-// debugging mode.
+// The checks cost a pass over each result and a stack walk per op.
 func DetectAnomaly(v *Value) *Value {
 	v.check("detect_anomaly")
 	c := &Value{n: v.n, requires: v.requires, gs: v.gs, slot: v.slot, base: v.leaf(), anomaly: true}
