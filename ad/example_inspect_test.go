@@ -63,3 +63,28 @@ func ExampleWriteDOT() {
 	// 	n3 -> n1;
 	// }
 }
+
+// Naming the values of a graph: the Vars by name, an intermediate by what
+// it stands for.
+func ExampleWriteDOTOpts() {
+	w := ad.Var(tensor.FromFloat64([]float64{0.5, -1}, 1, 2))
+	x := ad.Const(tensor.FromFloat64([]float64{3, 4}, 2, 1))
+	z := ad.MatMul(w, x)
+	y := ad.Tanh(z)
+	names := map[*ad.Value]string{w: "w", x: "x", z: "z"}
+	if err := ad.WriteDOTOpts(os.Stdout, y, ad.DOTOptions{Names: names}); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// digraph adjoint {
+	// 	node [fontname="Helvetica", fontsize=10];
+	// 	edge [fontname="Helvetica", fontsize=9];
+	// 	n0 [label="tanh\nfloat64 [1 1]\nsaved 8 B", shape=box, peripheries=2];
+	// 	n1 [label="z = matmul\nfloat64 [1 1]\nsaved 16 B", shape=box];
+	// 	n2 [label="w\nfloat64 [1 2]", shape=ellipse, style=filled, fillcolor="#9ecae1"];
+	// 	n3 [label="x\nfloat64 [2 1]", shape=ellipse];
+	// 	n1 -> n0;
+	// 	n2 -> n1 [label="0"];
+	// 	n3 -> n1 [label="1"];
+	// }
+}
