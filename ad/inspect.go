@@ -23,8 +23,8 @@ import (
 //   - otherwise the result is a handle, a new Value on each call, allocated
 //     with the operand's shape: its Op, Inputs and SavedBytes are the
 //     producer's, Shape is right, DType is v's (the source dtype for an
-//     astype), but its data was not kept: Data returns NaN in every
-//     element. A handle is for inspection only: RequiresGrad reports false,
+//     astype), but its data was not kept: Data (and Item, Tensor)
+//     give NaN in every element. A handle is for inspection only: RequiresGrad reports false,
 //     an op applied to it treats it as a constant, and Backward from it
 //     returns ErrNoGrad. A constant operand that nothing saved is such a
 //     handle with no op.
@@ -118,7 +118,7 @@ func operandDType(n *node, out tensor.DType) tensor.DType {
 // The output is deterministic: nodes are numbered n0, n1, … in the order a
 // breadth-first walk from v meets them (operands in order), so two
 // structurally equal graphs write the same text. The walk uses no
-// recursion; a chain of 10⁶ ops is fine. A constant that no op saved has
+// recursion: a chain of 10⁵ ops (tested) is fine. A constant that no op saved has
 // no identity in the graph and is drawn once per use. WriteDOT must not run
 // while a backward pass sweeps the graph.
 func WriteDOT(w io.Writer, v *Value) error { return WriteDOTOpts(w, v, DOTOptions{}) }
