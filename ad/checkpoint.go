@@ -359,22 +359,28 @@ func checkpointRange(layers []func(*Value) *Value, x *Value, p *memProbe) *Value
 // layer saves (aᵢ) and the bytes of its input (bᵢ). A plan cuts the layers
 // into runs, each stored (recorded as usual: it holds Σaᵢ) or checkpointed
 // (it holds its input, bᵢ, and, while its recomputation is swept, Σaᵢ of
-// the run). The plan's memory is
+// the run); a stored run holds its input too. The plan's memory is
 //
-//	Σ stored aᵢ + Σ checkpointed runs' bᵢ + max checkpointed run's Σaᵢ + the output's bytes
+//	Σ runs' first bᵢ + Σ stored aᵢ + max checkpointed run's Σaᵢ + the output's bytes
 //
-// (an upper estimate: a storage saved twice is counted twice), and its cost
+// (an upper estimate: a storage saved twice, such as a stored run's last
+// output that the next run takes as input, is counted twice), and its cost
 // the number of layers in checkpointed runs, each recomputed once. A
-// dynamic programme over the run boundaries, for each candidate cap on a
+// dynamic programme over the run boundaries (O(n³) for n layers), for each candidate cap on a
 // checkpointed run's Σaᵢ (the distinct sums of consecutive aᵢ, or when
 // there are more than 4·len(layers) of them the largest sum of each
 // length), finds the cheapest plan whose memory fits; with ties, the one
-// holding least. If everything fits, nothing is checkpointed; if no plan
-// fits, the plan holding least is used.
+// holding least. If everything fits, nothing is checkpointed. If no such
+// plan fits (one level of checkpoints holds at least about 2√n
+// activations of n equal layers), the layers go to CheckpointLayers, the
+// binomial schedule, with as many snapshots as fit: it holds the
+// snapshots, the current state (each at most the largest bᵢ), one layer's
+// recording and the output, down to 1 snapshot, the least any schedule
+// can hold.
 //
 // The probe's outputs are the checkpointed runs' forward results (the
 // checkpointed layers run once in the forward pass); stored layers run
-// again, recorded. The gradients are bit for bit those without
+// again, recorded, and under the binomial schedule all layers do. The gradients are bit for bit those without
 // checkpointing.
 func CheckpointBudget(layers []func(*Value) *Value, x *Value, budget int64) *Value {
 	return checkpointBudget(layers, x, budget, nil)
@@ -412,7 +418,10 @@ func checkpointBudget(layers []func(*Value) *Value, x *Value, budget int64, p *m
 		cur = y.Detach()
 		outs[i] = cur
 	}
-	plan, _, _ := planBudget(a, b, bytesOf(cur), budget)
+	plan, mem, _ := planBudget(a, b, bytesOf(cur), budget)
+	if mem > budget {
+		return checkpointLayers("checkpoint budget", layers, x, binomialSnapshots(a, b, bytesOf(cur), budget), p)
+	}
 	for _, r := range plan {
 		if !r.ckpt {
 			for _, l := range layers[r.start:r.end] {
@@ -445,6 +454,22 @@ func checkpointBudget(layers []func(*Value) *Value, x *Value, budget int64, p *m
 	return x
 }
 
+// binomialSnapshots returns the most snapshots (at least 1, at most the
+// number of layers) for which the binomial schedule holds at most budget:
+// the snapshots and the current state, each at most the largest bᵢ, one
+// layer's recording (the largest aᵢ) and the output.
+func binomialSnapshots(a, b []int64, out, budget int64) int {
+	var ma, mb int64
+	for i := range a {
+		ma, mb = max(ma, a[i]), max(mb, b[i])
+	}
+	if mb == 0 {
+		return len(a)
+	}
+	s := (budget - mb - ma - out) / mb
+	return int(max(1, min(s, int64(len(a)))))
+}
+
 func bytesOf(v *Value) int64 { return int64(v.t.Len() * v.t.DType().Size()) }
 
 // planBudget returns the cheapest plan (fewest checkpointed layers) for
@@ -458,8 +483,8 @@ func planBudget(a, b []int64, out, budget int64) (plan []budgetRun, mem int64, c
 	for _, v := range a {
 		all += v
 	}
-	if all+out <= budget {
-		return []budgetRun{{0, n, false}}, all + out, 0
+	if all+b[0]+out <= budget {
+		return []budgetRun{{0, n, false}}, all + b[0] + out, 0
 	}
 	// Candidate caps on a checkpointed run's saved bytes.
 	seen := map[int64]bool{}
@@ -490,6 +515,17 @@ func planBudget(a, b []int64, out, budget int64) (plan []budgetRun, mem int64, c
 			caps = append(caps, best)
 		}
 	}
+	fit := caps[:0:0] // only a cap that fits can give a plan that fits
+	least := caps[0]
+	for _, m := range caps {
+		if m+out <= budget {
+			fit = append(fit, m)
+		}
+		least = min(least, m)
+	}
+	if caps = fit; len(caps) == 0 {
+		caps = []int64{least}
+	}
 	const inf = int64(math.MaxInt64)
 	// d[i][c]: the least memory (without the cap) covering layers [0, i)
 	// with c layers checkpointed; from[i][c] the run that ends there.
@@ -515,13 +551,14 @@ func planBudget(a, b []int64, out, budget int64) (plan []budgetRun, mem int64, c
 				if d[i][c] == inf {
 					continue
 				}
-				if v := d[i][c] + a[i]; v < d[i+1][c] {
-					d[i+1][c], from[i+1][c] = v, budgetRun{i, i + 1, false}
-				}
 				var s int64
 				for j := i + 1; j <= n; j++ {
-					if s += a[j-1]; s > m {
-						break
+					s += a[j-1]
+					if v := d[i][c] + b[i] + s; v < d[j][c] {
+						d[j][c], from[j][c] = v, budgetRun{i, j, false}
+					}
+					if s > m {
+						continue
 					}
 					if v := d[i][c] + b[i]; v < d[j][c+j-i] {
 						d[j][c+j-i], from[j][c+j-i] = v, budgetRun{i, j, true}

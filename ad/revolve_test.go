@@ -134,8 +134,8 @@ func TestPlanBudget(t *testing.T) {
 					for i := rn[0]; i < rn[1]; i++ {
 						s += a[i]
 					}
+					mem += b[rn[0]]
 					if lab&(1<<k) != 0 {
-						mem += b[rn[0]]
 						peak = max(peak, s)
 						cost += rn[1] - rn[0]
 					} else {
