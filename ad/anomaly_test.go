@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -307,4 +308,39 @@ func TestAnomalyArena(t *testing.T) {
 		}
 		w.ZeroGrad()
 	}
+}
+
+// BenchmarkChainAnomaly is BenchmarkChain with the input marked by
+// DetectAnomaly: the cost of the mode when on (a stack walk per op and a
+// pass over each result and cotangent).
+func BenchmarkChainAnomaly(b *testing.B) {
+	for _, size := range []int{1, 1000} {
+		b.Run(fmt.Sprint(size), func(b *testing.B) {
+			const ops = 1000
+			x := ad.DetectAnomaly(ad.Var(tensor.Full(tensor.Float32, 0.5, size)))
+			c := ad.Const(tensor.Full(tensor.Float32, 1.0001, size))
+			d := ad.Const(tensor.Full(tensor.Float32, 1e-4, size))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				chain(x, c, d, ops)
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/ops, "µs/op")
+		})
+	}
+}
+
+// A NaN in a gradient, traced to the op and the line that recorded it.
+func ExampleDetectAnomaly() {
+	x := ad.DetectAnomaly(ad.Var(tensor.FromFloat64([]float64{0, 4}, 2)))
+	mask := ad.Const(tensor.FromFloat64([]float64{0, 1}, 2))
+	// where picks sqrt(x) only where x > 0, but sqrt'(0)·0 is still NaN.
+	y := ad.Sum(ad.Where(mask, ad.Sqrt(x), ad.Scalar(0)))
+	err := y.Backward()
+	var ae *ad.AnomalyError
+	if errors.As(err, &ae) {
+		file, line, _ := strings.Cut(filepath.Base(ae.Site), ":") // the line of y := ... above
+		fmt.Println(ae.Op, ae.Kind, "in the cotangent of input", ae.Input, "at", file, line != "")
+	}
+	// Output: sqrt NaN in the cotangent of input 0 at anomaly_test.go true
 }

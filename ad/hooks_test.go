@@ -2,6 +2,7 @@ package ad_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -313,4 +314,24 @@ func TestHookMisuse(t *testing.T) {
 	if !errors.As(err, &ae) || ae.Op != "exp" || ae.Inner != "hook" || ae.Site == "" {
 		t.Errorf("NaN from a hook: %v, want an *AnomalyError naming exp's hook", err)
 	}
+}
+
+// A hook that observes an intermediate gradient and one that rescales a
+// parameter's.
+func ExampleValue_RegisterHook() {
+	w := ad.Var(tensor.FromFloat64([]float64{1, 2}, 2))
+	w.RegisterHook(func(g *ad.Value) *ad.Value { return ad.MulScalar(g, 0.5) })
+	h := ad.Square(w)
+	h.RegisterHook(func(g *ad.Value) *ad.Value {
+		fmt.Println("∂y/∂h =", g.Data())
+		return nil // keep g
+	})
+	y := ad.Sum(ad.MulScalar(h, 3))
+	if err := y.Backward(); err != nil {
+		panic(err)
+	}
+	fmt.Println("w.Grad =", w.Grad().Data())
+	// Output:
+	// ∂y/∂h = [3 3]
+	// w.Grad = [3 6]
 }
