@@ -120,6 +120,35 @@
 // gradcheck.CheckFunc checks a Func's rules against finite differences and
 // against each other.
 //
+// # Memory for compute: checkpointing
+//
+// Checkpoint(f, xs...) runs f without recording and records one node that
+// saves only f's operands; the backward pass runs f again, recorded, and
+// sweeps that recording. Recomputation is exact (the same kernels in the
+// same order; dropout's mask is a function of its seed and offset), so the
+// gradients are bit for bit those of the plain graph; double backward and
+// forward mode go through a checkpoint too. CheckpointSequential splits a
+// list of layers into segments as PyTorch's checkpoint_sequential does;
+// CheckpointChain and CheckpointLayers run a chain of n steps with s
+// snapshots on the binomial (Revolve) schedule, which recomputes the fewest
+// steps possible; CheckpointBudget chooses what to keep so that what is
+// saved stays under a budget in bytes.
+//
+// # Finding where a NaN came from, and looking at a graph
+//
+// DetectAnomaly(v) marks v: every op computed from it records its caller's
+// file and line and checks its result for NaN and Inf, and the backward
+// sweep checks every cotangent a VJP returns (Options{DetectAnomaly: true}
+// turns the backward checks on for any graph). The first one found is an
+// *AnomalyError, wrapping ErrAnomaly, that names the op, its call site and,
+// in the backward pass, the node whose VJP produced it. Unmarked graphs pay
+// one branch per op for the feature.
+//
+// A value's op, operands and saved bytes are readable (Op, Inputs,
+// SavedBytes, Stats), and WriteDOT writes a graph for Graphviz.
+// RegisterHook runs a function on a value's gradient during the sweep,
+// which may replace it; RetainGrad keeps an intermediate value's gradient.
+//
 // # Non-smooth points
 //
 // The conventions, each tested:
@@ -144,9 +173,9 @@
 // this package and the typed errors of tensor, nn, optim, datasets and
 // scalar alike (every error of the module wraps a sentinel of its package).
 // Graph-state problems — ErrGraphFreed, ErrModifiedInPlace, ErrNonScalar,
-// ErrNoGrad, ErrStale, ErrConcurrent — and a rule that fails during the
-// sweep (ErrFunc for a user function) are returned by Backward, Grad and the
-// transforms. All are inspectable with errors.Is and errors.As.
+// ErrNoGrad, ErrStale, ErrConcurrent, ErrAnomaly — and a rule that fails
+// during the sweep (ErrFunc for a user function) are returned by Backward,
+// Grad and the transforms. All are inspectable with errors.Is and errors.As.
 //
 // # Concurrency
 //
