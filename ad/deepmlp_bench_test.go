@@ -95,6 +95,10 @@ func BenchmarkDeepMLP(b *testing.B) {
 	for _, s := range deepSchedules {
 		b.Run(s.name, func(b *testing.B) {
 			var held int64
+			if _, err := m.step(s.run); err != nil { // warm-up: the gradient buffers
+				b.Fatal(err)
+			}
+			b.ResetTimer()
 			for range b.N {
 				for _, w := range m.ws {
 					w.ZeroGrad()

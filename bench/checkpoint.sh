@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Checkpointing on the 100-layer MLP of issue 14 (h ← tanh(h·Wᵢ), 64×1024
+# float32 activations, 1024×1024 weights), adjoint against
+# torch.utils.checkpoint (PyTorch 1.13), one thread, in one command:
+#
+#   bench/checkpoint.sh        # needs PyTorch: apt-get install -y python3-torch
+#
+# Go side: BenchmarkDeepMLP/{none,sqrt,budget5MiB,binomial} in ./ad, one
+# forward and backward pass each, with its saved-bytes metric (see deepStep
+# in ad/deepmlp_bench_test.go). PyTorch side: bench/torch_checkpoint.py
+# (none, and checkpoint_sequential with 10 segments: PyTorch has no eager
+# budget or binomial schedule). The two sides alternate for ROUNDS rounds;
+# every time is the median over all runs. Prints step times, each
+# variant's time over its own side's none (the price of the memory saved),
+# saved bytes, and adjoint's time over PyTorch's for the same schedule.
+# The machine may be shared: run it on a quiet one, and read the times as
+# noisy.
+#
+# Environment: ROUNDS (3), GOCOUNT (Go -count per round, 2), BENCHTIME (Go
+# -benchtime, 3x), REPEATS (timed PyTorch steps per variant and round, 3),
+# PY (/usr/bin/python3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PY:-/usr/bin/python3}"
+ROUNDS="${ROUNDS:-3}"
+GOCOUNT="${GOCOUNT:-2}"
+BENCHTIME="${BENCHTIME:-3x}"
+REPEATS="${REPEATS:-3}"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+if ! "$PY" -c 'import torch' 2>/dev/null; then
+	echo "checkpoint.sh: $PY cannot import torch (apt-get install -y python3-torch)" >&2
+	exit 1
+fi
+echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 GOMAXPROCS=1
+go test -c -o "$tmp/ad.test" ./ad
+for r in $(seq "$ROUNDS"); do
+	"$tmp/ad.test" -test.run '^$' -test.bench '^BenchmarkDeepMLP$' -test.benchtime "$BENCHTIME" -test.count "$GOCOUNT" -test.cpu 1 >>"$tmp/go.txt"
+	"$PY" bench/torch_checkpoint.py "$REPEATS" >>"$tmp/py.txt"
+done
+echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+"$PY" - "$tmp/go.txt" "$tmp/py.txt" <<'PYEOF'
+import re, statistics, sys
+go, gob = {}, {}
+for line in open(sys.argv[1]):
+    m = re.match(r"BenchmarkDeepMLP/(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op\s+([\d.e+]+) saved-bytes", line)
+    if m:
+        go.setdefault(m.group(1), []).append(float(m.group(2)))
+        gob[m.group(1)] = float(m.group(3))
+py, pyb = {}, {}
+for line in open(sys.argv[2]):
+    if line.startswith("deepmlp/"):
+        k, ns, b = line.split()
+        py.setdefault(k.split("/")[1], []).append(float(ns))
+        pyb[k.split("/")[1]] = float(b)
+g = {k: statistics.median(v) for k, v in go.items()}
+p = {k: statistics.median(v) for k, v in py.items()}
+print(f"runs: adjoint {len(go.get('none', []))} per variant, PyTorch {len(py.get('none', []))} (each the median of its timed steps)")
+print("| schedule | adjoint ms | ÷ none | adjoint saved MiB | PyTorch ms | ÷ none | PyTorch saved MiB | adjoint ÷ PyTorch |")
+print("|---|---|---|---|---|---|---|---|")
+for k in ("none", "sqrt", "budget5MiB", "binomial"):
+    if k not in g:
+        continue
+    row = f"| {k} | {g[k] / 1e6:.0f} | {g[k] / g['none']:.2f} | {gob[k] / 2**20:.2f} |"
+    if k in p:
+        row += f" {p[k] / 1e6:.0f} | {p[k] / p['none']:.2f} | {pyb[k] / 2**20:.2f} | {g[k] / p[k]:.2f} |"
+    else:
+        row += " – | – | – | – |"
+    print(row)
+PYEOF
