@@ -621,3 +621,174 @@ func layersIn(plan []budgetRun) int {
 	}
 	return c
 }
+
+// Reversible is an additive coupling block (as in RevNets):
+//
+//	y1 = x1 + f(x2),  y2 = x2 + g(y1),
+//
+// whose backward pass rebuilds its inputs from its outputs,
+// x2 = y2 − g(y1), x1 = y1 − f(x2), instead of saving what f and g
+// compute: it is ReversibleSequence of one block. f and g must map their
+// operand to its own shape; they may read Vars they close over, as
+// Checkpoint's f may. A chain of Reversible calls still saves every
+// block's inputs, as every op does; ReversibleSequence keeps a whole chain
+// in constant memory.
+func Reversible(f, g func(*Value) *Value, x1, x2 *Value) (y1, y2 *Value) {
+	return ReversibleSequence([]func(*Value) *Value{f}, []func(*Value) *Value{g}, x1, x2)
+}
+
+// ReversibleSequence applies the coupling blocks (fs[i], gs[i]) of
+// Reversible in order and returns the last block's outputs, recorded as one
+// node that saves the inputs and outputs of the whole sequence and nothing
+// in between: its memory does not grow with the number of blocks. The
+// backward pass walks the blocks from the last, each time rebuilding the
+// block's inputs from its outputs (recording g, then f, once) and sweeping
+// those two recordings, so it holds one block's recording at a time.
+//
+// The rebuilt inputs differ from the forward pass's by rounding (x1 + f(x2)
+// − f(x2) need not be x1), so the gradients agree with the stored
+// composition's to rounding, not bit for bit: in float64, within 1e-12
+// relative through 20 blocks of random tanh layers (the test), 1.5e-12
+// through 50; blocks whose f or g dwarf their inputs lose more. Double backward and forward mode go through
+// the sequence by recomputing it whole, recorded.
+func ReversibleSequence(fs, gs []func(*Value) *Value, x1, x2 *Value) (y1, y2 *Value) {
+	return reversible(fs, gs, x1, x2, nil)
+}
+
+func reversible(fs, gs []func(*Value) *Value, x1, x2 *Value, p *memProbe) (y1, y2 *Value) {
+	defer rethrow()
+	const name = "reversible"
+	if len(fs) != len(gs) {
+		panic(&Error{Op: name, Err: ErrArgument, Msg: fmt.Sprintf("%d functions f for %d functions g", len(fs), len(gs))})
+	}
+	x1.check(name)
+	x2.check(name)
+	s1, s2 := append([]int(nil), x1.Shape()...), append([]int(nil), x2.Shape()...)
+	n1 := x1.t.Len()
+	stack := func(a, b *Value) *Value { return Concat(0, Reshape(a, a.t.Len()), Reshape(b, b.t.Len())) }
+	unstack := func(y *Value) (*Value, *Value) {
+		return Reshape(Slice(y, 0, 0, n1), s1...), Reshape(Slice(y, 0, n1, y.t.Len()), s2...)
+	}
+	coupling := func(f, g func(*Value) *Value, a, b *Value) (*Value, *Value) {
+		fb := f(b)
+		if !tensor.EqualShape(fb.Shape(), a.Shape()) {
+			panic(&Error{Op: name, Err: ErrShape, Msg: fmt.Sprintf("f maps %v to %v, not to x1's shape %v", b.Shape(), fb.Shape(), a.Shape())})
+		}
+		c := Add(a, fb)
+		gc := g(c)
+		if !tensor.EqualShape(gc.Shape(), b.Shape()) {
+			panic(&Error{Op: name, Err: ErrShape, Msg: fmt.Sprintf("g maps %v to %v, not to x2's shape %v", c.Shape(), gc.Shape(), b.Shape())})
+		}
+		return c, Add(b, gc)
+	}
+	whole := func(in []*Value) *Value {
+		a, b := in[0], in[1]
+		for i := range fs {
+			a, b = coupling(fs[i], gs[i], a, b)
+		}
+		return stack(a, b)
+	}
+	// The forward pass, not recorded; the Vars f and g read.
+	fp, gp := make([][]*Value, len(fs)), make([][]*Value, len(gs))
+	var params []*Value
+	seen := map[*Value]bool{}
+	note := func(y *Value) []*Value {
+		ps := closedOver(y, nil)
+		for _, v := range ps {
+			if !seen[v] {
+				seen[v] = true
+				params = append(params, v)
+			}
+		}
+		return ps
+	}
+	a, b := x1.Detach(), x2.Detach()
+	for i := range fs {
+		var fb, gc *Value
+		callUser(name, "f", func() { fb = fs[i](b) })
+		fp[i] = note(fb)
+		a = Add(a, fb.Detach())
+		callUser(name, "g", func() { gc = gs[i](a) })
+		gp[i] = note(gc)
+		b = Add(b, gc.Detach())
+	}
+	if len(fs) > 0 {
+		// the shapes, checked as whole would check them
+		if !tensor.EqualShape(a.Shape(), s1) || !tensor.EqualShape(b.Shape(), s2) {
+			panic(&Error{Op: name, Err: ErrShape, Msg: fmt.Sprintf("the blocks map %v, %v to %v, %v", s1, s2, a.Shape(), b.Shape())})
+		}
+	}
+	res := stack(a, b)
+	reqs := []bool{x1.requires, x2.requires}
+	fn := &Func{
+		Name: name,
+		Forward: func([]*Value) *Value {
+			r := res
+			res = nil
+			return r
+		},
+		VJP: func(ins []*Value, y, g *Value) []*Value {
+			create, tan := g.requires, g.tan != nil
+			for _, v := range ins {
+				create, tan = create || v.requires, tan || v.tan != nil
+			}
+			if create || tan || y.tan != nil {
+				return checkpointVJP(name, whole, 2, reqs, params, ins, g, p)
+			}
+			y1, y2 := unstack(y)
+			g1, g2 := unstack(g)
+			acc := map[*Value]*Value{}
+			pull := func(out, seed, z *Value, ps []*Value) *Value {
+				if !out.requires {
+					return nil
+				}
+				tg, err := GradOpts(out, append([]*Value{z}, ps...), Options{Seed: seed})
+				if err != nil {
+					panic(err)
+				}
+				for j, v := range ps {
+					if a := acc[v]; a != nil {
+						acc[v] = Add(a, tg[1+j])
+					} else {
+						acc[v] = tg[1+j]
+					}
+				}
+				return tg[0]
+			}
+			for i := len(fs) - 1; i >= 0; i-- {
+				// y2 = x2 + g(y1): rebuild x2 and send g2 through g.
+				zy1 := standIn(y1, true)
+				gy := gs[i](zy1)
+				p.noteRecompute(gy)
+				x2 := Sub(y2, gy.Detach())
+				if d := pull(gy, g2, zy1, gp[i]); d != nil {
+					g1 = Add(g1, d)
+				}
+				// y1 = x1 + f(x2): rebuild x1 and send g1 through f.
+				zx2 := standIn(x2, true)
+				fx := fs[i](zx2)
+				p.noteRecompute(fx)
+				x1 := Sub(y1, fx.Detach())
+				if d := pull(fx, g1, zx2, fp[i]); d != nil {
+					g2 = Add(g2, d)
+				}
+				y1, y2 = x1, x2
+			}
+			out := make([]*Value, len(ins))
+			if reqs[0] {
+				out[0] = g1
+			}
+			if reqs[1] {
+				out[1] = g2
+			}
+			for j, v := range params {
+				out[2+j] = acc[v]
+			}
+			return out
+		},
+		JVP: func(ins []*Value, _ *Value, ts []*Value) *Value {
+			return checkpointJVP(whole, 2, params, ins, ts)
+		},
+	}
+	return unstack(fn.Apply(append([]*Value{x1, x2}, params...)...))
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/adjointgo/adjoint/tensor"
 )
 
 // TestRevolveCost checks the closed form T(n, s) = r·n − β(s+1, r−1)
@@ -166,4 +168,48 @@ func TestPlanBudget(t *testing.T) {
 			t.Fatalf("trial %d: plan %v, cost %d", trial, plan, cost)
 		}
 	}
+}
+
+// TestReversibleFlat checks that ReversibleSequence holds the same bytes
+// for the backward pass, in the graph and during its sweep, for 10, 100
+// and 1000 blocks, while the stored composition grows with depth.
+func TestReversibleFlat(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	layer := func() func(*Value) *Value {
+		w := tensor.New(tensor.Float64, 4, 4)
+		for i := range w.Len() {
+			w.SetFlat(i, r.NormFloat64()/2)
+		}
+		wv := Var(w)
+		return func(h *Value) *Value { return Tanh(MatMul(h, wv)) }
+	}
+	var graph, during, stored []int64
+	for _, blocks := range []int{10, 100, 1000} {
+		var fs, gs []func(*Value) *Value
+		for range blocks {
+			fs, gs = append(fs, layer()), append(gs, layer())
+		}
+		x1, x2 := Var(tensor.Full(tensor.Float64, 0.5, 3, 4)), Var(tensor.Full(tensor.Float64, -0.25, 3, 4))
+		p := &memProbe{}
+		y1, y2 := reversible(fs, gs, x1, x2, p)
+		loss := Add(Sum(y1), Sum(y2))
+		graph = append(graph, Stats(loss).SavedBytes)
+		if err := loss.Backward(); err != nil {
+			t.Fatal(err)
+		}
+		during = append(during, p.recompute)
+		a, b := x1, x2
+		for i := range fs {
+			a = Add(a, fs[i](b))
+			b = Add(b, gs[i](a))
+		}
+		stored = append(stored, Stats(Add(Sum(a), Sum(b))).SavedBytes)
+	}
+	if graph[0] != graph[1] || graph[1] != graph[2] || during[0] != during[1] || during[1] != during[2] || during[0] == 0 {
+		t.Fatalf("saved bytes for 10, 100, 1000 blocks: graph %v, during the sweep %v: want them flat", graph, during)
+	}
+	if stored[2] < 50*stored[0] {
+		t.Fatalf("the stored composition saves %v: the test does not measure what it should", stored)
+	}
+	t.Logf("reversible: graph %v bytes, one block's recording %v; stored: %v", graph, during, stored)
 }
