@@ -1,6 +1,7 @@
 package ad
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -20,8 +21,11 @@ import (
 // what f recorded and treats them as further operands, so their gradients
 // flow to Backward's buffers or to Grad's results as without the
 // checkpoint. Any other value f reads that requires a gradient must be one
-// of xs. f must be a deterministic function of xs and those Vars: it is run
-// again. Dropout is (its mask is a function of its seed and offset), so
+// of xs: the recomputation would reach into the graph that the backward
+// pass is sweeping, which is reported as an error wrapping ErrConcurrent
+// that says so (and, where that graph happens not to be swept, it is
+// swept and released early). f must be a deterministic function of xs and
+// those Vars: it is run again. Dropout is (its mask is a function of its seed and offset), so
 // recomputation reproduces it; the gradients are bit for bit those without
 // the checkpoint, the same kernels running in the same order.
 //
@@ -182,12 +186,24 @@ func checkpointVJP(name string, f func([]*Value) *Value, k int, reqs []bool, par
 		return gs
 	}
 	targets, at := gradTargets(zs, reqs, params)
-	tg, err := GradOpts(y, targets, Options{Seed: g})
-	if err != nil {
-		panic(err)
-	}
+	tg := recomputedGrad(name, y, targets, Options{Seed: g})
 	for j, i := range at {
 		gs[i] = tg[j]
+	}
+	return gs
+}
+
+// recomputedGrad sweeps the recording of a recomputation. Reaching a node
+// that the enclosing backward pass holds means the recomputed function
+// read a value computed outside it that requires a gradient.
+func recomputedGrad(name string, y *Value, targets []*Value, o Options) []*Value {
+	gs, err := GradOpts(y, targets, o)
+	if errors.Is(err, ErrConcurrent) {
+		panic(&Error{Op: name, Err: err, Msg: "the recomputed function reads a value that requires a gradient and was computed outside it, " +
+			"which the backward pass in progress holds; pass such values as inputs (Vars it reads are fine)"})
+	}
+	if err != nil {
+		panic(err)
 	}
 	return gs
 }
@@ -246,11 +262,7 @@ func checkpointVJPRecorded(name string, f func([]*Value) *Value, k int, reqs []b
 			}
 			return out
 		}
-		tg, err := GradOpts(y, targets, Options{Seed: in[k], CreateGraph: true})
-		if err != nil {
-			panic(err)
-		}
-		return tg
+		return recomputedGrad(name, y, targets, Options{Seed: in[k], CreateGraph: true})
 	}
 	operands := append(append(make([]*Value, 0, k+1), ins[:k]...), g)
 	if mixed {
@@ -742,10 +754,7 @@ func reversible(fs, gs []func(*Value) *Value, x1, x2 *Value, p *memProbe) (y1, y
 				if !out.requires {
 					return nil
 				}
-				tg, err := GradOpts(out, append([]*Value{z}, ps...), Options{Seed: seed})
-				if err != nil {
-					panic(err)
-				}
+				tg := recomputedGrad(name, out, append([]*Value{z}, ps...), Options{Seed: seed})
 				for j, v := range ps {
 					if a := acc[v]; a != nil {
 						acc[v] = Add(a, tg[1+j])

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/adjointgo/adjoint/ad"
@@ -575,5 +576,19 @@ func TestReversibleGrad(t *testing.T) {
 	r0, r1 := hr(false), hr(true)
 	for i := range r0 {
 		ckptNear(t, "reversible hvp reverse", r1[i], r0[i], 1e-12)
+	}
+}
+
+// TestCheckpointReadsOutside checks that a checkpointed function reading a
+// recorded value computed outside it (not passed as an input) fails with
+// an error that says so, where the backward pass holds that value's graph.
+func TestCheckpointReadsOutside(t *testing.T) {
+	w := ad.Var(tensor.Full(tensor.Float64, 0.3, 2, 2))
+	x := ad.Var(tensor.Full(tensor.Float64, 0.7, 2, 2))
+	h := ad.Tanh(ad.MatMul(x, w))
+	y := ad.Checkpoint(func(in []*ad.Value) *ad.Value { return ad.Sum(ad.Mul(in[0], h)) }, x)
+	_, err := ad.Grad(ad.Add(y, ad.Sum(h)), w)
+	if !errors.Is(err, ad.ErrConcurrent) || !strings.Contains(err.Error(), "pass such values as inputs") {
+		t.Fatalf("got %v, want an error wrapping ErrConcurrent that names the cause", err)
 	}
 }

@@ -358,10 +358,7 @@ func (s *chainState) youturn() {
 		s.g = zerosLike(z)
 		return
 	}
-	tg, err := GradOpts(y, targets, Options{Seed: s.g})
-	if err != nil {
-		panic(err)
-	}
+	tg := recomputedGrad("checkpoint", y, targets, Options{Seed: s.g})
 	s.g = tg[0]
 	for j, v := range s.params[s.idx] {
 		if a := s.acc[v]; a != nil {
