@@ -116,20 +116,23 @@ func (b *revolveBuilder) reverse(a, l, s, slot int) {
 	}
 }
 
-// revolveSplit returns the m in [1, l) minimising m + T(l−m, s−1) + T(m, s).
+// revolveSplit returns an m in [1, l) minimising c(m) = m + T(l−m, s−1) +
+// T(m, s), s ≥ 2. T is convex in its first argument (its increments are
+// the repetition number, which does not decrease), so c is convex, and a
+// binary search on its increments finds the minimum in O(log l)
+// evaluations.
 func revolveSplit(l, s int) int {
-	best, bestM := math.MaxInt, 1
-	want := revolveCost(l, s)
-	for m := 1; m < l; m++ {
-		c := sat(sat(m, revolveCost(l-m, s-1)), revolveCost(m, s))
-		if c < best {
-			best, bestM = c, m
-			if c == want {
-				break
-			}
+	c := func(m int) int { return sat(sat(m, revolveCost(l-m, s-1)), revolveCost(m, s)) }
+	lo, hi := 1, l-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if c(mid+1) >= c(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
 		}
 	}
-	return bestM
+	return lo
 }
 
 // revolveCost returns T(l, s), the fewest unrecorded steps that reverse l
@@ -141,29 +144,16 @@ func revolveCost(l, s int) int {
 	if s < 1 {
 		return math.MaxInt
 	}
-	r := 0
-	for binom(s, r) < l {
+	// b = β(s, r) and prev = β(s, r−1), updated by β(s, r) = β(s, r−1)·(s+r)/r.
+	r, b, prev := 0, 1, 0
+	for b < l {
 		r++
+		prev, b = b, b*(s+r)/r
 	}
-	return r*l - binom(s+1, r-1)
-}
-
-// binom returns β(s, t) = C(s+t, s), 0 for t < 0, saturating at MaxInt.
-func binom(s, t int) int {
-	if t < 0 {
+	if r == 0 {
 		return 0
 	}
-	if t < s {
-		s, t = t, s
-	}
-	c := 1
-	for i := 1; i <= s; i++ { // c = C(t+i, i)
-		if c > math.MaxInt/(t+i) {
-			return math.MaxInt
-		}
-		c = c * (t + i) / i
-	}
-	return c
+	return r*l - prev*(s+r)/(s+1) // β(s+1, r−1) = β(s, r−1)·(s+r)/(s+1)
 }
 
 func sat(a, b int) int {
