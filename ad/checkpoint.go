@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/adjointgo/adjoint/tensor"
 )
@@ -378,11 +379,14 @@ func checkpointRange(layers []func(*Value) *Value, x *Value, p *memProbe) *Value
 // (an upper estimate: a storage saved twice, such as a stored run's last
 // output that the next run takes as input, is counted twice), and its cost
 // the number of layers in checkpointed runs, each recomputed once. A
-// dynamic programme over the run boundaries (O(n³) for n layers), for each candidate cap on a
+// dynamic programme over the run boundaries, for each candidate cap on a
 // checkpointed run's Σaᵢ (the distinct sums of consecutive aᵢ, or when
 // there are more than 4·len(layers) of them the largest sum of each
 // length), finds the cheapest plan whose memory fits; with ties, the one
-// holding least. If everything fits, nothing is checkpointed. If no such
+// holding least. It is exact for up to 64 layers and 32 candidate caps;
+// beyond, it plans over 64 groups of consecutive layers and 32 caps
+// spread evenly over the candidates, which bounds its time to a few
+// milliseconds. If everything fits, nothing is checkpointed. If no such
 // plan fits (one level of checkpoints holds at least about 2√n
 // activations of n equal layers), the layers go to CheckpointLayers, the
 // binomial schedule, with as many snapshots as fit: it holds the
@@ -484,6 +488,15 @@ func binomialSnapshots(a, b []int64, out, budget int64) int {
 
 func bytesOf(v *Value) int64 { return int64(v.t.Len() * v.t.DType().Size()) }
 
+// The planner's limits: it plans exactly over up to planUnits layers and
+// planCaps candidate caps; beyond them it groups consecutive layers into
+// planUnits groups and thins the caps evenly (O(planUnits³·planCaps), a few
+// milliseconds).
+const (
+	planUnits = 64
+	planCaps  = 32
+)
+
 // planBudget returns the cheapest plan (fewest checkpointed layers) for
 // layers that save a[i] bytes and take inputs of b[i] bytes, producing an
 // output of out bytes, whose memory (see CheckpointBudget) is within
@@ -491,6 +504,22 @@ func bytesOf(v *Value) int64 { return int64(v.t.Len() * v.t.DType().Size()) }
 // least.
 func planBudget(a, b []int64, out, budget int64) (plan []budgetRun, mem int64, cost int) {
 	n := len(a)
+	if n > planUnits { // plan over groups of consecutive layers
+		size := (n + planUnits - 1) / planUnits
+		var ga, gb []int64
+		for i := 0; i < n; i += size {
+			var s int64
+			for _, v := range a[i:min(i+size, n)] {
+				s += v
+			}
+			ga, gb = append(ga, s), append(gb, b[i])
+		}
+		plan, mem, _ = planBudget(ga, gb, out, budget)
+		for k := range plan {
+			plan[k].start, plan[k].end = plan[k].start*size, min(plan[k].end*size, n)
+		}
+		return plan, mem, layersIn(plan)
+	}
 	var all int64
 	for _, v := range a {
 		all += v
@@ -537,6 +566,13 @@ func planBudget(a, b []int64, out, budget int64) (plan []budgetRun, mem int64, c
 	}
 	if caps = fit; len(caps) == 0 {
 		caps = []int64{least}
+	}
+	if slices.Sort(caps); len(caps) > planCaps { // thinned evenly, the largest kept
+		thin := make([]int64, 0, planCaps)
+		for i := range planCaps - 1 {
+			thin = append(thin, caps[i*len(caps)/(planCaps-1)])
+		}
+		caps = append(thin, caps[len(caps)-1])
 	}
 	const inf = int64(math.MaxInt64)
 	// d[i][c]: the least memory (without the cap) covering layers [0, i)
