@@ -592,3 +592,39 @@ func TestCheckpointReadsOutside(t *testing.T) {
 		t.Fatalf("got %v, want an error wrapping ErrConcurrent that names the cause", err)
 	}
 }
+
+// TestCheckpointRetainGraph sweeps checkpointed graphs twice with
+// RetainGraph: the recomputation runs again and the gradients add up.
+func TestCheckpointRetainGraph(t *testing.T) {
+	net := newCkptNet(tensor.Float64, 6, 8, 24)
+	xt := randInput(tensor.Float64, 25, 3, 8)
+	fs, gs, _ := revNet(2, 8, 26)
+	runs := map[string]func(x *ad.Value) *ad.Value{
+		"sequential": func(x *ad.Value) *ad.Value { return ad.CheckpointSequential(net.layers(), 3, x) },
+		"layers":     func(x *ad.Value) *ad.Value { return ad.CheckpointLayers(net.layers(), x, 2) },
+		"budget":     func(x *ad.Value) *ad.Value { return ad.CheckpointBudget(net.layers(), x, 1) },
+		"reversible": func(x *ad.Value) *ad.Value {
+			y1, y2 := ad.ReversibleSequence(fs, gs, x, ad.Tanh(x))
+			return ad.Mul(y1, y2)
+		},
+	}
+	for name, run := range runs {
+		x := ad.Var(xt)
+		loss := ad.Sum(ad.Square(run(x)))
+		if err := loss.BackwardOpts(ad.Options{RetainGraph: true}); err != nil {
+			t.Fatal(err)
+		}
+		once := x.Grad().Clone()
+		if err := loss.Backward(); err != nil {
+			t.Fatalf("%s: second sweep: %v", name, err)
+		}
+		for i := range once.Len() {
+			if got, want := x.Grad().AtFlat(i), 2*once.AtFlat(i); math.Abs(got-want) > 1e-12*(1+math.Abs(want)) {
+				t.Fatalf("%s: after two sweeps element %d is %v, want %v", name, i, got, want)
+			}
+		}
+		if err := loss.Backward(); !errors.Is(err, ad.ErrGraphFreed) {
+			t.Fatalf("%s: third sweep: got %v, want ErrGraphFreed", name, err)
+		}
+	}
+}
