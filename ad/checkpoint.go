@@ -26,9 +26,13 @@ import (
 // pass is sweeping, which is reported as an error wrapping ErrConcurrent
 // that says so (and, where that graph happens not to be swept, it is
 // swept and released early). f must be a deterministic function of xs and
-// those Vars: it is run again. Dropout is (its mask is a function of its seed and offset), so
-// recomputation reproduces it; the gradients are bit for bit those without
-// the checkpoint, the same kernels running in the same order.
+// those Vars: it is run again. Dropout is (its mask is a function of its
+// seed and offset), so recomputation reproduces it; the gradients are bit
+// for bit those without the checkpoint, the same kernels running in the
+// same order.
+//
+// The forward pass costs about what a recorded pass costs: when f reads
+// Vars, its ops record as usual and the recording is dropped at once.
 //
 // Through a checkpoint work: double backward (Options.CreateGraph,
 // HVPReverse: the gradient is then itself a checkpointed function of xs and
@@ -47,7 +51,6 @@ func Checkpoint(f func(xs []*Value) *Value, xs ...*Value) *Value {
 type memProbe struct {
 	recompute int64 // the most bytes one recomputation held
 	held      int64 // the most bytes held outside the graph (snapshots)
-	steps     int   // layer or step evaluations, recorded or not
 }
 
 func (p *memProbe) noteRecompute(y *Value) {
@@ -62,12 +65,6 @@ func (p *memProbe) noteRecompute(y *Value) {
 func (p *memProbe) noteHeld(b int64) {
 	if p != nil && b > p.held {
 		p.held = b
-	}
-}
-
-func (p *memProbe) step() {
-	if p != nil {
-		p.steps++
 	}
 }
 
@@ -356,7 +353,6 @@ func checkpointRange(layers []func(*Value) *Value, x *Value, p *memProbe) *Value
 		h := in[0]
 		for _, l := range layers {
 			h = l(h)
-			p.step()
 		}
 		return h
 	}, []*Value{x}, p, nil)
@@ -428,7 +424,6 @@ func checkpointBudget(layers []func(*Value) *Value, x *Value, budget int64, p *m
 		if y == nil {
 			panic(&Error{Op: "checkpoint budget", Err: ErrFunc, Msg: fmt.Sprintf("layer %d returned nil", i)})
 		}
-		p.step()
 		a[i], b[i] = Stats(y).SavedBytes, bytesOf(cur)
 		params[i] = closedOver(y, map[*Value]bool{z: true})
 		cur = y.Detach()
@@ -442,7 +437,6 @@ func checkpointBudget(layers []func(*Value) *Value, x *Value, budget int64, p *m
 		if !r.ckpt {
 			for _, l := range layers[r.start:r.end] {
 				x = l(x)
-				p.step()
 			}
 			continue
 		}
@@ -461,7 +455,6 @@ func checkpointBudget(layers []func(*Value) *Value, x *Value, budget int64, p *m
 			h := in[0]
 			for _, l := range run {
 				h = l(h)
-				p.step()
 			}
 			return h
 		}

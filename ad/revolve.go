@@ -304,7 +304,6 @@ func (s *chainState) eval(i int) *Value {
 	if y == nil {
 		panic(&Error{Op: "checkpoint", Err: ErrFunc, Msg: "a step returned nil"})
 	}
-	s.p.step()
 	if s.params[i] == nil {
 		if s.params[i] = closedOver(y, nil); s.params[i] == nil {
 			s.params[i] = []*Value{} // found none: do not look again
@@ -341,7 +340,6 @@ func (s *chainState) youturn() {
 	z := standIn(s.cur, true)
 	var y *Value
 	callUser("checkpoint", "step", func() { y = s.layers[s.idx](z) })
-	s.p.step()
 	s.p.noteRecompute(y)
 	targets := append([]*Value{z}, s.params[s.idx]...)
 	if !y.requires {
