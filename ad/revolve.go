@@ -165,10 +165,13 @@ func sat(a, b int) int {
 
 // CheckpointChain returns x_n of the chain x_{i+1} = step(x_i), reversed on
 // the backward pass by the binomial (Revolve) schedule with snapshots
-// stored states (x0 among them, at least 1): the fewest step evaluations
-// that reverse n steps within that memory, about n·log n/log s for small s
-// and n−1 extra when snapshots ≥ n. Time stepping (an ODE or a wave
-// equation integrated over many steps) is the case it is for.
+// stored states (x0 among them, at least 1), which runs the fewest steps
+// without recording that any schedule within that memory needs:
+// RevolveSteps(n, snapshots) = r·n − β(s+1, r−1), the forward pass's n−1
+// included, where r (the repetition number) is the least with
+// β(s, r) = C(s+r, s) ≥ n (100 steps: r = 1 with 100 snapshots, 3 with 10,
+// 7 with 3). Time stepping (an ODE or a wave equation integrated over many
+// steps) is the case it is for.
 //
 // The chain is one node. The forward pass runs the steps without
 // recording, storing the snapshots the schedule asks for; the backward pass
