@@ -9,8 +9,9 @@
 # forward and backward pass each, with its saved-bytes metric (see deepStep
 # in ad/deepmlp_bench_test.go). PyTorch side: bench/torch_checkpoint.py
 # (none, and checkpoint_sequential with 10 segments: PyTorch has no eager
-# budget or binomial schedule). The two sides alternate for ROUNDS rounds;
-# every time is the median over all runs. Prints step times, each
+# budget or binomial schedule). The two sides alternate for ROUNDS rounds,
+# each variant in its own process after warm-up steps, in an order that
+# rotates every round; every time is the median over all runs. Prints step times, each
 # variant's time over its own side's none (the price of the memory saved),
 # saved bytes, and adjoint's time over PyTorch's for the same schedule.
 # The machine may be shared: run it on a quiet one, and read the times as
@@ -36,9 +37,18 @@ fi
 echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 GOMAXPROCS=1
 go test -c -o "$tmp/ad.test" ./ad
+# Each variant runs in its own process, and the order rotates every round:
+# the first steps of a process run slower on both sides.
+govars=(none sqrt budget5MiB binomial)
+pyvars=(none sqrt)
 for r in $(seq "$ROUNDS"); do
-	"$tmp/ad.test" -test.run '^$' -test.bench '^BenchmarkDeepMLP$' -test.benchtime "$BENCHTIME" -test.count "$GOCOUNT" -test.cpu 1 >>"$tmp/go.txt"
-	"$PY" bench/torch_checkpoint.py "$REPEATS" >>"$tmp/py.txt"
+	for i in "${!govars[@]}"; do
+		v="${govars[$(((i + r) % ${#govars[@]}))]}"
+		"$tmp/ad.test" -test.run '^$' -test.bench "^BenchmarkDeepMLP\$/^$v\$" -test.benchtime "$BENCHTIME" -test.count "$GOCOUNT" -test.cpu 1 >>"$tmp/go.txt"
+	done
+	for i in "${!pyvars[@]}"; do
+		"$PY" bench/torch_checkpoint.py "$REPEATS" "${pyvars[$(((i + r) % ${#pyvars[@]}))]}" >>"$tmp/py.txt"
+	done
 done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$PY" - "$tmp/go.txt" "$tmp/py.txt" <<'PYEOF'

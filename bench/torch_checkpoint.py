@@ -7,7 +7,9 @@ checkpointing). Prints one line per variant:
 
     deepmlp/<variant> <ns per step> <saved bytes>
 
-ns per step is the median of REPEATS timed steps after a warm-up. saved
+ns per step is the median of REPEATS timed steps after 3 warm-up steps;
+VARIANTS (none,sqrt) sets which run and in what order (the first steps of
+a process run slower, so bench/checkpoint.sh rotates it). saved
 bytes: the distinct storages (parameters excluded) packed by
 torch.autograd.graph.saved_tensors_hooks during the forward pass, plus,
 for the checkpointed variant, the most distinct storages one segment's
@@ -19,7 +21,8 @@ gradient to the weights unless its input requires one, so the input
 requires a gradient in both variants (one more 64x1024x1024 product than
 adjoint's side computes, about 1 %).
 
-Run with Debian's interpreter: OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/torch_checkpoint.py [REPEATS]
+Run with Debian's interpreter:
+OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/torch_checkpoint.py [REPEATS [VARIANTS]]
 """
 import math
 import statistics
@@ -31,6 +34,7 @@ from torch.utils.checkpoint import checkpoint_sequential
 
 torch.set_num_threads(1)
 LAYERS, BATCH, WIDTH, SEGMENTS = 100, 64, 1024, 10
+WARMUP = 3  # steps before timing: the first steps of a process run slower (the allocator settling)
 
 
 class Layer(torch.nn.Module):
@@ -58,7 +62,10 @@ def main():
     def sqrt(inp):
         return checkpoint_sequential(layers, SEGMENTS, inp)
 
-    for name, run in (("none", none), ("sqrt", sqrt)):
+    runs = {"none": none, "sqrt": sqrt}
+    order = sys.argv[2].split(",") if len(sys.argv) > 2 else ["none", "sqrt"]
+    for name in order:
+        run = runs[name]
         phase = {"fwd": {}, "bwd": []}
         state = {"bwd": False}
 
@@ -89,7 +96,8 @@ def main():
 
         step(True)
         saved = sum(phase["fwd"].values()) + max((sum(d.values()) for d in phase["bwd"]), default=0)
-        step(False)
+        for _ in range(WARMUP):
+            step(False)
         times = []
         for _ in range(repeats):
             t0 = time.perf_counter()
