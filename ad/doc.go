@@ -131,8 +131,10 @@
 // list of layers into segments as PyTorch's checkpoint_sequential does;
 // CheckpointChain and CheckpointLayers run a chain of n steps with s
 // snapshots on the binomial (Revolve) schedule, which recomputes the fewest
-// steps possible; CheckpointBudget chooses what to keep so that what is
-// saved stays under a budget in bytes.
+// steps possible (RevolveSteps gives the count); CheckpointBudget chooses
+// what to keep so that what is saved stays under a budget in bytes.
+// ReversibleSequence chains additive-coupling blocks whose backward pass
+// rebuilds each block's input from its output: memory flat in depth.
 //
 // # Finding where a NaN came from, and looking at a graph
 //
