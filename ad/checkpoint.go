@@ -113,6 +113,7 @@ func checkpointNode(name string, f func([]*Value) *Value, xs []*Value, res *Valu
 		JVP: func(ins []*Value, _ *Value, ts []*Value) *Value {
 			return checkpointJVP(f, k, params, ins, ts)
 		},
+		ownsResults: true,
 	}
 	return fn.Apply(append(xs[:k:k], params...)...)
 }
@@ -184,9 +185,10 @@ func checkpointVJP(name string, f func([]*Value) *Value, k int, reqs []bool, par
 		return gs
 	}
 	targets, at := gradTargets(zs, reqs, params)
-	tg := recomputedGrad(name, y, targets, Options{Seed: g})
+	tg, excl := recomputedGrad(name, y, targets, Options{Seed: g})
 	for j, i := range at {
 		gs[i] = tg[j]
+		gs[i].owned = excl[j] // the Func vouches (ownsResults) for what the sweep held alone
 	}
 	return gs
 }
@@ -194,8 +196,8 @@ func checkpointVJP(name string, f func([]*Value) *Value, k int, reqs []bool, par
 // recomputedGrad sweeps the recording of a recomputation. Reaching a node
 // that the enclosing backward pass holds means the recomputed function
 // read a value computed outside it that requires a gradient.
-func recomputedGrad(name string, y *Value, targets []*Value, o Options) []*Value {
-	gs, err := GradOpts(y, targets, o)
+func recomputedGrad(name string, y *Value, targets []*Value, o Options) ([]*Value, []bool) {
+	gs, excl, err := gradExclusive(y, targets, o)
 	if errors.Is(err, ErrConcurrent) {
 		panic(&Error{Op: name, Err: err, Msg: "the recomputed function reads a value that requires a gradient and was computed outside it, " +
 			"which the backward pass in progress holds; pass such values as inputs (Vars it reads are fine)"})
@@ -203,7 +205,7 @@ func recomputedGrad(name string, y *Value, targets []*Value, o Options) []*Value
 	if err != nil {
 		panic(err)
 	}
-	return gs
+	return gs, excl
 }
 
 // gradTargets lists the stand-ins that need a gradient and the Vars, and
@@ -260,7 +262,8 @@ func checkpointVJPRecorded(name string, f func([]*Value) *Value, k int, reqs []b
 			}
 			return out
 		}
-		return recomputedGrad(name, y, targets, Options{Seed: in[k], CreateGraph: true})
+		gs, _ := recomputedGrad(name, y, targets, Options{Seed: in[k], CreateGraph: true})
+		return gs
 	}
 	operands := append(append(make([]*Value, 0, k+1), ins[:k]...), g)
 	if mixed {
@@ -783,7 +786,7 @@ func reversible(fs, gs []func(*Value) *Value, x1, x2 *Value, p *memProbe) (y1, y
 				if !out.requires {
 					return nil
 				}
-				tg := recomputedGrad(name, out, append([]*Value{z}, ps...), Options{Seed: seed})
+				tg, _ := recomputedGrad(name, out, append([]*Value{z}, ps...), Options{Seed: seed})
 				for j, v := range ps {
 					if a := acc[v]; a != nil {
 						acc[v] = Add(a, tg[1+j])

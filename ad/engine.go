@@ -364,6 +364,35 @@ func GradOpts(y *Value, xs []*Value, o Options) ([]*Value, error) {
 // the gradient buffers of Vars (Backward); otherwise it returns the
 // gradients of the targets.
 func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
+	return sweepExcl(y, targets, o, nil)
+}
+
+// gradExclusive is GradOpts that also reports, for each gradient, whether
+// the sweep held its storage alone (a fresh buffer no other value sees): a
+// caller that hands it on as a cotangent may let the next sweep own it.
+func gradExclusive(y *Value, xs []*Value, o Options) ([]*Value, []bool, error) {
+	excl := make([]bool, len(xs))
+	for i, x := range xs {
+		if !x.requires {
+			return nil, nil, &Error{Op: "grad", Err: ErrNoGrad, Msg: fmt.Sprintf("input %d does not require a gradient (make it with ad.Var)", i)}
+		}
+	}
+	gs, err := sweepExcl(y, xs, o, excl)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, g := range gs {
+		if g == nil {
+			gs[i] = Const(tensor.New(xs[i].t.DType(), xs[i].t.Shape()...))
+			excl[i] = false
+		}
+	}
+	return gs, excl, nil
+}
+
+// sweepExcl is sweep, recording in excl (when not nil) which results it held
+// alone.
+func sweepExcl(y *Value, targets []*Value, o Options, excl []bool) (result []*Value, err error) {
 	if err := checkFresh(y, targets, o.Seed); err != nil {
 		return nil, err
 	}
@@ -419,6 +448,7 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 	if err := s.begin(y, targets, result, o); err != nil {
 		return nil, err
 	}
+	s.excl = excl
 	s.grads[0] = seed
 	seed.owned = o.Seed == nil && !o.CreateGraph
 	for len(s.ready) > 0 { // reverse topological order: every consumer of n has run
@@ -485,6 +515,7 @@ type sweeper struct {
 	ready  []*node  // nodes whose consumers have all run
 	useful []bool   // with targets: nodes through which a target is reached
 	result []*Value // the targets' gradients
+	excl   []bool   // for gradExclusive: whether the sweep held each result alone
 	target map[*node][]int
 	leaf   map[*Value][]int
 	ctx    vjpCtx
@@ -667,8 +698,12 @@ func (s *sweeper) route(n *node, gin []*Value) {
 			e.leaf.gs.accumulate(gj, s.o.CreateGraph)
 		default:
 			for _, i := range s.leaf[e.leaf] {
-				s.result[i] = addGrad(s.result[i], gj, s.o.CreateGraph)
-				s.result[i].owned = false // handed to the caller
+				r := addGrad(s.result[i], gj, s.o.CreateGraph)
+				if s.excl != nil { // the caller asked whether the sweep held it alone
+					s.excl[i] = r.owned
+				}
+				r.owned = false // handed to the caller
+				s.result[i] = r
 			}
 		}
 	}
@@ -694,7 +729,7 @@ func (s *sweeper) end() {
 	clear(s.ready[:cap(s.ready)])
 	clear(s.ctx.fin[:cap(s.ctx.fin)])
 	s.nodes, s.deps, s.grads, s.ready, s.ctx.fin = s.nodes[:0], s.deps[:0], s.grads[:0], s.ready[:0], s.ctx.fin[:0]
-	s.useful, s.result, s.target, s.leaf = nil, nil, nil, nil
+	s.useful, s.result, s.target, s.leaf, s.excl = nil, nil, nil, nil, nil
 	s.held = nil
 	clear(s.heldV)
 	clear(s.heldG)
@@ -722,6 +757,13 @@ func (s *sweeper) end() {
 // routed: it was owned and nothing aliases it.
 func decideOwnership(n *node, g *Value, fin, pre []*Value) (recycleG bool) {
 	user := n.rule == row(opFunc)
+	// A Func of this package (a checkpoint) may vouch for its results: it
+	// marks those that a sweep of its own held alone.
+	vouched := false
+	if f, ok := n.at.(*funcAttrs); ok && f.fn.ownsResults {
+		vouched = true
+	}
+	claim := func(v *Value) bool { return (!user && v.fresh) || (vouched && v.owned) }
 	unique := func(v *Value, j int) bool {
 		for i, o := range fin {
 			if i != j && o != nil && o.root() == v.root() {
@@ -746,7 +788,7 @@ func decideOwnership(n *node, g *Value, fin, pre []*Value) (recycleG bool) {
 				p.owned = false // g itself (or a view), only read by SumTo
 				continue
 			}
-			p.owned = !user && p.fresh && unique(p, j)
+			p.owned = claim(p) && unique(p, j)
 			release(p)
 			continue
 		}
@@ -758,7 +800,7 @@ func decideOwnership(n *node, g *Value, fin, pre []*Value) (recycleG bool) {
 			v.owned = false
 			continue
 		}
-		v.owned = !user && v.fresh && unique(v, j)
+		v.owned = claim(v) && unique(v, j)
 	}
 	if aliasG == 0 {
 		return gOwned

@@ -40,6 +40,11 @@ type Func struct {
 	Forward func(xs []*Value) *Value
 	VJP     func(xs []*Value, y, g *Value) []*Value
 	JVP     func(xs []*Value, y *Value, ts []*Value) *Value
+
+	// ownsResults lets the engine take the cotangents VJP returns with
+	// owned set as its own (a checkpoint's, which a sweep of its own held
+	// alone); a user's Func never sets it.
+	ownsResults bool
 }
 
 // Apply applies f to xs: the output, recorded as one node when an operand

@@ -349,7 +349,7 @@ func (s *chainState) youturn() {
 		s.g = zerosLike(z)
 		return
 	}
-	tg := recomputedGrad("checkpoint", y, targets, Options{Seed: s.g})
+	tg, _ := recomputedGrad("checkpoint", y, targets, Options{Seed: s.g})
 	s.g = tg[0]
 	for j, v := range s.params[s.idx] {
 		if a := s.acc[v]; a != nil {

@@ -11,7 +11,10 @@
 # (none, and checkpoint_sequential with 10 segments: PyTorch has no eager
 # budget or binomial schedule). The two sides alternate for ROUNDS rounds,
 # each variant in its own process after warm-up steps, in an order that
-# rotates every round; every time is the median over all runs. Prints step times, each
+# rotates every round; every time is the median over all runs. Peak RSS is
+# each process's maximum resident set (/usr/bin/time %M), median over the
+# rounds: it includes the weights (400 MiB of float32 on both sides) and each
+# runtime's own footprint. Prints step times, each
 # variant's time over its own side's none (the price of the memory saved),
 # saved bytes, and adjoint's time over PyTorch's for the same schedule.
 # The machine may be shared: run it on a quiet one, and read the times as
@@ -44,15 +47,22 @@ pyvars=(none sqrt)
 for r in $(seq "$ROUNDS"); do
 	for i in "${!govars[@]}"; do
 		v="${govars[$(((i + r) % ${#govars[@]}))]}"
-		"$tmp/ad.test" -test.run '^$' -test.bench "^BenchmarkDeepMLP\$/^$v\$" -test.benchtime "$BENCHTIME" -test.count "$GOCOUNT" -test.cpu 1 >>"$tmp/go.txt"
+		/usr/bin/time -a -o "$tmp/rss.txt" -f "adjoint $v %M" \
+			"$tmp/ad.test" -test.run '^$' -test.bench "^BenchmarkDeepMLP\$/^$v\$" -test.benchtime "$BENCHTIME" -test.count "$GOCOUNT" -test.cpu 1 >>"$tmp/go.txt"
 	done
 	for i in "${!pyvars[@]}"; do
-		"$PY" bench/torch_checkpoint.py "$REPEATS" "${pyvars[$(((i + r) % ${#pyvars[@]}))]}" >>"$tmp/py.txt"
+		v="${pyvars[$(((i + r) % ${#pyvars[@]}))]}"
+		/usr/bin/time -a -o "$tmp/rss.txt" -f "torch $v %M" "$PY" bench/torch_checkpoint.py "$REPEATS" "$v" >>"$tmp/py.txt"
 	done
 done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$PY" - "$tmp/go.txt" "$tmp/py.txt" <<'PYEOF'
+"$PY" - "$tmp/go.txt" "$tmp/py.txt" "$tmp/rss.txt" <<'PYEOF'
 import re, statistics, sys
+rss = {}
+for line in open(sys.argv[3]):
+    f = line.split()
+    if len(f) == 3 and f[2].isdigit():
+        rss.setdefault((f[0], f[1]), []).append(int(f[2]) / 1024)
 go, gob = {}, {}
 for line in open(sys.argv[1]):
     m = re.match(r"BenchmarkDeepMLP/(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op\s+([\d.e+]+) saved-bytes", line)
@@ -68,15 +78,18 @@ for line in open(sys.argv[2]):
 g = {k: statistics.median(v) for k, v in go.items()}
 p = {k: statistics.median(v) for k, v in py.items()}
 print(f"runs: adjoint {len(go.get('none', []))} per variant, PyTorch {len(py.get('none', []))} (each the median of its timed steps)")
-print("| schedule | adjoint ms | ÷ none | adjoint saved MiB | PyTorch ms | ÷ none | PyTorch saved MiB | adjoint ÷ PyTorch |")
-print("|---|---|---|---|---|---|---|---|")
+print("| schedule | adjoint ms | ÷ none | adjoint saved MiB | adjoint peak RSS MiB | PyTorch ms | ÷ none | PyTorch saved MiB | PyTorch peak RSS MiB | adjoint ÷ PyTorch |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+def peak(side, k):
+    v = rss.get((side, k))
+    return f"{statistics.median(v):.0f}" if v else "–"
 for k in ("none", "sqrt", "budget5MiB", "binomial"):
     if k not in g:
         continue
-    row = f"| {k} | {g[k] / 1e6:.0f} | {g[k] / g['none']:.2f} | {gob[k] / 2**20:.2f} |"
+    row = f"| {k} | {g[k] / 1e6:.0f} | {g[k] / g['none']:.2f} | {gob[k] / 2**20:.2f} | {peak('adjoint', k)} |"
     if k in p:
-        row += f" {p[k] / 1e6:.0f} | {p[k] / p['none']:.2f} | {pyb[k] / 2**20:.2f} | {g[k] / p[k]:.2f} |"
+        row += f" {p[k] / 1e6:.0f} | {p[k] / p['none']:.2f} | {pyb[k] / 2**20:.2f} | {peak('torch', k)} | {g[k] / p[k]:.2f} |"
     else:
-        row += " – | – | – | – |"
+        row += " – | – | – | – | – |"
     print(row)
 PYEOF
