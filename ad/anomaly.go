@@ -91,7 +91,26 @@ const modulePrefix = "github.com/adjointgo/adjoint/"
 func callSite() (string, int) {
 	var pcs [24]uintptr
 	k := runtime.Callers(3, pcs[:]) // runtime.Callers, callSite, its caller
-	frames := runtime.CallersFrames(pcs[:k])
+	return userFrame(pcs[:k])
+}
+
+// writeSite is the file:line of the user's code behind the last tracked
+// in-place write to t, or "".
+func writeSite(t *tensor.Tensor) string {
+	pcs := t.LastWrite()
+	if pcs == nil {
+		return ""
+	}
+	if file, line := userFrame(pcs); file != "" {
+		return fmt.Sprintf("%s:%d", file, line)
+	}
+	return ""
+}
+
+// userFrame returns the innermost frame of pcs outside the module's
+// library packages (test files count as the user's).
+func userFrame(pcs []uintptr) (string, int) {
+	frames := runtime.CallersFrames(pcs)
 	for {
 		f, more := frames.Next()
 		if f.Function != "" && (!strings.HasPrefix(f.Function, modulePrefix) || strings.HasSuffix(f.File, "_test.go")) {
@@ -113,6 +132,18 @@ func watch(op string, out *Value, n *node) {
 	if n != nil {
 		d := n.debug()
 		d.file, d.line = file, line
+		// What the node saved records its in-place writes from now on, so
+		// that a ModifiedError can say where the tensor was written.
+		for k := range n.sv {
+			if s := n.sv[k].v; s != nil {
+				s.t.TrackWrites()
+			}
+		}
+		if f, ok := n.at.(*funcAttrs); ok {
+			for _, s := range f.ins {
+				s.v.t.TrackWrites()
+			}
+		}
 	}
 	if i, kind := nonFinite(&out.t); i >= 0 {
 		site := ""

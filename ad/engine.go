@@ -603,13 +603,13 @@ func (n *node) checkSaved() error {
 			continue
 		}
 		if now := sv.v.t.Version(); now != sv.version {
-			return &ModifiedError{Op: n.name(), Input: savedName(k), Saved: sv.version, Now: now, Site: n.site()}
+			return &ModifiedError{Op: n.name(), Input: savedName(k), Saved: sv.version, Now: now, Site: n.site(), ModifiedAt: writeSite(&sv.v.t)}
 		}
 	}
 	if f, ok := n.at.(*funcAttrs); ok {
 		for k, sv := range f.ins {
 			if now := sv.v.t.Version(); now != sv.version {
-				return &ModifiedError{Op: n.name(), Input: fmt.Sprintf("input %d", k), Saved: sv.version, Now: now, Site: n.site()}
+				return &ModifiedError{Op: n.name(), Input: fmt.Sprintf("input %d", k), Saved: sv.version, Now: now, Site: n.site(), ModifiedAt: writeSite(&sv.v.t)}
 			}
 		}
 	}

@@ -87,6 +87,9 @@ type ModifiedError struct {
 	// tensor, when the op was recorded under anomaly detection
 	// (DetectAnomaly); "" otherwise.
 	Site string
+	// ModifiedAt is the file:line of the last in-place write to the tensor,
+	// under anomaly detection; "" otherwise.
+	ModifiedAt string
 }
 
 // Error describes the modification and how to avoid it.
@@ -95,8 +98,12 @@ func (e *ModifiedError) Error() string {
 	if e.Site != "" {
 		op += " (saved at " + e.Site + ")"
 	}
-	return fmt.Sprintf("ad: backward: %s of %s was modified in place after the forward pass (version %d when saved, %d now); "+
-		"clone it before writing, or run backward before the update", e.Input, op, e.Saved, e.Now)
+	at := ""
+	if e.ModifiedAt != "" {
+		at = " at " + e.ModifiedAt
+	}
+	return fmt.Sprintf("ad: backward: %s of %s was modified in place%s after the forward pass (version %d when saved, %d now); "+
+		"clone it before writing, or run backward before the update", e.Input, op, at, e.Saved, e.Now)
 }
 
 // Unwrap returns ErrModifiedInPlace.

@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 )
@@ -46,8 +47,9 @@ type Tensor struct {
 	shape   []int
 	f32     []float32
 	f64     []float64
-	version uint64  // in-place writes so far (of base, for a view)
-	base    *Tensor // the tensor whose storage a Reshape view shares, or nil
+	version uint64       // in-place writes so far (of base, for a view)
+	base    *Tensor      // the tensor whose storage a Reshape view shares, or nil
+	writes  *[16]uintptr // with TrackWrites: the call stack of the last in-place write
 }
 
 func (t *Tensor) root() *Tensor {
@@ -144,7 +146,40 @@ func (t *Tensor) Float32s() []float32 { return t.f32 }
 func (t *Tensor) Version() uint64 { return t.root().version }
 
 // BumpVersion records an in-place write to the storage.
-func (t *Tensor) BumpVersion() { t.root().version++ }
+func (t *Tensor) BumpVersion() {
+	r := t.root()
+	r.version++
+	if r.writes != nil {
+		*r.writes = [16]uintptr{}
+		runtime.Callers(2, r.writes[:])
+	}
+}
+
+// TrackWrites makes every later in-place write to t's storage (through t
+// or any view of it) record its call stack, for LastWrite. It is for
+// debugging (package ad turns it on for the tensors a graph saves under
+// anomaly detection): each write then costs a stack walk.
+func (t *Tensor) TrackWrites() {
+	if r := t.root(); r.writes == nil {
+		r.writes = new([16]uintptr)
+	}
+}
+
+// LastWrite returns the program counters of the call stack of the last
+// in-place write to t's storage since TrackWrites (innermost first; for
+// runtime.CallersFrames), or nil when writes are not tracked or none
+// happened.
+func (t *Tensor) LastWrite() []uintptr {
+	r := t.root()
+	if r.writes == nil || r.writes[0] == 0 {
+		return nil
+	}
+	n := 0
+	for n < len(r.writes) && r.writes[n] != 0 {
+		n++
+	}
+	return append([]uintptr(nil), r.writes[:n]...)
+}
 
 // At returns the element at the given index, converted to float64.
 func (t *Tensor) At(idx ...int) float64 { return t.AtFlat(t.offset("at", idx)) }
