@@ -48,9 +48,37 @@ type Arena struct {
 	// shapes holds, beside each slot, the shape of the last buffer it owned
 	// (a tensor's shape, never written), to lend it one of that shape again.
 	shapes [2][][]int
-	used   int                  // slots handed out since Reset
-	free   map[bufKey][]freeBuf // idle buffers by dtype and capacity
+	used   int         // slots handed out since Reset
+	free   []freeClass // idle buffers by dtype and capacity (few classes: scanned, not hashed)
+	last   int         // index in free of the class last used
 	epoch  uint64
+}
+
+// freeClass holds the idle buffers of one size class.
+type freeClass struct {
+	key  bufKey
+	bufs []freeBuf
+}
+
+// class returns the free list of key k, adding it when create is set (else
+// nil when there is none). A step uses a handful of size classes, so a scan
+// starting at the class last used beats hashing.
+func (a *Arena) class(k bufKey, create bool) *freeClass {
+	if a.last < len(a.free) && a.free[a.last].key == k {
+		return &a.free[a.last]
+	}
+	for i := range a.free {
+		if a.free[i].key == k {
+			a.last = i
+			return &a.free[i]
+		}
+	}
+	if !create {
+		return nil
+	}
+	a.free = append(a.free, freeClass{key: k})
+	a.last = len(a.free) - 1
+	return &a.free[a.last]
 }
 
 // freeBuf is an idle buffer and the epoch in which it became idle.
@@ -76,7 +104,8 @@ func (a *Arena) Reset() {
 	// Buffers that sat idle through the whole step are not needed by steps
 	// like it: they go back to the shared pool, so that an arena whose steps
 	// change shape does not keep every size it ever saw.
-	for k, bs := range a.free {
+	for c := range a.free {
+		bs := a.free[c].bufs
 		kept := bs[:0]
 		for _, b := range bs {
 			if b.epoch == a.epoch {
@@ -86,7 +115,7 @@ func (a *Arena) Reset() {
 			}
 		}
 		clear(bs[len(kept):])
-		a.free[k] = kept
+		a.free[c].bufs = kept
 	}
 	for _, r := range a.slots[a.epoch&1][:a.used] {
 		a.giveBack(r)
@@ -142,7 +171,8 @@ func (a *Arena) take() *recorded {
 func (a *Arena) output() *Value {
 	r := a.take()
 	if r.hint.size() > 0 {
-		if bs := a.free[r.hint]; len(bs) > 0 {
+		if c := a.class(r.hint, false); c != nil && len(c.bufs) > 0 {
+			bs := c.bufs
 			i := len(bs) - 1
 			if want := a.shapes[a.epoch&1][a.used-1]; want != nil {
 				for j := i; j >= max(0, len(bs)-lookBack); j-- {
@@ -155,7 +185,7 @@ func (a *Arena) output() *Value {
 			r.v.t = bs[i].t
 			copy(bs[i:], bs[i+1:])
 			bs[len(bs)-1] = freeBuf{}
-			a.free[r.hint] = bs[:len(bs)-1]
+			c.bufs = bs[:len(bs)-1]
 			r.lent = r.v.t
 		}
 	}
@@ -210,11 +240,8 @@ func (a *Arena) giveBack(r *recorded) {
 }
 
 func (a *Arena) put(t tensor.Tensor) {
-	if a.free == nil {
-		a.free = map[bufKey][]freeBuf{}
-	}
-	k := keyOf(t.DType(), t.Cap())
-	a.free[k] = append(a.free[k], freeBuf{t, a.epoch})
+	c := a.class(keyOf(t.DType(), t.Cap()), true)
+	c.bufs = append(c.bufs, freeBuf{t, a.epoch})
 }
 
 // newAttrs returns zeroed attributes of type T for an op on x (or y): in
