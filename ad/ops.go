@@ -484,7 +484,6 @@ func Less(x, y *Value) *Value { return compare(tensor.Less, x, y) }
 func Equal(x, y *Value) *Value { return compare(tensor.Equal, x, y) }
 
 func zerosLike(x *Value) *Value { return Const(tensor.New(x.DType(), x.Shape()...)) }
-func onesLike(x *Value) *Value  { return Const(tensor.Full(x.DType(), 1, x.Shape()...)) }
 
 // ScalarLike returns a 0-dimensional constant c with x's dtype.
 func ScalarLike(x *Value, c float64) *Value { return Const(tensor.Scalar(x.DType(), c)) }

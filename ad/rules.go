@@ -222,7 +222,6 @@ func (tableRows) row(op opcode) *rule { return &table[op] }
 // row returns the table's row for op.
 func row(op opcode) *rule { return rows.row(op) }
 
-func saveNone(need [2]bool) saveMask { return 0 }
 func saveOutIf(need [2]bool) saveMask {
 	if need[0] {
 		return saveOut

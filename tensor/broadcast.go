@@ -110,12 +110,7 @@ func walk2(out, sa, sb []int, inner func(o, a, b, n, da, db int)) {
 		return
 	}
 	var ib stridesBuf
-	idx := ib[:0]
-	if r-1 <= len(ib) {
-		idx = ib[:r-1]
-	} else {
-		idx = make([]int, r-1)
-	}
+	idx := shapeBuf(&ib, r-1)
 	oa, ob := 0, 0
 	for row := 0; row < rows; row++ {
 		inner(row*n, oa, ob, n, sa[r-1], sb[r-1])

@@ -54,43 +54,14 @@ type gradResult struct {
 }
 
 func runGrad(args []string, stdout, stderr io.Writer) int {
-	var asJSON, hessian, flagsDone bool
-	var src string
-	haveSrc := false
-	var assigns []string
-	for _, a := range args {
-		switch {
-		case !flagsDone && a == "--":
-			flagsDone = true
-		case !flagsDone && (a == "--json" || a == "-json"):
-			asJSON = true
-		case !flagsDone && (a == "--hessian" || a == "-hessian"):
-			hessian = true
-		case !flagsDone && (a == "-h" || a == "--help" || a == "-help"):
-			fmt.Fprint(stdout, gradUsage)
-			return exitOK
-		case !haveSrc:
-			if !flagsDone && strings.HasPrefix(a, "--") {
-				fmt.Fprintf(stderr, "adjoint grad: unknown flag %s\n\n%s", a, gradUsage)
-				return exitUsage
-			}
-			src, haveSrc = a, true
-		default:
-			assigns = append(assigns, a)
-		}
-	}
-	if !haveSrc {
-		fmt.Fprintf(stderr, "adjoint grad: no expression given\n\n%s", gradUsage)
-		return exitUsage
+	var asJSON, hessian bool
+	src, assigns, code, ok := exprArgs("grad", gradUsage, args, map[string]*bool{"json": &asJSON, "hessian": &hessian}, stdout, stderr)
+	if !ok {
+		return code
 	}
 	res, err := grad(src, assigns, hessian)
 	if err != nil {
-		fmt.Fprintf(stderr, "adjoint grad: %v\n", err)
-		var se *expr.SyntaxError
-		if errors.As(err, &se) {
-			fmt.Fprintf(stderr, "  %s\n  %s^\n", src, strings.Repeat(" ", se.Col-1))
-		}
-		return exitUsage
+		return exprError("grad", src, err, stderr)
 	}
 	if asJSON {
 		writeJSON(stdout, res)
@@ -98,6 +69,51 @@ func runGrad(args []string, stdout, stderr io.Writer) int {
 		writeText(stdout, src, res)
 	}
 	return exitOK
+}
+
+// exprArgs reads the arguments of a command taking an expression and
+// NAME=VALUE assignments (grad, graph): the boolean flags named in flags
+// (as --name or -name, before the expression or "--"), -h, the expression
+// and the assignments. ok is false when the command is done (help printed,
+// or a usage error) with exit status code.
+func exprArgs(cmd, usage string, args []string, flags map[string]*bool, stdout, stderr io.Writer) (src string, assigns []string, code int, ok bool) {
+	haveSrc, flagsDone := false, false
+	for _, a := range args {
+		name := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		switch {
+		case !flagsDone && a == "--":
+			flagsDone = true
+		case !flagsDone && a != name && flags[name] != nil:
+			*flags[name] = true
+		case !flagsDone && (a == "-h" || a == "--help" || a == "-help"):
+			fmt.Fprint(stdout, usage)
+			return "", nil, exitOK, false
+		case !haveSrc:
+			if !flagsDone && strings.HasPrefix(a, "--") {
+				fmt.Fprintf(stderr, "adjoint %s: unknown flag %s\n\n%s", cmd, a, usage)
+				return "", nil, exitUsage, false
+			}
+			src, haveSrc = a, true
+		default:
+			assigns = append(assigns, a)
+		}
+	}
+	if !haveSrc {
+		fmt.Fprintf(stderr, "adjoint %s: no expression given\n\n%s", cmd, usage)
+		return "", nil, exitUsage, false
+	}
+	return src, assigns, 0, true
+}
+
+// exprError reports a bad expression or assignment, pointing at the column
+// of a syntax error, and returns the usage exit status.
+func exprError(cmd, src string, err error, stderr io.Writer) int {
+	fmt.Fprintf(stderr, "adjoint %s: %v\n", cmd, err)
+	var se *expr.SyntaxError
+	if errors.As(err, &se) {
+		fmt.Fprintf(stderr, "  %s\n  %s^\n", src, strings.Repeat(" ", se.Col-1))
+	}
+	return exitUsage
 }
 
 // grad parses src and the NAME=VALUE assignments and computes the result.

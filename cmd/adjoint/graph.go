@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -41,38 +40,13 @@ concatenation).
 `
 
 func runGraph(args []string, stdout, stderr io.Writer) int {
-	var src string
-	haveSrc, flagsDone := false, false
-	var assigns []string
-	for _, a := range args {
-		switch {
-		case !flagsDone && a == "--":
-			flagsDone = true
-		case !flagsDone && (a == "-h" || a == "--help" || a == "-help"):
-			fmt.Fprint(stdout, graphUsage)
-			return exitOK
-		case !haveSrc:
-			if !flagsDone && strings.HasPrefix(a, "--") {
-				fmt.Fprintf(stderr, "adjoint graph: unknown flag %s\n\n%s", a, graphUsage)
-				return exitUsage
-			}
-			src, haveSrc = a, true
-		default:
-			assigns = append(assigns, a)
-		}
-	}
-	if !haveSrc {
-		fmt.Fprintf(stderr, "adjoint graph: no expression given\n\n%s", graphUsage)
-		return exitUsage
+	src, assigns, code, ok := exprArgs("graph", graphUsage, args, nil, stdout, stderr)
+	if !ok {
+		return code
 	}
 	y, names, err := graphOf(src, assigns)
 	if err != nil {
-		fmt.Fprintf(stderr, "adjoint graph: %v\n", err)
-		var se *expr.SyntaxError
-		if errors.As(err, &se) {
-			fmt.Fprintf(stderr, "  %s\n  %s^\n", src, strings.Repeat(" ", se.Col-1))
-		}
-		return exitUsage
+		return exprError("graph", src, err, stderr)
 	}
 	if err := ad.WriteDOTOpts(stdout, y, ad.DOTOptions{Names: names}); err != nil {
 		fmt.Fprintf(stderr, "adjoint graph: %v\n", err)
