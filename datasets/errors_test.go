@@ -11,19 +11,7 @@ import (
 )
 
 // catch runs f and returns the error it panicked with, or nil.
-func catch(f func()) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			e, ok := r.(error)
-			if !ok {
-				panic(r)
-			}
-			err = e
-		}
-	}()
-	f()
-	return nil
-}
+var catch = errs.Catch
 
 func TestErrors(t *testing.T) {
 	src := tensor.New(tensor.Float32, 3, 2)

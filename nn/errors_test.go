@@ -12,19 +12,7 @@ import (
 )
 
 // catch runs f and returns the error it panicked with, or nil.
-func catch(f func()) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			e, ok := r.(error)
-			if !ok {
-				panic(r)
-			}
-			err = e
-		}
-	}()
-	f()
-	return nil
-}
+var catch = errs.Catch
 
 // wantErr checks that err is an *Error wrapping sentinel, one of the
 // module's errors, and that its message names op.

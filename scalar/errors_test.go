@@ -9,19 +9,7 @@ import (
 )
 
 // catch runs f and returns the error it panicked with, or nil.
-func catch(f func()) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			e, ok := r.(error)
-			if !ok {
-				panic(r)
-			}
-			err = e
-		}
-	}()
-	f()
-	return nil
-}
+var catch = errs.Catch
 
 // TestSentinels misuses the package once per sentinel (ErrTooLong excepted:
 // it needs 2²⁹ nodes) and checks the error: an *Error wrapping the sentinel,

@@ -13,19 +13,8 @@ import (
 // catch runs f and returns the error it panicked with (nil if it did not
 // panic); a panic with a non-error value fails the caller's test through the
 // returned error's absence.
-func catch(f func()) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			e, ok := r.(error)
-			if !ok {
-				panic(r)
-			}
-			err = e
-		}
-	}()
-	f()
-	return nil
-}
+// catch runs f and returns the error it panicked with, or nil.
+var catch = errs.Catch
 
 // wantErr checks that err wraps sentinel, is a *ShapeError, is one of the
 // module's errors and names op.

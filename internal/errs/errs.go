@@ -22,3 +22,20 @@ func Module(err error) bool {
 	var s *sentinel
 	return errors.As(err, &s)
 }
+
+// Catch runs f and returns the error it panicked with, or nil; a panic with
+// a value that is not an error propagates. Tests of the packages use it to
+// inspect the typed errors their functions panic with.
+func Catch(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(error)
+			if !ok {
+				panic(r)
+			}
+			err = e
+		}
+	}()
+	f()
+	return nil
+}
