@@ -215,3 +215,37 @@ func TestJVPAstype(t *testing.T) {
 		}
 	}
 }
+
+// The unit-vector seed of JacFwd lets matmul skip its product with the
+// identity (W·eₖ is column k of W); the Jacobian it gives equals the
+// reverse-mode one for W·x and Wᵀ·x, with a column or a row of directions,
+// and for a function where the seed meets an element-wise op first.
+func TestJacFwdUnitSeed(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	W := ad.Const(randTensor(r, []int{4, 3}, nil))
+	for name, f := range map[string]func([]*ad.Value) *ad.Value{
+		"W·x":      func(xs []*ad.Value) *ad.Value { return ad.Tanh(ad.MatMul(W, ad.Reshape(xs[0], 3, 1))) },
+		"Wᵀ·y":     func(xs []*ad.Value) *ad.Value { return ad.Tanh(ad.MatMulT(W, ad.Reshape(xs[0], 4, 1), true, false)) },
+		"x·Wᵀ":     func(xs []*ad.Value) *ad.Value { return ad.MatMulT(ad.Reshape(xs[0], 1, 3), W, false, true) },
+		"exp then": func(xs []*ad.Value) *ad.Value { return ad.MatMul(W, ad.Reshape(ad.Exp(xs[0]), 3, 1)) },
+	} {
+		n := 3
+		if name == "Wᵀ·y" {
+			n = 4
+		}
+		x := randTensor(r, []int{n}, nil)
+		jf, err := ad.JacFwd(f, []*tensor.Tensor{x})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		jr, err := ad.JacRev(f, []*tensor.Tensor{x})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for k := range jf[0].Len() {
+			if !closeTo(jf[0].AtFlat(k), jr[0].AtFlat(k), 1e-12) {
+				t.Fatalf("%s: forward J %v, reverse %v", name, jf[0].Data(), jr[0].Data())
+			}
+		}
+	}
+}
