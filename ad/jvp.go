@@ -17,13 +17,14 @@ type level struct {
 // jvpCtx is what a JVP rule sees: the op's attributes, its operands and
 // output without their tangents, and the batch layout of the tangents.
 type jvpCtx struct {
-	at  attrs
-	xs  []*Value // operands, tangents stripped
-	y   *Value   // the output (its tangent not yet set)
-	n   *node    // the recorded node, or nil when nothing was recorded
-	lvl *level
-	b   int // leading batch axes of the tangents: 0 or 1
-	buf [2]*Value
+	at   attrs
+	xs   []*Value // operands, tangents stripped
+	y    *Value   // the output (its tangent not yet set)
+	n    *node    // the recorded node, or nil when nothing was recorded
+	lvl  *level
+	b    int       // leading batch axes of the tangents: 0 or 1
+	buf  [2]*Value // the tangents of a unary or binary op
+	pbuf [2]*Value // its operands without their tangents
 }
 
 func (c *jvpCtx) in(i int) *Value { return c.xs[i] }
@@ -175,7 +176,7 @@ func propagate(r *rule, at attrs, out *Value, n *node, lvl *level, xs []*Value) 
 	}
 	var ts, ps []*Value
 	if len(xs) <= 2 {
-		ts, ps = c.buf[:0], make([]*Value, 0, 2)
+		ts, ps = c.buf[:0], c.pbuf[:0]
 	} else {
 		ts, ps = make([]*Value, 0, len(xs)), make([]*Value, 0, len(xs))
 	}
