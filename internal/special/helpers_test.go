@@ -18,9 +18,24 @@ func closeRel(got, want, tol, floor float64) bool {
 	return math.Abs(got-want) <= tol*math.Max(math.Abs(want), floor)
 }
 
-// deriv5 returns the five-point central difference of f at x with step h.
-func deriv5(f func(float64) float64, x, h float64) float64 {
-	return (-f(x+2*h) + 8*f(x+h) - 8*f(x-h) + f(x-2*h)) / (12 * h)
+// deriv5 returns the five-point central difference of f at x with step h,
+// and a bound on its rounding error: 64 ulps of the largest |f| on the
+// stencil, divided by h.
+func deriv5(f func(float64) float64, x, h float64) (fd, noise float64) {
+	// A power of two no smaller than x's ulp makes x±h and x±2h exact.
+	h = math.Max(math.Exp2(math.Floor(math.Log2(h))), 4*(math.Nextafter(math.Abs(x), math.Inf(1))-math.Abs(x)))
+	a, b, c, d := f(x+2*h), f(x+h), f(x-h), f(x-2*h)
+	m := math.Max(math.Max(math.Abs(a), math.Abs(b)), math.Max(math.Abs(c), math.Abs(d)))
+	return (-a + 8*b - 8*c + d) / (12 * h), 64 * 0x1p-52 * m / h
+}
+
+// closeFD reports whether got is within tol (relative to max(|fd|, floor))
+// plus the rounding bound noise of the difference fd.
+func closeFD(got, fd, noise, tol, floor float64) bool {
+	if math.IsNaN(fd) || math.IsInf(fd, 0) {
+		return got == fd || math.IsNaN(got) && math.IsNaN(fd)
+	}
+	return math.Abs(got-fd) <= tol*math.Max(math.Abs(fd), floor)+noise
 }
 
 // unaryFn is a unary function of the package.
@@ -35,10 +50,10 @@ func checkUnary(t *testing.T, name string, f unaryFn, xs []float64, h func(float
 	for _, x := range xs {
 		_, d, dd := f(x)
 		step := h(x)
-		if fd := deriv5(val, x, step); !closeRel(d, fd, tol, floor) {
+		if fd, e := deriv5(val, x, step); !closeFD(d, fd, e, tol, floor) {
 			t.Errorf("%s′(%g) = %.16g, differences %.16g", name, x, d, fd)
 		}
-		if fd := deriv5(der, x, step); !closeRel(dd, fd, tol, floor) {
+		if fd, e := deriv5(der, x, step); !closeFD(dd, fd, e, tol, floor) {
 			t.Errorf("%s″(%g) = %.16g, differences %.16g", name, x, dd, fd)
 		}
 	}
@@ -82,11 +97,11 @@ func checkNary(t *testing.T, name string, f naryFn, pts [][]float64, h func(p []
 				}
 			}
 			step := h(p, i)
-			if fd := deriv5(along(-1), p[i], step); !closeRel(g[i], fd, tol, floor) {
+			if fd, e := deriv5(along(-1), p[i], step); !closeFD(g[i], fd, e, tol, floor) {
 				t.Errorf("%s%v: ∂%d = %.16g, differences %.16g", name, p, i, g[i], fd)
 			}
 			for k := range p {
-				if fd := deriv5(along(k), p[i], step); !closeRel(hs[k][i], fd, tol, floor) {
+				if fd, e := deriv5(along(k), p[i], step); !closeFD(hs[k][i], fd, e, tol, floor) {
 					t.Errorf("%s%v: ∂%d∂%d = %.16g, differences %.16g", name, p, k, i, hs[k][i], fd)
 				}
 			}
@@ -95,12 +110,12 @@ func checkNary(t *testing.T, name string, f naryFn, pts [][]float64, h func(p []
 }
 
 // relStep returns a step of rel times max(|x|, 1), kept below a quarter of
-// the distance to the nearest boundary in bounds.
+// a 256th of the distance to the nearest boundary in bounds.
 func relStep(rel float64, bounds ...float64) func(float64) float64 {
 	return func(x float64) float64 {
 		h := rel * math.Max(math.Abs(x), 1)
 		for _, b := range bounds {
-			h = math.Min(h, math.Abs(x-b)/4)
+			h = math.Min(h, math.Abs(x-b)/256)
 		}
 		return h
 	}

@@ -17,9 +17,25 @@ func Erfc(x float64) (v, d, dd float64) {
 // phi returns the standard normal density.
 func phi(x float64) float64 { return invSqrt2Pi * math.Exp(-0.5*x*x) }
 
-// normCDF returns Φ(x) through erfc, which keeps relative accuracy in the
-// lower tail.
-func normCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
+// 1/√2 split into its float64 value and the rest.
+const (
+	invSqrt2Hi = 0.7071067811865476
+	invSqrt2Lo = -4.8336466567264565186e-17
+)
+
+// normCDF returns Φ(x) = ½erfc(−x/√2), which keeps relative accuracy in the
+// lower tail. Below −1 the rounding error r of z = −x/√2, which erfc would
+// amplify by 2z², is put back to first order: erfc(z+r) ≈ erfc(z) −
+// 2/√π·e^(−z²)·r.
+func normCDF(x float64) float64 {
+	z := -x * invSqrt2Hi
+	e := math.Erfc(z)
+	if x < -1 {
+		r := math.FMA(-x, invSqrt2Hi, -z) - x*invSqrt2Lo
+		e -= twoSqrtPi * math.Exp(-z*z) * r
+	}
+	return 0.5 * e
+}
 
 // Phi returns the standard normal distribution function Φ(x) with its
 // derivatives φ(x) and −xφ(x). It is computed through erfc, so it keeps
