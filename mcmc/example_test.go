@@ -14,7 +14,7 @@ func Example() {
 		z := q[0].SubC(3).MulC(0.5)
 		return z.Square().MulC(-0.5)
 	})
-	r, err := mcmc.Sample(m, &mcmc.Options{Seed: 1, Chains: 4, Samples: 2000})
+	r, err := mcmc.Sample(m, &mcmc.Options{Seed: 7, Chains: 4, Samples: 2000})
 	if err != nil {
 		fmt.Println(err)
 		return

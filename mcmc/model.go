@@ -27,7 +27,10 @@ type Cloner interface {
 // TapeFunc is a log density written on the scalar tape: it returns log p(q)
 // computed from the variables q with the operations of package scalar. It
 // may record more variables on t (t.Var) but must not keep q after it
-// returns.
+// returns. Sample calls the functions of concurrent chains at the same time
+// (the clones of a TapeModel share the function), so a TapeFunc must not
+// write to shared memory; a model that keeps scratch space between calls
+// implements [Model] and [Cloner] itself, with a TapeModel per clone.
 type TapeFunc func(t *scalar.Tape, q []scalar.Var) scalar.Var
 
 // TapeModel is a [Model] whose log density is a [TapeFunc]; its gradient is
