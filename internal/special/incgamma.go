@@ -98,8 +98,10 @@ func incGammaSeries(a, x float64) jet {
 			break
 		}
 	}
-	pre := A.scale(math.Log(x)).addc(-x).sub(A.addc(1).lgamma()).exp()
-	return pre.mul(sum)
+	// xᵃe⁻ˣ/Γ(a+1): the jet of the exponent, with its value from gammaExponent.
+	e := A.scale(math.Log(x)).addc(-x).sub(A.addc(1).lgamma())
+	ev := math.Exp(gammaExponent(a, x) - math.Log(a))
+	return e.chain(ev, ev, ev).mul(sum)
 }
 
 // incGammaFrac returns Q(a, x) = xᵃe⁻ˣ/Γ(a) · 1/(x+1−a− 1(1−a)/(x+3−a− …))
@@ -129,8 +131,40 @@ func incGammaFrac(a, x float64) jet {
 			break
 		}
 	}
-	pre := A.scale(math.Log(x)).addc(-x).sub(A.lgamma()).exp()
-	return pre.mul(h)
+	e := A.scale(math.Log(x)).addc(-x).sub(A.lgamma())
+	ev := math.Exp(gammaExponent(a, x))
+	return e.chain(ev, ev, ev).mul(h)
+}
+
+// gammaExponent returns a log x − x − log Γ(a). For a ≥ 10 it is
+// a·log1pmx((x−a)/a) + ½log(a/2π) − δ(a), with δ the remainder of Stirling's
+// series, which avoids the cancellation between a log x, x and log Γ(a)
+// near the transition x ≈ a.
+func gammaExponent(a, x float64) float64 {
+	u := (x - a) / a
+	if a < 10 || math.Abs(u) > 0.5 {
+		lg, _ := math.Lgamma(a)
+		return a*math.Log(x) - x - lg
+	}
+	return a*log1pmx(u) + 0.5*math.Log(a/(2*math.Pi)) - stirlingDelta(a)
+}
+
+// log1pmx returns log(1+u) − u for u > −1, by its power series for small |u|.
+func log1pmx(u float64) float64 {
+	if math.Abs(u) > 0.25 {
+		return math.Log1p(u) - u
+	}
+	// −u²/2 + u³/3 − u⁴/4 + …
+	s, p := 0.0, -u*u
+	for k := 2; k < 60; k++ {
+		t := p / float64(k)
+		s += t
+		if math.Abs(t) < 1e-17*math.Abs(s) {
+			break
+		}
+		p *= -u
+	}
+	return s
 }
 
 // lentzDone reports whether a continued fraction's factor del has converged
