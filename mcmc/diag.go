@@ -9,30 +9,48 @@ import (
 // summarise fills r.Params from the chains.
 func (r *Result) summarise() {
 	r.Params = make([]Summary, r.Dim)
+	for i := range r.Dim {
+		r.Params[i] = r.summary(r.Param(i))
+	}
+}
+
+// Derived summarises a quantity computed from each draw, such as a
+// parameter on its constrained scale (exp of a sampled log scale) or a
+// prediction: f gets each draw in turn and must not keep it.
+func (r *Result) Derived(f func(q []float64) float64) Summary {
+	var all []float64
+	for _, c := range r.Chains {
+		for k := range len(c.Draws) / r.Dim {
+			all = append(all, f(c.Draws[k*r.Dim:(k+1)*r.Dim:(k+1)*r.Dim]))
+		}
+	}
+	return r.summary(all)
+}
+
+// summary summarises the values all, chain after chain.
+func (r *Result) summary(all []float64) Summary {
 	var sampling time.Duration
 	for _, c := range r.Chains {
 		sampling += c.SampleTime
 	}
 	chains := make([][]float64, len(r.Chains))
-	for i := range r.Dim {
-		all := r.Param(i)
-		n := len(all) / max(len(r.Chains), 1)
-		for c := range chains {
-			chains[c] = all[c*n : (c+1)*n]
-		}
-		s := &r.Params[i]
-		s.Mean, s.SD = meanSD(all)
-		sorted := slices.Clone(all)
-		slices.Sort(sorted)
-		s.Q5, s.Q50, s.Q95 = quantile(sorted, 0.05), quantile(sorted, 0.5), quantile(sorted, 0.95)
-		split := splitChains(chains)
-		s.ESS = ESS(split)
-		s.RHat = RHat(split)
-		s.MCSE = s.SD / math.Sqrt(s.ESS)
-		if sampling > 0 {
-			s.ESSPerSec = s.ESS / sampling.Seconds()
-		}
+	n := len(all) / max(len(r.Chains), 1)
+	for c := range chains {
+		chains[c] = all[c*n : (c+1)*n]
 	}
+	var s Summary
+	s.Mean, s.SD = meanSD(all)
+	sorted := slices.Clone(all)
+	slices.Sort(sorted)
+	s.Q5, s.Q50, s.Q95 = quantile(sorted, 0.05), quantile(sorted, 0.5), quantile(sorted, 0.95)
+	split := splitChains(chains)
+	s.ESS = ESS(split)
+	s.RHat = RHat(split)
+	s.MCSE = s.SD / math.Sqrt(s.ESS)
+	if sampling > 0 {
+		s.ESSPerSec = s.ESS / sampling.Seconds()
+	}
+	return s
 }
 
 func meanSD(x []float64) (mean, sd float64) {
