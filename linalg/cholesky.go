@@ -1,0 +1,137 @@
+package linalg
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// FactorCholesky returns the lower Cholesky factors L (A = L·Lᵀ) of a,
+// [..., n, n] float32 or float64 symmetric positive definite, on the
+// project's blocked GEMM. It factors the symmetric part ½(A + Aᵀ) (for a
+// symmetric A, A itself), reading the lower triangle after symmetrising;
+// L's strict upper triangle is zero. A matrix that is not positive
+// definite gives an *Error wrapping ErrNotPositiveDefinite whose Pivot is
+// the first non-positive pivot (the order of the leading minor that is
+// not positive definite, less one), and a nil L.
+func FactorCholesky(a *tensor.Tensor) (*tensor.Tensor, error) {
+	var l *tensor.Tensor
+	err := catch(func() { l = cholFactor("cholesky", a) })
+	return l, err
+}
+
+// cholFactor returns the factors of a or panics.
+func cholFactor(op string, a *tensor.Tensor) *tensor.Tensor {
+	checkFloat(op, "A", a)
+	batch, n := square(op, "A", a.Shape())
+	l := tensor.New(a.DType(), a.Shape()...)
+	count := tensor.Size(batch)
+	bad := make([]int, count)
+	switch a.DType() {
+	case tensor.Float64:
+		cholFactorT(elems[float64](a), elems[float64](l), bad, count, n)
+	default:
+		cholFactorT(elems[float32](a), elems[float32](l), bad, count, n)
+	}
+	for k, p := range bad {
+		if p >= 0 {
+			which := "A"
+			if len(batch) > 0 {
+				which = fmt.Sprintf("matrix %d of the batch %v", k, batch)
+			}
+			panic(&Error{Op: op, Err: ErrNotPositiveDefinite, Pivot: p, Msg: fmt.Sprintf(
+				"%s is not positive definite: pivot %d is not positive (its leading %d×%d minor is not positive definite); "+
+					"for a covariance, add a small multiple of the identity", which, p, p+1, p+1)})
+		}
+	}
+	return l
+}
+
+func cholFactorT[T float](a, l []T, bad []int, count, n int) {
+	nn := n * n
+	forBatch(count, n, func(k int) {
+		ak, lk := a[k*nn:(k+1)*nn], l[k*nn:(k+1)*nn]
+		for i := range n { // the lower triangle of ½(A + Aᵀ)
+			for j := 0; j < i; j++ {
+				lk[i*n+j] = (ak[i*n+j] + ak[j*n+i]) / 2
+			}
+			lk[i*n+i] = ak[i*n+i]
+		}
+		bad[k] = potrf(n, lk, n)
+		for i := range n { // clear the scratch above the diagonal
+			clear(lk[i*n+i+1 : (i+1)*n])
+		}
+	})
+}
+
+// Cholesky returns the lower triangular L with A = L·Lᵀ and a positive
+// diagonal, for A [..., n, n] symmetric positive definite, by the blocked
+// factorisation of FactorCholesky (which factors ½(A + Aᵀ), so that the
+// gradient is the symmetric one that finite differences see).
+//
+// The gradient is G_A = ½·L⁻ᵀ·(Φ + Φᵀ)·L⁻¹ with Φ the lower triangle of
+// Lᵀ·G_L, diagonal halved: two triangular solves with L, recorded as
+// differentiable ops (second derivatives work).
+//
+// A matrix that is not positive definite panics with an *Error wrapping
+// ErrNotPositiveDefinite whose Pivot names the first non-positive pivot.
+func Cholesky(a *ad.Value) *ad.Value {
+	l := cholFactor("cholesky", a.Tensor())
+	return (&ad.Func{
+		Name:    "cholesky",
+		Forward: func([]*ad.Value) *ad.Value { return ad.Const(l) },
+		VJP: func(xs []*ad.Value, y, g *ad.Value) []*ad.Value {
+			phi := ad.Mul(ad.MatMulT(y, g, true, false), lowerHalf(y))
+			s := ad.MulScalar(ad.Add(phi, ad.Transpose(phi)), 0.5)
+			// L⁻ᵀ·S·L⁻¹ is symmetric: it is L⁻ᵀ·(L⁻ᵀ·S)ᵀ.
+			z := TriangularSolve(y, s, false, Transposed)
+			return []*ad.Value{TriangularSolve(y, ad.Transpose(z), false, Transposed)}
+		},
+		JVP: func(xs []*ad.Value, y *ad.Value, ts []*ad.Value) *ad.Value {
+			if ts[0] == nil {
+				return nil
+			}
+			// dL = L·Φ(L⁻¹·dS·L⁻ᵀ), dS = ½(dA + dAᵀ); L⁻¹·dS·L⁻ᵀ = L⁻¹·(L⁻¹·dS)ᵀ.
+			ds := ad.MulScalar(ad.Add(ts[0], ad.Transpose(ts[0])), 0.5)
+			z := TriangularSolve(y, ds, false)
+			m := TriangularSolve(y, ad.Transpose(z), false)
+			return ad.MatMul(y, ad.Mul(m, lowerHalf(y)))
+		},
+	}).Apply(a)
+}
+
+// lowerHalf returns the n×n constant Φ masks with: 1 below the diagonal,
+// ½ on it, 0 above.
+func lowerHalf(l *ad.Value) *ad.Value {
+	s := l.Shape()
+	n := s[len(s)-1]
+	m := tensor.New(l.DType(), n, n)
+	for i := range n {
+		for j := range i {
+			m.SetFlat(i*n+j, 1)
+		}
+		m.SetFlat(i*n+i, 0.5)
+	}
+	return ad.Const(m)
+}
+
+// CholeskySolve returns X = (L·Lᵀ)⁻¹·B, the solution of A·X = B for
+// A = L·Lᵀ given its lower Cholesky factor L (from Cholesky): two
+// triangular solves. L is [..., n, n] (its strict upper triangle is not
+// read) and B [..., n, k] or a vector, as in Solve. It is differentiable in
+// both L and B. A zero on L's diagonal panics with ErrSingular.
+func CholeskySolve(l, b *ad.Value) *ad.Value {
+	const op = "cholesky solve"
+	lt, bt := l.Tensor(), b.Tensor()
+	checkFloat(op, "L", lt)
+	sameDType(op, lt, bt, "L", "B")
+	_, n := square(op, "L", lt.Shape())
+	if rhsShape(op, lt.Shape(), bt.Shape(), n) {
+		x := CholeskySolve(l, ad.Reshape(b, append(slices.Clone(bt.Shape()), 1)...))
+		xs := x.Shape()
+		return ad.Reshape(x, xs[:len(xs)-1]...)
+	}
+	return TriangularSolve(l, TriangularSolve(l, b, false), false, Transposed)
+}
