@@ -49,6 +49,8 @@
 // negative arguments; Phi uses erfc, so it keeps relative accuracy down to
 // about x = −37.5 where it underflows; InvPhi refines a rational
 // approximation with Halley steps on erfc, so it is accurate in both tails.
+// BesselK0 and BesselK1 use the trapezoid rule on their integral
+// representation from x = 1 on, which converges exponentially.
 // The regularised incomplete gamma and beta functions are computed by a
 // power series or a continued fraction (modified Lentz); their iteration
 // count grows like the square root of the shape parameters, so they are
