@@ -45,7 +45,7 @@
 // log(−expm1(x)) and log1p(−exp(x)) at −ln 2; Lbeta uses the Stirling
 // series for large arguments so that lgamma(a)+lgamma(b)−lgamma(a+b) does
 // not cancel; Digamma and the polygamma functions use the recurrence up to
-// x ≥ 20 and then the asymptotic series, with the reflection formula for
+// x ≥ 10+2n and then the asymptotic series, with the reflection formula for
 // negative arguments; Phi uses erfc, so it keeps relative accuracy down to
 // about x = −37.5 where it underflows; InvPhi refines a rational
 // approximation with Halley steps on erfc, so it is accurate in both tails.

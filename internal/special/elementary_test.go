@@ -222,3 +222,35 @@ func TestInvPhiValues(t *testing.T) {
 	checkUnary(t, "Phi", Phi, []float64{-37, -20, -5, -1, 0, 0.5, 3, 8},
 		func(x float64) float64 { return 1e-4 / math.Max(1, math.Abs(x)) }, 1e-7, 1e-300)
 }
+
+// TestTabulatedTails checks InvPhi and Lgamma against references computed
+// with mpmath at 700 and 30 digits, at the float64 arguments.
+func TestTabulatedTails(t *testing.T) {
+	for _, c := range [][2]float64{
+		{1e-300, -37.047096299361199},
+		{1e-100, -21.273453560965324},
+		{1e-20, -9.2623400897984076},
+		{1e-5, -4.2648907939228246},
+		{0.3, -0.52440051270804082},
+		{0.975, 1.9599639845400539},
+		{0.9999999999, 6.3613408896974219}, // of the float64 nearest 0.9999999999
+	} {
+		if got := first(InvPhi(c[0])); !closeRel(got, c[1], 4e-16, 0) {
+			t.Errorf("InvPhi(%g) = %.17g, want %.17g", c[0], got, c[1])
+		}
+	}
+	for _, c := range [][2]float64{
+		{1e-300, 690.77552789821371},
+		{1e-8, 18.420680738180209},
+		{0.5, 0.57236494292470009},
+		{3.7, 1.4280723266653879},
+		{1e10, 220258509288.81058},
+		{1e300, 6.8977552789821371e+302},
+		{-2.5, -0.056243716497674051},
+		{-100.3, -363.76620618267628},
+	} {
+		if got := first(Lgamma(c[0])); !closeRel(got, c[1], 1e-14, 0) {
+			t.Errorf("Lgamma(%g) = %.17g, want %.17g", c[0], got, c[1])
+		}
+	}
+}

@@ -70,20 +70,32 @@ func polygamma(n int, x float64) float64 {
 	return polygammaPos(n, x)
 }
 
+// ipow returns xᵏ for k ≥ 0 by repeated squaring.
+func ipow(x float64, k int) float64 {
+	p := 1.0
+	for k > 0 {
+		if k&1 == 1 {
+			p *= x
+		}
+		x *= x
+		k >>= 1
+	}
+	return p
+}
+
 // polygammaPos returns ψₙ(x) for x > 0 by the recurrence
-// ψₙ(x) = ψₙ(x+1) − (−1)ⁿ n!/x^(n+1) up to x ≥ x0 and the asymptotic series
-// from there.
+// ψₙ(x) = ψₙ(x+1) − (−1)ⁿ n!/x^(n+1) up to x ≥ 10+2n and the asymptotic
+// series from there, whose tenth term is below 1e-18 of the sum.
 func polygammaPos(n int, x float64) float64 {
-	x0 := 20.0 + 2*float64(n)
+	x0 := 10.0 + 2*float64(n)
 	// The recurrence terms, summed from the smallest.
 	m := 0
 	if x < x0 {
 		m = int(math.Ceil(x0 - x))
 	}
-	np1 := float64(n + 1)
 	rec := 0.0
 	for j := m - 1; j >= 0; j-- {
-		rec += math.Pow(x+float64(j), -np1)
+		rec += ipow(1/(x+float64(j)), n+1)
 	}
 	y := x + float64(m)
 	nfact := 1.0
@@ -118,7 +130,7 @@ func polygammaAsym(n int, y, nfact float64) float64 {
 	}
 	// ψₙ(y) ~ (−1)^(n+1) [ (n−1)!/yⁿ + n!/(2y^(n+1))
 	//                     + Σ B₂ₖ (2k+n−1)!/(2k)! / y^(2k+n) ].
-	rn := math.Pow(r, float64(n))
+	rn := ipow(r, n)
 	s := nfact/float64(n) + 0.5*nfact*r
 	p := r2
 	for k := 1; k <= len(bernoulli2k); k++ {
