@@ -199,6 +199,18 @@ func stirlingDelta(x float64) float64 {
 	return s
 }
 
+// lgammaDiff returns log Γ(y) − log Γ(x+y) for x, y > 0, by Stirling's
+// series when y ≥ 10.
+func lgammaDiff(x, y float64) float64 {
+	if y < 10 {
+		ly, _ := math.Lgamma(y)
+		lxy, _ := math.Lgamma(x + y)
+		return ly - lxy
+	}
+	d := stirlingDelta(y) - stirlingDelta(x+y)
+	return d - (y-0.5)*math.Log1p(x/y) - x*math.Log(x+y) + x
+}
+
 // lbeta returns log B(a, b) for a, b > 0, without the cancellation of
 // lgamma(a) + lgamma(b) − lgamma(a+b) when an argument is large.
 func lbeta(a, b float64) float64 {
@@ -216,10 +228,8 @@ func lbeta(a, b float64) float64 {
 		lxy, _ := math.Lgamma(x + y)
 		return lx + ly - lxy
 	case x < 10:
-		// log Γ(y) − log Γ(x+y) by Stirling's series.
 		lx, _ := math.Lgamma(x)
-		d := stirlingDelta(y) - stirlingDelta(x+y)
-		return lx + d - (y-0.5)*math.Log1p(x/y) - x*math.Log(x+y) + x
+		return lx + lgammaDiff(x, y)
 	}
 	d := stirlingDelta(x) + stirlingDelta(y) - stirlingDelta(x+y)
 	return 0.5*math.Log(2*math.Pi) - 0.5*math.Log(y) + d +

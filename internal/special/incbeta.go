@@ -29,31 +29,53 @@ func IncBeta(a, b, x float64) (v float64, g [3]float64, h [6]float64) {
 		lbv, lbg, lbh := Lbeta(a, b)
 		lb := jet{lbv, lbg[0], lbg[1], lbh[0], lbh[1], lbh[2]}
 		lx, ly := math.Log(x), math.Log1p(-x)
-		ev := betaExponent(a, b, x)
+		pe, peak := betaExponent(a, b, x)
 		if x < (a+1)/(a+b+2) {
-			I = incBetaFrac(A, B, x, lx, ly, lb, ev)
+			ev := xlog(a, lx) + xlog(b, ly) - logABeta(a, b)
+			if peak {
+				ev = pe - math.Log(a)
+			}
+			I = incBetaFrac(A, B, x, lx, ly, lb, math.Exp(ev))
+			I.v = clamp01(I.v)
 		} else {
-			I = incBetaFrac(B, A, 1-x, ly, lx, lb, ev).scale(-1).addc(1)
+			ev := xlog(b, ly) + xlog(a, lx) - logABeta(b, a)
+			if peak {
+				ev = pe - math.Log(b)
+			}
+			J := incBetaFrac(B, A, 1-x, ly, lx, lb, math.Exp(ev))
+			J.v = clamp01(J.v)
+			I = J.scale(-1).addc(1)
 		}
 	}
 	fx, fax, fbx, fxx := incBetaDx(a, b, x)
 	return I.v, [3]float64{I.ds, I.dt, fx}, [6]float64{I.hss, I.hst, fax, I.htt, fbx, fxx}
 }
 
-// betaExponent returns a log x + b log(1−x) − log B(a, b). For a, b ≥ 10 and
-// |u|, |v| ≤ ½ it is a·log1pmx(u) + b·log1pmx(v) + ½log(ab/(2π(a+b))) − δ(a) − δ(b) + δ(a+b),
+// betaExponent returns a log x + b log(1−x) − log B(a, b), and true, for
+// a, b ≥ 10 and |u|, |v| ≤ ½, near the peak of the integrand. It is
+// a·log1pmx(u) + b·log1pmx(v) + ½log(ab/(2π(a+b))) − δ(a) − δ(b) + δ(a+b),
 // with u = (x−x₀)/x₀, v = (x₀−x)/(1−x₀), x₀ = a/(a+b) and δ the remainder of
-// Stirling's series, which avoids the cancellation between its three terms
-// near the peak x ≈ x₀.
-func betaExponent(a, b, x float64) float64 {
+// Stirling's series, which avoids the cancellation between its three terms.
+// Elsewhere it returns false.
+func betaExponent(a, b, x float64) (float64, bool) {
 	x0, y0 := a/(a+b), b/(a+b)
 	t := x - x0
 	u, v := t/x0, -t/y0
 	if a < 10 || b < 10 || math.Abs(u) > 0.5 || math.Abs(v) > 0.5 {
-		return xlog(a, math.Log(x)) + xlog(b, math.Log1p(-x)) - lbeta(a, b)
+		return 0, false
 	}
 	return a*log1pmx(u) + b*log1pmx(v) + 0.5*math.Log(a/(2*math.Pi)*(b/(a+b))) -
-		stirlingDelta(a) - stirlingDelta(b) + stirlingDelta(a+b)
+		stirlingDelta(a) - stirlingDelta(b) + stirlingDelta(a+b), true
+}
+
+// logABeta returns log(a·B(a, b)) = log Γ(a+1) + log Γ(b) − log Γ(a+b),
+// without the cancellation of log a + log B(a, b) when a is small.
+func logABeta(a, b float64) float64 {
+	if a >= 1 {
+		return lbeta(a, b) + math.Log(a)
+	}
+	la1, _ := math.Lgamma(a + 1)
+	return la1 + lgammaDiff(a, b)
 }
 
 // xlog returns c·l, taken to be 0 when c is 0 (so that 0·log 0 = 0).
@@ -92,9 +114,9 @@ func incBetaDx(a, b, x float64) (fx, fax, fbx, fxx float64) {
 //	d₂ₘ   = m(b−m)x / ((a+2m−1)(a+2m)),
 //
 // by the modified Lentz method. lx and ly are log x and log(1−x), lb is the
-// jet of log B(a, b), and ev is the accurate value of a lx + b ly − log B(a, b)
-// from betaExponent.
-func incBetaFrac(A, B jet, x, lx, ly float64, lb jet, ev float64) jet {
+// jet of log B(a, b), and pv is the accurate value of the prefactor
+// xᵃ(1−x)ᵇ/(a B(a, b)).
+func incBetaFrac(A, B jet, x, lx, ly float64, lb jet, pv float64) jet {
 	AB := A.add(B)
 	c := jconst(1)
 	d := jconst(1).sub(AB.scale(x).div(A.addc(1)))
@@ -131,6 +153,5 @@ func incBetaFrac(A, B jet, x, lx, ly float64, lb jet, ev float64) jet {
 		}
 	}
 	e := A.scale(lx).add(B.scale(ly)).sub(lb).sub(A.log())
-	pv := math.Exp(ev - math.Log(A.v))
 	return e.chain(pv, pv, pv).mul(h)
 }

@@ -76,9 +76,11 @@ func incGamma(a, x float64) (p, q jet, ok bool) {
 		return jconst(1), jconst(0), true
 	case x < a+1:
 		p = incGammaSeries(a, x)
+		p.v = clamp01(p.v)
 		return p, p.scale(-1).addc(1), true
 	}
 	q = incGammaFrac(a, x)
+	q.v = clamp01(q.v)
 	return q.scale(-1).addc(1), q, true
 }
 
@@ -98,10 +100,15 @@ func incGammaSeries(a, x float64) jet {
 			break
 		}
 	}
-	// xᵃe⁻ˣ/Γ(a+1): the jet of the exponent, with its value from gammaExponent.
+	// xᵃe⁻ˣ/Γ(a+1): the jet of the exponent, with its value from
+	// gammaExponent near the peak.
 	e := A.scale(math.Log(x)).addc(-x).sub(A.addc(1).lgamma())
-	ev := math.Exp(gammaExponent(a, x) - math.Log(a))
-	return e.chain(ev, ev, ev).mul(sum)
+	ev := e.v
+	if pe, ok := gammaExponent(a, x); ok {
+		ev = pe - math.Log(a)
+	}
+	pv := math.Exp(ev)
+	return e.chain(pv, pv, pv).mul(sum)
 }
 
 // incGammaFrac returns Q(a, x) = xᵃe⁻ˣ/Γ(a) · 1/(x+1−a− 1(1−a)/(x+3−a− …))
@@ -132,21 +139,25 @@ func incGammaFrac(a, x float64) jet {
 		}
 	}
 	e := A.scale(math.Log(x)).addc(-x).sub(A.lgamma())
-	ev := math.Exp(gammaExponent(a, x))
-	return e.chain(ev, ev, ev).mul(h)
+	ev := e.v
+	if pe, ok := gammaExponent(a, x); ok {
+		ev = pe
+	}
+	pv := math.Exp(ev)
+	return e.chain(pv, pv, pv).mul(h)
 }
 
-// gammaExponent returns a log x − x − log Γ(a). For a ≥ 10 it is
+// gammaExponent returns a log x − x − log Γ(a), and true, for a ≥ 10 and
+// |x−a| ≤ a/2, near the peak of the integrand. It is
 // a·log1pmx((x−a)/a) + ½log(a/2π) − δ(a), with δ the remainder of Stirling's
-// series, which avoids the cancellation between a log x, x and log Γ(a)
-// near the transition x ≈ a.
-func gammaExponent(a, x float64) float64 {
+// series, which avoids the cancellation between a log x, x and log Γ(a).
+// Elsewhere it returns false, and the plain sum has no such cancellation.
+func gammaExponent(a, x float64) (float64, bool) {
 	u := (x - a) / a
 	if a < 10 || math.Abs(u) > 0.5 {
-		lg, _ := math.Lgamma(a)
-		return a*math.Log(x) - x - lg
+		return 0, false
 	}
-	return a*log1pmx(u) + 0.5*math.Log(a/(2*math.Pi)) - stirlingDelta(a)
+	return a*log1pmx(u) + 0.5*math.Log(a/(2*math.Pi)) - stirlingDelta(a), true
 }
 
 // log1pmx returns log(1+u) − u for u > −1, by its power series for small |u|.
@@ -179,3 +190,6 @@ func lentzDone(del, h jet) bool {
 	return math.Abs(del.ds)+math.Abs(del.dt) <= lentzEps*ls &&
 		math.Abs(del.hss)+math.Abs(del.hst)+math.Abs(del.htt) <= lentzEps*ll
 }
+
+// clamp01 returns v limited to [0, 1], against rounding at the ends.
+func clamp01(v float64) float64 { return math.Min(math.Max(v, 0), 1) }
