@@ -120,6 +120,8 @@ func (c *Chain) Draw(i int) []float64 {
 
 // Summary describes the posterior of one parameter over all chains.
 type Summary struct {
+	// Mean and SD are the mean and standard deviation of the draws of all
+	// chains.
 	Mean, SD float64
 	// Q5, Q50 and Q95 are the 5%, 50% and 95% quantiles of the draws.
 	Q5, Q50, Q95 float64

@@ -10,7 +10,7 @@ import (
 
 func TestRun(t *testing.T) {
 	var out bytes.Buffer
-	if err := run(&out, &mcmc.Options{Seed: 1, Chains: 2, Warmup: 200, Samples: 200}); err != nil {
+	if err := run(&out, &mcmc.Options{Seed: 1, Chains: 2, Warmup: 150, Samples: 150}); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "in-sample accuracy") {
