@@ -165,7 +165,7 @@ func TestLogistic(t *testing.T) {
 		t.Errorf("gradient costs %.1f× the log density", ratio)
 	}
 
-	r, err := mcmc.Sample(m, &mcmc.Options{Seed: 1, Chains: 2, Warmup: 300, Samples: 300})
+	r, err := mcmc.Sample(m, &mcmc.Options{Seed: 1, Chains: 2, Warmup: 200, Samples: 200})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestLogistic(t *testing.T) {
 		}
 	}
 	t.Logf("ESS min %.0f (%.0f/s), max R-hat %.3f, step %.3f, %.1f gradients per draw, %d divergences, %v",
-		minESS, minPerSec, maxRHat, r.Chains[0].StepSize, float64(leap)/600, r.Divergences, r.Elapsed)
+		minESS, minPerSec, maxRHat, r.Chains[0].StepSize, float64(leap)/400, r.Divergences, r.Elapsed)
 	if maxRHat > 1.05 || minESS < 100 || r.Divergences > 0 {
 		t.Errorf("poor sampling: max R-hat %.3f, min ESS %.0f, %d divergences", maxRHat, minESS, r.Divergences)
 	}
