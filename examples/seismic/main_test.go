@@ -1,0 +1,34 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The short form: a coarser grid and 40 iterations, with the bounds that
+// reaches (the default run, 81 points and 100 iterations, asks for a misfit
+// 100 times smaller and a model 2.5 times closer).
+func TestRun(t *testing.T) {
+	var out bytes.Buffer
+	path := filepath.Join(t.TempDir(), "velocity.png")
+	cfg := config{nx: 61, iters: 40, snapshots: 12, plot: path, minDrop: 10, minGain: 1.4}
+	res, err := run(&out, cfg)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if res.gradDiff > gradTol {
+		t.Fatalf("checkpointed and plain gradients differ by %v", res.gradDiff)
+	}
+	if !(res.err < res.err0) || !(res.misfit < res.misfit0/10) {
+		t.Fatalf("no progress: %+v\n%s", res, out.String())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 8 || string(b[1:4]) != "PNG" {
+		t.Fatalf("%s is not a PNG file (%d bytes)", path, len(b))
+	}
+}
