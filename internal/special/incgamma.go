@@ -3,10 +3,10 @@ package special
 import "math"
 
 const (
-	iterEps  = 1e-16   // relative size of the last term at which a series stops
-	lentzEps = 4e-16   // relative change at which a continued fraction stops
-	iterMax  = 1000000 // the most iterations of a series or continued fraction
-	lentzMin = 1e-300  // the modified Lentz method's floor against division by 0
+	iterEps  = 1e-16  // relative size of the last term at which a series stops
+	lentzEps = 4e-16  // relative change at which a continued fraction stops
+	iterMax  = 100000 // the most iterations of a series or continued fraction
+	lentzMin = 1e-300 // the modified Lentz method's floor against division by 0
 )
 
 // GammaP returns the regularised lower incomplete gamma function
@@ -16,7 +16,9 @@ const (
 // The value is a power series for x < a+1 and a continued fraction for the
 // complement otherwise; the partials in a are those of the same iterations,
 // carried as second-order Taylor jets in a. The partials in x are closed
-// form: ∂P/∂x = x^(a−1)e^(−x)/Γ(a). Outside the domain all is NaN.
+// form: ∂P/∂x = x^(a−1)e^(−x)/Γ(a). Outside the domain all is NaN, and so
+// it is where the iterations do not converge within 10⁵ steps, which
+// happens only for shapes beyond about 10⁹ with x near a.
 func GammaP(a, x float64) (v float64, g [2]float64, h [3]float64) {
 	p, _, ok := incGamma(a, x)
 	if !ok {
@@ -64,7 +66,7 @@ func incGammaDx(a, x float64) (fx, fax, fxx float64) {
 }
 
 // incGamma returns the jets of P(a, x) and Q(a, x) in a, and false outside
-// the domain a > 0, x ≥ 0.
+// the domain a > 0, x ≥ 0 or where the iteration did not converge.
 func incGamma(a, x float64) (p, q jet, ok bool) {
 	if !(a > 0 && x >= 0) || math.IsInf(a, 1) {
 		return p, q, false
@@ -75,30 +77,29 @@ func incGamma(a, x float64) (p, q jet, ok bool) {
 	case math.IsInf(x, 1):
 		return jconst(1), jconst(0), true
 	case x < a+1:
-		p = incGammaSeries(a, x)
+		p, ok = incGammaSeries(a, x)
 		p.v = clamp01(p.v)
-		return p, p.scale(-1).addc(1), true
+		return p, p.scale(-1).addc(1), ok
 	}
-	q = incGammaFrac(a, x)
+	q, ok = incGammaFrac(a, x)
 	q.v = clamp01(q.v)
-	return q.scale(-1).addc(1), q, true
+	return q.scale(-1).addc(1), q, ok
 }
 
 // incGammaSeries returns P(a, x) = xᵃe⁻ˣ/Γ(a+1) Σₙ xⁿ/((a+1)⋯(a+n)) as a jet
-// in a. Every term and its first two a-derivatives have one sign, so the
-// stopping test on all three is safe.
-func incGammaSeries(a, x float64) jet {
+// in a, and whether it converged. Every term and its first two
+// a-derivatives have one sign, so the stopping test on all three is safe.
+func incGammaSeries(a, x float64) (jet, bool) {
 	A := jvarS(a)
 	term := jconst(1)
 	sum := term
-	for n := 1; n < iterMax; n++ {
+	converged := false
+	for n := 1; n < iterMax && !converged; n++ {
 		term = term.mul(jconst(x).div(A.addc(float64(n))))
 		sum = sum.add(term)
-		if math.Abs(term.v) <= iterEps*math.Abs(sum.v) &&
+		converged = math.Abs(term.v) <= iterEps*math.Abs(sum.v) &&
 			math.Abs(term.ds) <= iterEps*math.Abs(sum.ds) &&
-			math.Abs(term.hss) <= iterEps*math.Abs(sum.hss) {
-			break
-		}
+			math.Abs(term.hss) <= iterEps*math.Abs(sum.hss)
 	}
 	// xᵃe⁻ˣ/Γ(a+1): the jet of the exponent, with its value from
 	// gammaExponent near the peak.
@@ -108,18 +109,19 @@ func incGammaSeries(a, x float64) jet {
 		ev = pe - math.Log(a)
 	}
 	pv := math.Exp(ev)
-	return e.chain(pv, pv, pv).mul(sum)
+	return e.chain(pv, pv, pv).mul(sum), converged
 }
 
 // incGammaFrac returns Q(a, x) = xᵃe⁻ˣ/Γ(a) · 1/(x+1−a− 1(1−a)/(x+3−a− …))
-// as a jet in a, by the modified Lentz method.
-func incGammaFrac(a, x float64) jet {
+// as a jet in a, by the modified Lentz method, and whether it converged.
+func incGammaFrac(a, x float64) (jet, bool) {
 	A := jvarS(a)
 	b := A.scale(-1).addc(x + 1)
 	c := jconst(1 / lentzMin)
 	d := b.recip()
 	h := d
-	for i := 1; i < iterMax; i++ {
+	converged := false
+	for i := 1; i < iterMax && !converged; i++ {
 		fi := float64(i)
 		an := A.addc(-fi).scale(fi) // −i(i−a)
 		b = b.addc(2)
@@ -134,9 +136,7 @@ func incGammaFrac(a, x float64) jet {
 		d = d.recip()
 		del := d.mul(c)
 		h = h.mul(del)
-		if lentzDone(del, h) {
-			break
-		}
+		converged = lentzDone(del, h)
 	}
 	e := A.scale(math.Log(x)).addc(-x).sub(A.lgamma())
 	ev := e.v
@@ -144,7 +144,7 @@ func incGammaFrac(a, x float64) jet {
 		ev = pe
 	}
 	pv := math.Exp(ev)
-	return e.chain(pv, pv, pv).mul(h)
+	return e.chain(pv, pv, pv).mul(h), converged
 }
 
 // gammaExponent returns a log x − x − log Γ(a), and true, for a ≥ 10 and
