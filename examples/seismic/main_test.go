@@ -14,6 +14,9 @@ func TestRun(t *testing.T) {
 	var out bytes.Buffer
 	path := filepath.Join(t.TempDir(), "velocity.png")
 	cfg := config{nx: 61, iters: 40, snapshots: 12, plot: path, minDrop: 10, minGain: 1.4}
+	if raceShort {
+		cfg.iters, cfg.minDrop, cfg.minGain = 10, 5, 1.1
+	}
 	res, err := run(&out, cfg)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
@@ -21,7 +24,7 @@ func TestRun(t *testing.T) {
 	if res.gradDiff > gradTol {
 		t.Fatalf("checkpointed and plain gradients differ by %v", res.gradDiff)
 	}
-	if !(res.err < res.err0) || !(res.misfit < res.misfit0/10) {
+	if !(res.err < res.err0) || !(res.misfit < res.misfit0/cfg.minDrop) {
 		t.Fatalf("no progress: %+v\n%s", res, out.String())
 	}
 	b, err := os.ReadFile(path)
