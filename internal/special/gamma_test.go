@@ -182,6 +182,13 @@ func TestLbetaValues(t *testing.T) {
 }
 
 func TestLchooseValues(t *testing.T) {
+	// A large n with a small k, where lgamma sums would cancel.
+	for _, n := range []float64{1e10, 1e15} {
+		want := math.Log(n) + math.Log(n-1) + math.Log(n-2) - math.Log(6)
+		if got, _, _ := Lchoose(n, 3); !closeRel(got, want, 1e-15, 0) {
+			t.Errorf("Lchoose(%g, 3) = %.17g, want %.17g", n, got, want)
+		}
+	}
 	for _, c := range [][2]int64{{0, 0}, {5, 2}, {50, 25}, {100, 3}, {1000, 500}, {100000, 77}} {
 		var z big.Int
 		z.Binomial(c[0], c[1])

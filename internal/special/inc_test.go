@@ -213,3 +213,38 @@ func TestIncTabulated(t *testing.T) {
 		}
 	}
 }
+
+// TestIncEdgeDerivatives checks the derivatives at small shapes and near the
+// ends of the range of x.
+func TestIncEdgeDerivatives(t *testing.T) {
+	step := func(p []float64, i int) float64 {
+		if i == 2 {
+			return math.Min(1e-4, math.Min(p[2], 1-p[2])/256)
+		}
+		return math.Min(1e-3*math.Max(p[i], 1), p[i]/256)
+	}
+	checkNary(t, "IncBeta", wrap3(IncBeta), [][]float64{
+		{0.01, 0.02, 1e-3}, {0.01, 0.02, 0.999}, {0.05, 3, 0.5}, {3, 0.05, 0.5}, {200, 150, 0.57}, {1.5, 400, 1e-3},
+	}, step, 1e-6, 1e-8)
+	gstep := func(p []float64, i int) float64 { return math.Min(1e-3*math.Max(p[i], 1), p[i]/256) }
+	checkNary(t, "GammaP", wrap2(GammaP), [][]float64{{1e-3, 1e-4}, {1e-3, 30}, {0.02, 0.5}, {500, 480}, {500, 530}}, gstep, 1e-6, 1e-8)
+}
+
+// FuzzIncomplete checks that GammaP, GammaQ and IncBeta never panic, stay in
+// [0, 1], and that P + Q = 1.
+func FuzzIncomplete(f *testing.F) {
+	f.Add(2.0, 3.0, 0.5)
+	f.Add(1e-3, 1e4, 1e-9)
+	f.Add(1e6, 1e6, 0.5)
+	f.Fuzz(func(t *testing.T, a, b, x float64) {
+		p, _, _ := GammaP(a, b)
+		q, _, _ := GammaQ(a, b)
+		if !math.IsNaN(p) && (p < 0 || p > 1 || math.Abs(p+q-1) > 1e-13) {
+			t.Errorf("GammaP, GammaQ(%g, %g) = %g, %g", a, b, p, q)
+		}
+		v, _, _ := IncBeta(a, b, x)
+		if !math.IsNaN(v) && (v < 0 || v > 1) {
+			t.Errorf("IncBeta(%g, %g, %g) = %g", a, b, x, v)
+		}
+	})
+}
