@@ -77,7 +77,7 @@ func main() {
 // config is one run's settings.
 type config struct {
 	nx        int     // grid points
-	iters     int     // Adam iterations
+	iters     int     // gradient-descent iterations
 	snapshots int     // snapshots for CheckpointLayers
 	plot      string  // PNG path, or "" for none
 	minDrop   float64 // J(initial) / J(recovered) must be at least this
@@ -97,14 +97,14 @@ const (
 type survey struct {
 	nx, nt   int
 	dx, dt   float64
-	src, rec int       // grid indices of the source and the receiver
-	wavelet  []float64 // Δt²·s(tₙ), n = 0 … nt−1
-	data     []float64 // d⁽ⁿ⁺¹⁾ at the receiver, n = 0 … nt−1
+	src, rec int       // grid indices of the source and the surface receiver
+	wavelet  []float64 // Δt²·s(tₙ)/Δx, n = 0 … nt−1
+	data     []float64 // d⁽ⁿ⁺¹⁾ at the two receivers, [nt 2]
 	lap      *ad.Value // D/Δx² as a constant [nx nx] (zero first and last rows)
-	onehot   *ad.Value
-	c0       *ad.Value      // cInit as a constant [nx 1]
-	basis    *ad.Value      // B, [nx nbasis]
-	nbasis   int            // e_src, [nx 1]
+	onehot   *ad.Value // e_src, [nx 1]
+	c0       *ad.Value // cInit as a constant [nx 1]
+	basis    *ad.Value // B, [nx nbasis]
+	nbasis   int
 	depth    []float64      // x_i
 	cTrue    []float64      // the true model
 	cInit    []float64      // the starting model
@@ -130,7 +130,8 @@ func newSurvey(nx int) *survey {
 	}
 	// Δt at half the CFL limit of the fastest model the inversion may
 	// visit (1.3× the truth's top speed), over a recording of 2.6 time
-	// units: the bottom reflection's return and more.
+	// units: the transmitted wave, the reflections from the anomaly and the
+	// bottom, and the first surface multiple.
 	s.dt = 0.5 * s.dx / (1.3 * cmax)
 	s.nt = int(math.Ceil(2.6 / s.dt))
 	s.src, s.rec = 2, 2
@@ -224,8 +225,7 @@ func (s *survey) misfit(m *ad.Value, snapshots int) *ad.Value {
 	return ad.Sum(ad.Slice(x, 0, 2*s.nx, 2*s.nx+1))
 }
 
-// record computes the data in the model c: both receivers' traces of both
-// shots.
+// record computes the data in the model c: both receivers' traces.
 func (s *survey) record(c []float64) {
 	clear(s.data)
 	cc := ad.Const(tensor.FromFloat64(c, s.nx, 1))
