@@ -26,7 +26,7 @@ func FactorCholesky(a *tensor.Tensor) (*tensor.Tensor, error) {
 func cholFactor(op string, a *tensor.Tensor) *tensor.Tensor {
 	checkFloat(op, "A", a)
 	batch, n := square(op, "A", a.Shape())
-	l := tensor.New(a.DType(), a.Shape()...)
+	l := newTensor(a.DType(), a.Shape()...)
 	count := tensor.Size(batch)
 	bad := make([]int, count)
 	switch a.DType() {
@@ -53,17 +53,32 @@ func cholFactorT[T float](a, l []T, bad []int, count, n int) {
 	nn := n * n
 	forBatch(count, n, func(k int) {
 		ak, lk := a[k*nn:(k+1)*nn], l[k*nn:(k+1)*nn]
-		for i := range n { // the lower triangle of ½(A + Aᵀ)
-			for j := 0; j < i; j++ {
-				lk[i*n+j] = (ak[i*n+j] + ak[j*n+i]) / 2
-			}
-			lk[i*n+i] = ak[i*n+i]
-		}
+		symmetrize(n, ak, lk)
 		bad[k] = potrf(n, lk, n)
 		for i := range n { // clear the scratch above the diagonal
 			clear(lk[i*n+i+1 : (i+1)*n])
 		}
 	})
+}
+
+// symmetrize writes the lower triangle of ½(A + Aᵀ) into l (both n×n),
+// in tiles, so that the column reads of A stay in cache.
+func symmetrize[T float](n int, a, l []T) {
+	const tile = 32
+	for i0 := 0; i0 < n; i0 += tile {
+		i1 := min(i0+tile, n)
+		for j0 := 0; j0 <= i0; j0 += tile {
+			for i := i0; i < i1; i++ {
+				j1 := min(j0+tile, i)
+				for j := j0; j < j1; j++ {
+					l[i*n+j] = (a[i*n+j] + a[j*n+i]) / 2
+				}
+			}
+		}
+		for i := i0; i < i1; i++ {
+			l[i*n+i] = a[i*n+i]
+		}
+	}
 }
 
 // Cholesky returns the lower triangular L with A = L·Lᵀ and a positive

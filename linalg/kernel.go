@@ -1,6 +1,8 @@
 package linalg
 
 import (
+	"sync"
+
 	"github.com/adjointgo/adjoint/internal/gemm"
 	"github.com/adjointgo/adjoint/internal/vec"
 )
@@ -105,4 +107,32 @@ func blk[T float](a []T, lda int, trans bool, i, j int) []T {
 		return a[j*lda+i:]
 	}
 	return a[i*lda+j:]
+}
+
+// Scratch buffers of the kernels (a transposed block, a panel), pooled
+// per element type so that a factorisation does not allocate them each
+// time.
+var scratch64, scratch32 sync.Pool
+
+func getScratch[T float](n int) *[]T {
+	var z T
+	p := &scratch32
+	if _, ok := any(z).(float64); ok {
+		p = &scratch64
+	}
+	if v, ok := p.Get().(*[]T); ok && cap(*v) >= n {
+		*v = (*v)[:n]
+		return v
+	}
+	s := make([]T, n)
+	return &s
+}
+
+func putScratch[T float](buf *[]T) {
+	var z T
+	if _, ok := any(z).(float64); ok {
+		scratch64.Put(buf)
+		return
+	}
+	scratch32.Put(buf)
 }

@@ -1,7 +1,5 @@
 package linalg
 
-import "math"
-
 // LU factorisation with partial pivoting (LAPACK's GETRF), row-major and
 // blocked, right-looking: for each block column of luBlock columns,
 //
@@ -21,7 +19,7 @@ import "math"
 // the panels factored column by column.
 var (
 	luBlock = 128
-	luBase  = 8
+	luBase  = 16
 )
 
 // getrf factors the n×n matrix a (row stride lda) in place into P·L·U: L
@@ -66,52 +64,63 @@ func luPanel[T float](a []T, lda, ncols, j, m, w int, ipiv []int) int {
 	return info
 }
 
-// luPanelSmall is luPanel column by column.
+// luPanelSmall is luPanel column by column, on a column-major copy of the
+// panel: the pivot search, the scaling and the updates then run along
+// contiguous columns instead of striding through m rows of the matrix.
+// Row interchanges are applied to the whole rows of a at once and to the
+// copy; the copy goes back into the panel at the end.
 func luPanelSmall[T float](a []T, lda, ncols, j, m, w int, ipiv []int) int {
+	buf := getScratch[T](m * w)
+	s := *buf
+	for i := range m { // s[c·m + i] = a[j+i][j+c]
+		row := a[(j+i)*lda+j : (j+i)*lda+j+w]
+		for c, v := range row {
+			s[c*m+i] = v
+		}
+	}
 	info := -1
 	for k := range w {
-		c := j + k // the pivot's row and column
-		// the largest |a[i][c]| for i ≥ c
-		p, best := c, T(-1)
-		for i := c; i < j+m; i++ {
-			if v := abs(a[i*lda+c]); v > best {
+		col := s[k*m : (k+1)*m]
+		p, best := k, T(-1)
+		for i := k; i < m; i++ {
+			v := col[i]
+			if v < 0 {
+				v = -v
+			}
+			if v > best {
 				p, best = i, v
 			}
 		}
-		ipiv[c] = p
-		swapRows(a, lda, p, c, ncols)
-		piv := a[c*lda+c]
+		ipiv[j+k] = j + p
+		if p != k {
+			swapRows(a, lda, j+p, j+k, ncols)
+			for c := range w {
+				s[c*m+p], s[c*m+k] = s[c*m+k], s[c*m+p]
+			}
+		}
+		piv := col[k]
 		if piv == 0 {
 			if info < 0 {
-				info = c
+				info = j + k
 			}
 			continue // the column below is zero: nothing to eliminate
 		}
-		rc := a[c*lda+c+1 : c*lda+j+w] // the pivot row, right of the pivot, within the panel
-		inv := 1 / piv
-		for i := c + 1; i < j+m; i++ {
-			ri := a[i*lda+c : i*lda+j+w]
-			l := ri[0] * inv
-			ri[0] = l
-			if l != 0 {
-				ri = ri[1:]
-				for q, u := range rc {
-					ri[q] -= l * u
-				}
+		l := col[k+1 : m]
+		scaleT(l, 1/piv)
+		for c := k + 1; c < w; c++ {
+			if u := s[c*m+k]; u != 0 {
+				axpyT(s[c*m+k+1:(c+1)*m], -u, l)
 			}
 		}
 	}
+	for i := range m {
+		row := a[(j+i)*lda+j : (j+i)*lda+j+w]
+		for c := range row {
+			row[c] = s[c*m+i]
+		}
+	}
+	putScratch(buf)
 	return info
-}
-
-func abs[T float](x T) T {
-	if x < 0 || (x == 0 && math.Signbit(float64(x))) {
-		return -x
-	}
-	if x != x { // NaN: pivot on it, so that it propagates instead of hiding
-		return T(math.Inf(1))
-	}
-	return x
 }
 
 // getrs solves op(A)·X = B with the factors of getrf (B is n×k, row stride

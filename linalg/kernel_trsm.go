@@ -100,61 +100,36 @@ func trsmLSmall[T float](upper, trans, unit bool, n, k int, a []T, lda int, b []
 	}
 }
 
-// trsmR solves X·op(T) = B for X, B of m×n (row stride ldb).
+// trsmR solves X·op(T) = B for X, B of m×n (row stride ldb). It is the
+// left-side solve op(T)ᵀ·Xᵀ = Bᵀ on a transposed copy of B, so that the
+// substitution loops run along rows of m elements (vector kernels) rather
+// than along short rows of n, and the copy costs 2mn moves against the
+// solve's mn² flops.
 func trsmR[T float](upper, trans, unit bool, m, n int, a []T, lda int, b []T, ldb int) {
 	if n == 0 || m == 0 {
 		return
 	}
-	if n <= trsmBase {
-		trsmRSmall(upper, trans, unit, m, n, a, lda, b, ldb)
-		return
-	}
-	n1 := trsmSplit(n)
-	a22 := a[n1*lda+n1:]
-	if upper == trans { // op(T) lower: X₂ first, then B₁ −= X₂·M₂₁
-		trsmR(upper, trans, unit, m, n-n1, a22, lda, b[n1:], ldb)
-		gemmT(false, trans, m, n1, n-n1, -1, b[n1:], ldb, blk(a, lda, trans, n1, 0), lda, 1, b, ldb)
-		trsmR(upper, trans, unit, m, n1, a, lda, b, ldb)
-		return
-	}
-	// op(T) upper: X₁ first, then B₂ −= X₁·M₁₂
-	trsmR(upper, trans, unit, m, n1, a, lda, b, ldb)
-	gemmT(false, trans, m, n-n1, n1, -1, b, ldb, blk(a, lda, trans, 0, n1), lda, 1, b[n1:], ldb)
-	trsmR(upper, trans, unit, m, n-n1, a22, lda, b[n1:], ldb)
+	buf := getScratch[T](m * n)
+	bt := *buf
+	transposeInto(bt, m, b, ldb, m, n)
+	trsmL(upper, !trans, unit, n, m, a, lda, bt, m)
+	transposeInto(b, ldb, bt, m, n, m)
+	putScratch(buf)
 }
 
-// trsmRSmall is trsmR by substitution, each row of X on its own: x·M = b
-// with M = op(T), reading T by rows (dot products when trans, updates of
-// the unsolved part of x otherwise).
-func trsmRSmall[T float](upper, trans, unit bool, m, n int, a []T, lda int, b []T, ldb int) {
-	lower := upper == trans
-	for r := range m {
-		x := b[r*ldb : r*ldb+n]
-		if !lower { // M upper: x_j = (x_j − Σ_{p<j} x_p·M[p][j]) / M[j][j], j ascending
-			for j := range n {
-				tj := a[j*lda:]
-				if trans { // M[p][j] = T[j][p]
-					x[j] -= dotT(x[:j], tj)
+// transposeInto sets dst (row stride ldd) to the transpose of the r×c
+// matrix src (row stride lds), in tiles that stay in cache.
+func transposeInto[T float](dst []T, ldd int, src []T, lds, r, c int) {
+	const tile = 32
+	for i0 := 0; i0 < r; i0 += tile {
+		i1 := min(i0+tile, r)
+		for j0 := 0; j0 < c; j0 += tile {
+			j1 := min(j0+tile, c)
+			for i := i0; i < i1; i++ {
+				row := src[i*lds : i*lds+j1]
+				for j := j0; j < j1; j++ {
+					dst[j*ldd+i] = row[j]
 				}
-				if !unit {
-					x[j] /= tj[j]
-				}
-				if !trans && j+1 < n { // x_q −= x_j·M[j][q] = x_j·T[j][q], q > j
-					axpyT(x[j+1:n], -x[j], tj[j+1:])
-				}
-			}
-			continue
-		}
-		for j := n - 1; j >= 0; j-- { // M lower: j descending
-			tj := a[j*lda:]
-			if trans {
-				x[j] -= dotT(x[j+1:n], tj[j+1:])
-			}
-			if !unit {
-				x[j] /= tj[j]
-			}
-			if !trans && j > 0 {
-				axpyT(x[:j], -x[j], tj)
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/adjointgo/adjoint/ad"
 	"github.com/adjointgo/adjoint/internal/errs"
 	"github.com/adjointgo/adjoint/tensor"
 )
@@ -127,6 +128,16 @@ func (f *LU) slogdet(k int) (sign, logAbs float64) {
 	return sign, logAbs
 }
 
+// release gives the factors' storage back for reuse, once an op that
+// factored A knows that no derivative will need them: its result does not
+// require a gradient (tangents, in forward mode, are computed by then).
+func (f *LU) release(y *ad.Value) {
+	if !y.RequiresGrad() {
+		releaseTensor(f.Factors)
+		f.Factors = nil
+	}
+}
+
 // singular returns the first singular matrix of the batch and its first
 // zero pivot, or −1, −1.
 func (f *LU) singular() (k, pivot int) {
@@ -143,7 +154,7 @@ func luFactor(op string, a *tensor.Tensor) *LU {
 	checkFloat(op, "A", a)
 	batch, n := square(op, "A", a.Shape())
 	count := tensor.Size(batch)
-	f := &LU{Factors: a.Clone(), Pivots: make([]int, count*n), batch: batch, n: n, zero: make([]int, count)}
+	f := &LU{Factors: cloneTensor(a), Pivots: make([]int, count*n), batch: batch, n: n, zero: make([]int, count)}
 	switch a.DType() {
 	case tensor.Float64:
 		luFactorT(elems[float64](f.Factors), f.Pivots, f.zero, count, n)
@@ -166,7 +177,7 @@ func (f *LU) solve(b *tensor.Tensor, trans bool) *tensor.Tensor {
 	r := len(bs)
 	k := bs[r-1]
 	bc := broadcastBatch("solve", f.batch, bs[:r-2], "A", "B", f.Factors.Shape(), bs)
-	out := tensor.New(b.DType(), append(slices.Clone(bc.shape), f.n, k)...)
+	out := newTensor(b.DType(), append(slices.Clone(bc.shape), f.n, k)...)
 	switch b.DType() {
 	case tensor.Float64:
 		luSolveT(elems[float64](f.Factors), f.Pivots, elems[float64](b), elems[float64](out), &bc, f.n, k, trans)

@@ -41,6 +41,7 @@ func Solve(a, b *ad.Value) *ad.Value {
 		panic(singularErr(op, batch, k, p))
 	}
 	x := luSolveFunc(f, false).Apply(a, b)
+	f.release(x)
 	if vector {
 		xs := x.Shape()
 		x = ad.Reshape(x, xs[:len(xs)-1]...)
@@ -111,7 +112,9 @@ func Inv(a *ad.Value) *ad.Value {
 	if k, p := f.singular(); k >= 0 {
 		panic(singularErr(op, batch, k, p))
 	}
-	return luSolveFunc(f, false).Apply(a, ad.Const(eye(at.DType(), n)))
+	x := luSolveFunc(f, false).Apply(a, ad.Const(eye(at.DType(), n)))
+	f.release(x)
+	return x
 }
 
 // Det returns the determinant of A [..., n, n], of the batch shape (a
@@ -124,7 +127,7 @@ func Det(a *ad.Value) *ad.Value {
 	at := a.Tensor()
 	_, n := square(op, "A", at.Shape())
 	f := luFactor(op, at)
-	return (&ad.Func{
+	y := (&ad.Func{
 		Name:    op,
 		Forward: func([]*ad.Value) *ad.Value { return ad.Const(f.Det()) },
 		VJP: func(xs []*ad.Value, y, g *ad.Value) []*ad.Value {
@@ -140,6 +143,8 @@ func Det(a *ad.Value) *ad.Value {
 			return ad.Mul(y, trace(luSolveFunc(f, false).Apply(xs[0], ts[0])))
 		},
 	}).Apply(a)
+	f.release(y)
+	return y
 }
 
 // Slogdet returns the sign of the determinant of A [..., n, n] (−1, 0 or
@@ -154,7 +159,9 @@ func Slogdet(a *ad.Value) (sign, logAbsDet *ad.Value) {
 	_, n := square(op, "A", at.Shape())
 	f := luFactor(op, at)
 	s, l := f.Slogdet()
-	return ad.Const(s), logDetFunc(op, f, n, l).Apply(a)
+	y := logDetFunc(op, f, n, l).Apply(a)
+	f.release(y)
+	return ad.Const(s), y
 }
 
 // LogDet returns log det A for A [..., n, n], of the batch shape: −Inf for
@@ -173,7 +180,9 @@ func LogDet(a *ad.Value) *ad.Value {
 			l.SetFlat(k, math.NaN())
 		}
 	}
-	return logDetFunc(op, f, n, l).Apply(a)
+	y := logDetFunc(op, f, n, l).Apply(a)
+	f.release(y)
+	return y
 }
 
 // logDetFunc is log|det A| (value v) as a differentiable function of A.

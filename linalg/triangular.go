@@ -132,7 +132,7 @@ func triSolve(a, b *tensor.Tensor, upper, trans, unit bool) *tensor.Tensor {
 	as, bs := a.Shape(), b.Shape()
 	n, k := as[len(as)-1], bs[len(bs)-1]
 	bc := broadcastBatch("triangular solve", as[:len(as)-2], bs[:len(bs)-2], "A", "B", as, bs)
-	out := tensor.New(b.DType(), append(slices.Clone(bc.shape), n, k)...)
+	out := newTensor(b.DType(), append(slices.Clone(bc.shape), n, k)...)
 	switch b.DType() {
 	case tensor.Float64:
 		triSolveT(elems[float64](a), elems[float64](b), elems[float64](out), &bc, n, k, upper, trans, unit)
