@@ -165,6 +165,9 @@ func TestLogistic(t *testing.T) {
 		t.Errorf("gradient costs %.1f× the log density", ratio)
 	}
 
+	if testing.Short() {
+		return // sampling takes seconds (minutes under -race)
+	}
 	r, err := mcmc.Sample(m, &mcmc.Options{Seed: 1, Chains: 2, Warmup: 200, Samples: 200})
 	if err != nil {
 		t.Fatal(err)
