@@ -13,7 +13,7 @@ import (
 func TestRun(t *testing.T) {
 	var out bytes.Buffer
 	path := filepath.Join(t.TempDir(), "velocity.png")
-	cfg := config{nx: 61, iters: 40, snapshots: 12, plot: path, minDrop: 10, minGain: 1.4}
+	cfg := config{nx: 51, iters: 40, snapshots: 30, plot: path, minDrop: 10, minGain: 1.5}
 	if raceShort {
 		cfg.iters, cfg.minDrop, cfg.minGain = 10, 5, 1.1
 	}
