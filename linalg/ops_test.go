@@ -243,8 +243,8 @@ func catch(f func()) error { return ad.Try(f) }
 
 func TestMisuse(t *testing.T) {
 	r := rand.New(rand.NewPCG(51, 52))
-	sing := tensor.FromFloat64([]float64{1, 2, 3, 2, 4, 6, 1, 0, 1}, 3, 3) // row 1 = 2·row 0
-	notPD := tensor.FromFloat64([]float64{4, 2, 0, 2, 1, 0, 0, 0, 1}, 3, 3)   // pivot 1 is 0
+	sing := tensor.FromFloat64([]float64{1, 2, 3, 2, 4, 6, 1, 0, 1}, 3, 3)  // row 1 = 2·row 0
+	notPD := tensor.FromFloat64([]float64{4, 2, 0, 2, 1, 0, 0, 0, 1}, 3, 3) // pivot 1 is 0
 	b3 := randT(r, 3, 2)
 	cases := []struct {
 		name     string
