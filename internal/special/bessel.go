@@ -51,8 +51,11 @@ func besselI(nu int, x float64) float64 {
 func besselK(nu int, x float64) float64 {
 	const euler = 0.57721566490153286060651209008240243104215933593992
 	if x < 1 {
+		if nu == 1 && x < 1e-150 {
+			return 1 / x // the other terms are below an ulp of 1/x
+		}
 		t := 0.25 * x * x
-		l := math.Log(0.5*x) + euler
+		l := math.Log(x) - math.Ln2 + euler
 		if nu == 0 {
 			s, term, hk := 0.0, 1.0, 0.0
 			for k := 1; k < 100; k++ {

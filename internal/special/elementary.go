@@ -4,6 +4,9 @@ import "math"
 
 // Asinh returns asinh(x) with its derivatives 1/√(1+x²) and −x/(1+x²)^(3/2).
 func Asinh(x float64) (v, d, dd float64) {
+	if math.IsInf(x, 0) {
+		return x, 0, 0
+	}
 	d = 1 / math.Hypot(1, x)
 	return math.Asinh(x), d, -x * d * d * d
 }
@@ -18,10 +21,10 @@ func Acosh(x float64) (v, d, dd float64) {
 	if x == 1 {
 		return 0, math.Inf(1), math.Inf(-1)
 	}
-	d = 1 / math.Sqrt((x-1)*(x+1))
 	if math.IsInf(x, 1) {
-		d = 0
+		return x, 0, 0
 	}
+	d = 1 / math.Sqrt((x-1)*(x+1))
 	return math.Acosh(x), d, -x * d * d * d
 }
 

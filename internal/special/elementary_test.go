@@ -175,6 +175,12 @@ func TestElementaryDomain(t *testing.T) {
 }
 
 func TestPhiValues(t *testing.T) {
+	if v, d, dd := Phi(math.Inf(-1)); v != 0 || d != 0 || dd != 0 {
+		t.Errorf("Phi(−Inf) = %g, %g, %g", v, d, dd)
+	}
+	if v, d, dd := Phi(math.Inf(1)); v != 1 || d != 0 || dd != 0 {
+		t.Errorf("Phi(+Inf) = %g, %g, %g", v, d, dd)
+	}
 	n := distuv.UnitNormal
 	for _, x := range []float64{-8, -3, -1, -0.1, 0, 0.4, 1.7, 5} {
 		if got, want := first(Phi(x)), n.CDF(x); !closeRel(got, want, 1e-14, 0) {

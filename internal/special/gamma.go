@@ -238,7 +238,8 @@ func lbeta(a, b float64) float64 {
 
 // Lbeta returns log B(a, b) = log Γ(a) + log Γ(b) − log Γ(a+b), for a, b > 0,
 // with its derivatives in a (x) and b (y). It is +Inf if an argument is 0
-// (with NaN derivatives) and NaN for a negative argument.
+// (with NaN derivatives) and NaN for a negative argument. Below about 1e-154
+// the second derivatives, of the order of 1/a², overflow and may be NaN.
 func Lbeta(a, b float64) (v float64, g [2]float64, h [3]float64) {
 	if !(a >= 0 && b >= 0) {
 		return nan2()
@@ -249,9 +250,26 @@ func Lbeta(a, b float64) (v float64, g [2]float64, h [3]float64) {
 		return v, g, h
 	}
 	pab, p1ab := polygamma(0, a+b), polygamma(1, a+b)
-	g = [2]float64{polygamma(0, a) - pab, polygamma(0, b) - pab}
-	h = [3]float64{polygamma(1, a) - p1ab, -p1ab, polygamma(1, b) - p1ab}
+	g = [2]float64{psiMinus(a, pab), psiMinus(b, pab)}
+	h = [3]float64{psi1Minus(a, p1ab), -p1ab, psi1Minus(b, p1ab)}
 	return v, g, h
+}
+
+// psiMinus returns ψ(a) − c, as ψ(a+1) − c − 1/a below 1, so that a tiny a
+// whose ψ overflows gives −Inf rather than NaN.
+func psiMinus(a, c float64) float64 {
+	if a < 1 {
+		return polygamma(0, a+1) - c - 1/a
+	}
+	return polygamma(0, a) - c
+}
+
+// psi1Minus returns ψ₁(a) − c, as ψ₁(a+1) − c + 1/a² below 1.
+func psi1Minus(a, c float64) float64 {
+	if a < 1 {
+		return polygamma(1, a+1) - c + 1/(a*a)
+	}
+	return polygamma(1, a) - c
 }
 
 // Lchoose returns the log of the binomial coefficient, log Γ(n+1) −

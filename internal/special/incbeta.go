@@ -29,24 +29,24 @@ func IncBeta(a, b, x float64) (v float64, g [3]float64, h [6]float64) {
 		I = jconst(1)
 	default:
 		A, B := jvarS(a), jvarT(b)
-		lbv, lbg, lbh := Lbeta(a, b)
-		lb := jet{lbv, lbg[0], lbg[1], lbh[0], lbh[1], lbh[2]}
+		// L = log(a·b·B(a, b)) = log Γ(a+1) + log Γ(b+1) − log Γ(a+b), whose
+		// derivatives stay finite as a or b goes to 0.
+		pa1, pb1, pab := polygamma(0, a+1), polygamma(0, b+1), polygamma(0, a+b)
+		qa1, qb1, qab := polygamma(1, a+1), polygamma(1, b+1), polygamma(1, a+b)
+		L := jet{logABBeta(a, b), pa1 - pab, pb1 - pab, qa1 - qab, -qab, qb1 - qab}
 		lx, ly := math.Log(x), math.Log1p(-x)
-		pe, peak := betaExponent(a, b, x)
+		// w = xᵃ(1−x)ᵇ/(a·b·B(a, b)), the same in both orientations.
+		ev := xlog(a, lx) + xlog(b, ly) - L.v
+		if pe, peak := betaExponent(a, b, x); peak {
+			ev = pe - math.Log(a) - math.Log(b)
+		}
+		w := math.Exp(ev)
 		if x < (a+1)/(a+b+2) {
-			ev := xlog(a, lx) + xlog(b, ly) - logABeta(a, b)
-			if peak {
-				ev = pe - math.Log(a)
-			}
-			I, ok = incBetaFrac(A, B, x, lx, ly, lb, math.Exp(ev))
+			I, ok = incBetaFrac(A, B, x, lx, ly, L, w)
 			I.v = clamp01(I.v)
 		} else {
-			ev := xlog(b, ly) + xlog(a, lx) - logABeta(b, a)
-			if peak {
-				ev = pe - math.Log(b)
-			}
 			var J jet
-			J, ok = incBetaFrac(B, A, 1-x, ly, lx, lb, math.Exp(ev))
+			J, ok = incBetaFrac(B, A, 1-x, ly, lx, L, w)
 			J.v = clamp01(J.v)
 			I = J.scale(-1).addc(1)
 		}
@@ -75,14 +75,21 @@ func betaExponent(a, b, x float64) (float64, bool) {
 		stirlingDelta(a) - stirlingDelta(b) + stirlingDelta(a+b), true
 }
 
-// logABeta returns log(a·B(a, b)) = log Γ(a+1) + log Γ(b) − log Γ(a+b),
-// without the cancellation of log a + log B(a, b) when a is small.
-func logABeta(a, b float64) float64 {
-	if a >= 1 {
-		return lbeta(a, b) + math.Log(a)
+// logABBeta returns log(a·b·B(a, b)) = log Γ(a+1) + log Γ(b+1) − log Γ(a+b)
+// without the cancellation of log a + log b + log B(a, b) when a or b is
+// small.
+func logABBeta(a, b float64) float64 {
+	x, y := math.Min(a, b), math.Max(a, b)
+	if x >= 1 {
+		return lbeta(a, b) + math.Log(a) + math.Log(b)
 	}
-	la1, _ := math.Lgamma(a + 1)
-	return la1 + lgammaDiff(a, b)
+	lx1, _ := math.Lgamma(x + 1)
+	if y < 10 {
+		ly1, _ := math.Lgamma(y + 1)
+		lxy, _ := math.Lgamma(x + y)
+		return lx1 + ly1 - lxy
+	}
+	return lx1 + math.Log(y) + lgammaDiff(x, y)
 }
 
 // xlog returns c·l, taken to be 0 when c is 0 (so that 0·log 0 = 0).
@@ -94,22 +101,28 @@ func xlog(c, l float64) float64 {
 }
 
 // incBetaDx returns ∂I/∂x = x^(a−1)(1−x)^(b−1)/B(a, b) and its partials in a,
-// b and x.
+// b and x. The partials in a and b are formed from ∂I/∂x / a and / b and
+// from a·ψ(a) = a·ψ(a+1) − 1, so that a tiny shape does not make them 0·Inf.
 func incBetaDx(a, b, x float64) (fx, fax, fbx, fxx float64) {
 	lx, ly := math.Log(x), math.Log1p(-x)
-	lb := lbeta(a, b)
-	fx = math.Exp(xlog(a-1, lx) + xlog(b-1, ly) - lb)
+	L := logABBeta(a, b) // log(a·b·B(a, b))
+	le := xlog(a-1, lx) + xlog(b-1, ly) - L
+	fx = math.Exp(le + math.Log(a) + math.Log(b))
 	pab := polygamma(0, a+b)
-	if fx != 0 {
-		fax = fx * (lx - polygamma(0, a) + pab)
-		fbx = fx * (ly - polygamma(0, b) + pab)
+	// ∂a: fx·(log x − ψ(a) + ψ(a+b)) = (fx/a)·(a log x + 1 − aψ(a+1) + aψ(a+b)).
+	if ga := math.Exp(le + math.Log(b)); ga != 0 {
+		fax = ga * (xlog(a, lx) + 1 - a*polygamma(0, a+1) + a*pab)
+	}
+	if gb := math.Exp(le + math.Log(a)); gb != 0 {
+		fbx = gb * (xlog(b, ly) + 1 - b*polygamma(0, b+1) + b*pab)
 	}
 	// ∂xx = (a−1)x^(a−2)(1−x)^(b−1)/B − (b−1)x^(a−1)(1−x)^(b−2)/B.
+	lab := math.Log(a) + math.Log(b)
 	if a != 1 {
-		fxx += (a - 1) * math.Exp(xlog(a-2, lx)+xlog(b-1, ly)-lb)
+		fxx += (a - 1) * math.Exp(xlog(a-2, lx)+xlog(b-1, ly)-L+lab)
 	}
 	if b != 1 {
-		fxx -= (b - 1) * math.Exp(xlog(a-1, lx)+xlog(b-2, ly)-lb)
+		fxx -= (b - 1) * math.Exp(xlog(a-1, lx)+xlog(b-2, ly)-L+lab)
 	}
 	return fx, fax, fbx, fxx
 }
@@ -120,10 +133,12 @@ func incBetaDx(a, b, x float64) (fx, fax, fbx, fxx float64) {
 //	d₂ₘ₊₁ = −(a+m)(a+b+m)x / ((a+2m)(a+2m+1)),
 //	d₂ₘ   = m(b−m)x / ((a+2m−1)(a+2m)),
 //
-// by the modified Lentz method. lx and ly are log x and log(1−x), lb is the
-// jet of log B(a, b), and pv is the accurate value of the prefactor
-// xᵃ(1−x)ᵇ/(a B(a, b)). It also reports whether the fraction converged.
-func incBetaFrac(A, B jet, x, lx, ly float64, lb jet, pv float64) (jet, bool) {
+// by the modified Lentz method. lx and ly are log x and log(1−x), L is the
+// jet of log(a·b·B(a, b)), and w is the accurate value of
+// xᵃ(1−x)ᵇ/(a·b·B(a, b)), so that the prefactor is b·w: the factor b taken
+// out keeps the jet free of ψ(b) ≈ −1/b, which would cancel against it for
+// small b. It also reports whether the fraction converged.
+func incBetaFrac(A, B jet, x, lx, ly float64, L jet, w float64) (jet, bool) {
 	AB := A.add(B)
 	c := jconst(1)
 	d := jconst(1).sub(AB.scale(x).div(A.addc(1)))
@@ -158,6 +173,6 @@ func incBetaFrac(A, B jet, x, lx, ly float64, lb jet, pv float64) (jet, bool) {
 		h = h.mul(del)
 		converged = lentzDone(del, h)
 	}
-	e := A.scale(lx).add(B.scale(ly)).sub(lb).sub(A.log())
-	return e.chain(pv, pv, pv).mul(h), converged
+	e := A.scale(lx).add(B.scale(ly)).sub(L)
+	return B.mul(e.chain(w, w, w)).mul(h), converged
 }

@@ -42,6 +42,9 @@ func GammaQ(a, x float64) (v float64, g [2]float64, h [3]float64) {
 }
 
 // incGammaDx returns ∂P/∂x = x^(a−1)e^(−x)/Γ(a) and its partials in a and x.
+// They are formed from g = x^(a−1)e^(−x)/Γ(a+1) = ∂P/∂x / a and from
+// a·ψ(a) = a·ψ(a+1) − 1, so that neither a tiny a nor a tiny x makes them
+// 0·Inf.
 func incGammaDx(a, x float64) (fx, fax, fxx float64) {
 	if math.IsInf(x, 1) {
 		return 0, 0, 0
@@ -60,9 +63,18 @@ func incGammaDx(a, x float64) (fx, fax, fxx float64) {
 		return 0, 0, 0
 	}
 	lx := math.Log(x)
-	lg, _ := math.Lgamma(a)
-	fx = math.Exp((a-1)*lx - x - lg)
-	return fx, fx * (lx - polygamma(0, a)), fx * ((a-1)/x - 1)
+	lg1, _ := math.Lgamma(a + 1)
+	lg := xlog(a-1, lx) - x - lg1 // log g
+	g := math.Exp(lg)
+	fx = a * g
+	// ∂a: fx·(log x − ψ(a)) = g·(a log x − a ψ(a+1) + 1).
+	fax = g * (xlog(a, lx) - a*polygamma(0, a+1) + 1)
+	// ∂x: fx·((a−1)/x − 1), with the first term as (a−1)·a·g/x in logs.
+	if a != 1 {
+		fxx = (a - 1) * math.Exp(lg-lx+math.Log(a))
+	}
+	fxx -= fx
+	return fx, fax, fxx
 }
 
 // incGamma returns the jets of P(a, x) and Q(a, x) in a, and false outside
@@ -138,13 +150,15 @@ func incGammaFrac(a, x float64) (jet, bool) {
 		h = h.mul(del)
 		converged = lentzDone(del, h)
 	}
-	e := A.scale(math.Log(x)).addc(-x).sub(A.lgamma())
+	// xᵃe⁻ˣ/Γ(a) = a·xᵃe⁻ˣ/Γ(a+1): the factor a taken out keeps the jet
+	// free of ψ(a) ≈ −1/a, which would cancel against it for small a.
+	e := A.scale(math.Log(x)).addc(-x).sub(A.addc(1).lgamma())
 	ev := e.v
 	if pe, ok := gammaExponent(a, x); ok {
-		ev = pe
+		ev = pe - math.Log(a)
 	}
-	pv := math.Exp(ev)
-	return e.chain(pv, pv, pv).mul(h), converged
+	w := math.Exp(ev)
+	return A.mul(e.chain(w, w, w)).mul(h), converged
 }
 
 // gammaExponent returns a log x − x − log Γ(a), and true, for a ≥ 10 and

@@ -10,6 +10,9 @@ const (
 // Erfc returns the complementary error function with its derivatives
 // −2/√π·e^(−x²) and 4x/√π·e^(−x²).
 func Erfc(x float64) (v, d, dd float64) {
+	if math.IsInf(x, 0) {
+		return math.Erfc(x), 0, 0
+	}
 	d = -twoSqrtPi * math.Exp(-x*x)
 	return math.Erfc(x), d, -2 * x * d
 }
@@ -41,6 +44,12 @@ func normCDF(x float64) float64 {
 // derivatives φ(x) and −xφ(x). It is computed through erfc, so it keeps
 // relative accuracy in the lower tail until it underflows near x = −38.5.
 func Phi(x float64) (v, d, dd float64) {
+	switch {
+	case math.IsInf(x, -1):
+		return 0, 0, 0
+	case math.IsInf(x, 1):
+		return 1, 0, 0
+	}
 	d = phi(x)
 	return normCDF(x), d, -x * d
 }

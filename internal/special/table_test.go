@@ -18,18 +18,37 @@ func TestSweep(t *testing.T) {
 	ignoresNaN := map[string]bool{"fmin": true, "fmax": true}
 	for _, u := range Unaries {
 		for _, x := range specials {
-			v, _, _ := u.F(x)
+			v, d, dd := u.F(x)
 			if math.IsNaN(x) && !math.IsNaN(v) {
 				t.Errorf("%s(NaN) = %g", u.Name, v)
 			}
+			// A value comes with derivatives, except at lgamma's poles.
+			pole := u.Name == "lgamma" && x <= 0 && x == math.Floor(x)
+			if !math.IsNaN(v) && (math.IsNaN(d) || math.IsNaN(dd)) && !pole {
+				t.Errorf("%s(%g) = %g, %g, %g", u.Name, x, v, d, dd)
+			}
 		}
+	}
+	// Below about 1e-154, 1/x² overflows, and the second derivatives of
+	// lbeta and lchoose with it (documented).
+	overflows := func(name string, x, y float64) bool {
+		tiny := math.Abs(x) < 1e-150 && x != 0 || math.Abs(y) < 1e-150 && y != 0
+		return tiny && (name == "lbeta" || name == "lchoose")
 	}
 	for _, b := range Binaries {
 		for _, x := range specials {
 			for _, y := range specials {
-				v, _, _ := b.F(x, y)
+				v, g, h := b.F(x, y)
+				if overflows(b.Name, x, y) {
+					continue
+				}
 				if (math.IsNaN(x) || math.IsNaN(y)) && !math.IsNaN(v) && !ignoresNaN[b.Name] {
 					t.Errorf("%s(%g, %g) = %g", b.Name, x, y, v)
+				}
+				// A value comes with derivatives, except at the documented
+				// points where the value is infinite.
+				if !math.IsNaN(v) && !math.IsInf(v, 0) && (hasNaN(g[:]) || hasNaN(h[:])) {
+					t.Errorf("%s(%g, %g) = %g, %v, %v", b.Name, x, y, v, g, h)
 				}
 			}
 		}
@@ -72,4 +91,13 @@ func TestRanges(t *testing.T) {
 			}
 		}
 	}
+}
+
+func hasNaN(s []float64) bool {
+	for _, v := range s {
+		if math.IsNaN(v) {
+			return true
+		}
+	}
+	return false
 }
