@@ -13,7 +13,8 @@ import "math"
 // partials in a and b are those of the same iteration, carried as
 // second-order Taylor jets in (a, b). The partials in x are closed form:
 // ∂I/∂x = x^(a−1)(1−x)^(b−1)/B(a, b). At x = 0 and x = 1 the partials in x
-// are the one-sided limits. Outside the domain all is NaN, and so it is
+// are the one-sided limits. Below about 1e-150 a shape's second derivatives,
+// of the order of 1/a², overflow and may be NaN. Outside the domain all is NaN, and so it is
 // where the continued fraction does not converge within 10⁵ steps, which
 // happens only for shapes beyond about 10⁹ near the peak.
 func IncBeta(a, b, x float64) (v float64, g [3]float64, h [6]float64) {
@@ -104,6 +105,14 @@ func xlog(c, l float64) float64 {
 // b and x. The partials in a and b are formed from ∂I/∂x / a and / b and
 // from a·ψ(a) = a·ψ(a+1) − 1, so that a tiny shape does not make them 0·Inf.
 func incBetaDx(a, b, x float64) (fx, fax, fbx, fxx float64) {
+	switch x {
+	case 0:
+		return incBetaDx0(a, b)
+	case 1:
+		// I_x(a, b) = 1 − I_(1−x)(b, a).
+		fx, fbx, fax, fxx = incBetaDx0(b, a)
+		return fx, fax, fbx, -fxx
+	}
 	lx, ly := math.Log(x), math.Log1p(-x)
 	L := logABBeta(a, b) // log(a·b·B(a, b))
 	le := xlog(a-1, lx) + xlog(b-1, ly) - L
@@ -125,6 +134,25 @@ func incBetaDx(a, b, x float64) (fx, fax, fbx, fxx float64) {
 		fxx -= (b - 1) * math.Exp(xlog(a-1, lx)+xlog(b-2, ly)-L+lab)
 	}
 	return fx, fax, fbx, fxx
+}
+
+// incBetaDx0 returns the limits of incBetaDx as x → 0⁺, which the power
+// x^(a−1) decides: infinite for a < 1, finite for a = 1 and 0 above (∂xx
+// has its own thresholds at 1 and 2).
+func incBetaDx0(a, b float64) (fx, fax, fbx, fxx float64) {
+	inf := math.Inf(1)
+	switch {
+	case a < 1:
+		return inf, -inf, inf, -inf
+	case a == 1:
+		// ∂I/∂x = b(1−x)^(b−1) near 0.
+		return b, -inf, 1, -b * (b - 1)
+	case a < 2:
+		return 0, 0, 0, inf
+	case a == 2:
+		return 0, 0, 0, b * (b + 1)
+	}
+	return 0, 0, 0, 0
 }
 
 // incBetaFrac returns I_x(a, b) = xᵃ(1−x)ᵇ/(a B(a, b)) · 1/(1+ d₁/(1+ d₂/(1+ …)))

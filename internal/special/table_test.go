@@ -54,14 +54,20 @@ func TestSweep(t *testing.T) {
 		}
 	}
 	// Triples on a coarser set, to keep the sweep short.
-	coarse := []float64{math.NaN(), math.Inf(-1), -1, 0, 1e-300, 0.3, 1, 7, 1e6, math.Inf(1)}
+	coarse := []float64{math.NaN(), math.Inf(-1), -1, 0, 1e-300, 1e-8, 0.3, 0.5, 1 - 1e-12, 1, 7, 1e6, math.Inf(1)}
 	for _, c := range Ternaries {
 		for _, x := range coarse {
 			for _, y := range coarse {
 				for _, z := range coarse {
-					v, _, _ := c.F(x, y, z)
+					v, g, h := c.F(x, y, z)
+					if c.Name == "inc_beta" && (x > 0 && x < 1e-150 || y > 0 && y < 1e-150) {
+						continue // 1/a² overflows (documented)
+					}
 					if (math.IsNaN(x) || math.IsNaN(y) || math.IsNaN(z)) && !math.IsNaN(v) {
 						t.Errorf("%s(%g, %g, %g) = %g", c.Name, x, y, z, v)
+					}
+					if !math.IsNaN(v) && !math.IsInf(v, 0) && (hasNaN(g[:]) || hasNaN(h[:])) {
+						t.Errorf("%s(%g, %g, %g) = %g, %v, %v", c.Name, x, y, z, v, g, h)
 					}
 				}
 			}
