@@ -223,3 +223,22 @@ func TestLbetaLchooseDerivatives(t *testing.T) {
 	}
 	checkNary(t, "Lchoose", wrap2(Lchoose), cpts, cstep, 1e-7, 1e-9)
 }
+
+func TestPolygammaHighOrders(t *testing.T) {
+	// Orders up to 18 against gonum's Hurwitz ζ: ψₙ(x) = (−1)ⁿ⁺¹ n! ζ(n+1, x).
+	for _, n := range []int{5, 8, 12, 16, 18} {
+		fact := 1.0
+		for k := 2; k <= n; k++ {
+			fact *= float64(k)
+		}
+		for _, x := range []float64{0.3, 2, 15, 40, 200} {
+			want := fact * mathext.Zeta(float64(n+1), x)
+			if n%2 == 0 {
+				want = -want
+			}
+			if got := polygamma(n, x); !closeRel(got, want, 1e-14, 0) {
+				t.Errorf("ψ%d(%g) = %.17g, gonum ζ gives %.17g", n, x, got, want)
+			}
+		}
+	}
+}

@@ -65,16 +65,6 @@ func (u jet) recip() jet {
 
 func (u jet) div(w jet) jet { return u.mul(w.recip()) }
 
-func (u jet) exp() jet {
-	e := math.Exp(u.v)
-	return u.chain(e, e, e)
-}
-
-func (u jet) log() jet {
-	r := 1 / u.v
-	return u.chain(math.Log(u.v), r, -r*r)
-}
-
 func (u jet) lgamma() jet {
 	v, d, dd := Lgamma(u.v)
 	return u.chain(v, d, dd)
