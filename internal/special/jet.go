@@ -1,6 +1,5 @@
 package special
 
-
 // jet is a second-order Taylor jet in two variables s and t: a value, its
 // two first partials and the three second partials ∂ss, ∂st, ∂tt. The
 // incomplete gamma and beta functions carry jets in their shape parameters
