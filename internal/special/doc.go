@@ -46,8 +46,12 @@
 //     tape's Min and Max do. Like C's fmin they ignore a NaN operand and
 //     return the other one (with derivative 1 for it); both NaN give NaN.
 //   - GammaP, GammaQ and IncBeta return NaN where their iterations do not
-//     converge within 10⁵ steps, which happens only for shapes beyond about
-//     10⁹ near the peak of the integrand.
+//     converge within 10⁵ steps, which happens only for shapes of about 10⁹
+//     and more near the peak of the integrand.
+//   - Below about 1e-150 a shape parameter's second derivatives, of the order
+//     of 1/a², overflow: Lbeta, Lchoose and IncBeta may then give infinite or
+//     NaN second derivatives. GammaP and GammaQ take the factor a out of
+//     their prefactor and stay finite down to subnormal shapes.
 //
 // # Methods and accuracy
 //

@@ -16,7 +16,7 @@ import "math"
 // are the one-sided limits. Below about 1e-150 a shape's second derivatives,
 // of the order of 1/a², overflow and may be NaN. Outside the domain all is NaN, and so it is
 // where the continued fraction does not converge within 10⁵ steps, which
-// happens only for shapes beyond about 10⁹ near the peak.
+// happens only for shapes of about 10⁹ and more near the peak.
 func IncBeta(a, b, x float64) (v float64, g [3]float64, h [6]float64) {
 	if !(a > 0 && b > 0 && x >= 0 && x <= 1) || math.IsInf(a, 1) || math.IsInf(b, 1) {
 		return nan3()

@@ -18,7 +18,7 @@ const (
 // carried as second-order Taylor jets in a. The partials in x are closed
 // form: ∂P/∂x = x^(a−1)e^(−x)/Γ(a). Outside the domain all is NaN, and so
 // it is where the iterations do not converge within 10⁵ steps, which
-// happens only for shapes beyond about 10⁹ with x near a.
+// happens only for shapes of about 10⁹ and more with x near a.
 func GammaP(a, x float64) (v float64, g [2]float64, h [3]float64) {
 	p, _, ok := incGamma(a, x)
 	if !ok {
