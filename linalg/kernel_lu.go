@@ -1,5 +1,7 @@
 package linalg
 
+import "math"
+
 // LU factorisation with partial pivoting (LAPACK's GETRF), row-major and
 // blocked, right-looking: for each block column of luBlock columns,
 //
@@ -81,16 +83,7 @@ func luPanelSmall[T float](a []T, lda, ncols, j, m, w int, ipiv []int) int {
 	info := -1
 	for k := range w {
 		col := s[k*m : (k+1)*m]
-		p, best := k, T(-1)
-		for i := k; i < m; i++ {
-			v := col[i]
-			if v < 0 {
-				v = -v
-			}
-			if v > best {
-				p, best = i, v
-			}
-		}
+		p := k + iamax(col[k:])
 		ipiv[j+k] = j + p
 		if p != k {
 			swapRows(a, lda, j+p, j+k, ncols)
@@ -121,6 +114,19 @@ func luPanelSmall[T float](a []T, lda, ncols, j, m, w int, ipiv []int) int {
 	}
 	putScratch(buf)
 	return info
+}
+
+// iamax returns the index of the first element of largest magnitude of x
+// (0 for an empty x or one of NaNs). The magnitudes are taken without a
+// branch on the sign, which random signs would mispredict half the time.
+func iamax[T float](x []T) int {
+	p, best := 0, -1.0
+	for i, v := range x {
+		if a := math.Abs(float64(v)); a > best {
+			p, best = i, a
+		}
+	}
+	return p
 }
 
 // getrs solves op(A)·X = B with the factors of getrf (B is n×k, row stride

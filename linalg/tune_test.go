@@ -6,6 +6,9 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/lapack/gonum"
 )
 
 // TestTune (LINALG_TUNE=1) times getrf and potrf at n = 1000 for several
@@ -59,4 +62,38 @@ func TestTune(t *testing.T) {
 		fmt.Printf("chol nb=%d: %.2f ms, ratio %.2f\n", nb, l*1e3, g/l)
 	}
 	cholBlock = 128
+}
+
+// TestCompare (LINALG_TUNE=1) times the blocked factorisations against
+// the same kernels unblocked (one panel as wide as the matrix) and against
+// gonum's LAPACK in Go, at n = 1000: the figures of the package doc.
+func TestCompare(t *testing.T) {
+	if os.Getenv("LINALG_TUNE") == "" {
+		t.Skip("LINALG_TUNE not set")
+	}
+	n := 1000
+	r := rand.New(rand.NewPCG(1, 1))
+	a0 := randMat[float64](r, n, n)
+	s0 := spd[float64](r, n)
+	a := make([]float64, n*n)
+	piv := make([]int, n)
+	best := func(f func()) float64 {
+		b := 1e9
+		for range 5 {
+			t0 := time.Now()
+			f()
+			b = min(b, time.Since(t0).Seconds())
+		}
+		return b * 1e3
+	}
+	var impl gonum.Implementation
+	for range 2 {
+		fmt.Printf("getrf blocked %.1f ms\n", best(func() { copy(a, a0); getrf(n, a, n, piv) }))
+		luBlock, luBase = n, n
+		fmt.Printf("getrf unblocked %.1f ms\n", best(func() { copy(a, a0); getrf(n, a, n, piv) }))
+		luBlock, luBase = 128, 16
+		fmt.Printf("gonum dgetrf %.1f ms\n", best(func() { copy(a, a0); impl.Dgetrf(n, n, a, n, piv) }))
+		fmt.Printf("potrf blocked %.1f ms\n", best(func() { copy(a, s0); potrf(n, a, n) }))
+		fmt.Printf("gonum dpotrf %.1f ms\n", best(func() { copy(a, s0); impl.Dpotrf(blas.Upper, n, a, n) }))
+	}
 }
