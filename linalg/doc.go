@@ -3,6 +3,63 @@
 // VJPs reuse the forward factorisation (the gradient of a solve is one
 // more solve with the transposed factors, never an explicit inverse).
 //
+// # Solves and factorisations
+//
+// Solve, Inv, Det, Slogdet and LogDet factor A = P·L·U with partial
+// pivoting; Cholesky factors a symmetric positive definite A = L·Lᵀ;
+// CholeskySolve and TriangularSolve solve with triangular factors. All take
+// float32 or float64 batches [..., n, n], right-hand sides [..., n, k] or
+// vectors [..., n], with batch axes broadcasting. Each op is one ad.Func
+// that keeps its forward factors: the VJP of a solve is the adjoint solve
+// with the same factors (itself such a Func, with a matrix product for the
+// cotangent of A), the gradients of Det and LogDet are solves against the
+// identity with the same factors, Cholesky's is two triangular solves with
+// L, and every rule is written with differentiable ops, so Hessians, HVPs
+// and double backward go through, forward mode too (each op has a JVP).
+// Nothing is factored again for a derivative, and no inverse is formed
+// except by Inv. FactorLU and FactorCholesky are the tensor-level entry
+// points; they return errors instead of panicking.
+//
+// An exactly singular matrix (a zero pivot) or one that is not positive
+// definite is an *Error wrapping ErrSingular or ErrNotPositiveDefinite
+// whose Pivot names the pivot: the ops panic with it, as ad's ops do with
+// theirs (ad.Try, Grad and Backward turn the panics into errors), and never
+// produce NaN gradients. Det, Slogdet and LogDet of a singular matrix have
+// a value (0, −Inf); their gradients there are the error.
+//
+// # Kernels: blocked, on the project's GEMM
+//
+// The factorisations and triangular solves are this package's own
+// row-major kernels built on the project's blocked GEMM (internal/gemm,
+// the one behind tensor.MatMul), so that nearly all their flops run in its
+// micro-kernels:
+//
+//   - LU (GETRF) is right-looking and blocked by 128 columns: the panel is
+//     factored recursively (halves joined by a TRSM and a GEMM, columns of
+//     16 by substitution on a column-major copy), then U₁₂ = L₁₁⁻¹·A₁₂ and
+//     the trailing update A₂₂ −= L₂₁·U₁₂, one GEMM;
+//   - Cholesky (POTRF, lower) is right-looking and blocked by 128 columns:
+//     the diagonal block by dot products (recursively above 32), the panel
+//     by a right-side TRSM, the trailing lower triangle by a recursive SYRK
+//     made of GEMMs;
+//   - TRSM (left or right side, upper or lower, transposed or not, unit
+//     diagonal or not) is recursive: two half solves and one GEMM, blocks
+//     of 16 rows by substitution with the vector kernels. A right-side
+//     solve is the left-side one on a transposed copy.
+//
+// Why, measured at n = 1000, float64, one thread, on the AMD EPYC
+// (Zen-class, AVX-512) the project was built on: LU takes 12.9 ms blocked
+// (52 GFLOP/s) against 65 ms for the same kernel unblocked (one panel as
+// wide as the matrix) and 83 ms for gonum's Dgetrf; Cholesky 6.4 ms against
+// 40.6 ms for gonum's Dpotrf. PyTorch 1.13 on the same machine (LAPACK in
+// OpenBLAS 0.3.21, one thread) takes 18 ms for torch.linalg.lu_factor,
+// 16–25 ms for torch.linalg.solve with one right-hand side and 9–10 ms for
+// torch.linalg.cholesky, where this package's Solve takes 10–11 ms and
+// Cholesky 9–12 ms (the factor plus forming ½(A + Aᵀ) and a fresh output).
+// The GEMM itself runs at 90 GFLOP/s there. bench/linalg.sh repeats the
+// comparison; the test TestTune (LINALG_TUNE=1) times the block widths and
+// TestCompare the blocked, unblocked and gonum factorisations.
+//
 // # Spectral decompositions
 //
 // Eigh (eigenvalues ascending and eigenvectors of the symmetric part of
