@@ -391,3 +391,40 @@ func TestTensorAPI(t *testing.T) {
 		t.Errorf("FactorLU of a 2×3 matrix: %v", err)
 	}
 }
+
+// TestBatchParallel: a batch of small matrices, shared out across
+// goroutines, gives what each matrix gives alone.
+func TestBatchParallel(t *testing.T) {
+	defer tensor.SetThreads(tensor.Threads())
+	tensor.SetThreads(4)
+	r := rand.New(rand.NewPCG(71, 72))
+	const count, n = 80, 40
+	a := wellConditioned(r, count, n, n)
+	s := spdT(r, count, n, n)
+	b := randT(r, count, n, 3)
+	x := linalg.Solve(ad.Const(a), ad.Const(b)).Tensor()
+	l := linalg.Cholesky(ad.Const(s)).Tensor()
+	for k := range count {
+		ak := new(tensor.Tensor).Slice(a, 0, k, k+1).Reshape(n, n)
+		bk := new(tensor.Tensor).Slice(b, 0, k, k+1).Reshape(n, 3)
+		xk := linalg.Solve(ad.Const(ak), ad.Const(bk)).Tensor()
+		closeTo(t, "solve", new(tensor.Tensor).Slice(x, 0, k, k+1).Reshape(n, 3), xk, 0)
+		sk := new(tensor.Tensor).Slice(s, 0, k, k+1).Reshape(n, n)
+		lk := linalg.Cholesky(ad.Const(sk)).Tensor()
+		closeTo(t, "cholesky", new(tensor.Tensor).Slice(l, 0, k, k+1).Reshape(n, n), lk, 0)
+	}
+}
+
+// TestEmpty: 0×0 matrices and empty batches.
+func TestEmpty(t *testing.T) {
+	a := ad.Const(tensor.New(tensor.Float64, 0, 0))
+	if x := linalg.Solve(a, ad.Const(tensor.New(tensor.Float64, 0))); !tensor.EqualShape(x.Shape(), []int{0}) {
+		t.Errorf("solve of 0×0: shape %v", x.Shape())
+	}
+	if d := linalg.Det(a).Item(); d != 1 {
+		t.Errorf("det of 0×0: %v, want 1", d)
+	}
+	if l := linalg.Cholesky(ad.Const(tensor.New(tensor.Float64, 0, 3, 3))); !tensor.EqualShape(l.Shape(), []int{0, 3, 3}) {
+		t.Errorf("cholesky of an empty batch: shape %v", l.Shape())
+	}
+}
