@@ -143,7 +143,7 @@ func CholeskySolve(l, b *ad.Value) *ad.Value {
 	checkFloat(op, "L", lt)
 	sameDType(op, lt, bt, "L", "B")
 	_, n := square(op, "L", lt.Shape())
-	if rhsShape(op, lt.Shape(), bt.Shape(), n) {
+	if rhsShapeOf(op, "L", lt.Shape(), bt.Shape(), n) {
 		x := CholeskySolve(l, ad.Reshape(b, append(slices.Clone(bt.Shape()), 1)...))
 		xs := x.Shape()
 		return ad.Reshape(x, xs[:len(xs)-1]...)

@@ -202,17 +202,22 @@ func luSolveT[T float](lu []T, piv []int, b, out []T, bc *bcast, n, k int, trans
 // bs = [n], or bs is as without its last axis. Otherwise it must be
 // [..., n, k].
 func rhsShape(op string, as, bs []int, n int) (vector bool) {
+	return rhsShapeOf(op, "A", as, bs, n)
+}
+
+// rhsShapeOf is rhsShape with the matrix operand named an.
+func rhsShapeOf(op, an string, as, bs []int, n int) (vector bool) {
 	if len(bs) == 1 || (len(bs) == len(as)-1 && slices.Equal(bs, as[:len(as)-1])) {
 		if bs[len(bs)-1] != n {
-			panic(shapeErr(op, "A %v and B %v: the vector B must have n = %d elements", as, bs, n))
+			panic(shapeErr(op, "%s %v and B %v: the vector B must have n = %d elements", an, as, bs, n))
 		}
 		return true
 	}
 	if len(bs) < 1 {
-		panic(shapeErr(op, "A %v and B %v: B must be [..., %d, k], or a vector [%d]", as, bs, n, n))
+		panic(shapeErr(op, "%s %v and B %v: B must be [..., %d, k], or a vector [%d]", an, as, bs, n, n))
 	}
 	if bs[len(bs)-2] != n {
-		panic(shapeErr(op, "A %v and B %v: B must have n = %d rows, [..., %d, k] (or be a vector [%d])", as, bs, n, n, n))
+		panic(shapeErr(op, "%s %v and B %v: B must have n = %d rows, [..., %d, k] (or be a vector [%d])", an, as, bs, n, n, n))
 	}
 	return false
 }
