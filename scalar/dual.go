@@ -1,6 +1,10 @@
 package scalar
 
-import "math"
+import (
+	"math"
+
+	"github.com/adjointgo/adjoint/internal/special"
+)
 
 // Dual is a forward-mode dual number: a value V and a tangent D, the
 // derivative of V along one direction. Evaluating a function on duals whose
@@ -216,4 +220,136 @@ func LogSumExpDual(xs []Dual) Dual {
 		}
 	}
 	return Dual{m + math.Log(s), d}
+}
+
+// The special functions; see the Var methods of the same names.
+
+func dual2f(x, y Dual, v float64, g [2]float64, _ [3]float64) Dual {
+	return Dual{v, tangent2(g[0], x.D, g[1], y.D)}
+}
+
+func dual3f(x, y, z Dual, v float64, g [3]float64, _ [6]float64) Dual {
+	return Dual{v, tangent2(g[0], x.D, g[1], y.D) + tangent2(g[2], z.D, 0, 0)}
+}
+
+func (x Dual) spec1(v, d, _ float64) Dual { return x.chain(v, d) }
+
+// Lgamma returns ln|Γ(x)|; see [Var.Lgamma].
+func (x Dual) Lgamma() Dual { return x.spec1(special.Lgamma(x.V)) }
+
+// Digamma returns ψ(x).
+func (x Dual) Digamma() Dual { return x.spec1(special.Digamma(x.V)) }
+
+// Trigamma returns ψ′(x).
+func (x Dual) Trigamma() Dual { return x.spec1(special.Trigamma(x.V)) }
+
+// Erfc returns 1 − erf x.
+func (x Dual) Erfc() Dual { return x.spec1(special.Erfc(x.V)) }
+
+// Phi returns the standard normal distribution function.
+func (x Dual) Phi() Dual { return x.spec1(special.Phi(x.V)) }
+
+// InvPhi returns the standard normal quantile.
+func (x Dual) InvPhi() Dual { return x.spec1(special.InvPhi(x.V)) }
+
+// Logit returns ln(u/(1 − u)).
+func (x Dual) Logit() Dual { return x.spec1(special.Logit(x.V)) }
+
+// InvLogit returns 1/(1 + e⁻ˣ).
+func (x Dual) InvLogit() Dual { return x.spec1(special.InvLogit(x.V)) }
+
+// LogInvLogit returns ln(1/(1 + e⁻ˣ)).
+func (x Dual) LogInvLogit() Dual { return x.spec1(special.LogInvLogit(x.V)) }
+
+// Log1mInvLogit returns ln(1 − 1/(1 + e⁻ˣ)).
+func (x Dual) Log1mInvLogit() Dual { return x.spec1(special.Log1mInvLogit(x.V)) }
+
+// Log1m returns ln(1 − x).
+func (x Dual) Log1m() Dual { return x.spec1(special.Log1m(x.V)) }
+
+// Log1mExp returns ln(1 − eˣ).
+func (x Dual) Log1mExp() Dual { return x.spec1(special.Log1mExp(x.V)) }
+
+// Log1pExp returns ln(1 + eˣ).
+func (x Dual) Log1pExp() Dual { return x.spec1(special.Log1pExp(x.V)) }
+
+// Asinh returns asinh x.
+func (x Dual) Asinh() Dual { return x.spec1(special.Asinh(x.V)) }
+
+// Acosh returns acosh x.
+func (x Dual) Acosh() Dual { return x.spec1(special.Acosh(x.V)) }
+
+// Atanh returns atanh x.
+func (x Dual) Atanh() Dual { return x.spec1(special.Atanh(x.V)) }
+
+// Floor returns ⌊x⌋ with derivative 0.
+func (x Dual) Floor() Dual { return x.spec1(special.Floor(x.V)) }
+
+// Ceil returns ⌈x⌉ with derivative 0.
+func (x Dual) Ceil() Dual { return x.spec1(special.Ceil(x.V)) }
+
+// Round returns x rounded half away from zero, with derivative 0.
+func (x Dual) Round() Dual { return x.spec1(special.Round(x.V)) }
+
+// Trunc returns x rounded toward zero, with derivative 0.
+func (x Dual) Trunc() Dual { return x.spec1(special.Trunc(x.V)) }
+
+// BesselI0 returns I₀(x).
+func (x Dual) BesselI0() Dual { return x.spec1(special.BesselI0(x.V)) }
+
+// BesselI1 returns I₁(x).
+func (x Dual) BesselI1() Dual { return x.spec1(special.BesselI1(x.V)) }
+
+// BesselK0 returns K₀(x).
+func (x Dual) BesselK0() Dual { return x.spec1(special.BesselK0(x.V)) }
+
+// BesselK1 returns K₁(x).
+func (x Dual) BesselK1() Dual { return x.spec1(special.BesselK1(x.V)) }
+
+// Lbeta returns ln B(a, b) for a the receiver.
+func (a Dual) Lbeta(b Dual) Dual {
+	v, g, h := special.Lbeta(a.V, b.V)
+	return dual2f(a, b, v, g, h)
+}
+
+// Lchoose returns ln C(n, k) for n the receiver.
+func (n Dual) Lchoose(k Dual) Dual {
+	v, g, h := special.Lchoose(n.V, k.V)
+	return dual2f(n, k, v, g, h)
+}
+
+// GammaP returns P(a, x) for a the receiver.
+func (a Dual) GammaP(x Dual) Dual {
+	v, g, h := special.GammaP(a.V, x.V)
+	return dual2f(a, x, v, g, h)
+}
+
+// GammaQ returns Q(a, x) for a the receiver.
+func (a Dual) GammaQ(x Dual) Dual {
+	v, g, h := special.GammaQ(a.V, x.V)
+	return dual2f(a, x, v, g, h)
+}
+
+// LogDiffExp returns ln(eˣ − eʸ) for x the receiver.
+func (x Dual) LogDiffExp(y Dual) Dual {
+	v, g, h := special.LogDiffExp(x.V, y.V)
+	return dual2f(x, y, v, g, h)
+}
+
+// LogSumExp2 returns ln(eˣ + eʸ).
+func (x Dual) LogSumExp2(y Dual) Dual {
+	v, g, h := special.LogSumExp(x.V, y.V)
+	return dual2f(x, y, v, g, h)
+}
+
+// IncBeta returns I_x(a, b) for a the receiver.
+func (a Dual) IncBeta(b, x Dual) Dual {
+	v, g, h := special.IncBeta(a.V, b.V, x.V)
+	return dual3f(a, b, x, v, g, h)
+}
+
+// Fma returns x·y + z for x the receiver.
+func (x Dual) Fma(y, z Dual) Dual {
+	v, g, h := special.Fma(x.V, y.V, z.V)
+	return dual3f(x, y, z, v, g, h)
 }

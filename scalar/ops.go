@@ -48,6 +48,14 @@ const (
 	opDotC
 	opLogSumExp
 	opFn
+	opLbeta
+	opLchoose
+	opGammaP
+	opGammaQ
+	opLogDiffExp
+	opLogSumExp2
+	opIncBeta
+	opFma
 	numOps
 )
 
@@ -62,6 +70,9 @@ var opNames = [numOps]string{
 	opAbs: "abs", opSigmoid: "sigmoid", opSoftplus: "softplus", opErf: "erf",
 	opPowC: "pow", opExpC: "pow", opSum: "sum", opDot: "dot", opDotC: "dot",
 	opLogSumExp: "logsumexp", opFn: "fn",
+	opLbeta: "lbeta", opLchoose: "lchoose", opGammaP: "gamma_p",
+	opGammaQ: "gamma_q", opLogDiffExp: "log_diff_exp",
+	opLogSumExp2: "log_sum_exp", opIncBeta: "inc_beta", opFma: "fma",
 }
 
 func (o op) String() string { return opNames[o] }
