@@ -26,7 +26,12 @@ func FactorCholesky(a *tensor.Tensor) (*tensor.Tensor, error) {
 func cholFactor(op string, a *tensor.Tensor) *tensor.Tensor {
 	checkFloat(op, "A", a)
 	batch, n := square(op, "A", a.Shape())
-	l := newTensor(a.DType(), a.Shape()...)
+	// Zeroed, and not from the pool: a pooled buffer would be the scratch
+	// the factor is computed in (given back by the previous call), which
+	// then would be fresh memory each time; and L's upper triangle is left
+	// untouched, so that the pages wholly above the diagonal of a fresh
+	// output are never faulted in.
+	l := tensor.New(a.DType(), a.Shape()...)
 	count := tensor.Size(batch)
 	bad := make([]int, count)
 	switch a.DType() {
@@ -61,9 +66,8 @@ func cholFactorT[T float](a, l []T, bad []int, count, n int) {
 		w := *buf
 		symmetrize(n, ak, w)
 		bad[k] = potrf(n, w, n)
-		for i := range n { // L's row i, zero above the diagonal
+		for i := range n { // L's row i; above the diagonal lk is zero already
 			copy(lk[i*n:i*n+i+1], w[i*n:i*n+i+1])
-			clear(lk[i*n+i+1 : (i+1)*n])
 		}
 		putScratch(buf)
 	})
