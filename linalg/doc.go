@@ -38,7 +38,7 @@
 //     factored recursively (halves joined by a TRSM and a GEMM, columns of
 //     16 by substitution on a column-major copy), then U₁₂ = L₁₁⁻¹·A₁₂ and
 //     the trailing update A₂₂ −= L₂₁·U₁₂, one GEMM;
-//   - Cholesky (POTRF, lower) is right-looking and blocked by 128 columns:
+//   - Cholesky (POTRF, lower) is right-looking and blocked by 96 columns:
 //     the diagonal block by dot products (recursively above 32), the panel
 //     by a right-side TRSM, the trailing lower triangle by a recursive SYRK
 //     made of GEMMs;
@@ -48,17 +48,19 @@
 //     solve is the left-side one on a transposed copy.
 //
 // Why, measured at n = 1000, float64, one thread, on the AMD EPYC
-// (Zen-class, AVX-512) the project was built on: LU takes 12.9 ms blocked
-// (52 GFLOP/s) against 65 ms for the same kernel unblocked (one panel as
-// wide as the matrix) and 83 ms for gonum's Dgetrf; Cholesky 6.4 ms against
-// 40.6 ms for gonum's Dpotrf. PyTorch 1.13 on the same machine (LAPACK in
-// OpenBLAS 0.3.21, one thread) takes 18 ms for torch.linalg.lu_factor,
-// 16–25 ms for torch.linalg.solve with one right-hand side and 9–10 ms for
-// torch.linalg.cholesky, where this package's Solve takes 10–11 ms and
-// Cholesky 9–12 ms (the factor plus forming ½(A + Aᵀ) and a fresh output).
-// The GEMM itself runs at 90 GFLOP/s there. bench/linalg.sh repeats the
-// comparison; the test TestTune (LINALG_TUNE=1) times the block widths and
-// TestCompare the blocked, unblocked and gonum factorisations.
+// (Zen-class, AVX-512) the project was built on: LU takes 10–13 ms blocked
+// (50–67 GFLOP/s) against 65 ms for the same kernels unblocked (one panel
+// as wide as the matrix) and 83 ms for gonum's Dgetrf; Cholesky 6.0–6.4 ms
+// against 40.6 ms for gonum's Dpotrf. PyTorch 1.13 on the same machine
+// (LAPACK in OpenBLAS 0.3.21, one thread) takes 18 ms for
+// torch.linalg.lu_factor, 16 ms for torch.linalg.solve with one right-hand
+// side and 9–10 ms for torch.linalg.cholesky; this package's Solve takes
+// 11 ms (1.4× PyTorch's speed), Solve with its gradient 18 ms (1.6× the
+// solve), and Cholesky 11 ms (0.8×: the factor, plus forming ½(A + Aᵀ) and
+// the page faults of a fresh 8 MB output). The GEMM itself runs at
+// 90 GFLOP/s there. bench/linalg.sh repeats the comparison; the test
+// TestTune (LINALG_TUNE=1) times the block widths and TestCompare the
+// blocked, unblocked and gonum factorisations.
 //
 // # Spectral decompositions
 //

@@ -61,7 +61,7 @@ func TestTune(t *testing.T) {
 		l := best(func() { copy(a, s0); potrf(n, a, n) })
 		fmt.Printf("chol nb=%d: %.2f ms, ratio %.2f\n", nb, l*1e3, g/l)
 	}
-	cholBlock = 128
+	cholBlock = 96
 }
 
 // TestCompare (LINALG_TUNE=1) times the blocked factorisations against
