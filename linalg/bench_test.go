@@ -124,3 +124,22 @@ func BenchmarkCholeskyGrad(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBatch: 10000 systems of 3×3 (one vector each) and 10000
+// Cholesky factorisations of 3×3, the batched small-matrix case.
+func BenchmarkBatch(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	a := ad.Const(wellConditioned(r, 10000, 3, 3))
+	v := ad.Const(randT(r, 10000, 3))
+	s := ad.Const(spdT(r, 10000, 3, 3))
+	b.Run("solve/10000x3x3", func(b *testing.B) {
+		for b.Loop() {
+			linalg.Solve(a, v)
+		}
+	})
+	b.Run("cholesky/10000x3x3", func(b *testing.B) {
+		for b.Loop() {
+			linalg.Cholesky(s)
+		}
+	})
+}

@@ -62,14 +62,18 @@ func cholFactorT[T float](a, l []T, bad []int, count, n int) {
 	nn := n * n
 	forBatch(count, n, func(k int) {
 		ak, lk := a[k*nn:(k+1)*nn], l[k*nn:(k+1)*nn]
-		buf := getScratch[T](nn)
-		w := *buf
+		if n <= cholBase { // by dot products, in place: only the lower triangle is touched
+			symmetrize(n, ak, lk)
+			bad[k] = cholSmall(n, lk, n)
+			return
+		}
+		w := getScratch[T](nn)
 		symmetrize(n, ak, w)
 		bad[k] = potrf(n, w, n)
 		for i := range n { // L's row i; above the diagonal lk is zero already
 			copy(lk[i*n:i*n+i+1], w[i*n:i*n+i+1])
 		}
-		putScratch(buf)
+		putScratch(w)
 	})
 }
 

@@ -72,8 +72,7 @@ func luPanel[T float](a []T, lda, ncols, j, m, w int, ipiv []int) int {
 // Row interchanges are applied to the whole rows of a at once and to the
 // copy; the copy goes back into the panel at the end.
 func luPanelSmall[T float](a []T, lda, ncols, j, m, w int, ipiv []int) int {
-	buf := getScratch[T](m * w)
-	s := *buf
+	s := getScratch[T](m * w)
 	for i := range m { // s[c·m + i] = a[j+i][j+c]
 		row := a[(j+i)*lda+j : (j+i)*lda+j+w]
 		for c, v := range row {
@@ -112,7 +111,7 @@ func luPanelSmall[T float](a []T, lda, ncols, j, m, w int, ipiv []int) int {
 			row[c] = s[c*m+i]
 		}
 	}
-	putScratch(buf)
+	putScratch(s)
 	return info
 }
 

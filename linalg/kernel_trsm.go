@@ -109,12 +109,11 @@ func trsmR[T float](upper, trans, unit bool, m, n int, a []T, lda int, b []T, ld
 	if n == 0 || m == 0 {
 		return
 	}
-	buf := getScratch[T](m * n)
-	bt := *buf
+	bt := getScratch[T](m * n)
 	transposeInto(bt, m, b, ldb, m, n)
 	trsmL(upper, !trans, unit, n, m, a, lda, bt, m)
 	transposeInto(b, ldb, bt, m, n, m)
-	putScratch(buf)
+	putScratch(bt)
 }
 
 // transposeInto sets dst (row stride ldd) to the transpose of the r×c
