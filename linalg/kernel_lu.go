@@ -72,6 +72,9 @@ func luPanel[T float](a []T, lda, ncols, j, m, w int, ipiv []int) int {
 // Row interchanges are applied to the whole rows of a at once and to the
 // copy; the copy goes back into the panel at the end.
 func luPanelSmall[T float](a []T, lda, ncols, j, m, w int, ipiv []int) int {
+	if m*w <= 256 {
+		return luPanelTiny(a, lda, ncols, j, m, w, ipiv)
+	}
 	s := getScratch[T](m * w)
 	for i := range m { // s[c·m + i] = a[j+i][j+c]
 		row := a[(j+i)*lda+j : (j+i)*lda+j+w]
@@ -112,6 +115,41 @@ func luPanelSmall[T float](a []T, lda, ncols, j, m, w int, ipiv []int) int {
 		}
 	}
 	putScratch(s)
+	return info
+}
+
+// luPanelTiny is luPanelSmall in place, for panels small enough to sit in
+// cache whatever their layout (the matrices of a batch of small ones).
+func luPanelTiny[T float](a []T, lda, ncols, j, m, w int, ipiv []int) int {
+	info := -1
+	for k := range w {
+		c := j + k
+		p, best := c, -1.0
+		for i := c; i < j+m; i++ {
+			if v := math.Abs(float64(a[i*lda+c])); v > best {
+				p, best = i, v
+			}
+		}
+		ipiv[c] = p
+		swapRows(a, lda, p, c, ncols)
+		piv := a[c*lda+c]
+		if piv == 0 {
+			if info < 0 {
+				info = c
+			}
+			continue
+		}
+		inv := 1 / piv
+		rc := a[c*lda+c+1 : c*lda+j+w]
+		for i := c + 1; i < j+m; i++ {
+			ri := a[i*lda+c : i*lda+j+w]
+			l := ri[0] * inv
+			ri[0] = l
+			for q, u := range rc {
+				ri[q+1] -= l * u
+			}
+		}
+	}
 	return info
 }
 
