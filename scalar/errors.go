@@ -28,4 +28,10 @@ var (
 	// ErrTooLong: the tape holds more nodes or reduction parents than its
 	// indices address (2²⁹ − 1 of each).
 	ErrTooLong = errs.New("tape too long")
+	// ErrDomain: a log density's parameter is outside its domain: a scale
+	// that is not positive and finite, a probability outside [0, 1], a
+	// negative count, a location that is not finite, and so on. The *Error
+	// names the density (its Stan name, such as "normal_lpdf") and the
+	// argument.
+	ErrDomain = errs.New("argument outside the domain")
 )

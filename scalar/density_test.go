@@ -1,0 +1,196 @@
+package scalar
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// densCase is a log density of the variables x, with its reference value.
+type densCase struct {
+	name string
+	f    Func
+	x    []float64
+	want float64
+}
+
+func densCases() []densCase {
+	lg := func(x float64) float64 { v, _ := math.Lgamma(x); return v }
+	return []densCase{
+		{"normal", func(v []Var) Var { return NormalLpdf(v[0], v[1], v[2]) }, []float64{0.3, -1, 2},
+			distuv.Normal{Mu: -1, Sigma: 2}.LogProb(0.3)},
+		{"student_t", func(v []Var) Var { return StudentTLpdf(v[0], v[1], v[2], v[3]) }, []float64{0.3, 3.5, -1, 2},
+			distuv.StudentsT{Mu: -1, Sigma: 2, Nu: 3.5}.LogProb(0.3)},
+		{"cauchy", func(v []Var) Var { return CauchyLpdf(v[0], v[1], v[2]) }, []float64{0.3, -1, 2},
+			-math.Log(math.Pi*2*(1+0.65*0.65))},
+		{"logistic", func(v []Var) Var { return LogisticLpdf(v[0], v[1], v[2]) }, []float64{0.3, -1, 2},
+			// distuv.Logistic.LogProb ignores Mu and S (gonum v0.17); its Prob does not.
+			math.Log(distuv.Logistic{Mu: -1, S: 2}.Prob(0.3))},
+		{"lognormal", func(v []Var) Var { return LognormalLpdf(v[0], v[1], v[2]) }, []float64{1.3, -0.2, 0.7},
+			distuv.LogNormal{Mu: -0.2, Sigma: 0.7}.LogProb(1.3)},
+		{"exponential", func(v []Var) Var { return ExponentialLpdf(v[0], v[1]) }, []float64{1.3, 0.7},
+			distuv.Exponential{Rate: 0.7}.LogProb(1.3)},
+		{"gamma", func(v []Var) Var { return GammaLpdf(v[0], v[1], v[2]) }, []float64{1.3, 2.5, 0.7},
+			distuv.Gamma{Alpha: 2.5, Beta: 0.7}.LogProb(1.3)},
+		{"inv_gamma", func(v []Var) Var { return InvGammaLpdf(v[0], v[1], v[2]) }, []float64{1.3, 2.5, 0.7},
+			distuv.InverseGamma{Alpha: 2.5, Beta: 0.7}.LogProb(1.3)},
+		{"beta", func(v []Var) Var { return BetaLpdf(v[0], v[1], v[2]) }, []float64{0.3, 2.5, 1.7},
+			distuv.Beta{Alpha: 2.5, Beta: 1.7}.LogProb(0.3)},
+		{"weibull", func(v []Var) Var { return WeibullLpdf(v[0], v[1], v[2]) }, []float64{1.3, 2.5, 1.7},
+			distuv.Weibull{K: 2.5, Lambda: 1.7}.LogProb(1.3)},
+		{"uniform", func(v []Var) Var { return UniformLpdf(v[0], v[1], v[2]) }, []float64{1.3, -0.5, 1.7},
+			distuv.Uniform{Min: -0.5, Max: 1.7}.LogProb(1.3)},
+		{"poisson", func(v []Var) Var { return PoissonLpmf(4, v[0]) }, []float64{2.7},
+			distuv.Poisson{Lambda: 2.7}.LogProb(4)},
+		{"poisson n=0", func(v []Var) Var { return PoissonLpmf(0, v[0]) }, []float64{2.7}, -2.7},
+		{"poisson_log", func(v []Var) Var { return PoissonLogLpmf(4, v[0]) }, []float64{math.Log(2.7)},
+			distuv.Poisson{Lambda: 2.7}.LogProb(4)},
+		{"binomial", func(v []Var) Var { return BinomialLpmf(3, 10, v[0]) }, []float64{0.35},
+			distuv.Binomial{N: 10, P: 0.35}.LogProb(3)},
+		{"binomial_logit", func(v []Var) Var { return BinomialLogitLpmf(3, 10, v[0]) }, []float64{-0.4},
+			distuv.Binomial{N: 10, P: 1 / (1 + math.Exp(0.4))}.LogProb(3)},
+		{"bernoulli_logit 1", func(v []Var) Var { return BernoulliLogitLpmf(1, v[0]) }, []float64{-0.4},
+			distuv.Bernoulli{P: 1 / (1 + math.Exp(0.4))}.LogProb(1)},
+		{"bernoulli_logit 0", func(v []Var) Var { return BernoulliLogitLpmf(0, v[0]) }, []float64{-0.4},
+			distuv.Bernoulli{P: 1 / (1 + math.Exp(0.4))}.LogProb(0)},
+		{"neg_binomial_2", func(v []Var) Var { return NegBinomial2Lpmf(5, v[0], v[1]) }, []float64{3.2, 1.7},
+			lg(5+1.7) - lg(6) - lg(1.7) + 5*math.Log(3.2/(3.2+1.7)) + 1.7*math.Log(1.7/(3.2+1.7))},
+		{"categorical_logit", func(v []Var) Var { return CategoricalLogitLpmf(2, v) }, []float64{0.3, -1, 2},
+			-1 - math.Log(math.Exp(0.3)+math.Exp(-1)+math.Exp(2))},
+	}
+}
+
+func TestDensities(t *testing.T) {
+	for _, c := range densCases() {
+		g, v := Gradient(nil, c.f, c.x)
+		if !close(v, c.want, 1e-13) {
+			t.Errorf("%s%v = %.15g, want %.15g", c.name, c.x, v, c.want)
+		}
+		for j := range c.x {
+			h := hstep(c.x[j])
+			fd := central(func(s float64) float64 {
+				x := append([]float64(nil), c.x...)
+				x[j] = s
+				return eval(c.f, x)
+			}, c.x[j], h)
+			if !close(g[j], fd, 1e-6) {
+				t.Errorf("%s%v: ∂%d = %.12g, central difference %.12g", c.name, c.x, j, g[j], fd)
+			}
+		}
+		// Tangent mode works through every density: the Hessian matches
+		// differences of the gradient.
+		H := Hessian(nil, c.f, c.x)
+		for j := range c.x {
+			h := hstep(c.x[j])
+			xp := append([]float64(nil), c.x...)
+			xm := append([]float64(nil), c.x...)
+			xp[j] += h
+			xm[j] -= h
+			gp, _ := Gradient(nil, c.f, xp)
+			gm, _ := Gradient(nil, c.f, xm)
+			for i := range c.x {
+				if fd := (gp[i] - gm[i]) / (2 * h); !close(H.At(i, j), fd, 1e-5) {
+					t.Errorf("%s%v: H[%d][%d] = %.12g, difference of gradients %.12g", c.name, c.x, i, j, H.At(i, j), fd)
+				}
+			}
+		}
+	}
+}
+
+// The unnormalised forms drop the terms of constants only: their gradient is
+// the full one, and the difference from the full form is a constant.
+func TestUnnormalised(t *testing.T) {
+	var tp Tape
+	y, mu, sigma := Const(0.3), tp.Var(-1), Const(2)
+	full := NormalLpdf(y, mu, sigma)
+	un := NormalLupdf(y, mu, sigma)
+	if want := -0.5 * 0.65 * 0.65; !close(un.Value(), want, 1e-15) {
+		t.Errorf("normal_lupdf = %g, want %g", un.Value(), want)
+	}
+	tp.Backward(un)
+	gu := tp.Adjoint(mu)
+	tp.Backward(full)
+	if gf := tp.Adjoint(mu); gu != gf {
+		t.Errorf("gradients %g and %g differ", gu, gf)
+	}
+	if r := GammaLupdf(Const(1), Const(2), Const(3)); r.Value() != 0 || !r.IsConst() {
+		t.Errorf("gamma_lupdf of constants = %v, want const 0", r)
+	}
+	s := tp.Var(2)
+	a := NormalLupdf(Const(0.3), Const(-1), s)
+	b := NormalLpdf(Const(0.3), Const(-1), s)
+	if !close(b.Value()-a.Value(), -logSqrt2Pi, 1e-15) {
+		t.Errorf("normal_lpdf − normal_lupdf with variable sigma = %g, want −ln √(2π)", b.Value()-a.Value())
+	}
+	if r := PoissonLupmf(4, tp.Var(2.7)); !close(r.Value(), 4*math.Log(2.7)-2.7, 1e-15) {
+		t.Errorf("poisson_lupmf = %g", r.Value())
+	}
+}
+
+func TestDensityOutsideSupport(t *testing.T) {
+	var tp Tape
+	y, b := tp.Var(-1), tp.Var(2)
+	r := ExponentialLpdf(y, b)
+	if !math.IsInf(r.Value(), -1) {
+		t.Fatalf("exponential_lpdf(-1 | 2) = %g, want −Inf", r.Value())
+	}
+	tp.Backward(r)
+	if tp.Adjoint(y) != 0 || tp.Adjoint(b) != 0 {
+		t.Errorf("partials %g %g, want 0", tp.Adjoint(y), tp.Adjoint(b))
+	}
+	if r := UniformLpdf(Const(3), Const(0), Const(1)); !math.IsInf(r.Value(), -1) {
+		t.Errorf("uniform_lpdf(3 | 0, 1) = %g", r.Value())
+	}
+}
+
+func TestDensityErrors(t *testing.T) {
+	c := Const
+	for _, e := range []struct {
+		op, arg string
+		f       func()
+	}{
+		{"normal_lpdf", "sigma", func() { NormalLpdf(c(0), c(0), c(-1)) }},
+		{"normal_lpdf", "sigma", func() { NormalLupdf(c(0), c(0), c(0)) }},
+		{"normal_lpdf", "mu", func() { NormalLpdf(c(0), c(math.Inf(1)), c(1)) }},
+		{"normal_lpdf", "y", func() { NormalLpdf(c(math.NaN()), c(0), c(1)) }},
+		{"student_t_lpdf", "nu", func() { StudentTLpdf(c(0), c(0), c(0), c(1)) }},
+		{"cauchy_lpdf", "sigma", func() { CauchyLpdf(c(0), c(0), c(math.Inf(1))) }},
+		{"logistic_lpdf", "sigma", func() { LogisticLpdf(c(0), c(0), c(-2)) }},
+		{"lognormal_lpdf", "sigma", func() { LognormalLpdf(c(1), c(0), c(-2)) }},
+		{"exponential_lpdf", "beta", func() { ExponentialLpdf(c(1), c(0)) }},
+		{"gamma_lpdf", "alpha", func() { GammaLpdf(c(1), c(-1), c(1)) }},
+		{"inv_gamma_lpdf", "beta", func() { InvGammaLpdf(c(1), c(1), c(-1)) }},
+		{"beta_lpdf", "beta", func() { BetaLpdf(c(0.5), c(1), c(0)) }},
+		{"weibull_lpdf", "alpha", func() { WeibullLpdf(c(1), c(0), c(1)) }},
+		{"uniform_lpdf", "alpha", func() { UniformLpdf(c(1), c(2), c(1)) }},
+		{"poisson_lpmf", "n", func() { PoissonLpmf(-1, c(1)) }},
+		{"poisson_lpmf", "lambda", func() { PoissonLpmf(1, c(-1)) }},
+		{"poisson_log_lpmf", "n", func() { PoissonLogLpmf(-2, c(1)) }},
+		{"binomial_lpmf", "theta", func() { BinomialLpmf(1, 3, c(1.5)) }},
+		{"binomial_lpmf", "theta", func() { BinomialLpmf(1, 3, c(-0.1)) }},
+		{"binomial_lpmf", "N", func() { BinomialLpmf(1, -3, c(0.5)) }},
+		{"binomial_lpmf", "n", func() { BinomialLpmf(4, 3, c(0.5)) }},
+		{"binomial_logit_lpmf", "n", func() { BinomialLogitLpmf(-1, 3, c(0.5)) }},
+		{"bernoulli_logit_lpmf", "n", func() { BernoulliLogitLpmf(2, c(0.5)) }},
+		{"neg_binomial_2_lpmf", "phi", func() { NegBinomial2Lpmf(2, c(1), c(0)) }},
+		{"categorical_logit_lpmf", "n", func() { CategoricalLogitLpmf(0, []Var{c(1), c(2)}) }},
+		{"categorical_logit_lpmf", "beta[1]", func() { CategoricalLogitLpmf(1, []Var{c(1), c(math.NaN())}) }},
+	} {
+		func() {
+			defer func() {
+				err, _ := recover().(error)
+				var se *Error
+				if !errors.Is(err, ErrDomain) || !errors.As(err, &se) || se.Op != e.op || !containsWord(se.Msg, e.arg) {
+					t.Errorf("%s (%s): recovered %v", e.op, e.arg, err)
+				}
+			}()
+			e.f()
+		}()
+	}
+}
+
+func containsWord(msg, w string) bool {
+	return len(msg) >= len(w) && (msg[:len(w)] == w && (len(msg) == len(w) || msg[len(w)] == ' ' || msg[len(w)] == ':'))
+}
