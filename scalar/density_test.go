@@ -24,7 +24,7 @@ func densCases() []densCase {
 		{"student_t", func(v []Var) Var { return StudentTLpdf(v[0], v[1], v[2], v[3]) }, []float64{0.3, 3.5, -1, 2},
 			distuv.StudentsT{Mu: -1, Sigma: 2, Nu: 3.5}.LogProb(0.3)},
 		{"cauchy", func(v []Var) Var { return CauchyLpdf(v[0], v[1], v[2]) }, []float64{0.3, -1, 2},
-			-math.Log(math.Pi*2*(1+0.65*0.65))},
+			-math.Log(math.Pi * 2 * (1 + 0.65*0.65))},
 		{"logistic", func(v []Var) Var { return LogisticLpdf(v[0], v[1], v[2]) }, []float64{0.3, -1, 2},
 			// distuv.Logistic.LogProb ignores Mu and S (gonum v0.17); its Prob does not.
 			math.Log(distuv.Logistic{Mu: -1, S: 2}.Prob(0.3))},
