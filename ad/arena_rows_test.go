@@ -63,7 +63,7 @@ func rowCases() []rowCase {
 		return rowCase{name: name, rules: []string{name}, params: sq, inputs: sq, gen: gen,
 			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = f(h(p, x)); return y, loss(y) }}
 	}
-	return []rowCase{
+	return append([]rowCase{
 		{name: "add", rules: []string{"add"}, params: sq, inputs: sq,
 			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.Add(p[0], x[0]); return y, ad.Sum(y) }},
 		{name: "add_broadcast", rules: []string{"add", "sum_to"}, params: [][]int{{4, 6}, {6}}, inputs: sq,
@@ -225,7 +225,7 @@ func rowCases() []rowCase {
 			step:   func(p, x []*ad.Value) (y, l *ad.Value) { y = rowFunc.Apply(h(p, x)); return y, ad.Sum(y) },
 			exempt: "a user-defined Func is outside the arena: Apply allocates its output, node, attributes, edges and detached operands, and the user's Forward and VJP run as written",
 			allocs: 40},
-	}
+	}, moreRowCases()...) // the rows of issue 10: ops_more_arena_test.go
 }
 
 var rowShape16 = []int{1, 6}

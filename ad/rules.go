@@ -171,6 +171,25 @@ const (
 	opCrossEntropy
 	opAstype
 	opFunc
+	// Added for issue 10 (ops_more.go).
+	opMaximum
+	opMinimum
+	opClamp
+	opAtan2
+	opHypot
+	opLogAddExp
+	opErf
+	opErfc
+	opLog1p
+	opExpm1
+	opLog2
+	opGELU
+	opGELUTanh
+	opSiLU
+	opLeakyReLU
+	opELU
+	opSoftsign
+	opCumsum
 	numOps
 )
 
@@ -845,6 +864,76 @@ var table = [numOps]rule{
 	opFunc: {name: "func",
 		vjp: func(c *vjpCtx, g *Value) []*Value { return c.funcVJP(g) },
 		jvp: func(c *jvpCtx, ts []*Value) *Value { return c.funcJVP(ts) }},
+	// The rows added for issue 10; their ops and helpers are in ops_more.go.
+	//
+	// maximum and minimum: the gradient goes to the larger (smaller)
+	// operand, half to each where they are equal (PyTorch's convention);
+	// the weights are constants, so the second derivative is 0.
+	opMaximum: math2Row("maximum", binaryFwd(tensor.Maximum),
+		func(c primals) *Value { return math2Const(tensor.MaxWeight, c.in(0), c.in(1)) },
+		func(c primals) *Value { return math2Const(tensor.MaxWeight, c.in(1), c.in(0)) }),
+	opMinimum: math2Row("minimum", binaryFwd(tensor.Minimum),
+		func(c primals) *Value { return math2Const(tensor.MinWeight, c.in(0), c.in(1)) },
+		func(c primals) *Value { return math2Const(tensor.MinWeight, c.in(1), c.in(0)) }),
+	// clamp: gradient 1 where lo ≤ x ≤ hi (bounds included), else 0.
+	opClamp: mathRow("clamp", tensor.Clamp, saveIn0, func(c primals, v *Value) *Value {
+		p := c.attrs().(*paramAttrs)
+		return Mul(v, mathConst(tensor.ClampMask, c.in(0), p.a, p.b))
+	}),
+	// atan2(y, x): ∂/∂y = x/r², ∂/∂x = −y/r², r² = x²+y², both 0 at the origin.
+	opAtan2: math2Row("atan2", math2Fwd(tensor.Atan2),
+		func(c primals) *Value { return Div(c.in(1), nonzero(Add(Square(c.in(0)), Square(c.in(1))))) },
+		func(c primals) *Value { return Neg(Div(c.in(0), nonzero(Add(Square(c.in(0)), Square(c.in(1)))))) }),
+	// hypot: ∂/∂x = x/h, ∂/∂y = y/h, both 0 at the origin.
+	opHypot: math2Row("hypot", math2Fwd(tensor.Hypot),
+		func(c primals) *Value { return Div(c.in(0), nonzero(c.out())) },
+		func(c primals) *Value { return Div(c.in(1), nonzero(c.out())) }),
+	// logaddexp z: ∂/∂x = e^(x−z), ∂/∂y = e^(y−z).
+	opLogAddExp: math2Row("logaddexp", math2Fwd(tensor.LogAddExp),
+		func(c primals) *Value { return Exp(Sub(c.in(0), c.out())) },
+		func(c primals) *Value { return Exp(Sub(c.in(1), c.out())) }),
+	// erf: d erf x = (2/√π)e^(−x²)·dx; erfc is its negative.
+	opErf:  mathRow("erf", tensor.Erf, saveIn0, erfDeriv),
+	opErfc: mathRow("erfc", tensor.Erfc, saveIn0, func(c primals, v *Value) *Value { return Neg(erfDeriv(c, v)) }),
+	// log1p: dx/(1+x); expm1 saves its output: (y+1)·dx.
+	opLog1p: mathRow("log1p", tensor.Log1p, saveIn0, func(c primals, v *Value) *Value { return Div(v, AddScalar(c.in(0), 1)) }),
+	opExpm1: mathRow("expm1", tensor.Expm1, saveOut, func(c primals, v *Value) *Value { return Mul(v, AddScalar(c.out(), 1)) }),
+	opLog2: mathRow("log2", tensor.Log2, saveIn0, func(c primals, v *Value) *Value {
+		return Div(v, MulScalar(c.in(0), math.Ln2))
+	}),
+	// gelu: Φ(x) + x·φ(x); gelu_tanh: the derivative of the tanh form.
+	opGELU:     mathRow("gelu", tensor.GELU, saveIn0, geluDeriv),
+	opGELUTanh: mathRow("gelu_tanh", tensor.GELUTanh, saveIn0, geluTanhDeriv),
+	// silu reads x and y = x·σ(x): σ(x) + y·(1−σ(x)).
+	opSiLU: withSaves(mathRow("silu", tensor.SiLU, saveIn0, siluDeriv), saveIn0|saveOut),
+	// leaky_relu: 1 where x > 0, slope elsewhere (slope at 0, as PyTorch).
+	opLeakyReLU: mathRow("leaky_relu", tensor.LeakyReLU, saveIn0, func(c primals, v *Value) *Value {
+		return Mul(v, mathConst(tensor.LeakyMask, c.in(0), c.attrs().(*paramAttrs).a, 0))
+	}),
+	// elu: 1 where x > 0, y + alpha = alpha·eˣ elsewhere (alpha at 0).
+	opELU: withSaves(mathRow("elu", tensor.ELU, saveIn0, func(c primals, v *Value) *Value {
+		pos := mathConst(tensor.PosMask, c.in(0), 0, 0)
+		return Where(pos, v, Mul(v, AddScalar(c.out(), c.attrs().(*paramAttrs).a)))
+	}), saveIn0|saveOut),
+	// softsign: dx/(1+|x|)².
+	opSoftsign: mathRow("softsign", tensor.Softsign, saveIn0, func(c primals, v *Value) *Value {
+		return Div(v, Square(AddScalar(Abs(c.in(0)), 1)))
+	}),
+	// cumsum is linear: its JVP is cumsum of the tangent, its VJP the
+	// cumulative sum of the cotangent from the other end.
+	opCumsum: linear("cumsum",
+		func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) {
+			a := at.(*cumsumAttrs)
+			dst.Cumsum(x, a.axis, a.reverse)
+		},
+		func(c *jvpCtx, t *Value) *Value {
+			a := c.at.(*cumsumAttrs)
+			return cumsumOp(t, a.axis+c.b, a.reverse)
+		},
+		func(c *vjpCtx, g *Value) *Value {
+			a := c.n.at.(*cumsumAttrs)
+			return cumsumOp(g, a.axis, !a.reverse)
+		}),
 }
 
 // powDx is ∂xʸ/∂x = y·xʸ⁻¹.

@@ -1,0 +1,369 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/adjointgo/adjoint/internal/parallel"
+)
+
+// This file holds the kernels of the element-wise functions added after the
+// first set (UnaryOp, BinaryOp): special functions, activations, and the
+// derivative masks package ad builds their rules from. They are scalar Go
+// loops (no vectorised assembly yet), split across goroutines for large
+// contiguous operands by internal/parallel, as the other kernels are.
+
+// MathOp names an element-wise function of one tensor with up to two
+// constant parameters a and b.
+type MathOp uint8
+
+// The functions of MathOp. Their values at special points follow package
+// math.
+const (
+	Erf       MathOp = iota // erf x
+	Erfc                    // erfc x = 1 − erf x, accurate for large x
+	Log1p                   // ln(1+x), accurate near 0
+	Expm1                   // eˣ − 1, accurate near 0
+	Log2                    // log₂ x
+	GELU                    // x·Φ(x) = x·(1+erf(x/√2))/2
+	GELUTanh                // x·(1+tanh(√(2/π)(x+0.044715x³)))/2
+	SiLU                    // x·σ(x)
+	LeakyReLU               // x for x > 0, a·x elsewhere
+	ELU                     // x for x > 0, a·(eˣ−1) elsewhere
+	Softsign                // x/(1+|x|)
+	Clamp                   // min(max(x, a), b)
+	ClampMask               // 1 where a ≤ x ≤ b, 0 elsewhere (Clamp's derivative)
+	PosMask                 // 1 where x > 0, 0 elsewhere
+	LeakyMask               // 1 where x > 0, a elsewhere (LeakyReLU's derivative)
+)
+
+var mathNames = [...]string{"erf", "erfc", "log1p", "expm1", "log2", "gelu", "gelu_tanh", "silu", "leaky_relu", "elu", "softsign", "clamp", "clamp_mask", "pos_mask", "leaky_mask"}
+
+// String returns the op's name.
+func (op MathOp) String() string {
+	if int(op) < len(mathNames) {
+		return mathNames[op]
+	}
+	return fmt.Sprintf("MathOp(%d)", uint8(op))
+}
+
+// Math sets t = op(x; a, b) elementwise and returns t. t may be x. An op that
+// is none of the constants above panics with a *ShapeError wrapping
+// ErrUnknownOp. Large operands are split across goroutines.
+func (t *Tensor) Math(op MathOp, x *Tensor, a, b float64) *Tensor {
+	if int(op) >= len(mathNames) {
+		panic(unknownOp("math", op.String(), "Erf … LeakyMask"))
+	}
+	if t != x {
+		t.resize(x.dtype, x.shape)
+	} else {
+		t.BumpVersion()
+	}
+	if x.dtype == Float32 {
+		mathSplit(op, t.f32, x.f32, a, b)
+	} else {
+		mathSplit(op, t.f64, x.f64, a, b)
+	}
+	return t
+}
+
+func mathSplit[T Float](op MathOp, dst, x []T, a, b float64) {
+	dst = dst[:len(x)]
+	if !parallel.Worth(len(x)) {
+		mathKernel(op, dst, x, a, b)
+		return
+	}
+	parallel.For(len(x), func(lo, hi int) { mathKernel(op, dst[lo:hi], x[lo:hi], a, b) })
+}
+
+// geluC is √(2/π), the constant of GELU's tanh form.
+var geluC = math.Sqrt(2 / math.Pi)
+
+func mathKernel[T Float](op MathOp, dst, x []T, a, b float64) {
+	f := func(g func(float64) float64) {
+		for i, v := range x {
+			dst[i] = T(g(float64(v)))
+		}
+	}
+	switch op {
+	case Erf:
+		f(math.Erf)
+	case Erfc:
+		f(math.Erfc)
+	case Log1p:
+		f(math.Log1p)
+	case Expm1:
+		f(math.Expm1)
+	case Log2:
+		f(math.Log2)
+	case GELU:
+		for i, v := range x {
+			u := float64(v)
+			dst[i] = T(0.5 * u * math.Erfc(-u/math.Sqrt2))
+		}
+	case GELUTanh:
+		for i, v := range x {
+			u := float64(v)
+			dst[i] = T(0.5 * u * (1 + math.Tanh(geluC*(u+0.044715*u*u*u))))
+		}
+	case SiLU:
+		for i, v := range x {
+			u := float64(v)
+			dst[i] = T(u * sigmoid(u))
+		}
+	case LeakyReLU:
+		for i, v := range x {
+			if v > 0 {
+				dst[i] = v
+			} else {
+				dst[i] = T(a * float64(v))
+			}
+		}
+	case ELU:
+		for i, v := range x {
+			if v > 0 {
+				dst[i] = v
+			} else {
+				dst[i] = T(a * math.Expm1(float64(v)))
+			}
+		}
+	case Softsign:
+		for i, v := range x {
+			u := float64(v)
+			dst[i] = T(u / (1 + math.Abs(u)))
+		}
+	case Clamp:
+		lo, hi := T(a), T(b)
+		for i, v := range x {
+			switch {
+			case v < lo:
+				dst[i] = lo
+			case v > hi:
+				dst[i] = hi
+			default:
+				dst[i] = v // NaN stays NaN
+			}
+		}
+	case ClampMask:
+		lo, hi := T(a), T(b)
+		for i, v := range x {
+			dst[i] = b2f[T](v >= lo && v <= hi)
+		}
+	case PosMask:
+		for i, v := range x {
+			dst[i] = b2f[T](v > 0)
+		}
+	case LeakyMask:
+		for i, v := range x {
+			if v > 0 {
+				dst[i] = 1
+			} else {
+				dst[i] = T(a)
+			}
+		}
+	default:
+		panic(unknownOp("math", op.String(), "Erf … LeakyMask"))
+	}
+}
+
+func sigmoid(f float64) float64 {
+	if f >= 0 {
+		return 1 / (1 + math.Exp(-f))
+	}
+	e := math.Exp(f)
+	return e / (1 + e)
+}
+
+// Math2Op names an element-wise function of two broadcast tensors, beyond
+// BinaryOp.
+type Math2Op uint8
+
+// The functions of Math2Op.
+const (
+	Atan2     Math2Op = iota // atan2(a, b): the angle of the point (b, a)
+	Hypot                    // √(a²+b²) without overflow
+	LogAddExp                // ln(eᵃ+eᵇ) without overflow
+	MaxWeight                // 1 where a > b, ½ where a = b, 0 elsewhere
+	MinWeight                // 1 where a < b, ½ where a = b, 0 elsewhere
+)
+
+var math2Names = [...]string{"atan2", "hypot", "logaddexp", "max_weight", "min_weight"}
+
+// String returns the op's name.
+func (op Math2Op) String() string {
+	if int(op) < len(math2Names) {
+		return math2Names[op]
+	}
+	return fmt.Sprintf("Math2Op(%d)", uint8(op))
+}
+
+// Math2 sets t = op(a, b) with NumPy broadcasting and returns t, with
+// Binary's rules for aliasing. Large operands of one shape are split across
+// goroutines.
+func (t *Tensor) Math2(op Math2Op, a, b *Tensor) *Tensor {
+	if int(op) >= len(math2Names) {
+		panic(unknownOp("math2", op.String(), "Atan2 … MinWeight"))
+	}
+	d := a.dtype
+	if b.dtype != d {
+		sameDType(op.String(), a, b)
+	}
+	if EqualShape(a.shape, b.shape) {
+		if t != a && t != b {
+			t.resize(d, a.shape)
+		} else {
+			t.BumpVersion()
+		}
+		if d == Float32 {
+			math2Split(op, t.f32, a.f32, b.f32)
+		} else {
+			math2Split(op, t.f64, a.f64, b.f64)
+		}
+		return t
+	}
+	var ob, ba, bb stridesBuf
+	out := shapeBuf(&ob, max(len(a.shape), len(b.shape)))
+	out = broadcastInto(out, op.String(), a.shape, b.shape)
+	t.noBroadcastAlias(op.String(), "operand a", a, out)
+	t.noBroadcastAlias(op.String(), "operand b", b, out)
+	if t == a || t == b {
+		t.BumpVersion()
+	} else {
+		t.resizeCopy(d, out)
+	}
+	out = t.shape
+	sa, sb := stridesIn(&ba, a.shape, out), stridesIn(&bb, b.shape, out)
+	if d == Float32 {
+		walk2(out, sa, sb, func(o, oa, ob, n, da, db int) { math2Kernel(op, t.f32[o:o+n], a.f32[oa:], b.f32[ob:], n, da, db) })
+	} else {
+		walk2(out, sa, sb, func(o, oa, ob, n, da, db int) { math2Kernel(op, t.f64[o:o+n], a.f64[oa:], b.f64[ob:], n, da, db) })
+	}
+	return t
+}
+
+func math2Split[T Float](op Math2Op, dst, a, b []T) {
+	n := len(a)
+	if !parallel.Worth(n) {
+		math2Kernel(op, dst, a, b, n, 1, 1)
+		return
+	}
+	parallel.For(n, func(lo, hi int) { math2Kernel(op, dst[lo:hi], a[lo:hi], b[lo:hi], hi-lo, 1, 1) })
+}
+
+func math2Kernel[T Float](op Math2Op, dst, a, b []T, n, da, db int) {
+	ia, ib := 0, 0
+	for i := 0; i < n; i++ {
+		x, y := a[ia], b[ib]
+		var r T
+		switch op {
+		case Atan2:
+			r = T(math.Atan2(float64(x), float64(y)))
+		case Hypot:
+			r = T(math.Hypot(float64(x), float64(y)))
+		case LogAddExp:
+			u, v := float64(x), float64(y)
+			m := math.Max(u, v)
+			if math.IsInf(m, 0) && u == v { // both −Inf (or +Inf): no NaN from ∞−∞
+				r = T(m)
+			} else {
+				r = T(m + math.Log1p(math.Exp(-math.Abs(u-v))))
+			}
+		case MaxWeight:
+			r = b2f[T](x > y) + b2f[T](x == y)/2
+		case MinWeight:
+			r = b2f[T](x < y) + b2f[T](x == y)/2
+		default:
+			panic(unknownOp("math2", op.String(), "Atan2 … MinWeight"))
+		}
+		dst[i] = r
+		ia += da
+		ib += db
+	}
+}
+
+// Cumsum sets t to the cumulative sums of x along axis (from the end when
+// reverse is set) and returns t. t must not be x.
+func (t *Tensor) Cumsum(x *Tensor, axis int, reverse bool) *Tensor {
+	axis = NormAxis("cumsum", x.shape, axis)
+	if t == x {
+		panic(&ShapeError{Op: "cumsum", Shapes: [][]int{x.shape}, Msg: "destination is the operand", Err: ErrAlias})
+	}
+	t.resize(x.dtype, x.shape)
+	outer, n, inner := axisSplit(x.shape, axis)
+	if x.dtype == Float32 {
+		cumsum(t.f32, x.f32, outer, n, inner, reverse)
+	} else {
+		cumsum(t.f64, x.f64, outer, n, inner, reverse)
+	}
+	return t
+}
+
+// axisSplit returns the sizes of the axes before axis (multiplied), of axis,
+// and of those after it.
+func axisSplit(shape []int, axis int) (outer, n, inner int) {
+	outer, inner = 1, 1
+	for _, d := range shape[:axis] {
+		outer *= d
+	}
+	for _, d := range shape[axis+1:] {
+		inner *= d
+	}
+	return outer, shape[axis], inner
+}
+
+func cumsum[T Float](dst, x []T, outer, n, inner int, reverse bool) {
+	for o := range outer {
+		base := o * n * inner
+		for j := range inner {
+			var s T
+			for k := range n {
+				if reverse {
+					k = n - 1 - k
+				}
+				i := base + k*inner + j
+				s += x[i]
+				dst[i] = s
+			}
+		}
+	}
+}
+
+// ArgReduce sets t to the index along axis of the maximum of x (of the
+// minimum when min is set), the first one where several tie, as float
+// values in x's dtype, and returns t. The axis is removed unless keepDims.
+// NaN counts as larger than any number for the maximum and smaller for the
+// minimum (the first NaN wins, as in NumPy). The axis must not be empty.
+func (t *Tensor) ArgReduce(x *Tensor, axis int, min, keepDims bool) *Tensor {
+	op := "argmax"
+	if min {
+		op = "argmin"
+	}
+	axis = NormAxis(op, x.shape, axis)
+	outer, n, inner := axisSplit(x.shape, axis)
+	if n == 0 {
+		panic(&ShapeError{Op: op, Shapes: [][]int{x.shape}, Msg: fmt.Sprintf("axis %d is empty", axis)})
+	}
+	if t == x {
+		panic(&ShapeError{Op: op, Shapes: [][]int{x.shape}, Msg: "destination is the operand", Err: ErrAlias})
+	}
+	shape := append([]int(nil), x.shape...)
+	if keepDims {
+		shape[axis] = 1
+	} else {
+		shape = append(shape[:axis], shape[axis+1:]...)
+	}
+	t.resize(x.dtype, shape)
+	for o := range outer {
+		for j := range inner {
+			best, bi := x.AtFlat(o*n*inner+j), 0
+			for k := 1; k < n && best == best; k++ {
+				v := x.AtFlat(o*n*inner + k*inner + j)
+				if v != v || (!min && v > best) || (min && v < best) {
+					best, bi = v, k
+				}
+			}
+			t.SetFlat(o*inner+j, float64(bi))
+		}
+	}
+	return t
+}
