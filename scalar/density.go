@@ -12,10 +12,14 @@ import (
 // Stan's: NormalLpdf(y, mu, sigma) is normal_lpdf(y | mu, sigma).
 //
 // Each density has two forms. The Lpdf (Lpmf) form is the full log density,
-// with every normalising constant. The Lupdf (Lupmf) form is Stan's
-// unnormalised one: it drops every term whose operands are all constants
-// (Const, or float64 data), which keeps what a sampler or optimiser over the
-// variables needs and nothing else. With only constant operands it is 0.
+// with every normalising constant. The Lupdf (Lupmf) form is unnormalised: it
+// drops the terms that depend on none of the arguments (−½ ln 2π, the
+// −ln n! of a Poisson count, the ln C(N, n) of a binomial, …), which a
+// sampler or an optimiser does not need. Unlike Stan's _lupdf it keeps the
+// terms whose arguments are all constants (−ln σ for a constant σ): a [Func]
+// must have the same value evaluated on constants ([Objective.Func]) as
+// recorded on a tape ([Objective.Grad]), so no term may depend on whether an
+// operand is a variable.
 //
 // A parameter outside its domain (a scale that is not positive and finite, a
 // probability outside [0, 1], a negative count, a location that is not
@@ -27,14 +31,11 @@ import (
 
 // lp accumulates the terms of a log density.
 type lp struct {
-	propto bool // drop the terms that are constants
+	propto bool // drop the normalising constants
 	v      Var
 }
 
 func (a *lp) add(term Var) {
-	if a.propto && term.IsConst() {
-		return
-	}
 	if a.v.t == nil && a.v.v == 0 {
 		a.v = term
 		return
@@ -44,7 +45,7 @@ func (a *lp) add(term Var) {
 
 func (a *lp) sub(term Var) { a.add(term.Neg()) }
 
-// addC adds a normalising constant.
+// addC adds a normalising constant, a term that depends on no argument.
 func (a *lp) addC(c float64) {
 	if !a.propto {
 		a.add(Const(c))
@@ -452,8 +453,7 @@ func binomialLogitLpmf(propto bool, n, N int, alpha Var) Var {
 // of a Bernoulli trial with success probability inv_logit(alpha).
 func BernoulliLogitLpmf(n int, alpha Var) Var { return bernoulliLogitLpmf(false, n, alpha) }
 
-// BernoulliLogitLupmf is [BernoulliLogitLpmf] without its constant terms
-// (it has none; it differs only with a constant alpha, where it is 0).
+// BernoulliLogitLupmf is [BernoulliLogitLpmf], which has no constant terms.
 func BernoulliLogitLupmf(n int, alpha Var) Var { return bernoulliLogitLpmf(true, n, alpha) }
 
 func bernoulliLogitLpmf(propto bool, n int, alpha Var) Var {

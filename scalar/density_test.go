@@ -99,33 +99,39 @@ func TestDensities(t *testing.T) {
 	}
 }
 
-// The unnormalised forms drop the terms of constants only: their gradient is
-// the full one, and the difference from the full form is a constant.
+// The unnormalised forms drop the terms that depend on no argument, and
+// only those: the difference from the full form is that constant, also with
+// constant operands, and the gradients agree.
 func TestUnnormalised(t *testing.T) {
-	var tp Tape
-	y, mu, sigma := Const(0.3), tp.Var(-1), Const(2)
-	full := NormalLpdf(y, mu, sigma)
-	un := NormalLupdf(y, mu, sigma)
-	if want := -0.5 * 0.65 * 0.65; !close(un.Value(), want, 1e-15) {
-		t.Errorf("normal_lupdf = %g, want %g", un.Value(), want)
-	}
-	tp.Backward(un)
-	gu := tp.Adjoint(mu)
-	tp.Backward(full)
-	if gf := tp.Adjoint(mu); gu != gf {
-		t.Errorf("gradients %g and %g differ", gu, gf)
-	}
-	if r := GammaLupdf(Const(1), Const(2), Const(3)); r.Value() != 0 || !r.IsConst() {
-		t.Errorf("gamma_lupdf of constants = %v, want const 0", r)
-	}
-	s := tp.Var(2)
-	a := NormalLupdf(Const(0.3), Const(-1), s)
-	b := NormalLpdf(Const(0.3), Const(-1), s)
-	if !close(b.Value()-a.Value(), -logSqrt2Pi, 1e-15) {
-		t.Errorf("normal_lpdf − normal_lupdf with variable sigma = %g, want −ln √(2π)", b.Value()-a.Value())
-	}
-	if r := PoissonLupmf(4, tp.Var(2.7)); !close(r.Value(), 4*math.Log(2.7)-2.7, 1e-15) {
-		t.Errorf("poisson_lupmf = %g", r.Value())
+	lg := func(x float64) float64 { v, _ := math.Lgamma(x); return v }
+	for _, c := range []struct {
+		name       string
+		full, un   Func
+		x          []float64
+		difference float64 // full − unnormalised
+	}{
+		{"normal", func(v []Var) Var { return NormalLpdf(v[0], v[1], v[2]) }, func(v []Var) Var { return NormalLupdf(v[0], v[1], v[2]) }, []float64{0.3, -1, 2}, -logSqrt2Pi},
+		{"student_t", func(v []Var) Var { return StudentTLpdf(v[0], v[1], v[2], v[3]) }, func(v []Var) Var { return StudentTLupdf(v[0], v[1], v[2], v[3]) }, []float64{0.3, 3, -1, 2}, -0.5 * logPi},
+		{"cauchy", func(v []Var) Var { return CauchyLpdf(v[0], v[1], v[2]) }, func(v []Var) Var { return CauchyLupdf(v[0], v[1], v[2]) }, []float64{0.3, -1, 2}, -logPi},
+		{"lognormal", func(v []Var) Var { return LognormalLpdf(v[0], v[1], v[2]) }, func(v []Var) Var { return LognormalLupdf(v[0], v[1], v[2]) }, []float64{0.3, -1, 2}, -logSqrt2Pi},
+		{"gamma", func(v []Var) Var { return GammaLpdf(v[0], v[1], v[2]) }, func(v []Var) Var { return GammaLupdf(v[0], v[1], v[2]) }, []float64{0.3, 1.5, 2}, 0},
+		{"poisson", func(v []Var) Var { return PoissonLpmf(4, v[0]) }, func(v []Var) Var { return PoissonLupmf(4, v[0]) }, []float64{2.7}, -lg(5)},
+		{"binomial", func(v []Var) Var { return BinomialLpmf(3, 10, v[0]) }, func(v []Var) Var { return BinomialLupmf(3, 10, v[0]) }, []float64{0.3}, math.Log(120)},
+		{"neg_binomial_2", func(v []Var) Var { return NegBinomial2Lpmf(4, v[0], v[1]) }, func(v []Var) Var { return NegBinomial2Lupmf(4, v[0], v[1]) }, []float64{2, 3}, 0},
+	} {
+		gf, vf := Gradient(nil, c.full, c.x)
+		gu, vu := Gradient(nil, c.un, c.x)
+		if !close(vf-vu, c.difference, 1e-14) || !close(eval(c.full, c.x)-eval(c.un, c.x), c.difference, 1e-14) {
+			t.Errorf("%s: full − unnormalised = %g (on constants %g), want %g", c.name, vf-vu, eval(c.full, c.x)-eval(c.un, c.x), c.difference)
+		}
+		if vu != eval(c.un, c.x) {
+			t.Errorf("%s: unnormalised %g recorded, %g on constants", c.name, vu, eval(c.un, c.x))
+		}
+		for j := range gf {
+			if !close(gf[j], gu[j], 1e-14) {
+				t.Errorf("%s: ∂%d %g and %g differ", c.name, j, gf[j], gu[j])
+			}
+		}
 	}
 }
 

@@ -12,6 +12,23 @@
 // (also ln) log1p log2 log10 sqrt cbrt abs sigmoid softplus (also log1pexp)
 // erf with one argument; atan2 pow hypot with two; min max sum logsumexp
 // with one or more.
+//
+// Stan's special functions and log densities are there by their Stan names
+// (see stan.go): lgamma digamma trigamma erfc Phi inv_Phi logit inv_logit
+// log_inv_logit log1m_inv_logit log1m log1m_exp log1p_exp asinh acosh atanh
+// floor ceil round trunc with one argument; lbeta lchoose
+// (binomial_coefficient_log) gamma_p gamma_q log_diff_exp fmin fmax
+// modified_bessel_first_kind modified_bessel_second_kind (orders 0 and 1)
+// with two; inc_beta fma with three; log_sum_exp with one or more; and
+// NAME_lpdf, NAME_lupdf (continuous) and NAME_lpmf, NAME_lupmf (discrete) for
+// NAME normal student_t cauchy logistic lognormal exponential gamma
+// inv_gamma beta weibull uniform, and poisson poisson_log bernoulli_logit
+// binomial binomial_logit neg_binomial_2 categorical_logit, whose arguments
+// are Stan's, the variate separated by "|" or ",": normal_lpdf(y | mu,
+// sigma). The counts of a mass function must have integer values (their
+// derivative is not taken). Where package scalar would panic with
+// scalar.ErrDomain (a scale ≤ 0, a probability outside [0, 1], a count that
+// is negative or not an integer), a density evaluates to NaN here.
 package expr
 
 import (
@@ -143,6 +160,14 @@ var variadic = map[string]func([]scalar.Var) scalar.Var{
 	"sum": scalar.Sum, "logsumexp": scalar.LogSumExp,
 }
 
+// fixed holds the functions of a fixed number of arguments other than 1
+// and 2, and the log densities; see stan.go.
+var fixed = map[string]fixedFunc{}
+
+// variadicMin holds the least number of arguments of a variadic function
+// that needs more than 1.
+var variadicMin = map[string]int{}
+
 var constants = map[string]float64{"pi": math.Pi, "e": math.E}
 
 // Functions returns the names of the functions an expression may call.
@@ -155,6 +180,9 @@ func Functions() []string {
 		names = append(names, n)
 	}
 	for n := range variadic {
+		names = append(names, n)
+	}
+	for n := range fixed {
 		names = append(names, n)
 	}
 	return names
@@ -236,7 +264,7 @@ func lex(src string) ([]token, error) {
 			toks = append(toks, token{tOp, "^", 0, start})
 			i += 2
 			col += 2
-		case strings.ContainsRune("+-*/^(),", r):
+		case strings.ContainsRune("+-*/^(),|", r):
 			toks = append(toks, token{tOp, string(r), 0, start})
 			i += w
 			col++
@@ -413,6 +441,11 @@ func (p *parser) call(name token) (node, error) {
 			if c.kind == tOp && c.text == ")" {
 				break
 			}
+			// Stan separates a density's variate from its parameters by
+			// "|": normal_lpdf(y | mu, sigma).
+			if c.kind == tOp && c.text == "|" && len(args) == 1 && isDensity(name.text) {
+				continue
+			}
 			if !(c.kind == tOp && c.text == ",") {
 				return nil, &SyntaxError{c.col, fmt.Sprintf("expected \",\" or \")\" in the call of %s at column %d, found %v", name.text, name.col, c)}
 			}
@@ -434,9 +467,18 @@ func (p *parser) call(name token) (node, error) {
 		}
 		return binary{name.text, f, args[0], args[1]}, nil
 	}
+	if f, ok := fixed[name.text]; ok {
+		if len(args) != f.n {
+			return nil, want(fmt.Sprintf("%d arguments", f.n))
+		}
+		return callN{name.text, f.f, args}, nil
+	}
 	if f, ok := variadic[name.text]; ok {
-		if len(args) == 0 {
-			return nil, want("at least 1 argument")
+		if m := max(variadicMin[name.text], 1); len(args) < m {
+			if m == 1 {
+				return nil, want("at least 1 argument")
+			}
+			return nil, want(fmt.Sprintf("at least %d arguments", m))
 		}
 		return callN{name.text, f, args}, nil
 	}

@@ -88,7 +88,7 @@ func TestSyntaxErrors(t *testing.T) {
 }
 
 func TestFunctionsListed(t *testing.T) {
-	if n := len(Functions()); n != 30 {
-		t.Errorf("%d functions, want 30", n)
+	if n := len(Functions()); n != 99 {
+		t.Errorf("%d functions, want 99", n)
 	}
 }
