@@ -364,3 +364,46 @@ func withSaves(r rule, m saveMask) rule {
 	}
 	return r
 }
+
+// Prod returns the product of x over axes (all when none are given), with
+// the reduced axes removed. Its gradient is exact with zeros: ∂/∂xᵢ is the
+// product of the other elements, so a group with one zero passes the
+// product of its nonzero elements to the zero and 0 to the others, and a
+// group with two or more zeros passes 0 to all (see prodWeights).
+func Prod(x *Value, axes ...int) *Value {
+	return apply(row(opProd), reduction("prod", x, false, false, axes), x, nil)
+}
+
+// ProdKeepDims is Prod keeping the reduced axes as size 1.
+func ProdKeepDims(x *Value, axes ...int) *Value {
+	return apply(row(opProd), reduction("prod", x, true, false, axes), x, nil)
+}
+
+// prodWeights returns ∂prod/∂x in x's shape, differentiably. With z the
+// zeros of x, k their number in each group, P′ the product of x with its
+// zeros replaced by 1 and Q the product of the zeros alone (0 where k > 0,
+// else 1, but with its derivative), it is P′·[k=1] at a zero and P′·Q/xᵢ
+// elsewhere. P′ and Q are prod rows again, so a second sweep
+// differentiates them: the second derivatives are exact, except the mixed
+// partials of two zeros of one group, taken as 0 (the mask [k=1] is
+// constant).
+func prodWeights(c primals, r *reduceAttrs) *Value {
+	x := c.in(0)
+	d := x.DType()
+	al := allocFor("prod", x, nil)
+	zero, one := constant(al, d, 0), constant(al, d, 1)
+	z, _ := al.alloc(false)
+	z.t.Binary(tensor.Equal, &x.t, &zero.t)
+	al.wrote(z, nil, nil)
+	k, _ := al.alloc(false)
+	k.t.Reduce(tensor.SumReduce, &z.t, true, r.axes...)
+	al.wrote(k, nil, nil)
+	w1, _ := al.alloc(false)
+	w1.t.Binary(tensor.Equal, &k.t, &one.t)
+	al.wrote(w1, nil, nil)
+	xp := Where(z, one, x)
+	pp := apply(row(opProd), reduction("prod", xp, true, false, r.axes), xp, nil)
+	xq := Where(z, x, one)
+	q := apply(row(opProd), reduction("prod", xq, true, false, r.axes), xq, nil)
+	return Where(z, Mul(pp, w1), Div(Mul(pp, q), xp))
+}

@@ -41,6 +41,8 @@ func moreRowCases() []rowCase {
 		unary("elu", nil, func(x *ad.Value) *ad.Value { return ad.ELU(x, 1) }, nil),
 		unary("softsign", nil, ad.Softsign, nil),
 		unary("cumsum", nil, func(x *ad.Value) *ad.Value { return ad.Cumsum(x, 1) }, nil),
+		{name: "prod", rules: []string{"prod", "reshape"}, params: sq, inputs: sq,
+			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.Prod(h(p, x), 1); return y, ad.Sum(y) }},
 		{name: "min", rules: []string{"neg", "max"}, params: sq, inputs: sq,
 			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.Min(h(p, x), 1); return y, ad.Sum(y) }},
 		{name: "variance", rules: []string{"mul_scalar"}, params: sq, inputs: sq,

@@ -60,6 +60,17 @@ func moreRuleCases() []ruleCase {
 				f: unary(func(x *ad.Value) *ad.Value { return ad.Square(ad.Cumsum(x, axis)) })})
 		}
 	}
+	for _, c := range []struct {
+		shape []int
+		f     func(*ad.Value) *ad.Value
+	}{
+		{[]int{5}, func(x *ad.Value) *ad.Value { return ad.Prod(x) }},
+		{[]int{3, 4}, func(x *ad.Value) *ad.Value { return ad.Prod(x, 1) }},
+		{[]int{2, 1, 3}, func(x *ad.Value) *ad.Value { return ad.ProdKeepDims(x, 0, 2) }},
+		{[]int{2, 3, 1}, func(x *ad.Value) *ad.Value { return ad.Mul(ad.ProdKeepDims(x, -2), x) }},
+	} {
+		cs = append(cs, ruleCase{rule: "prod", shapes: [][]int{c.shape}, f: unary(c.f), smooth: true})
+	}
 	// The composites, under the rows they are built from.
 	red := func(rule, name string, shape []int, f func(*ad.Value) *ad.Value) {
 		cs = append(cs, ruleCase{rule: rule, name: name, shapes: [][]int{shape}, f: unary(f), smooth: true})
@@ -240,6 +251,28 @@ func TestCumsumValues(t *testing.T) {
 	wantExact(t, "cumsum grad", g[0], []float64{4, 3, 2, 1})
 }
 
+// Prod's gradient is the product of the other elements, zeros included.
+func TestProdZeros(t *testing.T) {
+	x := tensor.FromFloat64([]float64{2, 0, 3, 4, 0, 0, 5, 6, 7}, 3, 3)
+	y := ad.Prod(ad.Const(x), 1)
+	wantExact(t, "prod", y.Data(), []float64{0, 0, 210})
+	g := grads(t, func(xs []*ad.Value) *ad.Value { return ad.Prod(xs[0], 1) }, x)
+	wantExact(t, "prod grad", g[0], []float64{0, 6, 0, 0, 0, 0, 42, 35, 30})
+	// First and second order against central differences at a point with
+	// one zero per group (prod is multilinear: differences are exact).
+	one := tensor.FromFloat64([]float64{2, 0, 3, 1.5, -1, 0}, 2, 3)
+	f := func(xs []*ad.Value) *ad.Value { return ad.Mul(ad.ProdKeepDims(xs[0], 1), xs[0]) }
+	if res, err := gradcheck.Check(f, []*tensor.Tensor{one}, nil); err != nil || !res.OK {
+		t.Fatalf("prod with zeros: %v %v", res, err)
+	}
+	if _, err := gradcheck.CheckSecond(f, []*tensor.Tensor{one}, nil); err != nil {
+		t.Fatalf("prod with zeros, second order: %v", err)
+	}
+	if v := ad.Prod(ad.Const(tensor.New(tensor.Float64, 2, 0)), 1).Data(); v[0] != 1 || v[1] != 1 {
+		t.Fatalf("empty product %v", v)
+	}
+}
+
 func TestArgMaxArgMin(t *testing.T) {
 	x := ad.Var(tensor.FromFloat64([]float64{1, 3, 3, 2, 0, -1}, 2, 3))
 	am := ad.ArgMax(x, 1)
@@ -268,6 +301,7 @@ func TestOpsMoreMisuse(t *testing.T) {
 		"min":          func() { ad.Min(m, 0, 0) },
 		"variance":     func() { ad.Variance(m, 1, 5) },
 		"logsumexp":    func() { ad.LogSumExpAxes(m, false, 2) },
+		"prod":         func() { ad.Prod(m, -3) },
 	} {
 		err := ad.Try(f)
 		var e *ad.Error

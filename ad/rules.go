@@ -190,6 +190,7 @@ const (
 	opELU
 	opSoftsign
 	opCumsum
+	opProd
 	numOps
 )
 
@@ -934,6 +935,22 @@ var table = [numOps]rule{
 			a := c.n.at.(*cumsumAttrs)
 			return cumsumOp(g, a.axis, !a.reverse)
 		}),
+	// prod over axes: ∂/∂xᵢ is the product of the others, correct with
+	// zeros (see prodWeights); the tangent is the same weighted sum.
+	opProd: {name: "prod", saves: func(need [2]bool) saveMask { return saveIn0 },
+		forward: func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) {
+			r := at.(*reduceAttrs)
+			dst.Prod(x, r.keepDims, r.axes...)
+		},
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			r := c.n.at.(*reduceAttrs)
+			return c.g1(Mul(Reshape(g, r.kept...), prodWeights(c, r)))
+		},
+		jvp: func(c *jvpCtx, ts []*Value) *Value {
+			r := c.at.(*reduceAttrs)
+			w := prodWeights(c, r)
+			return apply(row(opSum), &reduceAttrs{axes: c.baxes(r.axes), keepDims: r.keepDims}, Mul(ts[0], w), nil)
+		}},
 }
 
 // powDx is ∂xʸ/∂x = y·xʸ⁻¹.

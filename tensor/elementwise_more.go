@@ -367,3 +367,53 @@ func (t *Tensor) ArgReduce(x *Tensor, axis int, min, keepDims bool) *Tensor {
 	}
 	return t
 }
+
+// Prod sets t to the product of x over axes (all axes when none are given)
+// and returns t, the reduced axes kept as size 1 with keepDims and removed
+// otherwise. The product over an empty axis is 1. t must not be x or share
+// its storage (it panics with a *ShapeError wrapping ErrAlias). Into a
+// destination that already has the dtype, shape and capacity it allocates
+// nothing (for up to 8 dimensions).
+func (t *Tensor) Prod(x *Tensor, keepDims bool, axes ...int) *Tensor {
+	var ab, kb, sb stridesBuf
+	ax := normAxesIn(&ab, "prod", x.shape, axes)
+	t.noAlias("prod", "the operand", x)
+	keep := keepDimsIn(shapeBuf(&kb, len(x.shape)), x.shape, ax)
+	out := keep
+	if !keepDims {
+		out = squeezeIn(shapeBuf(&sb, len(x.shape))[:0], keep, ax)
+	}
+	t.resizeCopy(x.dtype, out)
+	if x.dtype == Float32 {
+		prod(t.f32, x.f32, x.shape, keep)
+	} else {
+		prod(t.f64, x.f64, x.shape, keep)
+	}
+	return t
+}
+
+func prod[T Float](dst, x []T, xs, keep []int) {
+	for i := range dst {
+		dst[i] = 1
+	}
+	if len(x) == 0 {
+		return
+	}
+	var bx, bo stridesBuf
+	sx := stridesIn(&bx, xs, xs)
+	so := stridesIn(&bo, keep, xs)
+	walk2(xs, sx, so, func(_, ox, oo, n, _, do int) {
+		if do == 0 {
+			p := dst[oo]
+			for _, v := range x[ox : ox+n] {
+				p *= v
+			}
+			dst[oo] = p
+			return
+		}
+		d := dst[oo : oo+n]
+		for i, v := range x[ox : ox+n] {
+			d[i] *= v
+		}
+	})
+}
