@@ -1,0 +1,119 @@
+package tensor
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/adjointgo/adjoint/internal/gemm"
+	"github.com/adjointgo/adjoint/internal/parallel"
+)
+
+// Math and Math2 split across goroutines give the same bits as one
+// goroutine, for every op, around the split points.
+func TestMathParallelMatchesSerial(t *testing.T) {
+	defer gemm.SetThreads(gemm.Threads())
+	r := rand.New(rand.NewPCG(7, 7))
+	for _, n := range []int{parallel.Min - 1, parallel.Min + 65} {
+		for _, d := range []DType{Float32, Float64} {
+			a, b := New(d, n), New(d, n)
+			for i := 0; i < n; i++ {
+				a.SetFlat(i, r.NormFloat64())
+				b.SetFlat(i, r.NormFloat64())
+			}
+			run := func(threads int) []*Tensor {
+				gemm.SetThreads(threads)
+				var out []*Tensor
+				for op := range MathOp(len(mathNames)) {
+					out = append(out, new(Tensor).Math(op, a, -0.5, 0.5))
+				}
+				for op := range Math2Op(len(math2Names)) {
+					out = append(out, new(Tensor).Math2(op, a, b))
+				}
+				return out
+			}
+			one, four := run(1), run(4)
+			for k := range one {
+				for i := 0; i < n; i++ {
+					x, y := one[k].AtFlat(i), four[k].AtFlat(i)
+					if x != y && !(math.IsNaN(x) && math.IsNaN(y)) {
+						t.Fatalf("%v n=%d kernel %d element %d: %v (1 thread) vs %v (4)", d, n, k, i, x, y)
+					}
+				}
+			}
+		}
+	}
+}
+
+// Math2 broadcasts as Binary does, in both dtypes, and each op matches its
+// scalar definition.
+func TestMath2Broadcast(t *testing.T) {
+	for _, d := range []DType{Float32, Float64} {
+		a := FromFloat64([]float64{0, 1, -2}, 3, 1).Astype(d)
+		b := FromFloat64([]float64{0, 1}, 2).Astype(d)
+		for op := range Math2Op(len(math2Names)) {
+			got := new(Tensor).Math2(op, a, b)
+			if !EqualShape(got.Shape(), []int{3, 2}) {
+				t.Fatalf("%v: shape %v", op, got.Shape())
+			}
+			for i := range 3 {
+				for j := range 2 {
+					x, y := a.AtFlat(i), b.AtFlat(j)
+					var want float64
+					switch op {
+					case Atan2:
+						want = math.Atan2(x, y)
+					case Hypot:
+						want = math.Hypot(x, y)
+					case LogAddExp:
+						want = math.Log(math.Exp(x) + math.Exp(y))
+					case MaxWeight:
+						want = map[bool]float64{true: 1}[x > y] + map[bool]float64{true: 0.5}[x == y]
+					case MinWeight:
+						want = map[bool]float64{true: 1}[x < y] + map[bool]float64{true: 0.5}[x == y]
+					}
+					if g := got.At(i, j); math.Abs(g-want) > 1e-6*math.Max(1, math.Abs(want)) {
+						t.Fatalf("%v %v (%v, %v) = %v, want %v", d, op, x, y, g, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestMoreKernelsMisuse(t *testing.T) {
+	x := New(Float64, 2, 3)
+	for name, f := range map[string]func(){
+		"math op":     func() { new(Tensor).Math(MathOp(200), x, 0, 0) },
+		"math2 op":    func() { new(Tensor).Math2(Math2Op(200), x, x) },
+		"cumsum":      func() { x.Cumsum(x, 0, false) },
+		"prod alias":  func() { x.Prod(x, false) },
+		"argmax axis": func() { new(Tensor).ArgReduce(x, 2, false, false) },
+		"math2 shape": func() { new(Tensor).Math2(Atan2, x, New(Float64, 4)) },
+	} {
+		func() {
+			defer func() {
+				var e *ShapeError
+				if err, _ := recover().(error); !errors.As(err, &e) {
+					t.Errorf("%s: %v, want a *ShapeError", name, err)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+func TestArgReduceProdCumsum(t *testing.T) {
+	x := FromFloat64([]float64{1, 5, 5, 0, 2, 2}, 2, 3)
+	am := new(Tensor).ArgReduce(x, 1, false, true)
+	if !EqualShape(am.Shape(), []int{2, 1}) || am.AtFlat(0) != 1 || am.AtFlat(1) != 1 {
+		t.Fatalf("argmax keepdims %v %v", am.Shape(), am.Data())
+	}
+	if p := new(Tensor).Prod(x, false, 0).Data(); p[0] != 0 || p[1] != 10 || p[2] != 10 {
+		t.Fatalf("prod over axis 0: %v", p)
+	}
+	if c := new(Tensor).Cumsum(x, 1, true).Data(); c[0] != 11 || c[2] != 5 || c[3] != 4 {
+		t.Fatalf("reverse cumsum: %v", c)
+	}
+}
