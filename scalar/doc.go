@@ -29,6 +29,29 @@
 // [LogSumExp] record one node for any number of operands, which is where the
 // tape earns its speed on statistics code.
 //
+// # Special functions and log densities
+//
+// The special functions of Stan's math library are methods of Var (and of
+// Dual) too, each recorded as one node with its exact second derivatives
+// for tangent mode: Lgamma Digamma Trigamma Erfc Phi InvPhi Logit InvLogit
+// LogInvLogit Log1mInvLogit Log1m Log1mExp Log1pExp Asinh Acosh Atanh
+// BesselI0 BesselI1 BesselK0 BesselK1 and Floor Ceil Round Trunc (whose
+// derivatives are 0 everywhere, as in Stan) with one operand; Lbeta Lchoose
+// GammaP GammaQ LogDiffExp and LogSumExp2 (the two-operand [LogSumExp]) with
+// two; IncBeta and Fma with three, recorded like a reduction with three side
+// entries. Their numerics are those of package internal/special.
+//
+// density.go has the log densities of Stan's common distributions, under
+// Stan's names and parametrisations: [NormalLpdf] StudentTLpdf CauchyLpdf
+// LogisticLpdf LognormalLpdf ExponentialLpdf GammaLpdf InvGammaLpdf
+// BetaLpdf WeibullLpdf UniformLpdf and [PoissonLpmf] PoissonLogLpmf
+// BinomialLpmf BinomialLogitLpmf BernoulliLogitLpmf NegBinomial2Lpmf
+// CategoricalLogitLpmf, each with an unnormalised twin (NormalLupdf, …)
+// that drops the terms depending on no argument. They are written with Var
+// operations, so they differentiate in every real argument, Hessians
+// included. A parameter outside its domain panics with an *[Error] wrapping
+// [ErrDomain] that names the density and the argument.
+//
 // # Preaccumulation
 //
 // Written with Var operations, every +, ×, sin … is a node: a term of
@@ -175,7 +198,8 @@
 // recorded before the last Reset ([ErrStale]); reductions over slices of
 // different lengths ([ErrSize]); adjoints read before any Backward
 // ([ErrNoBackward]); a preaccumulated node in tangent mode
-// ([ErrNoSecondOrder]); a tape past its index range ([ErrTooLong]). ad.Try
+// ([ErrNoSecondOrder]); a tape past its index range ([ErrTooLong]); a log
+// density's parameter outside its domain ([ErrDomain]). ad.Try
 // recovers these panics as it does ad's own. Variables of different tapes
 // must not be mixed; pass values between tapes with [Var.Value], which is
 // how nested and independent tapes are used together.

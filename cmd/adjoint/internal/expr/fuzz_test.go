@@ -9,7 +9,7 @@ import (
 // FuzzParse: any input either fails with a *SyntaxError or parses into an
 // expression that evaluates, on plain floats and on a tape, without panicking.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"x*y + sin(x*x) - log(y)", "x^2**3", "-(-x)", "atan2(x, y) + hypot(x,y)", "max(x,", "2e", "((x)", "x y", "pi*e"} {
+	for _, s := range []string{"x*y + sin(x*x) - log(y)", "x^2**3", "-(-x)", "atan2(x, y) + hypot(x,y)", "max(x,", "2e", "((x)", "x y", "pi*e", "normal_lpdf(x | y, -1)", "categorical_logit_lpmf(x, y)", "inc_beta(x, y, x) + log_sum_exp(x)", "poisson_lpmf(x | y) + modified_bessel_first_kind(x, y)"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
