@@ -363,3 +363,53 @@ func ExampleLogSumExpAxes() {
 	fmt.Printf("%.4f\n", ad.LogSumExpAxes(x, false).Item()) // log 4
 	// Output: 1.3863
 }
+
+// FuzzOpsMoreBadInput calls the new shape-taking ops with arbitrary shapes
+// and axes: each call succeeds (and then its gradient and JVP can be
+// taken) or fails with an *ad.Error wrapping ErrShape.
+func FuzzOpsMoreBadInput(f *testing.F) {
+	f.Add(uint8(0), uint16(0x123), int8(1), int8(0))
+	f.Add(uint8(3), uint16(0x2202), int8(-3), int8(4))
+	f.Fuzz(func(t *testing.T, op uint8, code uint16, p, q int8) {
+		shape := make([]int, int(code>>12)%4)
+		for i := range shape {
+			shape[i] = int(code>>(4*i)) % 4 // sizes 0..3, empty axes included
+		}
+		apply := func(x *ad.Value) *ad.Value {
+			switch op % 8 {
+			case 0:
+				return ad.Cumsum(x, int(p))
+			case 1:
+				return ad.Prod(x, int(p), int(q))
+			case 2:
+				return ad.Mul(ad.ArgMax(x, int(p)), ad.Sum(x))
+			case 3:
+				return ad.LogSumExpAxes(x, q&1 == 1, int(p))
+			case 4:
+				return ad.Variance(x, 1, int(p), int(q))
+			case 5:
+				return ad.MinKeepDims(x, int(p))
+			case 6:
+				return ad.Maximum(x, ad.Const(tensor.Full(tensor.Float64, 0.5, int(p)&3, int(q)&3)))
+			default:
+				return ad.Hypot(x, ad.Const(tensor.Full(tensor.Float64, 0.5, int(q)&3)))
+			}
+		}
+		x := ad.Var(tensor.Full(tensor.Float64, 0.5, shape...))
+		var y *ad.Value
+		if err := ad.Try(func() { y = apply(x) }); err != nil {
+			var e *ad.Error
+			if !errors.As(err, &e) || !errors.Is(err, ad.ErrShape) {
+				t.Fatalf("op %d on %v (%d %d): %T %v", op%8, shape, p, q, err, err)
+			}
+			return
+		}
+		if _, err := ad.Grad(ad.Sum(y), x); err != nil && !errors.Is(err, ad.ErrNoGrad) {
+			t.Fatalf("op %d on %v: gradient: %v", op%8, shape, err)
+		}
+		fn := func(xs []*ad.Value) *ad.Value { return ad.Sum(apply(xs[0])) }
+		if _, _, err := ad.JVP(fn, []*tensor.Tensor{x.Tensor()}, []*tensor.Tensor{tensor.Full(tensor.Float64, 1, shape...)}); err != nil {
+			t.Fatalf("op %d on %v: JVP: %v", op%8, shape, err)
+		}
+	})
+}
