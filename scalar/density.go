@@ -517,3 +517,134 @@ func categoricalLogitLpmf(propto bool, n int, beta []Var) Var {
 	a.sub(LogSumExp(beta))
 	return a.v
 }
+
+// simplexTol is how far from 1 the sum of a simplex, and the squared norm of
+// a row of a correlation matrix's Cholesky factor, may be (Stan's 1e-8).
+const simplexTol = 1e-8
+
+// DirichletLpdf returns the log density of the Dirichlet distribution with
+// concentrations alpha (all positive and finite) at the simplex theta (its
+// elements in [0, 1], summing to 1 within 1e-8). It panics with an *Error
+// wrapping ErrSize if the lengths differ or are 0.
+func DirichletLpdf(theta, alpha []Var) Var { return dirichletLpdf(false, theta, alpha) }
+
+// DirichletLupdf is [DirichletLpdf], which has no constant terms.
+func DirichletLupdf(theta, alpha []Var) Var { return dirichletLpdf(true, theta, alpha) }
+
+func dirichletLpdf(propto bool, theta, alpha []Var) Var {
+	const op = "dirichlet_lpdf"
+	if len(theta) != len(alpha) || len(theta) == 0 {
+		fail(ErrSize, op, "len(theta) = %d, len(alpha) = %d: must be equal and positive", len(theta), len(alpha))
+	}
+	s := 0.0
+	for k := range theta {
+		checkProb(op, "theta["+strconv.Itoa(k)+"]", theta[k])
+		checkPos(op, "alpha["+strconv.Itoa(k)+"]", alpha[k])
+		s += theta[k].v
+	}
+	if math.Abs(s-1) > simplexTol {
+		fail(ErrDomain, op, "theta sums to %g: must be a simplex", s)
+	}
+	a := lp{propto: propto}
+	a.add(Sum(alpha).Lgamma())
+	for k := range theta {
+		a.sub(alpha[k].Lgamma())
+		a.add(alpha[k].SubC(1).Mul(theta[k].Log()))
+	}
+	return a.v
+}
+
+// MultiNormalCholeskyLpdf returns the log density of the multivariate
+// normal distribution with mean mu and covariance L·Lᵀ at y, for L lower
+// triangular with a positive diagonal, given by rows (L[i] has at least
+// i+1 elements; any above the diagonal are not read). It panics with an
+// *Error wrapping ErrSize if the sizes do not fit.
+func MultiNormalCholeskyLpdf(y, mu []Var, L [][]Var) Var {
+	return multiNormalCholeskyLpdf(false, y, mu, L)
+}
+
+// MultiNormalCholeskyLupdf is [MultiNormalCholeskyLpdf] without its constant
+// term.
+func MultiNormalCholeskyLupdf(y, mu []Var, L [][]Var) Var {
+	return multiNormalCholeskyLpdf(true, y, mu, L)
+}
+
+func multiNormalCholeskyLpdf(propto bool, y, mu []Var, L [][]Var) Var {
+	const op = "multi_normal_cholesky_lpdf"
+	K := len(y)
+	if len(mu) != K || len(L) != K {
+		fail(ErrSize, op, "len(y) = %d, len(mu) = %d, len(L) = %d: must be equal", K, len(mu), len(L))
+	}
+	for i := range K {
+		if len(L[i]) <= i {
+			fail(ErrSize, op, "row %d of L has %d elements, want at least %d", i, len(L[i]), i+1)
+		}
+		checkNotNaN(op, "y["+strconv.Itoa(i)+"]", y[i])
+		checkFinite(op, "mu["+strconv.Itoa(i)+"]", mu[i])
+		for j := 0; j < i; j++ {
+			checkFinite(op, "L["+strconv.Itoa(i)+"]["+strconv.Itoa(j)+"]", L[i][j])
+		}
+		checkPos(op, "L["+strconv.Itoa(i)+"]["+strconv.Itoa(i)+"]", L[i][i])
+	}
+	// z = L⁻¹(y − μ) by forward substitution.
+	z := make([]Var, K)
+	a := lp{propto: propto}
+	for i := range K {
+		r := y[i].Sub(mu[i])
+		if i > 0 {
+			r = r.Sub(Dot(L[i][:i], z[:i]))
+		}
+		z[i] = r.Div(L[i][i])
+		a.sub(L[i][i].Log())
+	}
+	a.add(Dot(z, z).MulC(-0.5))
+	a.addC(-float64(K) * logSqrt2Pi)
+	return a.v
+}
+
+// LkjCorrCholeskyLpdf returns the log density of the LKJ distribution with
+// shape eta > 0 over correlation matrices, at the Cholesky factor L of one
+// (lower triangular by rows as in [MultiNormalCholeskyLpdf], with a positive
+// diagonal and rows of unit norm within 1e-8), including the Jacobian of
+// R = L·Lᵀ, as Stan's lkj_corr_cholesky_lpdf.
+func LkjCorrCholeskyLpdf(L [][]Var, eta Var) Var { return lkjCorrCholeskyLpdf(false, L, eta) }
+
+// LkjCorrCholeskyLupdf is [LkjCorrCholeskyLpdf], whose normalising constant
+// depends on eta and is kept.
+func LkjCorrCholeskyLupdf(L [][]Var, eta Var) Var { return lkjCorrCholeskyLpdf(true, L, eta) }
+
+func lkjCorrCholeskyLpdf(propto bool, L [][]Var, eta Var) Var {
+	const op = "lkj_corr_cholesky_lpdf"
+	checkPos(op, "eta", eta)
+	K := len(L)
+	if K == 0 {
+		fail(ErrSize, op, "L is empty")
+	}
+	for i := range K {
+		if len(L[i]) <= i {
+			fail(ErrSize, op, "row %d of L has %d elements, want at least %d", i, len(L[i]), i+1)
+		}
+		checkPos(op, "L["+strconv.Itoa(i)+"]["+strconv.Itoa(i)+"]", L[i][i])
+		s := 0.0
+		for j := 0; j <= i; j++ {
+			s += L[i][j].v * L[i][j].v
+		}
+		if math.Abs(s-1) > simplexTol {
+			fail(ErrDomain, op, "row %d of L has squared norm %g: must be 1", i, s)
+		}
+	}
+	a := lp{propto: propto}
+	// The density of R is det(R)^(η−1)/c with (Lewandowski, Kurowicka and
+	// Joe 2009) ln c = Σₖ (K−k)·[(2η−2+K−k)·ln 2 + ln B(bₖ, bₖ)] over
+	// k = 1 … K−1, bₖ = η + (K−k−1)/2. det R = Πᵢ Lᵢᵢ², and the Jacobian
+	// of L ↦ R is Πᵢ Lᵢᵢ^(K−i) (rows i = 1 … K, 1-based).
+	for k := 1; k < K; k++ {
+		m := float64(K - k)
+		b := eta.AddC((m - 1) / 2)
+		a.sub(eta.MulC(2).AddC(m - 2).MulC(m * math.Ln2).Add(b.Lbeta(b).MulC(m)))
+	}
+	for i := 1; i < K; i++ { // 0-based row i is row i+1
+		a.add(eta.MulC(2).AddC(float64(K-i-1) - 2).Mul(L[i][i].Log()))
+	}
+	return a.v
+}

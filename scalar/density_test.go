@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat/distmv"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -199,4 +201,121 @@ func TestDensityErrors(t *testing.T) {
 
 func containsWord(msg, w string) bool {
 	return len(msg) >= len(w) && (msg[:len(w)] == w && (len(msg) == len(w) || msg[len(w)] == ' ' || msg[len(w)] == ':'))
+}
+
+// The multivariate densities, with L and theta built from free parameters
+// inside the function so that central differences stay on the constraint.
+func mvCases() []densCase {
+	lg := func(x float64) float64 { v, _ := math.Lgamma(x); return v }
+	// Dirichlet: theta = (a, b, 1 − a − b), alpha = (c, d, 1.5).
+	dir := func(v []Var) Var {
+		theta := []Var{v[0], v[1], Const(1).Sub(v[0]).Sub(v[1])}
+		return DirichletLpdf(theta, []Var{v[2], v[3], Const(1.5)})
+	}
+	dx := []float64{0.2, 0.5, 2.5, 0.8}
+	dref := distmv.NewDirichlet([]float64{2.5, 0.8, 1.5}, nil).LogProb([]float64{0.2, 0.5, 0.3})
+	// Multivariate normal: y, mu and the 6 entries of a 3×3 L all variable.
+	mvn := func(v []Var) Var {
+		L := [][]Var{{v[6]}, {v[7], v[8]}, {v[9], v[10], v[11]}}
+		return MultiNormalCholeskyLpdf(v[0:3], v[3:6], L)
+	}
+	mx := []float64{0.3, -1, 2, 0.1, 0.2, 0.3, 1.5, 0.4, 0.9, -0.3, 0.5, 1.2}
+	Ld := mat.NewTriDense(3, mat.Lower, []float64{1.5, 0, 0, 0.4, 0.9, 0, -0.3, 0.5, 1.2})
+	var S mat.SymDense
+	S.SymOuterK(1, Ld)
+	nrm, ok := distmv.NewNormal([]float64{0.1, 0.2, 0.3}, &S, nil)
+	if !ok {
+		panic("covariance not positive definite")
+	}
+	mref := nrm.LogProb([]float64{0.3, -1, 2})
+	// LKJ, K = 2: L = [[1], [r, √(1−r²)]]; density (2η−2)·ln√(1−r²) −
+	// (2η−1)·ln 2 − ln B(η, η).
+	lkj2 := func(v []Var) Var {
+		r, eta := v[0], v[1]
+		return LkjCorrCholeskyLpdf([][]Var{{Const(1)}, {r, Const(1).Sub(r.Square()).Sqrt()}}, eta)
+	}
+	r, eta := 0.3, 1.7
+	lref := (2*eta-2)*0.5*math.Log(1-r*r) - (2*eta-1)*math.Ln2 - (2*lg(eta) - lg(2*eta))
+	// LKJ, K = 3: rows (1), (c₁, s₁), (c₂, s₂c₃, s₂s₃) with cₖ = cos θₖ.
+	lkj3 := func(v []Var) Var {
+		t1, t2, t3, eta := v[0], v[1], v[2], v[3]
+		L := [][]Var{{Const(1)}, {t1.Cos(), t1.Sin()}, {t2.Cos(), t2.Sin().Mul(t3.Cos()), t2.Sin().Mul(t3.Sin())}}
+		return LkjCorrCholeskyLpdf(L, eta)
+	}
+	// At η = 1 the density of R is uniform, 2/π², and the Jacobian is
+	// L₂₂¹·L₃₃⁰.
+	l3ref := math.Log(2/(math.Pi*math.Pi)) + math.Log(math.Sin(0.7))
+	return []densCase{
+		{"dirichlet", dir, dx, dref},
+		{"multi_normal_cholesky", mvn, mx, mref},
+		{"lkj_corr_cholesky K=2", lkj2, []float64{r, eta}, lref},
+		{"lkj_corr_cholesky K=3", lkj3, []float64{0.7, 1.1, 0.4, 1}, l3ref},
+		{"lkj_corr_cholesky K=3 η", lkj3, []float64{0.7, 1.1, 0.4, 2.3}, math.NaN()},
+	}
+}
+
+func TestMultivariateDensities(t *testing.T) {
+	for _, c := range mvCases() {
+		g, v := Gradient(nil, c.f, c.x)
+		if !math.IsNaN(c.want) && !close(v, c.want, 1e-13) {
+			t.Errorf("%s%v = %.15g, want %.15g", c.name, c.x, v, c.want)
+		}
+		for j := range c.x {
+			h := hstep(c.x[j])
+			fd := central(func(s float64) float64 {
+				x := append([]float64(nil), c.x...)
+				x[j] = s
+				return eval(c.f, x)
+			}, c.x[j], h)
+			if !close(g[j], fd, 1e-6) {
+				t.Errorf("%s%v: ∂%d = %.12g, central difference %.12g", c.name, c.x, j, g[j], fd)
+			}
+		}
+		H := Hessian(nil, c.f, c.x)
+		for j := range c.x {
+			h := hstep(c.x[j])
+			xp := append([]float64(nil), c.x...)
+			xm := append([]float64(nil), c.x...)
+			xp[j] += h
+			xm[j] -= h
+			gp, _ := Gradient(nil, c.f, xp)
+			gm, _ := Gradient(nil, c.f, xm)
+			for i := range c.x {
+				if fd := (gp[i] - gm[i]) / (2 * h); !close(H.At(i, j), fd, 1e-5) {
+					t.Errorf("%s%v: H[%d][%d] = %.12g, difference of gradients %.12g", c.name, c.x, i, j, H.At(i, j), fd)
+				}
+			}
+		}
+	}
+}
+
+func TestMultivariateDensityErrors(t *testing.T) {
+	c := Const
+	one := [][]Var{{c(1)}, {c(0.6), c(0.8)}}
+	for _, e := range []struct {
+		op, arg string
+		err     error
+		f       func()
+	}{
+		{"dirichlet_lpdf", "theta", ErrDomain, func() { DirichletLpdf([]Var{c(0.5), c(0.6)}, []Var{c(1), c(1)}) }},
+		{"dirichlet_lpdf", "alpha[1]", ErrDomain, func() { DirichletLpdf([]Var{c(0.5), c(0.5)}, []Var{c(1), c(0)}) }},
+		{"dirichlet_lpdf", "len(theta)", ErrSize, func() { DirichletLpdf([]Var{c(1)}, []Var{c(1), c(1)}) }},
+		{"multi_normal_cholesky_lpdf", "L[1][1]", ErrDomain, func() {
+			MultiNormalCholeskyLpdf([]Var{c(0), c(0)}, []Var{c(0), c(0)}, [][]Var{{c(1)}, {c(0), c(-1)}})
+		}},
+		{"multi_normal_cholesky_lpdf", "len(y)", ErrSize, func() { MultiNormalCholeskyLpdf([]Var{c(0)}, []Var{c(0), c(0)}, one) }},
+		{"lkj_corr_cholesky_lpdf", "eta", ErrDomain, func() { LkjCorrCholeskyLpdf(one, c(0)) }},
+		{"lkj_corr_cholesky_lpdf", "row", ErrDomain, func() { LkjCorrCholeskyLpdf([][]Var{{c(1)}, {c(0.6), c(0.7)}}, c(1)) }},
+	} {
+		func() {
+			defer func() {
+				err, _ := recover().(error)
+				var se *Error
+				if !errors.Is(err, e.err) || !errors.As(err, &se) || se.Op != e.op || !containsWord(se.Msg, e.arg) {
+					t.Errorf("%s (%s): recovered %v", e.op, e.arg, err)
+				}
+			}()
+			e.f()
+		}()
+	}
 }

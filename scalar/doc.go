@@ -46,7 +46,9 @@
 // LogisticLpdf LognormalLpdf ExponentialLpdf GammaLpdf InvGammaLpdf
 // BetaLpdf WeibullLpdf UniformLpdf and [PoissonLpmf] PoissonLogLpmf
 // BinomialLpmf BinomialLogitLpmf BernoulliLogitLpmf NegBinomial2Lpmf
-// CategoricalLogitLpmf, each with an unnormalised twin (NormalLupdf, …)
+// CategoricalLogitLpmf, and over slices DirichletLpdf
+// MultiNormalCholeskyLpdf LkjCorrCholeskyLpdf, each with an unnormalised
+// twin (NormalLupdf, …)
 // that drops the terms depending on no argument. They are written with Var
 // operations, so they differentiate in every real argument, Hessians
 // included. A parameter outside its domain panics with an *[Error] wrapping
