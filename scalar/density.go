@@ -93,6 +93,16 @@ func checkCount(op, name string, n int) {
 	}
 }
 
+// xlog returns c·l for l the logarithm of y, taken to be 0 where c and y
+// are both 0 (as Stan's multiply_log), so that the density of a shape of 1
+// is finite at the end of its support.
+func xlog(c, l, y Var) Var {
+	if c.v == 0 && y.v == 0 {
+		return Const(0)
+	}
+	return c.Mul(l)
+}
+
 const (
 	logSqrt2Pi = 0.91893853320467274178 // ln √(2π)
 	logPi      = 1.14472988584940017414 // ln π
@@ -242,7 +252,7 @@ func gammaLpdf(propto bool, y, alpha, beta Var) Var {
 	a := lp{propto: propto}
 	a.add(alpha.Mul(beta.Log()))
 	a.sub(alpha.Lgamma())
-	a.add(alpha.SubC(1).Mul(y.Log()))
+	a.add(xlog(alpha.SubC(1), y.Log(), y))
 	a.sub(beta.Mul(y))
 	return a.v
 }
@@ -286,8 +296,8 @@ func betaLpdf(propto bool, y, alpha, beta Var) Var {
 		return negInf(y, alpha, beta)
 	}
 	a := lp{propto: propto}
-	a.add(alpha.SubC(1).Mul(y.Log()))
-	a.add(beta.SubC(1).Mul(y.Log1m()))
+	a.add(xlog(alpha.SubC(1), y.Log(), y))
+	a.add(xlog(beta.SubC(1), y.Log1m(), Const(1).Sub(y)))
 	a.sub(alpha.Lbeta(beta))
 	return a.v
 }
@@ -311,8 +321,10 @@ func weibullLpdf(propto bool, y, alpha, sigma Var) Var {
 	lz := y.Log().Sub(sigma.Log()) // ln(y/σ)
 	a.add(alpha.Log())
 	a.sub(sigma.Log())
-	a.add(alpha.SubC(1).Mul(lz))
-	a.sub(alpha.Mul(lz).Exp())
+	a.add(xlog(alpha.SubC(1), lz, y))
+	if y.v > 0 { // (y/σ)^α is 0 at y = 0
+		a.sub(alpha.Mul(lz).Exp())
+	}
 	return a.v
 }
 
