@@ -28,7 +28,8 @@
 // sigma). The counts of a mass function must have integer values (their
 // derivative is not taken). Where package scalar would panic with
 // scalar.ErrDomain (a scale ≤ 0, a probability outside [0, 1], a count that
-// is negative or not an integer), a density evaluates to NaN here.
+// is negative or not an integer), a density evaluates to NaN here, with NaN
+// partials.
 package expr
 
 import (

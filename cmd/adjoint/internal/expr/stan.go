@@ -129,13 +129,19 @@ func bessel(f0, f1 func(scalar.Var) scalar.Var) func(a, b scalar.Var) scalar.Var
 // density wraps a log density for the expression language: the counts are
 // the values of the leading arguments, and arguments outside the density's
 // domain (a negative scale, a non-integer count, …), where package scalar
-// panics with scalar.ErrDomain, give NaN.
+// panics with scalar.ErrDomain, give NaN, with NaN partials in the variable
+// arguments so that a gradient does not look valid.
 func density(name string, counts int, propto bool, f func(bool, []int, []scalar.Var) scalar.Var) func([]scalar.Var) scalar.Var {
 	return func(v []scalar.Var) (r scalar.Var) {
 		defer func() {
 			if e := recover(); e != nil {
 				if err, ok := e.(error); ok && errors.Is(err, scalar.ErrDomain) {
 					r = scalar.Const(math.NaN())
+					for _, a := range v {
+						if !a.IsConst() {
+							r = r.Add(a.MulC(math.NaN()))
+						}
+					}
 					return
 				}
 				panic(e)

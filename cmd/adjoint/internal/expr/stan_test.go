@@ -101,6 +101,21 @@ func TestStanGradients(t *testing.T) {
 	}
 }
 
+// A density outside its domain is NaN with NaN partials.
+func TestStanDomainNaN(t *testing.T) {
+	e, err := Parse("normal_lpdf(x | 0, s) + x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tp scalar.Tape
+	v := tp.Vars(nil, []float64{1, -1})
+	y := e.Eval(v)
+	tp.Backward(y)
+	if !math.IsNaN(y.Value()) || !math.IsNaN(tp.Adjoint(v[0])) || !math.IsNaN(tp.Adjoint(v[1])) {
+		t.Errorf("value %g, partials %g %g; want NaN", y.Value(), tp.Adjoint(v[0]), tp.Adjoint(v[1]))
+	}
+}
+
 func TestStanSyntaxErrors(t *testing.T) {
 	for _, c := range []struct{ src, frag string }{
 		{"normal_lpdf(x, 1)", "normal_lpdf takes 3 arguments, got 2"},
