@@ -79,7 +79,7 @@ func TestBackwardReturnsRuleErrors(t *testing.T) {
 	panics := &ad.Func{Name: "panicky",
 		Forward: func(xs []*ad.Value) *ad.Value { return ad.Square(xs[0]) },
 		VJP: func(xs []*ad.Value, y, g *ad.Value) []*ad.Value {
-			return []*ad.Value{ad.MatMul(g, g)} // a shape error inside the rule
+			return []*ad.Value{ad.MatMul(g, ad.Reshape(g, 1, 3))} // a shape error inside the rule ([3]·[1 3])
 		}}
 	tooFew := &ad.Func{Name: "toofew",
 		Forward: func(xs []*ad.Value) *ad.Value { return ad.Mul(xs[0], xs[1]) },

@@ -98,9 +98,17 @@ func Dropout(x *Value, p float64, seed, offset uint64) *Value {
 	return apply(row(opDropout), at, x, nil)
 }
 
-// MatMul returns the matrix product x·y. Both need at least two dimensions;
-// leading (batch) dimensions broadcast, so [B m k]·[k n] gives [B m n].
-func MatMul(x, y *Value) *Value { return MatMulT(x, y, false, false) }
+// MatMul returns the matrix product x·y. Leading (batch) dimensions
+// broadcast, so [B m k]·[k n] gives [B m n]. A 1-D operand follows NumPy's
+// rules: a vector x is a row ([n]·[n k] gives [k]), a vector y a column
+// ([m n]·[n] gives [m], [B m n]·[n] gives [B m]), and two vectors give
+// their dot product (0-D).
+func MatMul(x, y *Value) *Value {
+	if len(x.Shape()) < 2 || len(y.Shape()) < 2 {
+		return matmul1D(x, y)
+	}
+	return MatMulT(x, y, false, false)
+}
 
 // MatMulT returns op(x)·op(y), where op swaps the last two axes when the
 // corresponding flag is set, without making a transposed copy.
