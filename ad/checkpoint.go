@@ -89,7 +89,7 @@ func checkpoint(name string, f func([]*Value) *Value, xs []*Value, p *memProbe, 
 		panic(&Error{Op: name, Err: ErrFunc, Msg: "the function returned nil"})
 	}
 	params := closedOver(y, skip)
-	return checkpointNode(name, f, xs, y.Detach(), params, p) // the recording f made with the Vars it reads is dropped
+	return checkpointNode(name, f, xs, dropRecording(y), params, p) // the recording f made with the Vars it reads is dropped
 }
 
 // checkpointNode records the checkpoint of f at xs whose output res (a
@@ -429,7 +429,7 @@ func checkpointBudget(layers []func(*Value) *Value, x *Value, budget int64, p *m
 		}
 		a[i], b[i] = Stats(y).SavedBytes, bytesOf(cur)
 		params[i] = closedOver(y, map[*Value]bool{z: true})
-		cur = y.Detach()
+		cur = dropRecording(y)
 		outs[i] = cur
 	}
 	plan, mem, _ := planBudget(a, b, bytesOf(cur), budget)
@@ -832,4 +832,22 @@ func reversible(fs, gs []func(*Value) *Value, x1, x2 *Value, p *memProbe) (y1, y
 		},
 	}
 	return unstack(fn.Apply(append([]*Value{x1, x2}, params...)...))
+}
+
+// dropRecording returns y detached, for a value whose recording is to be
+// dropped (the output of a checkpointed function, whose graph the backward
+// pass recomputes). Detach keeps a pointer to y (its view shares y's
+// version counter), and through y's node the whole recording would stay
+// alive for as long as the detached copy: the memory a checkpoint exists
+// to free. An op's output that is not a view is taken over instead: the
+// copy becomes the root of y's storage, with y's version, and y (which
+// nothing else holds) is dropped with its recording. A leaf, a view or a
+// value with a base is detached as usual, since others may write to it.
+func dropRecording(y *Value) *Value {
+	if y.n == nil || y.base != nil || y.t.IsView() || y.slot != nil {
+		return y.Detach()
+	}
+	d := &Value{}
+	d.t = y.t
+	return d
 }

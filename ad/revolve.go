@@ -312,7 +312,7 @@ func (s *chainState) eval(i int) *Value {
 			s.params[i] = []*Value{} // found none: do not look again
 		}
 	}
-	return y.Detach()
+	return dropRecording(y)
 }
 
 func (s *chainState) run(acts []revolveAction) {
