@@ -111,3 +111,34 @@ func TestBackpropMemoryGrows(t *testing.T) {
 		t.Errorf("Backprop's recording did not grow with the steps: %d → %d bytes", h2, h4)
 	}
 }
+
+// Checkpoint keeps its snapshots, not the steps' recordings: after the
+// forward pass of 10⁴ steps it holds a small fraction of what Backprop
+// holds.
+func TestCheckpointHoldsLess(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("measures the heap")
+	}
+	held := func(g Gradient) int64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		before := ms.HeapAlloc
+		y0 := ad.Var(tensor.FromFloat64([]float64{1, 2, 3, 4}, 4))
+		k := ad.Var(tensor.Scalar(tensor.Float64, 0.3))
+		loss := ad.Sum(At(Solve(decay, y0, Times(0, 1), []*ad.Value{k}, Options{Method: RK4, Steps: 10_000, Gradient: g}), 1))
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		h := int64(ms.HeapAlloc) - int64(before)
+		if _, err := ad.Grad(loss, k); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	held(Checkpoint) // warm up: the first solve leaves pools and caches behind
+	ck, bp := held(Checkpoint), held(Backprop)
+	t.Logf("after the forward pass of 10⁴ steps: Backprop holds %d KiB, Checkpoint %d KiB", bp>>10, ck>>10)
+	if ck*10 > bp {
+		t.Errorf("Checkpoint holds %d bytes after the forward pass, more than a tenth of Backprop's %d", ck, bp)
+	}
+}
