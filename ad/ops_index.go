@@ -117,8 +117,38 @@ func flatIndex(op string, shape, ishape []int, axis int, idx []int) []int {
 func Gather(x *Value, axis int, idx *Value) *Value { return gather("gather", x, axis, idx) }
 
 // TakeAlongAxis is NumPy's take_along_axis(x, idx, axis): Gather with
-// NumPy's argument order.
-func TakeAlongAxis(x, idx *Value, axis int) *Value { return gather("take_along_axis", x, axis, idx) }
+// NumPy's argument order and broadcasting. idx has x's rank; along the
+// other axes x and idx broadcast against each other (a size-1 axis of
+// either stretches to the other's size), so the result has idx's size along
+// axis and the broadcast size elsewhere.
+func TakeAlongAxis(x, idx *Value, axis int) *Value {
+	defer rethrow()
+	const op = "take_along_axis"
+	xs, is := x.Shape(), idx.Shape()
+	axis = tensor.NormAxis(op, xs, axis)
+	if len(is) != len(xs) {
+		panic(shapeErr(op, [][]int{xs, is}, "index needs the operand's rank %d", len(xs)))
+	}
+	xt, it := slices.Clone(xs), slices.Clone(is)
+	for d := range xs {
+		if d == axis || xs[d] == is[d] {
+			continue
+		}
+		switch {
+		case xs[d] == 1:
+			xt[d] = is[d]
+		case is[d] == 1:
+			it[d] = xs[d]
+		default:
+			panic(shapeErr(op, [][]int{xs, is}, "axis %d: sizes %d and %d do not broadcast", d, xs[d], is[d]))
+		}
+	}
+	x = BroadcastTo(x, xt...)
+	if !tensor.EqualShape(it, is) {
+		idx = Const(new(tensor.Tensor).BroadcastTo(&idx.t, it))
+	}
+	return gather(op, x, axis, idx)
+}
 
 func gather(op string, x *Value, axis int, idx *Value) *Value {
 	defer rethrow()

@@ -41,6 +41,9 @@ func indexRuleCases() []ruleCase {
 	one("index_select", "gather axis 0 smaller", []int{3, 2}, func(x *ad.Value) *ad.Value {
 		return ad.Square(ad.Gather(x, 0, idxConst([]int{2, 1}, 2, 0)))
 	})
+	one("index_select", "take_along_axis broadcast", []int{2, 1, 3}, func(x *ad.Value) *ad.Value {
+		return ad.Square(ad.TakeAlongAxis(x, idxConst([]int{1, 2, 2}, 2, 0, 1, 1), 2))
+	})
 	one("index_select", "take_along_axis 3-D", []int{2, 3, 2}, func(x *ad.Value) *ad.Value {
 		return ad.Mul(ad.TakeAlongAxis(x, idxConst([]int{2, 1, 2}, 1, 2, 0, 0), 1), ad.Sum(x))
 	})
@@ -148,6 +151,10 @@ func TestGatherScatterValues(t *testing.T) {
 	wantExact(t, "gather", g.Data(), []float64{2, 0, 5, 4})
 	g = ad.TakeAlongAxis(x, idxConst([]int{1, 3}, 1, 0, 1), 0)
 	wantExact(t, "take_along_axis", g.Data(), []float64{3, 1, 5})
+	// NumPy's broadcasting: an index column picks one element per row...
+	g = ad.TakeAlongAxis(ad.Const(iota(2, 1, 3)), idxConst([]int{1, 2, 1}, 2, 0), 2)
+	wantShape(t, "take_along_axis broadcast", g, 2, 2, 1)
+	wantExact(t, "take_along_axis broadcast", g.Data(), []float64{2, 0, 5, 3})
 	s := ad.ScatterAdd(x, 1, idxConst([]int{2, 2}, 0, 0, 2, 1), ad.Const(iota(2, 2)))
 	wantExact(t, "scatter_add", s.Data(), []float64{1, 1, 2, 3, 7, 7})
 	// Repeats add up in the gradient.
@@ -166,6 +173,8 @@ func TestGatherScatterValues(t *testing.T) {
 		{"gather", func() { ad.Gather(x, 1, idxConst([]int{3, 1}, 0, 0, 0)) }, ad.ErrShape},
 		{"gather", func() { ad.Gather(x, 1, idxConst([]int{1, 1}, 0.5)) }, ad.ErrArgument},
 		{"take_along_axis", func() { ad.TakeAlongAxis(x, idxConst([]int{1, 1}, 9), 0) }, ad.ErrShape},
+		{"take_along_axis", func() { ad.TakeAlongAxis(x, idxConst([]int{1, 2}, 0, 0), 0) }, ad.ErrShape},
+		{"take_along_axis", func() { ad.TakeAlongAxis(x, idxConst([]int{2}, 0, 0), 0) }, ad.ErrShape},
 		{"scatter_add", func() { ad.ScatterAdd(x, 0, idxConst([]int{1, 1}, 2), ad.Const(iota(1, 1))) }, ad.ErrShape},
 		{"scatter_add", func() { ad.ScatterAdd(x, 0, idxConst([]int{1, 1}, 0), ad.Const(iota(1, 2))) }, ad.ErrShape},
 		{"scatter_add", func() { ad.ScatterAdd(x, -3, idxConst([]int{1, 1}, 0), ad.Const(iota(1, 1))) }, ad.ErrShape},
