@@ -424,6 +424,10 @@ func Pad(x *Value, widths [][2]int, mode PadMode, value float64) *Value {
 				idx = append(idx, n-1-i)
 			}
 			x = IndexSelect(x, a, idx)
+		} else if value == 0 {
+			s := slices.Clone(shape)
+			s[a] = n + lo + hi
+			x = pad(x, a, lo, s) // the pad row: zeros around x
 		} else {
 			parts := make([]*Value, 0, 3)
 			if lo > 0 {

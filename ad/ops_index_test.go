@@ -84,18 +84,21 @@ func indexRuleCases() []ruleCase {
 	one("concat", "pad constant", []int{2, 3}, func(x *ad.Value) *ad.Value {
 		return ad.Square(ad.Pad(x, [][2]int{{1, 0}, {2, 1}}, ad.PadConstant, 0.5))
 	})
+	one("pad", "pad zero", []int{2, 3}, func(x *ad.Value) *ad.Value {
+		return ad.Square(ad.Pad(x, [][2]int{{0, 2}, {1, 1}}, ad.PadConstant, 0))
+	})
 	one("index_select", "pad reflect", []int{3, 4}, func(x *ad.Value) *ad.Value {
 		return ad.Square(ad.Pad(x, [][2]int{{2, 1}, {0, 3}}, ad.PadReflect, 0))
 	})
 	// Einsum.
 	two("matmul", "einsum bij,bjk->bik", []int{2, 3, 4}, []int{2, 4, 2}, func(a, b *ad.Value) *ad.Value {
-		return ad.Einsum("bij,bjk->bik", a, b)
+		return ad.Square(ad.Einsum("bij,bjk->bik", a, b))
 	})
 	two("matmul", "einsum bhqd,bhkd->bhqk", []int{2, 2, 3, 4}, []int{2, 2, 2, 4}, func(a, b *ad.Value) *ad.Value {
-		return ad.Einsum("bhqd,bhkd->bhqk", a, b)
+		return ad.Square(ad.Einsum("bhqd,bhkd->bhqk", a, b))
 	})
 	two("matmul", "einsum ij,j->i sum k", []int{3, 2}, []int{2, 4}, func(a, b *ad.Value) *ad.Value {
-		return ad.Einsum("ij,jk->i", a, b)
+		return ad.Square(ad.Einsum("ij,jk->i", a, b))
 	})
 	one("permute", "einsum ij->ji", []int{2, 3}, func(x *ad.Value) *ad.Value { return ad.Square(ad.Einsum("ij->ji", x)) })
 	one("index_select", "einsum ii->i", []int{3, 3}, func(x *ad.Value) *ad.Value { return ad.Square(ad.Einsum("ii->i", x)) })
@@ -206,6 +209,9 @@ func TestShapeOpsValues(t *testing.T) {
 	wantShape(t, "expand", ad.Expand(ad.Const(iota(2, 1)), 4, -1, 3), 4, 2, 3)
 	pc := ad.Pad(ad.Const(f64(1, 2)), [][2]int{{1, 2}}, ad.PadConstant, 9)
 	wantExact(t, "pad constant", pc.Data(), []float64{9, 1, 2, 9, 9})
+	pz := ad.Pad(ad.Const(iota(1, 2)), [][2]int{{1, 0}, {0, 1}}, ad.PadConstant, 0)
+	wantShape(t, "pad zero", pz, 2, 3)
+	wantExact(t, "pad zero", pz.Data(), []float64{0, 0, 0, 0, 1, 0})
 	pr := ad.Pad(ad.Const(f64(1, 2, 3, 4)), [][2]int{{2, 3}}, ad.PadReflect, 0)
 	wantExact(t, "pad reflect", pr.Data(), []float64{3, 2, 1, 2, 3, 4, 3, 2, 1})
 
