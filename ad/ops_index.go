@@ -375,6 +375,29 @@ func Tile(x *Value, reps ...int) *Value {
 	return x
 }
 
+// Repeat is Tile under PyTorch's name (Tensor.repeat).
+func Repeat(x *Value, reps ...int) *Value { return Tile(x, reps...) }
+
+// RepeatInterleave returns x with each element repeated n times along axis,
+// consecutively, as NumPy's repeat and torch.repeat_interleave with an
+// integer count: [a b] gives [a a b b] for n = 2.
+func RepeatInterleave(x *Value, axis, n int) *Value {
+	defer rethrow()
+	shape := x.Shape()
+	axis = tensor.NormAxis("repeat_interleave", shape, axis)
+	if n < 0 {
+		panic(shapeErr("repeat_interleave", [][]int{shape}, "negative repetition %d", n))
+	}
+	if n == 1 {
+		return x
+	}
+	idx := make([]int, shape[axis]*n)
+	for k := range idx {
+		idx[k] = k / n
+	}
+	return IndexSelect(x, axis, idx)
+}
+
 // PadMode selects how Pad fills the border.
 type PadMode int
 

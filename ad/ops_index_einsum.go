@@ -10,8 +10,9 @@ import (
 // "bij,bjk->bik" (batched matrix product), "bhqd,bhkd->bhqk" (attention
 // scores), "ij->ji" (transpose), "ij->" (sum) or "ii->i" (diagonal, one
 // operand). The output labels must be given after "->". Labels are single
-// letters. With two operands, a label in both and in the output is a batch
-// axis (equal sizes, no broadcasting), one in both but not in the output is
+// letters; a size-1 axis broadcasts against the size of its label in the
+// other operand. With two operands, a label in both and in the output is a
+// batch axis, one in both but not in the output is
 // contracted, and one in only one operand and not in the output is summed
 // out first; the product is then one batched MatMul between permutes and
 // reshapes, so its derivatives are the rows'. A repeated label within an
@@ -32,11 +33,34 @@ func Einsum(spec string, xs ...*Value) *Value {
 		}
 		for k := range len(ins[i]) {
 			l := ins[i][k]
-			if d, ok := size[l]; ok && d != s[k] {
+			if d, ok := size[l]; ok && d != s[k] && d != 1 && s[k] != 1 {
 				panic(shapeErr("einsum", shapesOf(xs), "label %c has sizes %d and %d", l, d, s[k]))
 			}
-			size[l] = s[k]
+			if d, ok := size[l]; !ok || d == 1 {
+				size[l] = s[k]
+			}
 		}
+	}
+	// A size-1 axis broadcasts against its label's size in the other
+	// operand, as in NumPy.
+	cloned := false
+	for i, x := range xs {
+		s := x.Shape()
+		same := true
+		for k := range s {
+			same = same && s[k] == size[ins[i][k]]
+		}
+		if same {
+			continue
+		}
+		t := make([]int, len(s))
+		for k := range t {
+			t[k] = size[ins[i][k]]
+		}
+		if !cloned { // the caller's slice is not written
+			xs, cloned = slices.Clone(xs), true
+		}
+		xs[i] = BroadcastTo(x, t...)
 	}
 	if len(xs) == 1 {
 		return einsum1(xs[0], ins[0], out, size)

@@ -73,6 +73,12 @@ func indexRuleCases() []ruleCase {
 	one("index_select", "flip", []int{3, 4}, func(x *ad.Value) *ad.Value { return ad.Mul(ad.Flip(x, 1), x) })
 	one("index_select", "flip all", []int{2, 1, 3}, func(x *ad.Value) *ad.Value { return ad.Mul(ad.Flip(x), x) })
 	one("index_select", "tile", []int{2, 3}, func(x *ad.Value) *ad.Value { return ad.Square(ad.Tile(x, 2, 1)) })
+	one("index_select", "repeat_interleave", []int{2, 3}, func(x *ad.Value) *ad.Value {
+		return ad.Square(ad.RepeatInterleave(x, -1, 2))
+	})
+	two("matmul", "einsum broadcast batch", []int{1, 2, 3}, []int{2, 3, 2}, func(a, b *ad.Value) *ad.Value {
+		return ad.Square(ad.Einsum("bij,bjk->bik", a, b))
+	})
 	one("index_select", "tile more reps", []int{3}, func(x *ad.Value) *ad.Value { return ad.Square(ad.Tile(x, 2, 2)) })
 	// Squeeze, Unsqueeze, Expand.
 	one("reshape", "squeeze", []int{2, 1, 3}, func(x *ad.Value) *ad.Value { return ad.Square(ad.Squeeze(x)) })
@@ -202,6 +208,9 @@ func TestShapeOpsValues(t *testing.T) {
 	tl := ad.Tile(ad.Const(f64(1, 2)), 2, 2)
 	wantShape(t, "tile", tl, 2, 4)
 	wantExact(t, "tile", tl.Data(), []float64{1, 2, 1, 2, 1, 2, 1, 2})
+	wantExact(t, "repeat", ad.Repeat(ad.Const(f64(1, 2)), 2).Data(), []float64{1, 2, 1, 2})
+	wantExact(t, "repeat_interleave", ad.RepeatInterleave(x, 1, 2).Data(), []float64{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5})
+	wantExact(t, "repeat_interleave 0", ad.RepeatInterleave(x, 0, 2).Data(), []float64{0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5})
 	wantShape(t, "squeeze", ad.Squeeze(ad.Const(iota(1, 3, 1)), 0), 3, 1)
 	wantShape(t, "squeeze all", ad.Squeeze(ad.Const(iota(1, 3, 1))), 3)
 	wantShape(t, "unsqueeze", ad.Unsqueeze(x, -1), 2, 3, 1)
@@ -228,6 +237,8 @@ func TestShapeOpsValues(t *testing.T) {
 		{"chunk", func() { ad.Chunk(x, 0, 0) }, ad.ErrArgument},
 		{"flip", func() { ad.Flip(x, 2) }, ad.ErrShape},
 		{"tile", func() { ad.Tile(x, -1) }, ad.ErrShape},
+		{"repeat_interleave", func() { ad.RepeatInterleave(x, 2, 2) }, ad.ErrShape},
+		{"repeat_interleave", func() { ad.RepeatInterleave(x, 0, -1) }, ad.ErrShape},
 		{"squeeze", func() { ad.Squeeze(x, 0) }, ad.ErrShape},
 		{"squeeze", func() { ad.Squeeze(x, 7) }, ad.ErrShape},
 		{"unsqueeze", func() { ad.Unsqueeze(x, 4) }, ad.ErrShape},
@@ -256,6 +267,10 @@ func TestEinsumValues(t *testing.T) {
 	wantExact(t, "bhqd,bhkd->bhqk", got.Data(), ad.MatMulT(q, k, false, true).Data())
 	got = ad.Einsum("bhqd,bhkd->bhkq", q, k) // output permuted
 	wantExact(t, "bhqd,bhkd->bhkq", got.Data(), ad.MatMulT(k, q, false, true).Data())
+	a1 := ad.Const(iota(1, 3, 4))
+	got = ad.Einsum("bij,bjk->bik", a1, b) // b of size 1 broadcasts
+	wantShape(t, "broadcast batch", got, 2, 3, 5)
+	wantExact(t, "broadcast batch", got.Data(), ad.MatMul(a1, b).Data())
 	x := ad.Const(iota(2, 3))
 	wantExact(t, "ij->ji", ad.Einsum("ij->ji", x).Data(), ad.Transpose(x).Data())
 	wantExact(t, "ii->i", ad.Einsum("ii->i", ad.Const(iota(3, 3))).Data(), []float64{0, 4, 8})
