@@ -111,8 +111,8 @@ func flatIndex(op string, shape, ishape []int, axis int, idx []int) []int {
 // Gather returns the elements of x picked along axis by idx, as
 // torch.gather: idx has x's rank, each of its dimensions but axis at most
 // x's, and out[i][j][k] = x[i][idx[i][j][k]][k] for axis 1; the result has
-// idx's shape. idx is a constant of integral values (as ArgMax returns);
-// negative entries count from the end. Its VJP scatters the cotangent back
+// idx's shape. idx holds integral values (as ArgMax returns) and is not
+// differentiated; negative entries count from the end. Its VJP scatters the cotangent back
 // with index_add, adding where an element is picked more than once.
 func Gather(x *Value, axis int, idx *Value) *Value { return gather("gather", x, axis, idx) }
 
@@ -160,16 +160,29 @@ func gather(op string, x *Value, axis int, idx *Value) *Value {
 
 // ScatterAdd returns a copy of x with src added at the positions idx names
 // along axis, as torch.scatter_add: for axis 1, out[i][idx[i][j][k]][k] +=
-// src[i][j][k], repeats accumulating. idx and src have one shape, of x's
-// rank, each dimension but axis at most x's. It is linear in x and src; the
-// VJP for src is the Gather of the cotangent.
+// src[i][j][k], repeats accumulating. idx has x's rank, each dimension
+// but axis at most x's; src has idx's rank and each dimension at least
+// idx's (only its leading block of idx's shape is used, as in PyTorch). It
+// is linear in x and src; the VJP for src is the Gather of the cotangent.
+// idx is not differentiated.
 func ScatterAdd(x *Value, axis int, idx, src *Value) *Value {
 	defer rethrow()
 	const op = "scatter_add"
 	shape := x.Shape()
 	axis = tensor.NormAxis(op, shape, axis)
-	if !tensor.EqualShape(idx.Shape(), src.Shape()) {
-		panic(shapeErr(op, [][]int{idx.Shape(), src.Shape()}, "index and source differ in shape"))
+	is, ss := idx.Shape(), src.Shape()
+	if len(is) != len(ss) {
+		panic(shapeErr(op, [][]int{is, ss}, "index and source differ in rank"))
+	}
+	for d := range is {
+		if ss[d] < is[d] {
+			panic(shapeErr(op, [][]int{is, ss}, "source dimension %d (%d) is smaller than the index's (%d)", d, ss[d], is[d]))
+		}
+	}
+	for d := range is {
+		if ss[d] > is[d] {
+			src = Slice(src, d, 0, is[d])
+		}
 	}
 	flat := flatIndex(op, shape, idx.Shape(), axis, indexList(op, idx))
 	n := tensor.Size(shape)

@@ -51,6 +51,9 @@ func indexRuleCases() []ruleCase {
 	two("index_add", "scatter_add", []int{3, 2}, []int{2, 2}, func(x, s *ad.Value) *ad.Value {
 		return ad.Square(ad.ScatterAdd(x, 0, idxConst([]int{2, 2}, 2, 0, 2, 2), s))
 	})
+	two("index_add", "scatter_add larger src", []int{2, 3}, []int{3, 2}, func(x, s *ad.Value) *ad.Value {
+		return ad.Square(ad.ScatterAdd(x, 1, idxConst([]int{2, 1}, 2, 2), s))
+	})
 	two("index_add", "scatter_add axis 1", []int{2, 3}, []int{2, 2}, func(x, s *ad.Value) *ad.Value {
 		return ad.Mul(ad.ScatterAdd(x, -1, idxConst([]int{2, 2}, 1, 1, 0, 2), s), x)
 	})
@@ -166,6 +169,8 @@ func TestGatherScatterValues(t *testing.T) {
 	wantExact(t, "take_along_axis broadcast", g.Data(), []float64{2, 0, 5, 3})
 	s := ad.ScatterAdd(x, 1, idxConst([]int{2, 2}, 0, 0, 2, 1), ad.Const(iota(2, 2)))
 	wantExact(t, "scatter_add", s.Data(), []float64{1, 1, 2, 3, 7, 7})
+	s = ad.ScatterAdd(x, 1, idxConst([]int{2, 1}, 0, 2), ad.Const(iota(2, 2))) // src larger: its first column
+	wantExact(t, "scatter_add larger src", s.Data(), []float64{0, 1, 2, 3, 4, 7})
 	// Repeats add up in the gradient.
 	gs := grads(t, func(xs []*ad.Value) *ad.Value { return ad.Gather(xs[0], 0, idxConst([]int{3}, 1, 1, 0)) }, f64(5, 6, 7))
 	wantExact(t, "gather grad", gs[0], []float64{1, 2, 0})
@@ -185,7 +190,8 @@ func TestGatherScatterValues(t *testing.T) {
 		{"take_along_axis", func() { ad.TakeAlongAxis(x, idxConst([]int{1, 2}, 0, 0), 0) }, ad.ErrShape},
 		{"take_along_axis", func() { ad.TakeAlongAxis(x, idxConst([]int{2}, 0, 0), 0) }, ad.ErrShape},
 		{"scatter_add", func() { ad.ScatterAdd(x, 0, idxConst([]int{1, 1}, 2), ad.Const(iota(1, 1))) }, ad.ErrShape},
-		{"scatter_add", func() { ad.ScatterAdd(x, 0, idxConst([]int{1, 1}, 0), ad.Const(iota(1, 2))) }, ad.ErrShape},
+		{"scatter_add", func() { ad.ScatterAdd(x, 0, idxConst([]int{1, 2}, 0, 0), ad.Const(iota(1, 1))) }, ad.ErrShape},
+		{"scatter_add", func() { ad.ScatterAdd(x, 0, idxConst([]int{1, 1}, 0), ad.Const(iota(1))) }, ad.ErrShape},
 		{"scatter_add", func() { ad.ScatterAdd(x, -3, idxConst([]int{1, 1}, 0), ad.Const(iota(1, 1))) }, ad.ErrShape},
 	} {
 		checkErr(t, ad.Try(c.f), c.op, c.e)
