@@ -3,8 +3,6 @@ package ode
 import (
 	"fmt"
 	"math"
-
-	"github.com/adjointgo/adjoint/ad"
 )
 
 // The Dormand–Prince 5(4) tableau (Dormand and Prince 1980; Hairer,
@@ -35,15 +33,6 @@ var (
 		{0, 40617522.0 / 29380423, -110615467.0 / 29380423, 69997945.0 / 29380423},
 	}
 )
-
-// heapCopy returns s copied out of any arena.
-func heapCopy(s tuple) tuple {
-	out := make(tuple, len(s))
-	for c, v := range s {
-		out[c] = ad.Const(v.Tensor().Clone())
-	}
-	return out
-}
 
 // denseWeights returns h times the continuous extension's weights at θ.
 func denseWeights(h, theta float64) []float64 {
