@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/adjointgo/adjoint/internal/isa"
 	"github.com/adjointgo/adjoint/internal/workers"
 )
 
@@ -74,9 +75,16 @@ func Threads() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// KernelName reports the micro-kernels in use, e.g. "avx512 12x32, avx512 12x16".
+// KernelName reports the micro-kernels in use, e.g. "f32 avx512 12x32, f64
+// avx512 12x16", followed by isa.Note in parentheses where ADJOINT_CPU
+// forced a lower level or was ignored, e.g. "f32 avx2 6x16, f64 avx2 6x8
+// (ADJOINT_CPU=avx2)".
 func KernelName() string {
-	return fmt.Sprintf("f32 %s %dx%d, f64 %s %dx%d", f32.name, f32.mr, f32.nr, f64.name, f64.mr, f64.nr)
+	s := fmt.Sprintf("f32 %s %dx%d, f64 %s %dx%d", f32.name, f32.mr, f32.nr, f64.name, f64.mr, f64.nr)
+	if n := isa.Note(); n != "" {
+		s += " (" + n + ")"
+	}
+	return s
 }
 
 // minFlopsPerThread is the work below which another goroutine does not pay

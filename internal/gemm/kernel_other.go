@@ -2,7 +2,14 @@
 
 package gemm
 
-func selectKernels() { f32, f64 = genericKernels() }
+import "github.com/adjointgo/adjoint/internal/isa"
+
+func selectKernels() { selectLevel(isa.Current()) }
+
+// hasAVX512 and hasAVX2 are false: this build has no assembly kernels.
+const hasAVX512, hasAVX2 = false, false
+
+func selectLevel(isa.Level) { f32, f64 = genericKernels() }
 
 // allKernels lists every kernel this build can run on this CPU (for tests).
 func allKernels() ([]kernel[float32], []kernel[float64]) {
