@@ -16,15 +16,19 @@ var (
 	Tanh     Activation = ad.Tanh
 	Sigmoid  Activation = ad.Sigmoid
 	Softplus Activation = ad.Softplus
+	// GELU is the exact Gaussian error linear unit, x·Φ(x) (PyTorch's
+	// default nn.GELU, the one GPT-style blocks use).
+	GELU     Activation = ad.GELU
 	Identity Activation = func(x *ad.Value) *ad.Value { return x }
 )
 
 var activations = map[string]Activation{
 	"relu": ReLU, "tanh": Tanh, "sigmoid": Sigmoid, "softplus": Softplus, "identity": Identity,
+	"gelu": GELU,
 }
 
 // ActivationByName returns the activation called name ("relu", "tanh",
-// "sigmoid", "softplus" or "identity").
+// "sigmoid", "softplus", "gelu" or "identity").
 func ActivationByName(name string) (Activation, error) {
 	if a, ok := activations[name]; ok {
 		return a, nil

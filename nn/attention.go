@@ -1,0 +1,134 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// MultiHeadAttention is scaled dot-product self-attention with Heads heads
+// over inputs of shape [B T DModel]:
+//
+//	Q, K, V = x·Wqᵀ + bq, x·Wkᵀ + bk, x·Wvᵀ + bv, each split into Heads
+//	heads of size d = DModel/Heads
+//	A = softmax(Q·Kᵀ/√d + M) over the key axis
+//	y = concat_heads(A·V)·Woᵀ + bo
+//
+// M is zero, or with Causal set, a constant [T T] matrix with −Inf above the
+// diagonal, so position t attends only to positions ≤ t: exp(−Inf) is an
+// exact 0 in the softmax, its gradient there is exactly 0, and outputs at
+// earlier positions do not depend on later inputs at all, bit for bit.
+// Every position sees at least itself, so no row of the softmax is all
+// −Inf. It is composed from ad's ops (MatMul, Softmax, Reshape, Permute),
+// so gradients of any order follow from theirs.
+type MultiHeadAttention struct {
+	Q, K, V, Out *Linear
+	Heads        int
+	Causal       bool
+}
+
+// AttentionConfig configures NewMultiHeadAttention. The zero value means
+// float64, no causal mask, and nanoGPT's initialisation: every weight from
+// N(0, 0.02²), biases zero.
+type AttentionConfig struct {
+	DType  tensor.DType
+	Causal bool
+	// OutStd, if not zero, is the standard deviation of the output
+	// projection's weight (a GPT scales it by 1/√(2·layers)).
+	OutStd float64
+	NoBias bool
+}
+
+// NewMultiHeadAttention returns attention over dModel features with heads
+// heads; dModel must be a multiple of heads. Weights are drawn from rng in
+// the order Q, K, V, Out.
+func NewMultiHeadAttention(dModel, heads int, rng *rand.Rand, c *AttentionConfig) *MultiHeadAttention {
+	var cfg AttentionConfig
+	if c != nil {
+		cfg = *c
+	}
+	if dModel < 1 || heads < 1 {
+		panic(&Error{Op: "attention", Err: ErrConfig, Msg: fmt.Sprintf("d_model %d and heads %d must be positive", dModel, heads)})
+	}
+	if dModel%heads != 0 {
+		panic(&Error{Op: "attention", Err: ErrConfig, Msg: fmt.Sprintf("d_model %d is not divisible by heads %d (each head has d_model/heads features)", dModel, heads)})
+	}
+	outStd := cfg.OutStd
+	if outStd == 0 {
+		outStd = initStd
+	}
+	lin := func(std float64) *Linear { return normalLinear(dModel, dModel, std, cfg.DType, cfg.NoBias, rng) }
+	return &MultiHeadAttention{Q: lin(initStd), K: lin(initStd), V: lin(initStd), Out: lin(outStd), Heads: heads, Causal: cfg.Causal}
+}
+
+// initStd is the standard deviation of GPT-2's (and nanoGPT's) weights.
+const initStd = 0.02
+
+// normalLinear returns a Linear with weights from N(0, std²) and a zero
+// bias (or none).
+func normalLinear(in, out int, std float64, dt tensor.DType, noBias bool, rng *rand.Rand) *Linear {
+	l := NewLinear(in, out, rng, &LinearConfig{DType: dt, Init: Zeros, NoBias: noBias})
+	fillNormal(l.W.Tensor(), std, rng)
+	return l
+}
+
+// fillNormal overwrites t with N(0, std²) draws from rng, in row-major
+// order, and bumps its version.
+func fillNormal(t *tensor.Tensor, std float64, rng *rand.Rand) {
+	for i := range t.Len() {
+		t.SetFlat(i, rng.NormFloat64()*std)
+	}
+	t.BumpVersion()
+}
+
+// DModel returns the number of features.
+func (m *MultiHeadAttention) DModel() int { return m.Q.In() }
+
+// Forward returns the attention output for x of shape [B T DModel], shape
+// [B T DModel].
+func (m *MultiHeadAttention) Forward(x *ad.Value) *ad.Value {
+	s := x.Shape()
+	if len(s) != 3 || s[2] != m.DModel() {
+		panic(&Error{Op: "attention", Err: ErrShape, Msg: fmt.Sprintf("input shape %v, want [B T %d]", s, m.DModel())})
+	}
+	b, t, d, h := s[0], s[1], s[2], m.Heads
+	hd := d / h
+	split := func(l *Linear) *ad.Value { // [B T D] → [B H T hd]
+		return ad.Permute(ad.Reshape(l.Forward(x), b, t, h, hd), 0, 2, 1, 3)
+	}
+	q, k, v := split(m.Q), split(m.K), split(m.V)
+	scores := ad.MulScalar(ad.MatMulT(q, k, false, true), 1/math.Sqrt(float64(hd))) // [B H T T]
+	if m.Causal {
+		scores = ad.Add(scores, ad.Const(causalMask(x.DType(), t)))
+	}
+	a := ad.Softmax(scores, -1)
+	y := ad.MatMul(a, v)                               // [B H T hd]
+	y = ad.Reshape(ad.Permute(y, 0, 2, 1, 3), b, t, d) // [B T D]
+	return m.Out.Forward(y)
+}
+
+// causalMask returns the [t t] matrix with −Inf above the diagonal and 0 on
+// and below it.
+func causalMask(dt tensor.DType, t int) *tensor.Tensor {
+	mk := tensor.New(dt, t, t)
+	for i := range t {
+		for j := i + 1; j < t; j++ {
+			mk.Set(math.Inf(-1), i, j)
+		}
+	}
+	return mk
+}
+
+// Params returns "q_proj.*", "k_proj.*", "v_proj.*" and "out_proj.*", each
+// a Linear's "weight" and "bias".
+func (m *MultiHeadAttention) Params() []Param {
+	var ps []Param
+	ps = append(ps, prefixed("q_proj", m.Q.Params())...)
+	ps = append(ps, prefixed("k_proj", m.K.Params())...)
+	ps = append(ps, prefixed("v_proj", m.V.Params())...)
+	ps = append(ps, prefixed("out_proj", m.Out.Params())...)
+	return ps
+}
