@@ -9,11 +9,18 @@
 # Both sides report their best run (other load on the machine only ever slows
 # a run down, so the best run is the fairest figure on a shared machine): Go
 # runs each benchmark GOCOUNT times, the PyTorch script times 3 batches, and
-# ROUNDS > 1 repeats the whole sequence, interleaved. PyTorch runs three
+# ROUNDS > 1 repeats the whole sequence, interleaved. PyTorch runs up to three
 # times per round: OPENBLAS_CORETYPE unset (OpenBLAS picks kernels from the
 # CPU model), Haswell (AVX2 kernels) and SkylakeX (AVX-512 kernels), with
-# OPENBLAS_NUM_THREADS set to the thread count. "ratio" divides adjoint's GFLOP/s by the unset figure, "ratio to
-# best" by the best of the three.
+# OPENBLAS_NUM_THREADS set to the thread count. CPU features are read from
+# /proc/cpuinfo, never assumed: Haswell needs AVX2 and FMA, SkylakeX needs
+# AVX-512 F, BW, VL and DQ; a column the CPU cannot run reads "n/a" (OpenBLAS
+# would die with "Illegal instruction"). "ratio" divides adjoint's GFLOP/s by
+# the unset figure, "ratio to best" by the best of the columns run.
+#
+# On an AVX-512 CPU adjoint also runs with ADJOINT_CPU=avx2 (its AVX2
+# kernels), printed beside PyTorch's Haswell column with their ratio; AVX2=0
+# skips that run, AVX2=1 forces it.
 #
 # A full matmul run takes about three minutes on two cores. Two-thread
 # figures need the machine to itself: under Linux's autogroup scheduling, one
@@ -23,7 +30,8 @@
 # Environment: SIZES (64,128,256,512,1024,2048), THREADS (1,2), FORMS
 # (plain,tA,tB), DTYPES (f32,f64), ROUNDS (1), GOCOUNT (2), BENCHTIME (Go
 # -benchtime, 0.2s), PYTIME (seconds per PyTorch case, 0.2), PY
-# (/usr/bin/python3). PyTorch:
+# (/usr/bin/python3), AVX2 (auto), CPUFLAGS (the flags line of /proc/cpuinfo,
+# to try the script as on another CPU). PyTorch:
 # apt-get install -y python3-torch libopenblas0-pthread (without OpenBLAS,
 # torch runs on the reference BLAS).
 set -euo pipefail
@@ -39,6 +47,29 @@ GOCOUNT="${GOCOUNT:-2}"
 BENCHTIME="${BENCHTIME:-0.2s}"
 PYTIME="${PYTIME:-0.2}"
 PY="${PY:-/usr/bin/python3}"
+AVX2="${AVX2:-auto}"
+
+# CPU features: which OpenBLAS kernel sets can run here.
+flags=" ${CPUFLAGS:-$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2- || true)} "
+has() { [[ "$flags" == *" $1 "* ]]; }
+cts="unset"
+na=""
+if has avx2 && has fma; then
+	cts+=" Haswell"
+else
+	na+=" Haswell: no AVX2/FMA;"
+fi
+if has avx512f && has avx512bw && has avx512vl && has avx512dq; then
+	cts+=" SkylakeX"
+else
+	na+=" SkylakeX: no AVX-512 (F, BW, VL, DQ);"
+fi
+if [ "$AVX2" = auto ]; then
+	case "$cts" in
+	*SkylakeX*) AVX2=1 ;;
+	*) AVX2=0 ;;
+	esac
+fi
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -105,10 +136,19 @@ gobench() {
 header
 echo "# go: $(go version | cut -d' ' -f3-), torch: $("$PY" -c 'import torch; print(torch.__version__)'), BLAS: $blas"
 echo "# adjoint kernels: $("$tmp/gemm.test" -test.run '^TestKernelName$' -test.v | grep -o 'f32 .*' | head -1)"
+if [ "$AVX2" = 1 ]; then
+	echo "# adjoint kernels with ADJOINT_CPU=avx2: $(ADJOINT_CPU=avx2 "$tmp/gemm.test" -test.run '^TestKernelName$' -test.v | grep -o 'f32 .*' | head -1)"
+fi
+echo "# OpenBLAS kernel sets run: $cts${na:+ (n/a:${na%;})}"
+: >"$tmp/go_avx2.txt"
 for r in $(seq "$ROUNDS"); do
 	echo "# round $r/$ROUNDS: adjoint" >&2
 	gobench >>"$tmp/go.txt"
-	for ct in unset Haswell SkylakeX; do
+	if [ "$AVX2" = 1 ]; then
+		echo "# round $r/$ROUNDS: adjoint ADJOINT_CPU=avx2" >&2
+		ADJOINT_CPU=avx2 gobench >>"$tmp/go_avx2.txt"
+	fi
+	for ct in $cts; do
 		for th in ${THREADS//,/ }; do
 			echo "# round $r/$ROUNDS: torch OPENBLAS_CORETYPE=$ct threads=$th" >&2
 			if [ "$ct" = unset ]; then
@@ -122,17 +162,20 @@ for r in $(seq "$ROUNDS"); do
 	done
 done
 
-"$PY" - "$tmp" <<'PYEOF'
+"$PY" - "$tmp" "$cts" "$AVX2" <<'PYEOF'
 import collections, re, sys
-tmp = sys.argv[1]
-go = collections.defaultdict(float)
-for line in open(f"{tmp}/go.txt"):
-    m = re.match(r"BenchmarkMatMul(T?)/(f32|f64)/(?:(tA|tB)/)?n=(\d+)(?:-(\d+))?\s.*?([\d.]+) GFLOP/s", line)
-    if m:
-        k = (m.group(3) or "plain", m.group(2), int(m.group(4)), int(m.group(5) or 1))
-        go[k] = max(go[k], float(m.group(6)))
+tmp, cts, avx2 = sys.argv[1], sys.argv[2].split(), sys.argv[3] == "1"
+def gofile(path):
+    go = collections.defaultdict(float)
+    for line in open(path):
+        m = re.match(r"BenchmarkMatMul(T?)/(f32|f64)/(?:(tA|tB)/)?n=(\d+)(?:-(\d+))?\s.*?([\d.]+) GFLOP/s", line)
+        if m:
+            k = (m.group(3) or "plain", m.group(2), int(m.group(4)), int(m.group(5) or 1))
+            go[k] = max(go[k], float(m.group(6)))
+    return go
+go, go2 = gofile(f"{tmp}/go.txt"), gofile(f"{tmp}/go_avx2.txt")
 torch = collections.defaultdict(float)
-for ct in ("unset", "Haswell", "SkylakeX"):
+for ct in cts:
     for line in open(f"{tmp}/torch_{ct}.csv"):
         if line.startswith("#"):
             continue
@@ -142,14 +185,29 @@ for ct in ("unset", "Haswell", "SkylakeX"):
 order = {"plain": 0, "tA": 1, "tB": 2}
 name = {"plain": "A·B", "tA": "Aᵀ·B", "tB": "A·Bᵀ"}
 print()
-print("| op | dtype | n | threads | adjoint GFLOP/s | PyTorch, CORETYPE unset | ratio | PyTorch, Haswell (AVX2) | PyTorch, SkylakeX (AVX-512) | ratio to best |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+head = "| op | dtype | n | threads | adjoint GFLOP/s | PyTorch, CORETYPE unset | ratio |"
+if avx2:
+    head += " adjoint, ADJOINT_CPU=avx2 |"
+head += " PyTorch, Haswell (AVX2) |"
+if avx2:
+    head += " ratio avx2 ÷ Haswell |"
+head += " PyTorch, SkylakeX (AVX-512) | ratio to best |"
+print(head)
+print("|---" * head.count(" |") + "|")
 for k in sorted(go, key=lambda k: (k[1], k[3], order[k[0]], k[2])):
     form, dt, n, th = k
     a = go[k]
-    t = {ct: torch.get((ct, form, dt, n, th), 0) for ct in ("unset", "Haswell", "SkylakeX")}
+    t = {ct: torch.get((ct, form, dt, n, th), 0) for ct in cts}
     best = max(t.values())
-    f = lambda v: f"{v:.1f}" if v else "–"
-    r = lambda v: f"{a / v:.2f}" if v else "–"
-    print(f"| {name[form]} | {dt} | {n} | {th} | {a:.1f} | {f(t['unset'])} | {r(t['unset'])} | {f(t['Haswell'])} | {f(t['SkylakeX'])} | {r(best)} |")
+    f = lambda ct: (f"{t[ct]:.1f}" if t[ct] else "–") if ct in t else "n/a"
+    r = lambda x, v: f"{x / v:.2f}" if x and v else "–"
+    row = f"| {name[form]} | {dt} | {n} | {th} | {a:.1f} | {f('unset')} | {r(a, t['unset'])} |"
+    if avx2:
+        a2 = go2.get(k, 0)
+        row += f" {a2:.1f} |" if a2 else " – |"
+    row += f" {f('Haswell')} |"
+    if avx2:
+        row += f" {r(go2.get(k, 0), t.get('Haswell', 0))} |"
+    row += f" {f('SkylakeX')} | {r(a, best)} |"
+    print(row)
 PYEOF
