@@ -1,0 +1,133 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// GPTConfig gives the sizes of a GPT.
+type GPTConfig struct {
+	Vocab   int // number of token ids
+	Context int // largest sequence length (rows of the position table)
+	DModel  int // features per position
+	Heads   int // attention heads; must divide DModel
+	Layers  int // transformer blocks
+	DType   tensor.DType
+}
+
+// GPT is a decoder-only transformer language model in the shape of GPT-2:
+// token embedding plus learned position embedding, Layers causal pre-norm
+// TransformerBlocks, a final LayerNorm, and an output projection tied to
+// the token embedding (logits = h·WTEᵀ): one parameter, trained by the
+// gradients of both of its uses.
+//
+// Initialisation follows nanoGPT: every Linear weight and both embedding
+// tables from N(0, 0.02²), biases zero, LayerNorms γ = 1, β = 0, and the
+// two projections of each block that write into the residual stream
+// (attention's output and the MLP's second layer) from N(0, (0.02/√(2·Layers))²),
+// so that the residual stream's variance does not grow with depth.
+type GPT struct {
+	Config GPTConfig
+	WTE    *Embedding // [Vocab DModel], also the output projection
+	WPE    *Embedding // [Context DModel]
+	Blocks []*TransformerBlock
+	LNF    *LayerNorm
+}
+
+// NewGPT returns a GPT of the given sizes, its weights drawn from rng in the
+// order WTE, WPE, then the blocks in order.
+func NewGPT(c GPTConfig, rng *rand.Rand) *GPT {
+	if c.Vocab < 1 || c.Context < 1 || c.DModel < 1 || c.Heads < 1 || c.Layers < 1 {
+		panic(&Error{Op: "gpt", Err: ErrConfig, Msg: fmt.Sprintf("sizes vocab %d, context %d, d_model %d, heads %d, layers %d must all be positive", c.Vocab, c.Context, c.DModel, c.Heads, c.Layers)})
+	}
+	if c.DModel%c.Heads != 0 {
+		panic(&Error{Op: "gpt", Err: ErrConfig, Msg: fmt.Sprintf("d_model %d is not divisible by heads %d (each head has d_model/heads features)", c.DModel, c.Heads)})
+	}
+	g := &GPT{Config: c}
+	g.WTE = &Embedding{W: ad.Var(tensor.New(c.DType, c.Vocab, c.DModel))}
+	fillNormal(g.WTE.W.Tensor(), initStd, rng)
+	g.WPE = &Embedding{W: ad.Var(tensor.New(c.DType, c.Context, c.DModel))}
+	fillNormal(g.WPE.W.Tensor(), initStd, rng)
+	bc := &BlockConfig{DType: c.DType, Causal: true, ResidStd: initStd / math.Sqrt(2*float64(c.Layers))}
+	for range c.Layers {
+		g.Blocks = append(g.Blocks, NewTransformerBlock(c.DModel, c.Heads, rng, bc))
+	}
+	g.LNF = NewLayerNorm(c.DModel, c.DType)
+	return g
+}
+
+// Forward returns the logits, shape [B T Vocab], for a batch of B token
+// sequences of a common length T ≤ Context. Position t's logits depend
+// only on tokens 0..t.
+func (g *GPT) Forward(tokens [][]int) *ad.Value {
+	b, t, flat := g.flatten("forward", tokens)
+	x := ad.Reshape(g.WTE.Forward(flat), b, t, g.Config.DModel)
+	pos := make([]int, t)
+	for i := range pos {
+		pos[i] = i
+	}
+	x = ad.Add(x, g.WPE.Forward(pos)) // [T D] broadcasts over the batch
+	for _, blk := range g.Blocks {
+		x = blk.Forward(x)
+	}
+	h := ad.Reshape(g.LNF.Forward(x), b*t, g.Config.DModel)
+	return ad.Reshape(g.WTE.Logits(h), b, t, g.Config.Vocab)
+}
+
+// Loss returns the mean cross-entropy of the next-token predictions:
+// targets[i][t] is the token expected after tokens[i][0..t]. It uses ad's
+// fused CrossEntropy on the [B·T Vocab] logits.
+func (g *GPT) Loss(tokens, targets [][]int) *ad.Value {
+	logits := g.Forward(tokens)
+	b, t, flat := g.flatten("loss", targets)
+	if b != len(tokens) || t != len(tokens[0]) {
+		panic(&Error{Op: "gpt loss", Err: ErrShape, Msg: fmt.Sprintf("targets are %d×%d, tokens %d×%d", b, t, len(tokens), len(tokens[0]))})
+	}
+	return ad.CrossEntropy(ad.Reshape(logits, b*t, g.Config.Vocab), flat)
+}
+
+// flatten checks that ids is a non-empty rectangular batch of token ids in
+// range, with rows no longer than the context, and returns it row-major.
+func (g *GPT) flatten(op string, ids [][]int) (b, t int, flat []int) {
+	if len(ids) == 0 || len(ids[0]) == 0 {
+		panic(&Error{Op: "gpt " + op, Err: ErrShape, Msg: "empty batch (want B ≥ 1 sequences of T ≥ 1 tokens)"})
+	}
+	b, t = len(ids), len(ids[0])
+	if t > g.Config.Context {
+		panic(&Error{Op: "gpt " + op, Err: ErrShape, Msg: fmt.Sprintf("sequence length %d exceeds the context %d", t, g.Config.Context)})
+	}
+	flat = make([]int, 0, b*t)
+	for i, row := range ids {
+		if len(row) != t {
+			panic(&Error{Op: "gpt " + op, Err: ErrShape, Msg: fmt.Sprintf("row %d has %d tokens, row 0 has %d (sequences must have one length)", i, len(row), t)})
+		}
+		for _, id := range row {
+			if id < 0 || id >= g.Config.Vocab {
+				panic(&Error{Op: "gpt " + op, Err: ErrShape, Msg: fmt.Sprintf("token %d in row %d is outside the vocabulary [0, %d)", id, i, g.Config.Vocab)})
+			}
+		}
+		flat = append(flat, row...)
+	}
+	return b, t, flat
+}
+
+// Params returns nanoGPT's names: "transformer.wte.weight",
+// "transformer.wpe.weight", "transformer.h.<i>.<block param>" (see
+// TransformerBlock.Params) and "transformer.ln_f.*". The tied output
+// projection (nanoGPT's "lm_head.weight") is the same tensor as
+// "transformer.wte.weight" and is listed once.
+func (g *GPT) Params() []Param {
+	var ps []Param
+	ps = append(ps, prefixed("transformer.wte", g.WTE.Params())...)
+	ps = append(ps, prefixed("transformer.wpe", g.WPE.Params())...)
+	for i, blk := range g.Blocks {
+		ps = append(ps, prefixed("transformer.h."+strconv.Itoa(i), blk.Params())...)
+	}
+	ps = append(ps, prefixed("transformer.ln_f", g.LNF.Params())...)
+	return ps
+}

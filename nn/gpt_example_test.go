@@ -1,0 +1,36 @@
+package nn_test
+
+import (
+	"fmt"
+
+	"github.com/adjointgo/adjoint/nn"
+	"github.com/adjointgo/adjoint/optim"
+)
+
+// Train a tiny GPT to continue a repeating sequence.
+func ExampleGPT() {
+	g := nn.NewGPT(nn.GPTConfig{Vocab: 5, Context: 8, DModel: 16, Heads: 2, Layers: 2}, nn.NewRNG(1))
+	seq := []int{0, 1, 2, 3, 4, 0, 1, 2, 3}
+	tokens, targets := [][]int{seq[:8]}, [][]int{seq[1:]}
+	opt := optim.NewAdam(nn.Values(g), optim.AdamConfig{LR: 0.02})
+	for range 60 {
+		loss := g.Loss(tokens, targets)
+		opt.ZeroGrad()
+		if err := loss.Backward(); err != nil {
+			panic(err)
+		}
+		opt.Step()
+	}
+	logits := g.Forward([][]int{{2, 3, 4}}).Tensor()
+	next, best := 0, logits.At(0, 2, 0)
+	for v := 1; v < 5; v++ {
+		if x := logits.At(0, 2, v); x > best {
+			next, best = v, x
+		}
+	}
+	fmt.Println("after 2 3 4 comes", next)
+	fmt.Println(g.Params()[0].Name, g.Params()[0].Value.Shape())
+	// Output:
+	// after 2 3 4 comes 0
+	// transformer.wte.weight [5 16]
+}

@@ -1,0 +1,78 @@
+package nn
+
+import (
+	"math/rand/v2"
+
+	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// TransformerBlock is a pre-norm transformer block (GPT-2's):
+//
+//	x = x + Attn(LN1(x))
+//	x = x + FCOut(GELU(FC(LN2(x))))
+//
+// with an MLP of width 4·DModel. Inputs and outputs have shape [B T DModel].
+type TransformerBlock struct {
+	LN1   *LayerNorm
+	Attn  *MultiHeadAttention
+	LN2   *LayerNorm
+	FC    *Linear // DModel → 4·DModel
+	FCOut *Linear // 4·DModel → DModel
+	Act   Activation
+}
+
+// BlockConfig configures NewTransformerBlock. The zero value means float64,
+// no causal mask, and residual projections drawn like the others, from
+// N(0, 0.02²).
+type BlockConfig struct {
+	DType  tensor.DType
+	Causal bool
+	// ResidStd, if not zero, is the standard deviation of the two
+	// projections that write into the residual stream (attention's Out and
+	// FCOut); GPT passes 0.02/√(2·layers).
+	ResidStd float64
+}
+
+// NewTransformerBlock returns a block over dModel features with heads
+// attention heads (dModel must be a multiple of heads), its weights drawn
+// from rng: attention's Q, K, V, Out, then FC, then FCOut; biases zero,
+// LayerNorms γ = 1, β = 0.
+func NewTransformerBlock(dModel, heads int, rng *rand.Rand, c *BlockConfig) *TransformerBlock {
+	var cfg BlockConfig
+	if c != nil {
+		cfg = *c
+	}
+	rs := cfg.ResidStd
+	if rs == 0 {
+		rs = initStd
+	}
+	attn := NewMultiHeadAttention(dModel, heads, rng, &AttentionConfig{DType: cfg.DType, Causal: cfg.Causal, OutStd: rs})
+	return &TransformerBlock{
+		LN1:   NewLayerNorm(dModel, cfg.DType),
+		Attn:  attn,
+		LN2:   NewLayerNorm(dModel, cfg.DType),
+		FC:    normalLinear(dModel, 4*dModel, initStd, cfg.DType, false, rng),
+		FCOut: normalLinear(4*dModel, dModel, rs, cfg.DType, false, rng),
+		Act:   GELU,
+	}
+}
+
+// Forward applies the block to x ([B T DModel]).
+func (b *TransformerBlock) Forward(x *ad.Value) *ad.Value {
+	x = ad.Add(x, b.Attn.Forward(b.LN1.Forward(x)))
+	return ad.Add(x, b.FCOut.Forward(b.Act(b.FC.Forward(b.LN2.Forward(x)))))
+}
+
+// Params returns "ln_1.*", "attn.*", "ln_2.*", "mlp.c_fc.*" and
+// "mlp.c_proj.*" (nanoGPT's names for the block, with attention's
+// projections named as in MultiHeadAttention.Params).
+func (b *TransformerBlock) Params() []Param {
+	var ps []Param
+	ps = append(ps, prefixed("ln_1", b.LN1.Params())...)
+	ps = append(ps, prefixed("attn", b.Attn.Params())...)
+	ps = append(ps, prefixed("ln_2", b.LN2.Params())...)
+	ps = append(ps, prefixed("mlp.c_fc", b.FC.Params())...)
+	ps = append(ps, prefixed("mlp.c_proj", b.FCOut.Params())...)
+	return ps
+}
