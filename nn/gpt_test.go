@@ -268,3 +268,23 @@ func TestGELUAndFlatten(t *testing.T) {
 		t.Fatalf("flatten(5): %v", err)
 	}
 }
+
+func TestGPTFloat32(t *testing.T) {
+	g := NewGPT(GPTConfig{Vocab: 7, Context: 6, DModel: 8, Heads: 2, Layers: 1, DType: tensor.Float32}, NewRNG(1))
+	loss := g.Loss([][]int{{1, 2, 3}, {4, 5, 6}}, [][]int{{2, 3, 4}, {5, 6, 0}})
+	if loss.DType() != tensor.Float32 {
+		t.Fatalf("dtype %v", loss.DType())
+	}
+	// Near-uniform logits at init: the loss is close to log(Vocab).
+	if l := loss.Tensor().Item(); math.Abs(l-math.Log(7)) > 0.1 {
+		t.Fatalf("initial loss %v, want ≈ %v", l, math.Log(7))
+	}
+	if err := loss.Backward(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range g.Params() {
+		if p.Value.Grad() == nil {
+			t.Fatalf("%s has no gradient", p.Name)
+		}
+	}
+}
