@@ -31,7 +31,7 @@
 # (plain,tA,tB), DTYPES (f32,f64), ROUNDS (1), GOCOUNT (2), BENCHTIME (Go
 # -benchtime, 0.2s), PYTIME (seconds per PyTorch case, 0.2), PY
 # (/usr/bin/python3), AVX2 (auto), CPUFLAGS (the flags line of /proc/cpuinfo,
-# to try the script as on another CPU). PyTorch:
+# to try the OpenBLAS columns as on another CPU). PyTorch:
 # apt-get install -y python3-torch libopenblas0-pthread (without OpenBLAS,
 # torch runs on the reference BLAS).
 set -euo pipefail

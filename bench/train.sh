@@ -7,20 +7,28 @@
 # workloads — float32 ReLU MLPs, forward + fused cross-entropy + backward + SGD:
 #   A 64-128-128-10 batch 32 · B 784-512-512-10 batch 128 ·
 #   C 1024-1024-1024-1024-1024-10 batch 256 (four 1024×1024 layers, as in the issue)
-# and prints the median ms per step of each, PyTorch three times: with
+# and prints the median ms per step of each, PyTorch up to three times: with
 # OpenBLAS's own kernel choice (OPENBLAS_CORETYPE unset), with AVX2 kernels
 # (Haswell) and with AVX-512 kernels (SkylakeX), and the ratio adjoint ÷ the
-# best of the three (below 1: adjoint is faster). Then the peak RSS of 50
-# steps of C in each.
+# best of those run (below 1: adjoint is faster). CPU features are read from
+# /proc/cpuinfo, never assumed: Haswell needs AVX2 and FMA, SkylakeX AVX-512
+# F, BW, VL and DQ; a column the CPU cannot run reads "n/a" (OpenBLAS would
+# die with "Illegal instruction"). On an AVX-512 CPU adjoint also runs with
+# ADJOINT_CPU=avx2 (its AVX2 kernels), beside PyTorch's Haswell column.
+# Then the peak RSS of 50 steps of C in each (PyTorch with its best kernel
+# set available).
 #
 # Environment: THREADS (default 1), ONLY (default A,B,C), STEPS (0: per-workload
-# default), PY (default /usr/bin/python3; apt-get install -y python3-torch).
+# default), PY (default /usr/bin/python3; apt-get install -y python3-torch),
+# AVX2 (auto; 0 skips the ADJOINT_CPU=avx2 run, 1 forces it), CPUFLAGS (the
+# flags line of /proc/cpuinfo, to try the OpenBLAS columns as on another CPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 THREADS="${THREADS:-1}"
 ONLY="${ONLY:-A,B,C}"
 STEPS="${STEPS:-0}"
 PY="${PY:-/usr/bin/python3}"
+AVX2="${AVX2:-auto}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
@@ -28,10 +36,37 @@ if ! "$PY" -c 'import torch' 2>/dev/null; then
 	echo "train.sh: $PY cannot import torch (apt-get install -y python3-torch)" >&2
 	exit 1
 fi
+
+# CPU features: which OpenBLAS kernel sets can run here.
+flags=" ${CPUFLAGS:-$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2- || true)} "
+has() { [[ "$flags" == *" $1 "* ]]; }
+cts="unset"
+na=""
+best=unset
+if has avx2 && has fma; then
+	cts+=" Haswell"
+	best=Haswell
+else
+	na+=" Haswell: no AVX2/FMA;"
+fi
+if has avx512f && has avx512bw && has avx512vl && has avx512dq; then
+	cts+=" SkylakeX"
+	best=SkylakeX
+else
+	na+=" SkylakeX: no AVX-512 (F, BW, VL, DQ);"
+fi
+if [ "$AVX2" = auto ]; then
+	if [ "$best" = SkylakeX ]; then AVX2=1; else AVX2=0; fi
+fi
+
 go build -o "$tmp/adjoint" ./cmd/adjoint
 
 "$tmp/adjoint" bench --tsv --threads "$THREADS" --only "$ONLY" --steps "$STEPS" >"$tmp/go.tsv"
-for ct in unset Haswell SkylakeX; do
+: >"$tmp/go_avx2.tsv"
+if [ "$AVX2" = 1 ]; then
+	ADJOINT_CPU=avx2 "$tmp/adjoint" bench --tsv --threads "$THREADS" --only "$ONLY" --steps "$STEPS" >"$tmp/go_avx2.tsv"
+fi
+for ct in $cts; do
 	if [ "$ct" = unset ]; then
 		env -u OPENBLAS_CORETYPE OPENBLAS_NUM_THREADS="$THREADS" "$PY" bench/torch_train.py --threads "$THREADS" --only "$ONLY" --steps "$STEPS" >"$tmp/pt_$ct.tsv"
 	else
@@ -40,30 +75,40 @@ for ct in unset Haswell SkylakeX; do
 done
 
 echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# OpenBLAS kernel sets run: $cts${na:+ (n/a:${na%;})}"
 echo "training step, float32, $THREADS thread(s), median ms per step (ratio = adjoint ÷ PyTorch's best; below 1: adjoint faster)"
-"$PY" - "$tmp" <<'PYEOF'
+"$PY" - "$tmp" "$cts" "$AVX2" <<'PYEOF'
 import sys
-tmp = sys.argv[1]
+tmp, run, avx2 = sys.argv[1], sys.argv[2].split(), sys.argv[3] == "1"
 def read(f):
     return dict(l.rstrip("\n").split("\t")[:2] for l in open(f) if l.strip())
-go = {}
-for l in open(f"{tmp}/go.tsv"):
-    f = l.rstrip("\n").split("\t")
-    if f[0] != "rss":
-        go[f[0]] = (float(f[1]), f[2])
+def readgo(path):
+    go = {}
+    for l in open(path):
+        f = l.rstrip("\n").split("\t")
+        if f[0] != "rss" and len(f) >= 3:
+            go[f[0]] = (float(f[1]), f[2])
+    return go
+go, go2 = readgo(f"{tmp}/go.tsv"), readgo(f"{tmp}/go_avx2.tsv")
 cts = ["unset", "Haswell", "SkylakeX"]
-pt = {ct: read(f"{tmp}/pt_{ct}.tsv") for ct in cts}
-print("| MLP | adjoint | allocs/step | PyTorch " + " | PyTorch ".join(f"({c})" for c in cts) + " | adjoint ÷ best PyTorch |")
-print("|---" * (4 + len(cts)) + "|")
+pt = {ct: read(f"{tmp}/pt_{ct}.tsv") for ct in run}
+cols = ["adjoint", "allocs/step"] + (["adjoint (ADJOINT_CPU=avx2)"] if avx2 else []) + [f"PyTorch ({c})" for c in cts] + ["adjoint ÷ best PyTorch"]
+print("| MLP | " + " | ".join(cols) + " |")
+print("|---" * (1 + len(cols)) + "|")
 for name in sorted(go):
     ms, allocs = go[name]
-    t = [float(pt[c][name]) for c in cts]
-    print(f"| {name} | {ms:.3f} | {allocs} | " + " | ".join(f"{x:.3f}" for x in t) + f" | {ms / min(t):.2f}× |")
+    t = {c: float(pt[c][name]) for c in run}
+    row = [f"{ms:.3f}", allocs]
+    if avx2:
+        row.append(f"{go2[name][0]:.3f}" if name in go2 else "–")
+    row += [f"{t[c]:.3f}" if c in t else "n/a" for c in cts]
+    row.append(f"{ms / min(t.values()):.2f}×")
+    print(f"| {name} | " + " | ".join(row) + " |")
 PYEOF
 
 if [[ ",$ONLY," == *,C,* ]]; then
 	go_rss=$("$tmp/adjoint" bench --tsv --threads "$THREADS" --only C --steps 50 --warmup 0 | awk -F'\t' '$1 == "rss" { print $2 }')
-	pt_rss=$(OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS="$THREADS" "$PY" bench/torch_train.py --threads "$THREADS" --only C --steps 50 --warmup 0 | awk -F'\t' '$1 == "rss" { print $2 }')
+	pt_rss=$(if [ "$best" = unset ]; then unset OPENBLAS_CORETYPE; else export OPENBLAS_CORETYPE=$best; fi; OPENBLAS_NUM_THREADS="$THREADS" "$PY" bench/torch_train.py --threads "$THREADS" --only C --steps 50 --warmup 0 | awk -F'\t' '$1 == "rss" { print $2 }')
 	echo
 	echo "peak RSS, 50 steps of C: adjoint $go_rss, PyTorch $pt_rss ($(awk -v a="${go_rss% kB}" -v p="${pt_rss% kB}" 'BEGIN { printf "adjoint ÷ PyTorch = %.2f", a / p }'))"
 fi
