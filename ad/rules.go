@@ -191,6 +191,8 @@ const (
 	opSoftsign
 	opCumsum
 	opProd
+	opIm2col
+	opCol2im
 	numOps
 )
 
@@ -951,6 +953,14 @@ var table = [numOps]rule{
 			w := prodWeights(c, r)
 			return apply(row(opSum), &reduceAttrs{axes: c.baxes(r.axes), keepDims: r.keepDims}, Mul(ts[0], w), nil)
 		}},
+
+	// im2col lays out the receptive fields of an image as columns and
+	// col2im sums columns back into an image (ops_conv.go): linear, each
+	// the other's transpose.
+	opIm2col: linear("im2col", im2colFwd, im2colJVP,
+		func(c *vjpCtx, g *Value) *Value { return col2im(g, c.n.at.(*convAttrs)) }),
+	opCol2im: vjpRow("im2col", linear("col2im", col2imFwd, col2imJVP,
+		func(c *vjpCtx, g *Value) *Value { return im2col(g, zeroPad(g, c.n.at.(*convAttrs))) })),
 }
 
 // powDx is ∂xʸ/∂x = y·xʸ⁻¹.

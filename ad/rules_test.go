@@ -172,7 +172,7 @@ func ruleCases() []ruleCase {
 				set: &gradcheck.Settings{Floor: 1e-3}})
 		}
 	}
-	return append(append(cs, moreRuleCases()...), indexRuleCases()...) // the rows of issue 10: ops_more_test.go, ops_index_test.go
+	return append(append(append(cs, moreRuleCases()...), indexRuleCases()...), convRuleCases()...) // the rows of issue 10: ops_more_test.go, ops_index_test.go, ops_conv_test.go
 }
 
 func randTensor(r *rand.Rand, shape []int, gen func(*rand.Rand) float64) *tensor.Tensor {

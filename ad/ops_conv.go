@@ -1,0 +1,315 @@
+package ad
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// Convolution and pooling (issue 10). Two rows carry them: im2col, which
+// lays out every receptive field of an image [N C H W] as a column of
+// [C·kH·kW N H'·W'] (the batch inside, so that one GEMM per group covers
+// it, with no broadcasting), and col2im, its transpose, which sums columns back
+// into an image. Each is the other's VJP, and each is linear, so its JVP is
+// itself. Conv2d is then a (grouped, batched) GEMM of the reshaped weight
+// with the columns, through MatMul; its VJP (wᵀ·g sent through col2im for
+// x, g·colsᵀ for w) and JVP (conv(ẋ, w) + conv(x, ẇ)) are those of the ops
+// it is made of, so second and higher order derivatives work. The pools
+// reduce the columns of each channel: MaxPool2d by Max, AvgPool2d by Mean.
+
+// convAttrs: im2col's and col2im's window: kernel, stride, padding and
+// dilation per spatial axis, the image's height and width, and the value
+// im2col reads outside the image (0, or −Inf for a max pool; the tangents
+// and the transposes always take 0).
+type convAttrs struct {
+	kh, kw, sh, sw, ph, pw, dh, dw int
+	h, w                           int
+	pad                            float64
+}
+
+func (a *convAttrs) reset() { *a = convAttrs{} }
+
+// outSize returns the output height and width of the window on an h×w
+// image.
+func (a *convAttrs) outSize() (int, int) {
+	oh := (a.h+2*a.ph-a.dh*(a.kh-1)-1)/a.sh + 1
+	ow := (a.w+2*a.pw-a.dw*(a.kw-1)-1)/a.sw + 1
+	return oh, ow
+}
+
+// im2colKernel writes the columns of x [N C H W] into dst [C·kH·kW N L].
+func im2colKernel[T float32 | float64](dst, x []T, n, c int, a *convAttrs) {
+	oh, ow := a.outSize()
+	l := oh * ow
+	pad := T(a.pad)
+	for b := range n {
+		for ch := range c {
+			img := x[(b*c+ch)*a.h*a.w:][:a.h*a.w]
+			for i := range a.kh {
+				for j := range a.kw {
+					row := dst[((ch*a.kh*a.kw+i*a.kw+j)*n+b)*l:][:l]
+					for y := range oh {
+						iy := y*a.sh - a.ph + i*a.dh
+						out := row[y*ow:][:ow]
+						if iy < 0 || iy >= a.h {
+							for k := range out {
+								out[k] = pad
+							}
+							continue
+						}
+						src := img[iy*a.w:][:a.w]
+						for xo := range ow {
+							ix := xo*a.sw - a.pw + j*a.dw
+							if ix < 0 || ix >= a.w {
+								out[xo] = pad
+							} else {
+								out[xo] = src[ix]
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2imKernel sums the columns g [C·kH·kW N L] into dst [N C H W] (the
+// padding's entries are dropped).
+func col2imKernel[T float32 | float64](dst, g []T, n, c int, a *convAttrs) {
+	clear(dst)
+	oh, ow := a.outSize()
+	l := oh * ow
+	for b := range n {
+		for ch := range c {
+			img := dst[(b*c+ch)*a.h*a.w:][:a.h*a.w]
+			for i := range a.kh {
+				for j := range a.kw {
+					row := g[((ch*a.kh*a.kw+i*a.kw+j)*n+b)*l:][:l]
+					for y := range oh {
+						iy := y*a.sh - a.ph + i*a.dh
+						if iy < 0 || iy >= a.h {
+							continue
+						}
+						d := img[iy*a.w:][:a.w]
+						in := row[y*ow:][:ow]
+						for xo := range ow {
+							ix := xo*a.sw - a.pw + j*a.dw
+							if ix >= 0 && ix < a.w {
+								d[ix] += in[xo]
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func im2colFwd(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) {
+	a := at.(*convAttrs)
+	s := x.Shape()
+	if len(s) != 4 || s[2] != a.h || s[3] != a.w {
+		panic(shapeErr("im2col", [][]int{s}, "want [N C %d %d]", a.h, a.w))
+	}
+	oh, ow := a.outSize()
+	resizeTo(dst, x.DType(), []int{s[1] * a.kh * a.kw, s[0], oh * ow})
+	if x.DType() == tensor.Float32 {
+		im2colKernel(dst.Float32s(), x.Float32s(), s[0], s[1], a)
+	} else {
+		im2colKernel(dst.Float64s(), x.Float64s(), s[0], s[1], a)
+	}
+}
+
+func col2imFwd(dst *tensor.Tensor, at attrs, g, _ *tensor.Tensor) {
+	a := at.(*convAttrs)
+	s := g.Shape()
+	oh, ow := a.outSize()
+	if len(s) != 3 || s[0]%(a.kh*a.kw) != 0 || s[2] != oh*ow {
+		panic(shapeErr("col2im", [][]int{s}, "want [C·%d N %d]", a.kh*a.kw, oh*ow))
+	}
+	c := s[0] / (a.kh * a.kw)
+	resizeTo(dst, g.DType(), []int{s[1], c, a.h, a.w})
+	if g.DType() == tensor.Float32 {
+		col2imKernel(dst.Float32s(), g.Float32s(), s[1], c, a)
+	} else {
+		col2imKernel(dst.Float64s(), g.Float64s(), s[1], c, a)
+	}
+}
+
+// zeroPad returns a's window with 0 outside the image, for x's op.
+func zeroPad(x *Value, a *convAttrs) *convAttrs {
+	if a.pad == 0 {
+		return a
+	}
+	z := newAttrs[convAttrs](x, nil)
+	*z = *a
+	z.pad = 0
+	return z
+}
+
+// im2col and col2im apply the rows; a batched tangent's batch axis is
+// folded into N and back.
+func im2col(x *Value, a *convAttrs) *Value { return apply(row(opIm2col), a, x, nil) }
+func col2im(g *Value, a *convAttrs) *Value { return apply(row(opCol2im), a, g, nil) }
+
+func im2colJVP(c *jvpCtx, t *Value) *Value {
+	a := zeroPad(t, c.at.(*convAttrs))
+	if c.b == 0 {
+		return im2col(t, a)
+	}
+	s := t.Shape() // [B N C H W]
+	out := im2col(Reshape(t, s[0]*s[1], s[2], s[3], s[4]), a)
+	o := out.Shape()
+	return Permute(Reshape(out, o[0], s[0], s[1], o[2]), 1, 0, 2, 3)
+}
+
+func col2imJVP(c *jvpCtx, t *Value) *Value {
+	a := c.at.(*convAttrs)
+	if c.b == 0 {
+		return col2im(t, a)
+	}
+	s := t.Shape() // [B C·kH·kW N L]
+	out := col2im(Reshape(Permute(t, 1, 0, 2, 3), s[1], s[0]*s[2], s[3]), a)
+	o := out.Shape()
+	return Reshape(out, s[0], s[2], o[1], o[2], o[3])
+}
+
+// Conv2dOptions are the parameters of Conv2d. Zero fields take the
+// defaults: stride 1, padding 0, dilation 1, one group.
+type Conv2dOptions struct {
+	Stride, Padding, Dilation [2]int // per axis: height, width
+	Groups                    int
+}
+
+// Conv2d returns the 2-D cross-correlation (PyTorch's conv2d) of x
+// [N C H W] with the kernels w [O C/groups kH kW]: [N O H' W'], H' =
+// (H + 2·padding − dilation·(kH−1) − 1)/stride + 1, and likewise W'. x is
+// zero-padded. The channels split into opts.Groups groups, each convolved
+// with O/groups of the kernels. There is no bias operand: add one of shape
+// [O 1 1] with Add, which broadcasts it. The forward pass lays out the
+// receptive fields (im2col) and multiplies them by the kernels with the
+// GEMM of MatMul; its derivatives are those of these differentiable ops, so
+// gradients of any order and forward mode work. A misfit of shapes or
+// options panics with an *Error wrapping ErrShape or ErrArgument, naming
+// "conv2d" and the shapes.
+func Conv2d(x, w *Value, opts Conv2dOptions) *Value {
+	defer rethrow()
+	xs, ws := x.Shape(), w.Shape()
+	if len(xs) != 4 || len(ws) != 4 {
+		panic(shapeErr("conv2d", [][]int{xs, ws}, "want x [N C H W] and w [O C/groups kH kW]"))
+	}
+	g := opts.Groups
+	if g == 0 {
+		g = 1
+	}
+	a := newAttrs[convAttrs](x, nil)
+	*a = convAttrs{kh: ws[2], kw: ws[3], sh: def(opts.Stride[0], 1), sw: def(opts.Stride[1], 1),
+		ph: opts.Padding[0], pw: opts.Padding[1], dh: def(opts.Dilation[0], 1), dw: def(opts.Dilation[1], 1),
+		h: xs[2], w: xs[3]}
+	checkWindow("conv2d", xs, ws, a, g)
+	o := ws[0]
+	if xs[1] != ws[1]*g || o%g != 0 {
+		panic(shapeErr("conv2d", [][]int{xs, ws}, "x has %d channels and w %d outputs, want %d·groups and a multiple of groups (%d)", xs[1], o, ws[1], g))
+	}
+	oh, ow := a.outSize()
+	n := xs[0]
+	k := ws[1] * a.kh * a.kw
+	var cols, kern *Value
+	if g == 1 { // one GEMM [O K]·[K N·L]
+		cols, kern = Reshape(im2col(x, a), k, n*oh*ow), Reshape(w, o, k)
+	} else { // one per group: [G O/G K]·[G K N·L]
+		cols, kern = Reshape(im2col(x, a), g, k, n*oh*ow), Reshape(w, g, o/g, k)
+	}
+	return Permute(Reshape(MatMul(kern, cols), o, n, oh, ow), 1, 0, 2, 3)
+}
+
+// Conv1dOptions are the parameters of Conv1d; zero fields take the
+// defaults (stride 1, padding 0, dilation 1, one group).
+type Conv1dOptions struct{ Stride, Padding, Dilation, Groups int }
+
+// Conv1d returns the 1-D cross-correlation of x [N C L] with w
+// [O C/groups K]: [N O L'], as Conv2d on a height of 1.
+func Conv1d(x, w *Value, opts Conv1dOptions) *Value {
+	defer rethrow()
+	xs, ws := x.Shape(), w.Shape()
+	if len(xs) != 3 || len(ws) != 3 {
+		panic(shapeErr("conv1d", [][]int{xs, ws}, "want x [N C L] and w [O C/groups K]"))
+	}
+	y := Conv2d(Reshape(x, xs[0], xs[1], 1, xs[2]), Reshape(w, ws[0], ws[1], 1, ws[2]), Conv2dOptions{
+		Stride: [2]int{1, opts.Stride}, Padding: [2]int{0, opts.Padding}, Dilation: [2]int{1, opts.Dilation}, Groups: opts.Groups})
+	ys := y.Shape()
+	return Reshape(y, ys[0], ys[1], ys[3])
+}
+
+// Pool2dOptions are the parameters of MaxPool2d and AvgPool2d: the window
+// (required), its stride (0: the window's size) and the padding.
+type Pool2dOptions struct{ Kernel, Stride, Padding [2]int }
+
+// MaxPool2d returns the maximum of x [N C H W] over each window: [N C H'
+// W'], the padding counting as −Inf. Where several elements of a window tie
+// for its maximum they share its gradient equally (Max's rule; PyTorch
+// gives all of it to the first).
+func MaxPool2d(x *Value, opts Pool2dOptions) *Value {
+	defer rethrow()
+	return pool2d("max_pool2d", x, opts, math.Inf(-1), func(v *Value) *Value { return Max(v, 1) })
+}
+
+// AvgPool2d returns the mean of x [N C H W] over each window: [N C H' W'],
+// the padding counting as zeros in the mean (PyTorch's
+// count_include_pad=true).
+func AvgPool2d(x *Value, opts Pool2dOptions) *Value {
+	defer rethrow()
+	return pool2d("avg_pool2d", x, opts, 0, func(v *Value) *Value { return Mean(v, 1) })
+}
+
+func pool2d(op string, x *Value, opts Pool2dOptions, pad float64, reduce func(*Value) *Value) *Value {
+	xs := x.Shape()
+	if len(xs) != 4 {
+		panic(shapeErr(op, [][]int{xs}, "want x [N C H W]"))
+	}
+	if opts.Kernel[0] < 1 || opts.Kernel[1] < 1 {
+		panic(&Error{Op: op, Err: ErrArgument, Msg: fmt.Sprintf("kernel %v", opts.Kernel)})
+	}
+	a := newAttrs[convAttrs](x, nil)
+	*a = convAttrs{kh: opts.Kernel[0], kw: opts.Kernel[1], sh: def(opts.Stride[0], opts.Kernel[0]),
+		sw: def(opts.Stride[1], opts.Kernel[1]), ph: opts.Padding[0], pw: opts.Padding[1], dh: 1, dw: 1,
+		h: xs[2], w: xs[3], pad: pad}
+	checkWindow(op, xs, nil, a, 1)
+	if 2*a.ph > a.kh || 2*a.pw > a.kw {
+		panic(&Error{Op: op, Err: ErrArgument, Msg: fmt.Sprintf("padding %v exceeds half the kernel %v", opts.Padding, opts.Kernel)})
+	}
+	oh, ow := a.outSize()
+	cols := Reshape(im2col(x, a), xs[1], a.kh*a.kw, xs[0], oh*ow)
+	return Permute(Reshape(reduce(cols), xs[1], xs[0], oh, ow), 1, 0, 2, 3)
+}
+
+func def(v, d int) int {
+	if v == 0 {
+		return d
+	}
+	return v
+}
+
+// checkWindow panics unless a's window is valid and fits the image.
+// ws is the kernels' shape, nil for a pool.
+func checkWindow(op string, xs, ws []int, a *convAttrs, groups int) {
+	if a.sh < 1 || a.sw < 1 || a.dh < 1 || a.dw < 1 || a.ph < 0 || a.pw < 0 || groups < 1 || a.kh < 1 || a.kw < 1 {
+		panic(&Error{Op: op, Err: ErrArgument, Msg: fmt.Sprintf("stride %d,%d, padding %d,%d, dilation %d,%d, groups %d",
+			a.sh, a.sw, a.ph, a.pw, a.dh, a.dw, groups)})
+	}
+	if oh, ow := a.outSize(); oh < 1 || ow < 1 || a.h+2*a.ph < a.dh*(a.kh-1)+1 || a.w+2*a.pw < a.dw*(a.kw-1)+1 {
+		shapes := [][]int{xs}
+		if ws != nil {
+			shapes = append(shapes, ws)
+		}
+		panic(shapeErr(op, shapes, "the %dx%d window (dilation %d,%d) does not fit the padded %dx%d image",
+			a.kh, a.kw, a.dh, a.dw, a.h+2*a.ph, a.w+2*a.pw))
+	}
+}
+
+// vjpRow marks r as existing to express the VJP of the row named of.
+func vjpRow(of string, r rule) rule {
+	r.vjpOf = of
+	return r
+}

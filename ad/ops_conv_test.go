@@ -1,0 +1,215 @@
+package ad_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// convCase is one convolution of the tests: shapes of x and w and the
+// options.
+type convCase struct {
+	x, w []int
+	opts ad.Conv2dOptions
+}
+
+var convCases = []convCase{
+	{[]int{1, 2, 5, 5}, []int{3, 2, 3, 3}, ad.Conv2dOptions{}},
+	{[]int{3, 2, 6, 7}, []int{2, 2, 3, 2}, ad.Conv2dOptions{Stride: [2]int{2, 2}, Padding: [2]int{1, 1}}},
+	{[]int{2, 2, 7, 6}, []int{2, 2, 2, 3}, ad.Conv2dOptions{Dilation: [2]int{2, 2}, Padding: [2]int{1, 2}}},
+	{[]int{1, 4, 5, 5}, []int{4, 2, 3, 3}, ad.Conv2dOptions{Groups: 2, Stride: [2]int{2, 1}}},
+	{[]int{3, 3, 4, 5}, []int{3, 1, 3, 3}, ad.Conv2dOptions{Groups: 3, Padding: [2]int{1, 1}}},
+}
+
+var poolCases = []ad.Pool2dOptions{
+	{Kernel: [2]int{2, 2}},
+	{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}},
+	{Kernel: [2]int{2, 3}, Stride: [2]int{1, 2}, Padding: [2]int{1, 0}},
+}
+
+// convRuleCases are the gradcheck cases of convolution and pooling (the
+// rows im2col and col2im), run by every test that iterates over ruleCases:
+// gradcheck first and second order, JVP against the VJP and central
+// differences, batched Jacobians, float32 against float64.
+func convRuleCases() []ruleCase {
+	var cs []ruleCase
+	for _, c := range convCases {
+		cs = append(cs, ruleCase{rule: "im2col", name: fmt.Sprintf("conv2d %+v", c.opts), shapes: [][]int{c.x, c.w}, smooth: true,
+			f: binary(func(x, w *ad.Value) *ad.Value { return ad.Conv2d(x, w, c.opts) })})
+	}
+	cs = append(cs, ruleCase{rule: "im2col", name: "conv1d", shapes: [][]int{{2, 4, 7}, {2, 2, 3}}, smooth: true,
+		f: binary(func(x, w *ad.Value) *ad.Value {
+			return ad.Conv1d(x, w, ad.Conv1dOptions{Stride: 2, Padding: 1, Groups: 2})
+		})})
+	for _, p := range poolCases {
+		// The pools are piecewise linear (max) or linear (mean): square them
+		// so that the second-order check sees a nonzero Hessian.
+		cs = append(cs,
+			ruleCase{rule: "im2col", name: fmt.Sprintf("max_pool2d %+v", p), shapes: [][]int{{2, 2, 5, 6}}, smooth: true,
+				f: unary(func(x *ad.Value) *ad.Value { return ad.Square(ad.MaxPool2d(x, p)) })},
+			ruleCase{rule: "im2col", name: fmt.Sprintf("avg_pool2d %+v", p), shapes: [][]int{{3, 1, 5, 6}}, smooth: true,
+				f: unary(func(x *ad.Value) *ad.Value { return ad.Square(ad.AvgPool2d(x, p)) })})
+	}
+	// col2im is linear: compose it with sin for a Hessian to check.
+	cs = append(cs,
+		ruleCase{rule: "col2im", shapes: [][]int{{2 * 4, 2, 3 * 4}}, smooth: true,
+			f: unary(func(g *ad.Value) *ad.Value { return ad.Sin(ad.Col2im(g, 4, 5, 2, 2, 1, 1, 0, 0, 1, 1)) })},
+		ruleCase{rule: "col2im", name: "stride, padding, dilation", shapes: [][]int{{3 * 6, 1, 3 * 2}}, smooth: true,
+			f: unary(func(g *ad.Value) *ad.Value { return ad.Sin(ad.Col2im(g, 5, 4, 2, 3, 2, 2, 1, 1, 2, 1)) })})
+	return cs
+}
+
+// naiveConv is the direct convolution of x with w.
+func naiveConv(x, w *tensor.Tensor, o ad.Conv2dOptions) *tensor.Tensor {
+	xs, ws := x.Shape(), w.Shape()
+	d := func(v, def int) int {
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	sh, sw, dh, dw, g := d(o.Stride[0], 1), d(o.Stride[1], 1), d(o.Dilation[0], 1), d(o.Dilation[1], 1), d(o.Groups, 1)
+	ph, pw := o.Padding[0], o.Padding[1]
+	n, c, h, wd := xs[0], xs[1], xs[2], xs[3]
+	oc, cg, kh, kw := ws[0], ws[1], ws[2], ws[3]
+	oh := (h+2*ph-dh*(kh-1)-1)/sh + 1
+	ow := (wd+2*pw-dw*(kw-1)-1)/sw + 1
+	out := tensor.New(tensor.Float64, n, oc, oh, ow)
+	xd, wdat := x.Float64s(), w.Float64s()
+	og := oc / g
+	for b := range n {
+		for co := range oc {
+			grp := co / og
+			for y := range oh {
+				for xo := range ow {
+					var s float64
+					for ci := range cg {
+						cin := grp*cg + ci
+						for i := range kh {
+							for j := range kw {
+								iy, ix := y*sh-ph+i*dh, xo*sw-pw+j*dw
+								if iy < 0 || iy >= h || ix < 0 || ix >= wd {
+									continue
+								}
+								s += xd[((b*c+cin)*h+iy)*wd+ix] * wdat[((co*cg+ci)*kh+i)*kw+j]
+							}
+						}
+					}
+					out.SetFlat(((b*oc+co)*oh+y)*ow+xo, s)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func TestConv2dMatchesDirect(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, c := range convCases {
+		x, w := randTensor(r, c.x, nil), randTensor(r, c.w, nil)
+		want := naiveConv(x, w, c.opts)
+		got := ad.Conv2d(ad.Const(x), ad.Const(w), c.opts)
+		if !tensor.EqualShape(got.Shape(), want.Shape()) {
+			t.Fatalf("%+v: shape %v, want %v", c, got.Shape(), want.Shape())
+		}
+		for i, v := range want.Float64s() {
+			if math.Abs(got.Data()[i]-v) > 1e-12 {
+				t.Fatalf("%+v: element %d is %v, want %v", c, i, got.Data()[i], v)
+			}
+		}
+	}
+}
+
+func TestPoolValues(t *testing.T) {
+	x := ad.Const(tensor.FromFloat64([]float64{
+		1, 2, 3,
+		4, 5, 6,
+		7, 8, 9,
+	}, 1, 1, 3, 3))
+	mp := ad.MaxPool2d(x, ad.Pool2dOptions{Kernel: [2]int{2, 2}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}})
+	if got, want := fmt.Sprint(mp.Shape(), mp.Data()), "[1 1 2 2] [1 3 7 9]"; got != want {
+		t.Errorf("max pool: %s, want %s", got, want)
+	}
+	ap := ad.AvgPool2d(x, ad.Pool2dOptions{Kernel: [2]int{2, 2}, Stride: [2]int{1, 1}})
+	if got, want := fmt.Sprint(ap.Shape(), ap.Data()), "[1 1 2 2] [3 4 6 7]"; got != want {
+		t.Errorf("avg pool: %s, want %s", got, want)
+	}
+	// Ties share the gradient.
+	v := ad.Var(tensor.FromFloat64([]float64{2, 2, 1, 0}, 1, 1, 2, 2))
+	g, err := ad.Grad(ad.Sum(ad.MaxPool2d(v, ad.Pool2dOptions{Kernel: [2]int{2, 2}})), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(g[0].Data()); got != "[0.5 0.5 0 0]" {
+		t.Errorf("tied max pool gradient %s", got)
+	}
+}
+
+func TestConvMisuse(t *testing.T) {
+	x := ad.Const(tensor.New(tensor.Float64, 2, 4, 5, 5))
+	for _, c := range []struct {
+		name  string
+		f     func()
+		op    string
+		isErr error
+		msg   string
+	}{
+		{"rank", func() {
+			ad.Conv2d(ad.Const(tensor.New(tensor.Float64, 4, 5, 5)), ad.Const(tensor.New(tensor.Float64, 3, 4, 3, 3)), ad.Conv2dOptions{})
+		},
+			"conv2d", ad.ErrShape, "[4 5 5]"},
+		{"channels", func() { ad.Conv2d(x, ad.Const(tensor.New(tensor.Float64, 3, 3, 3, 3)), ad.Conv2dOptions{}) },
+			"conv2d", ad.ErrShape, "[3 3 3 3]"},
+		{"groups", func() { ad.Conv2d(x, ad.Const(tensor.New(tensor.Float64, 3, 2, 3, 3)), ad.Conv2dOptions{Groups: 2}) },
+			"conv2d", ad.ErrShape, "[2 4 5 5]"},
+		{"window", func() { ad.Conv2d(x, ad.Const(tensor.New(tensor.Float64, 3, 4, 6, 3)), ad.Conv2dOptions{}) },
+			"conv2d", ad.ErrShape, "[3 4 6 3]"},
+		{"stride", func() {
+			ad.Conv2d(x, ad.Const(tensor.New(tensor.Float64, 3, 4, 3, 3)), ad.Conv2dOptions{Stride: [2]int{-1, 1}})
+		},
+			"conv2d", ad.ErrArgument, "stride"},
+		{"conv1d rank", func() { ad.Conv1d(x, ad.Const(tensor.New(tensor.Float64, 3, 4, 3)), ad.Conv1dOptions{}) },
+			"conv1d", ad.ErrShape, "[2 4 5 5]"},
+		{"pool kernel", func() { ad.MaxPool2d(x, ad.Pool2dOptions{}) }, "max_pool2d", ad.ErrArgument, "kernel"},
+		{"pool padding", func() { ad.AvgPool2d(x, ad.Pool2dOptions{Kernel: [2]int{2, 2}, Padding: [2]int{2, 0}}) },
+			"avg_pool2d", ad.ErrArgument, "padding"},
+		{"pool rank", func() {
+			ad.MaxPool2d(ad.Const(tensor.New(tensor.Float64, 5, 5)), ad.Pool2dOptions{Kernel: [2]int{2, 2}})
+		},
+			"max_pool2d", ad.ErrShape, "[5 5]"},
+	} {
+		err := ad.Try(c.f)
+		var e *ad.Error
+		if !errors.As(err, &e) || e.Op != c.op || !errors.Is(err, c.isErr) || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: got %v, want an *ad.Error of %s wrapping %v naming %s", c.name, err, c.op, c.isErr, c.msg)
+		}
+	}
+}
+
+// A 3×3 image convolved with a 2×2 kernel, a bias added by broadcasting,
+// and the gradient of the sum with respect to the kernel.
+func ExampleConv2d() {
+	x := ad.Const(tensor.FromFloat64([]float64{
+		1, 2, 3,
+		4, 5, 6,
+		7, 8, 9,
+	}, 1, 1, 3, 3))
+	w := ad.Var(tensor.FromFloat64([]float64{1, 0, 0, -1}, 1, 1, 2, 2))
+	b := ad.Var(tensor.FromFloat64([]float64{10}, 1, 1, 1))
+	y := ad.Add(ad.Conv2d(x, w, ad.Conv2dOptions{}), b)
+	g, err := ad.Grad(ad.Sum(y), w, b)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(y.Shape(), y.Data())
+	fmt.Println(g[0].Data(), g[1].Data())
+	// Output:
+	// [1 1 2 2] [6 6 6 6]
+	// [12 16 24 28] [4]
+}
