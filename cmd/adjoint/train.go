@@ -96,7 +96,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&cfg.Momentum, "momentum", cfg.Momentum, "momentum (sgd), in [0, 1)")
 	fs.Float64Var(&cfg.WD, "wd", cfg.WD, "weight decay, in [0, 1] (adamw: 0 means 0.01)")
 	fs.Float64Var(&cfg.Dropout, "dropout", cfg.Dropout, "dropout probability after each hidden layer, in [0, 1)")
-	fs.StringVar(&cfg.Act, "act", cfg.Act, "hidden activation: relu, tanh, sigmoid, softplus")
+	fs.StringVar(&cfg.Act, "act", cfg.Act, "hidden activation: relu, tanh, sigmoid, softplus, gelu")
 	fs.StringVar(&cfg.Schedule, "schedule", cfg.Schedule, "learning-rate schedule: cosine or none")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the initialisation and the batch order")
 	fs.IntVar(&cfg.Batch, "batch", cfg.Batch, "mini-batch size, 1 to 65536")
@@ -211,7 +211,7 @@ func checkTrainConfig(cfg trainConfig) error {
 		return fmt.Errorf("--optim %s: want sgd, adam or adamw", cfg.Optim)
 	}
 	if _, err := nn.ActivationByName(cfg.Act); err != nil {
-		return fmt.Errorf("--act %s: want relu, tanh, sigmoid or softplus", cfg.Act)
+		return fmt.Errorf("--act %s: want relu, tanh, sigmoid, softplus or gelu", cfg.Act)
 	}
 	if cfg.Schedule != "cosine" && cfg.Schedule != "none" {
 		return fmt.Errorf("--schedule %s: want cosine or none", cfg.Schedule)
