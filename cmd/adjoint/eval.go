@@ -25,7 +25,7 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	load := fs.String("load", "", "safetensors file written by adjoint train --save (required)")
 	threads := fs.Int("threads", 0, "threads for matrix products and GOMAXPROCS (0: all cores)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: adjoint eval --load FILE\n\nRebuilds the MLP saved by \"adjoint train --save FILE\" and prints its accuracy on the\nheld-out digits images it was not trained on.\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: adjoint eval --load FILE\n\nRebuilds the MLP or CNN saved by \"adjoint train --save FILE\" and prints its accuracy on the\nheld-out digits images it was not trained on.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -47,6 +47,16 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "adjoint eval: %v\n", err)
 		return exitFailure
+	}
+	if f.Metadata["format"] == "adjoint-cnn" {
+		m, test, err := buildCNN(f)
+		if err != nil {
+			fmt.Fprintf(stderr, "adjoint eval: %v\n", err)
+			return exitFailure
+		}
+		fmt.Fprintf(stdout, "model %s: CNN, %d test images\n", *load, test.Len())
+		fmt.Fprintf(stdout, "test accuracy: %.4f\n", evalAccuracy(m, test))
+		return exitOK
 	}
 	sm, err := buildMLP(f)
 	if err != nil {

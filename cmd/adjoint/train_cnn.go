@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/adjointgo/adjoint/ad"
 	"github.com/adjointgo/adjoint/datasets"
 	"github.com/adjointgo/adjoint/nn"
+	"github.com/adjointgo/adjoint/safetensors"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -111,4 +113,33 @@ func cnnDefaults(cfg *trainConfig, set map[string]bool) {
 	if !set["dropout"] {
 		cfg.Dropout = 0.25
 	}
+}
+
+// buildCNN rebuilds the cnn saved by "adjoint train --model cnn --save" from
+// a decoded file and loads its parameters; the net's shapes are fixed, so
+// nn.LoadFrom checks every tensor against them. Errors wrap errNotModel,
+// nn.ErrCheckpoint or safetensors.ErrFormat. It returns the held-out images
+// of the file's split.
+func buildCNN(f *safetensors.File) (*cnn, *datasets.Digits, error) {
+	path := f.Name()
+	if path == "" {
+		path = "model"
+	}
+	meta := f.Metadata
+	if meta["format"] != "adjoint-cnn" || meta["dataset"] != "digits" {
+		return nil, nil, fmt.Errorf("%s: metadata format=%q dataset=%q, want adjoint-cnn and digits: %w", path, meta["format"], meta["dataset"], errNotModel)
+	}
+	frac, err := strconv.ParseFloat(meta["test_frac"], 64)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: metadata test_frac %q is not a number: %w", path, meta["test_frac"], errNotModel)
+	}
+	_, test, err := digitsSplit(frac)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: metadata test_frac %q: %v: %w", path, meta["test_frac"], err, errNotModel)
+	}
+	m := newCNN(0, 0)
+	if _, err := nn.LoadFrom(f, m); err != nil {
+		return nil, nil, err
+	}
+	return m, test, nil
 }

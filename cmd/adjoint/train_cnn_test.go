@@ -64,6 +64,26 @@ func TestTrainCommandCNN(t *testing.T) {
 		t.Fatalf("parameter names %q", got)
 	}
 
+	var eout bytes.Buffer
+	if code := dispatch([]string{"eval", "--load", path}, &eout, &errb); code != 0 {
+		t.Fatalf("eval of the cnn exited %d: %s", code, errb.String())
+	}
+	elines := strings.Split(strings.TrimSpace(eout.String()), "\n")
+	if got := elines[len(elines)-1]; got != last {
+		t.Fatalf("eval says %q, train said %q", got, last)
+	}
+	// a cnn file whose weight has another shape is refused
+	bad := filepath.Join(t.TempDir(), "bad.safetensors")
+	other := newCNN(1, 0)
+	other.FC = nn.NewLinear(64*3, 10, nn.NewRNG(1), nil)
+	if err := nn.SaveFile(bad, other, cnnMetadata(defaultTrainConfig())); err != nil {
+		t.Fatal(err)
+	}
+	errb.Reset()
+	if code := dispatch([]string{"eval", "--load", bad}, &eout, &errb); code == 0 || !strings.Contains(errb.String(), "8.weight") {
+		t.Fatalf("eval of a misshapen cnn: exit %d, %q; want a failure naming 8.weight", code, errb.String())
+	}
+
 	errb.Reset()
 	if code := dispatch([]string{"train", "--model", "rnn"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "--model rnn") {
 		t.Fatalf("--model rnn: exit %d, %q; want a usage error naming the flag", code, errb.String())
