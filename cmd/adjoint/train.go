@@ -135,6 +135,10 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	switch cfg.Model {
 	case "mlp":
 	case "cnn":
+		if set["hidden"] || set["act"] {
+			fmt.Fprintf(stderr, "adjoint train: --hidden and --act set the MLP; --model cnn has fixed layers with ReLU\n")
+			return exitUsage
+		}
 		cnnDefaults(&cfg, set)
 	default:
 		fmt.Fprintf(stderr, "adjoint train: --model %s: want mlp or cnn\n", cfg.Model)

@@ -85,6 +85,10 @@ func TestTrainCommandCNN(t *testing.T) {
 	}
 
 	errb.Reset()
+	if code := dispatch([]string{"train", "--model", "cnn", "--hidden", "32"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "--hidden") {
+		t.Fatalf("--model cnn --hidden 32: exit %d, %q; want a usage error", code, errb.String())
+	}
+	errb.Reset()
 	if code := dispatch([]string{"train", "--model", "rnn"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "--model rnn") {
 		t.Fatalf("--model rnn: exit %d, %q; want a usage error naming the flag", code, errb.String())
 	}
