@@ -92,6 +92,11 @@ func KernelName() string {
 const minFlopsPerThread = 3 << 20
 
 func gemm[T float](kn *kernel[T], transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	gemmEp(kn, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+}
+
+// gemmEp is gemm with an epilogue (nil for none).
+func gemmEp[T float](kn *kernel[T], transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, ep *Epilogue[T]) {
 	if m < 0 || n < 0 || k < 0 {
 		panic("gemm: negative dimension")
 	}
@@ -99,8 +104,20 @@ func gemm[T float](kn *kernel[T], transA, transB bool, m, n, k int, alpha T, a [
 		return
 	}
 	checkLen(len(c), m, n, ldc, "C")
+	if ep != nil {
+		ep.check(m, n)
+		if !ep.active() && ep.SumA == nil {
+			ep = nil
+		}
+	}
 	if k == 0 {
 		scaleC(m, n, beta, c, ldc)
+		if ep != nil {
+			if ep.SumA != nil {
+				clear(ep.SumA[:m])
+			}
+			ep.whole(m, n, c, ldc)
+		}
 		return
 	}
 	if transA {
@@ -115,6 +132,12 @@ func gemm[T float](kn *kernel[T], transA, transB bool, m, n, k int, alpha T, a [
 	}
 
 	if (n == 1 || m == 1) && gemv(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
+		if ep != nil {
+			if ep.SumA != nil {
+				sumRowsA(ep.SumA, transA, m, k, a, lda)
+			}
+			ep.whole(m, n, c, ldc)
+		}
 		return
 	}
 	flops := 2 * float64(m) * float64(n) * float64(k)
@@ -124,11 +147,27 @@ func gemm[T float](kn *kernel[T], transA, transB bool, m, n, k int, alpha T, a [
 	}
 	if nt <= 1 {
 		buf := kn.pool.Get().(*buffers[T])
-		serial(kn, buf, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		serial(kn, buf, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ep, 0)
 		kn.pool.Put(buf)
 		return
 	}
-	parallel(kn, nt, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	parallel(kn, nt, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ep)
+}
+
+// check panics if the epilogue's slices are too short for an m×n product.
+func (ep *Epilogue[T]) check(m, n int) {
+	if ep.Bias != nil && len(ep.Bias) < n {
+		panic(fmt.Sprintf("gemm: bias has %d elements, want ≥ %d", len(ep.Bias), n))
+	}
+	if ep.Pre != nil {
+		checkLen(len(ep.Pre), m, n, ep.LdPre, "Pre")
+	}
+	if ep.SumA != nil && len(ep.SumA) < m {
+		panic(fmt.Sprintf("gemm: SumA has %d elements, want ≥ %d", len(ep.SumA), m))
+	}
+	if ep.Act > ActGELUTanh {
+		panic("gemm: unknown activation")
+	}
 }
 
 // job is one product split across goroutines (parallel or slabs); it is
@@ -142,6 +181,7 @@ type job[T float] struct {
 	alpha, beta    T
 	a, b, c        []T
 	lda, ldb, ldc  int
+	ep             *Epilogue[T]
 
 	slabs    bool           // split C into column slabs (else shared B blocks)
 	blocks   int            // slabs: NR-wide column blocks
@@ -159,7 +199,7 @@ type job[T float] struct {
 // shared counter, so that a worker slowed down by other load simply takes
 // fewer blocks. When A
 // has too few rows for that, the columns are split into independent slabs.
-func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, ep *Epilogue[T]) {
 	j := kn.jobs.Get().(*job[T])
 	defer func() {
 		*j = job[T]{counters: j.counters[:0]}
@@ -167,6 +207,7 @@ func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, 
 	}()
 	j.kn, j.nt, j.transA, j.transB, j.m, j.n, j.k = kn, nt, transA, transB, m, n, k
 	j.alpha, j.beta, j.a, j.b, j.c, j.lda, j.ldb, j.ldc = alpha, beta, a, b, c, lda, ldb, ldc
+	j.ep = ep
 	MR, NR := kn.mr, kn.nr
 	mc := roundUp((m+3*nt-1)/(3*nt), MR)
 	mc = min(max(mc, 4*MR), kn.mc)
@@ -198,7 +239,10 @@ func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, 
 			kn.pool.Put(j.shared[i])
 		}
 	}()
-	j.direct = kn.direct && m*k*int(unsafe.Sizeof(alpha)) <= directMaxBytes
+	j.direct = kn.direct && m*k*int(unsafe.Sizeof(alpha)) <= directMaxBytes && (ep == nil || ep.SumA == nil)
+	if ep != nil && ep.SumA != nil {
+		clear(ep.SumA[:m])
+	}
 	steps := ((n + kn.nc - 1) / kn.nc) * ((k + kn.kc - 1) / kn.kc)
 	if cap(j.counters) < 2*steps {
 		j.counters = make([]atomic.Int32, 2*steps)
@@ -252,13 +296,20 @@ func (j *job[T]) Run(p int) {
 					break
 				}
 				mcc := min(j.mc, m-ic)
+				ep := j.ep
+				if ep != nil && pc+kc < k && (ep.SumA == nil || jc > 0) {
+					ep = nil // the epilogue runs with the last depth block; the sums with the first column block
+				}
 				if j.direct {
-					macroDirect(kn, buf.a, j.transA, j.a, j.lda, ic, pc, kc, mcc, nc, bp, c[ic*ldc+jc:], ldc, j.alpha, bet)
+					macroDirect(kn, buf.a, j.transA, j.a, j.lda, ic, pc, kc, mcc, nc, bp, c[ic*ldc+jc:], ldc, j.alpha, bet, ep, ic, jc, pc+kc == k)
 					continue
 				}
 				ap := buf.a[:kc*roundUp(mcc, MR)]
 				packA(ap, MR, j.transA, j.a, j.lda, ic, pc, mcc, kc)
-				macro(kn, kc, mcc, nc, ap, bp, c[ic*ldc+jc:], ldc, j.alpha, bet)
+				if ep != nil && ep.SumA != nil && jc == 0 {
+					sumPacked(ep.SumA[ic:], ap, MR, mcc, kc)
+				}
+				macro(kn, kc, mcc, nc, ap, bp, c[ic*ldc+jc:], ldc, j.alpha, bet, ep, ic, jc, pc+kc == k)
 			}
 			// No barrier here: the next step packs the other buffer, and
 			// its barrier also orders this step's updates of C before the
@@ -283,7 +334,7 @@ func (j *job[T]) slab(p int) {
 	if j.transB {
 		bb = j.b[lo*j.ldb:]
 	}
-	serial(kn, buf, j.transA, j.transB, j.m, hi-lo, j.k, j.alpha, j.a, j.lda, bb, j.ldb, j.beta, j.c[lo:], j.ldc)
+	serial(kn, buf, j.transA, j.transB, j.m, hi-lo, j.k, j.alpha, j.a, j.lda, bb, j.ldb, j.beta, j.c[lo:], j.ldc, j.ep, lo)
 }
 
 // barrier is a reusable rendezvous of a fixed number of goroutines. A
@@ -333,7 +384,11 @@ func (b *barrier) wait() {
 }
 
 // serial is the blocked product on the calling goroutine.
-func serial[T float](kn *kernel[T], buf *buffers[T], transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+//
+// ep is the epilogue (or nil) and j0 the column of the product at which this
+// call's C starts (a column slab's), which its bias and Pre are indexed from;
+// the slab at j0 = 0 takes the row sums of A.
+func serial[T float](kn *kernel[T], buf *buffers[T], transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, ep *Epilogue[T], j0 int) {
 	MR, NR := kn.mr, kn.nr
 	kcMax := min(kn.kc, k)
 	ncMax := min(kn.nc, roundUp(n, NR))
@@ -349,6 +404,11 @@ func serial[T float](kn *kernel[T], buf *buffers[T], transA, transB bool, m, n, 
 	// costs up to a quarter of the time of a 64×64 product. Large ones
 	// pack, which keeps the L2 working set contiguous whatever lda is.
 	direct := kn.direct && m*k*int(unsafe.Sizeof(alpha)) <= directMaxBytes
+	sums := ep != nil && ep.SumA != nil && j0 == 0
+	if sums {
+		direct = false // the sums are taken from the packed panels
+		clear(ep.SumA[:m])
+	}
 	for jc := 0; jc < n; jc += kn.nc {
 		nc := min(kn.nc, n-jc)
 		for pc := 0; pc < k; pc += kn.kc {
@@ -359,15 +419,19 @@ func serial[T float](kn *kernel[T], buf *buffers[T], transA, transB bool, m, n, 
 			if pc > 0 {
 				bet = 1
 			}
+			last := pc+kc == k
 			for ic := 0; ic < m; ic += kn.mc {
 				mc := min(kn.mc, m-ic)
 				if direct {
-					macroDirect(kn, buf.a, transA, a, lda, ic, pc, kc, mc, nc, bp, c[ic*ldc+jc:], ldc, alpha, bet)
+					macroDirect(kn, buf.a, transA, a, lda, ic, pc, kc, mc, nc, bp, c[ic*ldc+jc:], ldc, alpha, bet, ep, ic, j0+jc, last)
 					continue
 				}
 				ap := buf.a[:kc*roundUp(mc, MR)]
 				packA(ap, MR, transA, a, lda, ic, pc, mc, kc)
-				macro(kn, kc, mc, nc, ap, bp, c[ic*ldc+jc:], ldc, alpha, bet)
+				if sums && jc == 0 {
+					sumPacked(ep.SumA[ic:], ap, MR, mc, kc)
+				}
+				macro(kn, kc, mc, nc, ap, bp, c[ic*ldc+jc:], ldc, alpha, bet, ep, ic, j0+jc, last)
 			}
 		}
 	}
@@ -375,15 +439,32 @@ func serial[T float](kn *kernel[T], buf *buffers[T], transA, transB bool, m, n, 
 
 // macro multiplies a packed mc×kc block of A by a packed kc×nc block of B
 // into C (which starts at the block's first element).
-func macro[T float](kn *kernel[T], kc, mc, nc int, ap, bp, c []T, ldc int, alpha, beta T) {
+//
+// When last is set (the last depth block) and ep has work for C, each tile
+// gets it right after the micro-kernel wrote it; (i0, j0) is the block's
+// first element in the product.
+func macro[T float](kn *kernel[T], kc, mc, nc int, ap, bp, c []T, ldc int, alpha, beta T, ep *Epilogue[T], i0, j0 int, last bool) {
 	MR, NR, fn := kn.mr, kn.nr, kn.fn
+	if !last || !ep.active() {
+		ep = nil
+	}
 	for jr := 0; jr < nc; jr += NR {
 		nr := min(NR, nc-jr)
 		bpan := bp[jr*kc : (jr+NR)*kc]
 		for ir := 0; ir < mc; ir += MR {
 			mr := min(MR, mc-ir)
 			fn(kc, ap[ir*kc:(ir+MR)*kc], 1, MR, bpan, c[ir*ldc+jr:], ldc, alpha, beta, mr, nr)
+			if ep != nil {
+				ep.tile(c[ir*ldc+jr:], ldc, i0+ir, j0+jr, mr, nr)
+			}
 		}
+	}
+}
+
+// sumPacked adds the row sums of the packed mc×kc block of A into sum.
+func sumPacked[T float](sum, ap []T, MR, mc, kc int) {
+	for ir := 0; ir < mc; ir += MR {
+		sumPanel(sum[ir:], ap[ir*kc:(ir+MR)*kc], MR, min(MR, mc-ir), kc)
 	}
 }
 
@@ -393,8 +474,11 @@ var directMaxBytes = 4 << 20
 
 // macroDirect is macro with A read in place (rows of MR) instead of packed;
 // a last panel of fewer than MR rows is packed into edge.
-func macroDirect[T float](kn *kernel[T], edge []T, transA bool, a []T, lda, ic, pc, kc, mc, nc int, bp, c []T, ldc int, alpha, beta T) {
+func macroDirect[T float](kn *kernel[T], edge []T, transA bool, a []T, lda, ic, pc, kc, mc, nc int, bp, c []T, ldc int, alpha, beta T, ep *Epilogue[T], i0, j0 int, last bool) {
 	MR, NR, fn := kn.mr, kn.nr, kn.fn
+	if !last || !ep.active() {
+		ep = nil
+	}
 	full := mc / MR * MR
 	var ea []T
 	if full < mc {
@@ -410,9 +494,15 @@ func macroDirect[T float](kn *kernel[T], edge []T, transA bool, a []T, lda, ic, 
 		bpan := bp[jr*kc : (jr+NR)*kc]
 		for ir := 0; ir < full; ir += MR {
 			fn(kc, a[(ic+ir)*rs+pc*cs:], rs, cs, bpan, c[ir*ldc+jr:], ldc, alpha, beta, MR, nr)
+			if ep != nil {
+				ep.tile(c[ir*ldc+jr:], ldc, i0+ir, j0+jr, MR, nr)
+			}
 		}
 		if full < mc {
 			fn(kc, ea, 1, MR, bpan, c[full*ldc+jr:], ldc, alpha, beta, mc-full, nr)
+			if ep != nil {
+				ep.tile(c[full*ldc+jr:], ldc, i0+full, j0+jr, mc-full, nr)
+			}
 		}
 	}
 }

@@ -36,6 +36,18 @@ func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int
 	gemm(&f64, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
+// SgemmEp is Sgemm with the epilogue ep fused into the product (nil: none):
+// C = act(alpha·op(A)·op(B) + beta·C + bias), applied to each tile of C as
+// it is written, and the row sums of op(A) taken from its packed panels.
+func SgemmEp(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, ep *Epilogue[float32]) {
+	gemmEp(&f32, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ep)
+}
+
+// DgemmEp is SgemmEp for float64.
+func DgemmEp(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int, ep *Epilogue[float64]) {
+	gemmEp(&f64, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ep)
+}
+
 // ref is the simple reference implementation (i-k-j loop order). The tests
 // compare every fast path against it.
 func ref[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
