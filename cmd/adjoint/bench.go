@@ -14,21 +14,21 @@ import (
 )
 
 func init() {
-	register(command{name: "bench", summary: "time MLP training steps (the A, B, C table) on this machine", run: runBench})
+	register(command{name: "bench", summary: "time training steps (the MLPs A, B, C, the CNN and the GPT) on this machine", run: runBench})
 }
 
 func runBench(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	only := fs.String("only", "A,B,C", "workloads to run, comma-separated")
+	only := fs.String("only", "A,B,C", "workloads to run, comma-separated: A, B, C, CNN, GPT")
 	threads := fs.Int("threads", 1, "threads for matrix products and GOMAXPROCS (0: all cores)")
-	steps := fs.Int("steps", 0, "timed steps per workload (0: 200 for A, 50 for B, 20 for C)")
+	steps := fs.Int("steps", 0, "timed steps per workload (0: 200 for A, 50 for B, 20 for C and CNN, 10 for GPT)")
 	warm := fs.Int("warmup", 3, "untimed steps before timing")
 	tsv := fs.Bool("tsv", false, "print tab-separated \"name\tms\tallocs\" lines only (for bench/train.sh)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: adjoint bench [flags]\n\nTimes one training step (forward, fused cross-entropy, backward, SGD update) of\nfloat32 ReLU MLPs and prints the median time per step:\n")
-		for _, w := range trainbench.Workloads {
-			fmt.Fprintf(stderr, "  %s  %s\n", w.Name, w)
+		fmt.Fprintf(stderr, "Usage: adjoint bench [flags]\n\nTimes one training step (forward, fused cross-entropy, backward, SGD update) of\nfloat32 models and prints the median time per step:\n")
+		for _, b := range trainbench.Benches {
+			fmt.Fprintf(stderr, "  %-3s  %s\n", b.Name, b.Desc)
 		}
 		fmt.Fprintf(stderr, "\nbench/train.sh runs the same steps in PyTorch and prints the ratios.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -53,11 +53,11 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "adjoint bench: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	var ws []trainbench.Workload
+	var ws []trainbench.Bench
 	for _, n := range strings.Split(*only, ",") {
-		w, ok := trainbench.Lookup(strings.TrimSpace(n))
+		w, ok := trainbench.LookupBench(strings.TrimSpace(n))
 		if !ok {
-			fmt.Fprintf(stderr, "adjoint bench: unknown workload %q (want A, B or C)\n", n)
+			fmt.Fprintf(stderr, "adjoint bench: unknown workload %q (want A, B, C, CNN or GPT)\n", n)
 			return exitUsage
 		}
 		ws = append(ws, w)
@@ -65,12 +65,12 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	setThreads(*threads)
 	if !*tsv {
 		fmt.Fprintf(stdout, "training step, float32, %d thread(s), kernels: %s\n", tensor.Threads(), gemm.KernelName())
-		fmt.Fprintf(stdout, "%-3s %-40s %12s %12s %14s %12s\n", "", "MLP", "ms/step", "allocs/step", "MiB alloc/step", "MiB saved")
+		fmt.Fprintf(stdout, "%-3s %-52s %12s %12s %14s %12s\n", "", "model", "ms/step", "allocs/step", "MiB alloc/step", "MiB saved")
 	}
 	for _, w := range ws {
 		n := *steps
 		if n <= 0 {
-			n = map[string]int{"A": 200, "B": 50, "C": 20}[w.Name]
+			n = w.Steps
 		}
 		r, err := trainbench.Measure(w, *warm, n)
 		if err != nil {
@@ -81,7 +81,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		if *tsv {
 			fmt.Fprintf(stdout, "%s\t%.4f\t%.0f\n", w.Name, ms, r.Allocs)
 		} else {
-			fmt.Fprintf(stdout, "%-3s %-40s %12.3f %12.0f %14.2f %12.2f\n", w.Name, w.String(), ms, r.Allocs, r.Bytes/(1<<20), float64(r.Saved)/(1<<20))
+			fmt.Fprintf(stdout, "%-3s %-52s %12.3f %12.0f %14.2f %12.2f\n", w.Name, w.Desc, ms, r.Allocs, r.Bytes/(1<<20), float64(r.Saved)/(1<<20))
 		}
 	}
 	if rss := peakRSS(); rss != "" && !*tsv {

@@ -21,7 +21,7 @@ import (
 )
 
 func init() {
-	register(command{name: "train", summary: "train an MLP or a CNN (--model cnn) on the embedded digits data set", run: runTrain})
+	register(command{name: "train", summary: "train an MLP or a CNN (--model cnn) on the embedded digits, or a character-level GPT (--model gpt) on Tiny Shakespeare", run: runTrain})
 }
 
 // trainConfig holds the knobs of "adjoint train".
@@ -88,6 +88,9 @@ func formatInts(s []int) string {
 }
 
 func runTrain(args []string, stdout, stderr io.Writer) int {
+	if wantsGPT(args) {
+		return runTrainGPT(args, stdout, stderr)
+	}
 	cfg := defaultTrainConfig()
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -106,9 +109,9 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Threads, "threads", 0, "threads for matrix products and GOMAXPROCS (0: all cores)")
 	save := fs.String("save", "", "save the trained parameters to this safetensors file (its directory must exist)")
 	plot := fs.String("plot", "", "draw the loss and accuracy curves into this PNG file")
-	fs.StringVar(&cfg.Model, "model", "mlp", "model: mlp (64 → hidden → 10) or cnn (conv 3×3×32, pool, conv 3×3×64, pool, linear; defaults --epochs 25 --lr 0.01 --batch 64 --dropout 0.25)")
+	fs.StringVar(&cfg.Model, "model", "mlp", "model: mlp (64 → hidden → 10), cnn (conv 3×3×32, pool, conv 3×3×64, pool, linear; defaults --epochs 25 --lr 0.01 --batch 64 --dropout 0.25), or gpt (a character-level GPT on Tiny Shakespeare, with flags of its own: adjoint train --model gpt -h)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: adjoint train [flags]\n\nTrains an MLP (64 → hidden → 10), or with --model cnn a small convolutional net\non the 1×8×8 images, on the embedded digits data set and prints the held-out\naccuracy on its last line.\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: adjoint train [flags]\n\nTrains an MLP (64 → hidden → 10), or with --model cnn a small convolutional net\non the 1×8×8 images, on the embedded digits data set and prints the held-out\naccuracy on its last line. With --model gpt it trains a character-level GPT\non the Tiny Shakespeare corpus instead (adjoint train --model gpt -h).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -141,7 +144,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		}
 		cnnDefaults(&cfg, set)
 	default:
-		fmt.Fprintf(stderr, "adjoint train: --model %s: want mlp or cnn\n", cfg.Model)
+		fmt.Fprintf(stderr, "adjoint train: --model %s: want mlp, cnn or gpt\n", cfg.Model)
 		return exitUsage
 	}
 	if err := checkTrainConfig(cfg); err != nil {

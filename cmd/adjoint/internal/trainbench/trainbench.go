@@ -1,8 +1,8 @@
 // Package trainbench defines the training-step workloads shared by
 // BenchmarkTrainStep (in this package's tests) and "adjoint bench", so both
 // measure the same thing as bench/torch_train.py: forward pass of a float32
-// ReLU MLP, fused softmax cross-entropy, backward pass and a plain SGD
-// update.
+// model (the ReLU MLPs A, B and C, issue 10's CNN and GPT), fused softmax
+// cross-entropy, backward pass and a plain SGD update.
 package trainbench
 
 import (
@@ -97,13 +97,57 @@ func (s *Step) Run() error {
 	return nil
 }
 
+// Runner is a training step ready to run: Step, CNNStep or GPTStep.
+type Runner interface {
+	// Run performs one step.
+	Run() error
+	// SavedBytes returns the activation memory the step's graph saves for
+	// the backward pass (ad.Stats), parameters excluded.
+	SavedBytes() int64
+}
+
+// Bench is one workload of "adjoint bench": an MLP of Workloads, the CNN or
+// the GPT.
+type Bench struct {
+	Name  string
+	Desc  string // e.g. "MLP 64-128-128-10 batch 32"
+	Steps int    // default number of timed steps
+	New   func(seed uint64) Runner
+}
+
+// Benches are the workloads of "adjoint bench", in its default order.
+var Benches = func() []Bench {
+	steps := map[string]int{"A": 200, "B": 50, "C": 20}
+	var bs []Bench
+	for _, w := range Workloads {
+		bs = append(bs, Bench{Name: w.Name, Desc: "MLP " + w.String(), Steps: steps[w.Name],
+			New: func(seed uint64) Runner { return NewStep(w, seed) }})
+	}
+	bs = append(bs,
+		Bench{Name: "CNN", Desc: "CNN 1x28x28 c5x5x32-p2-c5x5x64-p2-1024-10 batch 64", Steps: 20,
+			New: func(seed uint64) Runner { return NewCNNStep(seed) }},
+		Bench{Name: "GPT", Desc: "GPT 4 layers 4 heads w128 ctx64 batch 12", Steps: 10,
+			New: func(seed uint64) Runner { return NewGPTStep(seed) }})
+	return bs
+}()
+
+// LookupBench returns the workload of Benches called name.
+func LookupBench(name string) (Bench, bool) {
+	for _, b := range Benches {
+		if b.Name == name {
+			return b, true
+		}
+	}
+	return Bench{}, false
+}
+
 // Result is the measurement of one workload.
 type Result struct {
-	Workload Workload
-	Median   time.Duration // per step
-	Allocs   float64       // heap allocations per step
-	Bytes    float64       // heap bytes allocated per step
-	Saved    int64         // bytes the graph saves for backward, parameters excluded (ad.Stats)
+	Name   string
+	Median time.Duration // per step
+	Allocs float64       // heap allocations per step
+	Bytes  float64       // heap bytes allocated per step
+	Saved  int64         // bytes the graph saves for backward, parameters excluded (ad.Stats)
 }
 
 // SavedBytes builds the step's graph (forward and loss only) and returns the
@@ -114,10 +158,10 @@ func (s *Step) SavedBytes() int64 {
 	return ad.Stats(loss).SavedBytes
 }
 
-// Measure runs warm warm-up steps, then steps timed steps, and returns the
-// median step time and the mean allocations per step.
-func Measure(w Workload, warm, steps int) (Result, error) {
-	s := NewStep(w, 1)
+// Measure runs warm warm-up steps of the workload, then steps timed steps,
+// and returns the median step time and the mean allocations per step.
+func Measure(b Bench, warm, steps int) (Result, error) {
+	s := b.New(1)
 	for range warm {
 		if err := s.Run(); err != nil {
 			return Result{}, err
@@ -136,7 +180,7 @@ func Measure(w Workload, warm, steps int) (Result, error) {
 	runtime.ReadMemStats(&m1)
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 	n := float64(steps)
-	return Result{Workload: w, Median: times[steps/2],
+	return Result{Name: b.Name, Median: times[steps/2],
 		Allocs: float64(m1.Mallocs-m0.Mallocs) / n, Bytes: float64(m1.TotalAlloc-m0.TotalAlloc) / n,
 		Saved: s.SavedBytes()}, nil
 }
