@@ -49,6 +49,12 @@ func indexRowCases() []rowCase {
 		step("pad_reflect", []string{"index_select"}, 3, func(x *ad.Value) *ad.Value {
 			return ad.Pad(x, [][2]int{{1, 2}, {2, 0}}, ad.PadReflect, 0)
 		}),
+		{name: "index_add", rules: []string{"add"}, params: sq, inputs: sq, // the index_add row: nothing allocated
+			step: func(p, x []*ad.Value) (y, l *ad.Value) {
+				a := h(p, x)
+				y = ad.IndexAdd(a, 1, []int{5, 0, 5}, ad.Slice(a, 1, 0, 3))
+				return y, ad.Sum(ad.Square(y))
+			}},
 		step("einsum", []string{"permute", "reshape"}, 13, func(x *ad.Value) *ad.Value {
 			return ad.Einsum("ij,kj->ik", x, x)
 		}),

@@ -3,6 +3,7 @@
 package ad_test
 
 import (
+	"math"
 	"math/rand/v2"
 
 	"github.com/adjointgo/adjoint/ad"
@@ -49,5 +50,13 @@ func moreRowCases() []rowCase {
 			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.Variance(h(p, x), 1, 1); return y, ad.Sum(y) }},
 		{name: "logsumexp_axes", rules: []string{"sum", "add"}, params: sq, inputs: sq,
 			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.LogSumExpAxes(h(p, x), false, 0, 1); return y, y }},
+		{name: "norm_1", rules: []string{"sum"}, params: sq, inputs: sq,
+			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.Norm(h(p, x), 1, 1); return y, ad.Sum(y) }},
+		{name: "norm_2", rules: []string{"where"}, params: sq, inputs: sq,
+			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.NormKeepDims(h(p, x), 2, 0); return y, ad.Sum(y) }},
+		{name: "norm_inf", rules: []string{"max"}, params: sq, inputs: sq,
+			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.Norm(h(p, x), math.Inf(1), 1); return y, ad.Sum(y) }},
+		{name: "norm_3", rules: []string{"where"}, params: sq, inputs: sq,
+			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.Norm(h(p, x), 3, 1); return y, ad.Sum(y) }},
 	}
 }
