@@ -35,9 +35,9 @@ func norm(x *Value, p float64, keep bool, axes []int) *Value {
 	if !(p >= 1) {
 		panic(&Error{Op: op, Err: ErrArgument, Msg: fmt.Sprintf("p = %v: want p ≥ 1 (1, 2, +Inf or another finite p)", p)})
 	}
-	var buf [8]int // the axes on the stack: no allocation for up to 8
+	var buf [8]int                                                // the axes on the stack: no allocation for up to 8
 	n := count(x.Shape(), normAxes(op, buf[:0], x.Shape(), axes)) // a typed error for a bad axis first
-	sum := func(v *Value) *Value { // not a func value taking axes: they would escape
+	sum := func(v *Value) *Value {                                // not a func value taking axes: they would escape
 		if keep {
 			return SumKeepDims(v, axes...)
 		}
