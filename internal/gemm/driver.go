@@ -181,7 +181,8 @@ type job[T float] struct {
 	alpha, beta    T
 	a, b, c        []T
 	lda, ldb, ldc  int
-	ep             *Epilogue[T]
+	ep             Epilogue[T] // a copy: the caller's does not escape
+	hasEp          bool
 
 	slabs    bool           // split C into column slabs (else shared B blocks)
 	blocks   int            // slabs: NR-wide column blocks
@@ -207,7 +208,9 @@ func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, 
 	}()
 	j.kn, j.nt, j.transA, j.transB, j.m, j.n, j.k = kn, nt, transA, transB, m, n, k
 	j.alpha, j.beta, j.a, j.b, j.c, j.lda, j.ldb, j.ldc = alpha, beta, a, b, c, lda, ldb, ldc
-	j.ep = ep
+	if ep != nil {
+		j.ep, j.hasEp = *ep, true
+	}
 	MR, NR := kn.mr, kn.nr
 	mc := roundUp((m+3*nt-1)/(3*nt), MR)
 	mc = min(max(mc, 4*MR), kn.mc)
@@ -296,7 +299,10 @@ func (j *job[T]) Run(p int) {
 					break
 				}
 				mcc := min(j.mc, m-ic)
-				ep := j.ep
+				var ep *Epilogue[T]
+				if j.hasEp {
+					ep = &j.ep
+				}
 				if ep != nil && pc+kc < k && (ep.SumA == nil || jc > 0) {
 					ep = nil // the epilogue runs with the last depth block; the sums with the first column block
 				}
@@ -334,7 +340,11 @@ func (j *job[T]) slab(p int) {
 	if j.transB {
 		bb = j.b[lo*j.ldb:]
 	}
-	serial(kn, buf, j.transA, j.transB, j.m, hi-lo, j.k, j.alpha, j.a, j.lda, bb, j.ldb, j.beta, j.c[lo:], j.ldc, j.ep, lo)
+	var ep *Epilogue[T]
+	if j.hasEp {
+		ep = &j.ep
+	}
+	serial(kn, buf, j.transA, j.transB, j.m, hi-lo, j.k, j.alpha, j.a, j.lda, bb, j.ldb, j.beta, j.c[lo:], j.ldc, ep, lo)
 }
 
 // barrier is a reusable rendezvous of a fixed number of goroutines. A

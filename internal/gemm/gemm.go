@@ -39,11 +39,17 @@ func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int
 // SgemmEp is Sgemm with the epilogue ep fused into the product (nil: none):
 // C = act(alpha·op(A)·op(B) + beta·C + bias), applied to each tile of C as
 // it is written, and the row sums of op(A) taken from its packed panels.
+// (Not inlined: a caller's ep then stays on its stack, which the escape
+// analysis of the generic body called across packages does not show.)
+//
+//go:noinline
 func SgemmEp(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, ep *Epilogue[float32]) {
 	gemmEp(&f32, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ep)
 }
 
 // DgemmEp is SgemmEp for float64.
+//
+//go:noinline
 func DgemmEp(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int, ep *Epilogue[float64]) {
 	gemmEp(&f64, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ep)
 }

@@ -1,0 +1,473 @@
+package ad
+
+import (
+	"fmt"
+
+	"github.com/adjointgo/adjoint/internal/gemm"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// The fully connected layer as one row (issue 12): y = act(x·Wᵀ + b). The
+// forward pass is one GEMM whose epilogue adds the bias and applies the
+// activation to each tile of the output as it is written; the backward
+// pass applies the activation's derivative and takes the bias gradient
+// (the column sums of the output's cotangent) in one pass, then runs the
+// two GEMMs dX = G′·W and dW = G′ᵀ·X (without an activation the bias
+// gradient is summed while the dW product packs G). Under CreateGraph, or
+// when tangents ride along (forward-over-reverse), the VJP is written with
+// this package's differentiable ops instead, so every order works.
+//
+// It is recorded outside the rule table (rules.go), as a row of its own:
+// linearRule. Its operands are x, W and, when there is a bias, b; their
+// edges live in its attributes (a variadic node), and what its VJP reads
+// is saved in the node's slots: x (slot 0) when W needs a gradient, W
+// (slot 1) when x does, and the output (slot 2) for ReLU, whose derivative
+// is y > 0 — the next layer saves the same tensor as its input, so the
+// chain keeps what PyTorch's does. The GELUs keep the pre-activation x·Wᵀ +
+// b (slot 2, written by the same GEMM) and save x and W (the derivative
+// recomputes the pre-activation differentiably under CreateGraph).
+
+// Activation is the activation Linear fuses into its product.
+type Activation uint8
+
+// The activations of Linear.
+const (
+	ActIdentity Activation = iota // none: x·Wᵀ + b
+	ActReLU                       // max(·, 0), as Relu (relu′(0) = 0)
+	ActGELU                       // exact GELU, x·Φ(x), as GELU
+	ActGELUTanh                   // tanh form of GELU, as GELUTanh
+)
+
+var activationNames = [...]string{"identity", "relu", "gelu", "gelu_tanh"}
+
+// String returns the activation's name.
+func (a Activation) String() string {
+	if int(a) < len(activationNames) {
+		return activationNames[a]
+	}
+	return fmt.Sprintf("Activation(%d)", uint8(a))
+}
+
+func (a Activation) kernel() gemm.Act { return gemm.Act(a) } // the same order
+
+// linearAttrs: the activation, the bias operand (read by the GELU VJP's
+// recomputation), the operand edges and the output shape.
+type linearAttrs struct {
+	act   Activation
+	b     *Value // the bias, or nil
+	edges []edge
+	own   []int // the output shape (kept across an arena's steps, never written once set)
+}
+
+func (a *linearAttrs) reset() {
+	clear(a.edges)
+	*a = linearAttrs{edges: a.edges[:0], own: a.own}
+}
+func (a *linearAttrs) edgeList() []edge { return a.edges }
+func (a *linearAttrs) addEdge(e edge)   { a.edges = append(a.edges, e) }
+
+// outShape returns x's shape with its last axis replaced by out, in
+// storage the attributes keep.
+func (a *linearAttrs) outShape(xs []int, out int) []int {
+	r := len(xs)
+	if len(a.own) == r && a.own[r-1] == out && tensor.EqualShape(a.own[:r-1], xs[:r-1]) {
+		return a.own
+	}
+	a.own = append(append(make([]int, 0, r), xs[:r-1]...), out)
+	return a.own
+}
+
+// linearRule is the row. It is filled in by init (its rules call Linear,
+// which refers to it).
+var linearRule rule
+
+func init() {
+	linearRule = rule{name: "linear",
+		forwardN: func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
+			var b *tensor.Tensor
+			if len(xs) > 2 {
+				b = xs[2]
+			}
+			a := at.(*linearAttrs)
+			linearKernel(dst, nil, xs[0], xs[1], b, a.act, a.outShape(xs[0].Shape(), xs[1].Shape()[0]))
+		},
+		vjp: func(c *vjpCtx, g *Value) []*Value { return c.linearVJP(g) },
+		jvp: linearJVP,
+	}
+}
+
+// Linear returns act(x·Wᵀ + b), a fully connected layer with its
+// activation, computed by one GEMM with the bias and the activation fused
+// into the write-back of the output (and, backward, the bias gradient
+// fused into the pass that applies the activation's derivative). x is
+// [..., in] (any leading axes), w is [out in] (PyTorch's layout), b is
+// [out] or nil; the result is [..., out]. It equals Relu(Add(MatMulT(x, w,
+// false, true), b)) (and likewise for the other activations) up to
+// rounding, with derivatives of every order, forward mode included.
+// Operands of different dtypes or misfit shapes panic with an *Error
+// wrapping ErrDType or ErrShape.
+func Linear(x, w, b *Value, act Activation) *Value {
+	if act > ActGELUTanh {
+		panic(&Error{Op: "linear", Err: ErrArgument, Msg: fmt.Sprintf("unknown activation %v", act)})
+	}
+	xs, ws := x.Shape(), w.Shape()
+	if len(xs) < 1 || len(ws) != 2 || xs[len(xs)-1] != ws[1] {
+		panic(shapeErr("linear", [][]int{xs, ws}, "want x [... in] and w [out in]"))
+	}
+	if b != nil {
+		if bs := b.Shape(); len(bs) != 1 || bs[0] != ws[0] {
+			panic(shapeErr("linear", [][]int{xs, ws, bs}, "want the bias [%d]", ws[0]))
+		}
+	}
+	if x.DType() != w.DType() || (b != nil && b.DType() != x.DType()) {
+		panic(&Error{Op: "linear", Err: ErrDType, Msg: "x, w and b must have one dtype"})
+	}
+	at := newAttrs[linearAttrs](x, w)
+	at.act, at.b = act, b
+	if b == nil {
+		return applyLinear(at, x, w, nil)
+	}
+	return applyLinear(at, x, w, b)
+}
+
+// applyLinear runs the row forward and records it, as the engine's apply
+// does for the table's rows, saving what the VJP reads (see the file's
+// comment).
+func applyLinear(at *linearAttrs, x, w, b *Value) *Value {
+	defer rethrow()
+	req := x.requires || w.requires || (b != nil && b.requires)
+	tan := x.tan != nil || w.tan != nil || (b != nil && b.tan != nil)
+	anom := x.anomaly || w.anomaly || (b != nil && b.anomaly)
+	al := allocFor("linear", x, w)
+	if b != nil && b.slot != nil {
+		allocFor("linear", x, b) // both in one arena
+	}
+	var bt *tensor.Tensor
+	if b != nil {
+		bt = &b.t
+	}
+	shape := at.outShape(x.t.Shape(), w.t.Shape()[0])
+	out, n := al.alloc(req)
+	// The GELUs keep the pre-activation when the VJP will read it.
+	var pre *Value
+	if req && (at.act == ActGELU || at.act == ActGELUTanh) {
+		pre, _ = al.alloc(false)
+		linearKernel(&out.t, &pre.t, &x.t, &w.t, bt, at.act, shape)
+		al.wrote(pre, nil, nil)
+	} else {
+		linearKernel(&out.t, nil, &x.t, &w.t, bt, at.act, shape)
+	}
+	al.wrote(out, &x.t, &w.t)
+	out.fresh = true
+	if req {
+		n.rule, n.at, n.nin, n.pooled = &linearRule, at, manyEdges, out.slot != nil
+		at.addEdge(edgeTo(x))
+		at.addEdge(edgeTo(w))
+		if b != nil {
+			at.addEdge(edgeTo(b))
+		}
+		es := at.edges
+		needX, needW := es[0].requires(), es[1].requires()
+		saveX, saveW := needW, needX
+		switch at.act {
+		case ActReLU:
+			n.save(2, out)
+		case ActGELU, ActGELUTanh:
+			saveX, saveW = true, true // the pre-activation is recomputed from them under CreateGraph
+			n.save(2, pre)
+		}
+		if saveX {
+			n.save(0, x)
+		}
+		if saveW {
+			n.save(1, w)
+		}
+		settleRelu(x, saveX)
+		if saveX {
+			shareReluOutput(x)
+		}
+		settleRelu(w, saveW)
+		if saveW {
+			shareReluOutput(w)
+		}
+		if b != nil {
+			settleRelu(b, false)
+		}
+		out.n = n
+		out.requires = true
+	} else {
+		n = nil
+	}
+	if anom {
+		watch(linearRule.name, out, n)
+	}
+	if tan {
+		var xs []*Value
+		if b == nil {
+			xs = []*Value{x, w}
+		} else {
+			xs = []*Value{x, w, b}
+		}
+		propagate(&linearRule, at, out, n, levelOf(linearRule.name, xs...), xs)
+	}
+	return out
+}
+
+// linearKernel sets dst = act(x·wᵀ + b) of the given shape and, when pre
+// is not nil, pre = x·wᵀ + b, by one GEMM with the epilogue.
+func linearKernel(dst, pre, x, w, b *tensor.Tensor, act Activation, shape []int) {
+	d := x.DType()
+	in, out := w.Shape()[1], w.Shape()[0]
+	m := 0
+	if in > 0 {
+		m = x.Len() / in
+	} else {
+		m = tensor.Size(shape) / max(out, 1)
+	}
+	resizeTo(dst, d, shape)
+	if pre != nil {
+		resizeTo(pre, d, shape)
+	}
+	lda := max(in, 1)
+	if d == tensor.Float32 {
+		ep := gemm.Epilogue[float32]{Act: act.kernel(), LdPre: out}
+		if b != nil {
+			ep.Bias = b.Float32s()
+		}
+		if pre != nil {
+			ep.Pre = pre.Float32s()
+		}
+		gemm.SgemmEp(false, true, m, out, in, 1, x.Float32s(), lda, w.Float32s(), lda, 0, dst.Float32s(), max(out, 1), &ep)
+		return
+	}
+	ep := gemm.Epilogue[float64]{Act: act.kernel(), LdPre: out}
+	if b != nil {
+		ep.Bias = b.Float64s()
+	}
+	if pre != nil {
+		ep.Pre = pre.Float64s()
+	}
+	gemm.DgemmEp(false, true, m, out, in, 1, x.Float64s(), lda, w.Float64s(), lda, 0, dst.Float64s(), max(out, 1), &ep)
+}
+
+// linearVJP returns the cotangents of x, W and b.
+func (c *vjpCtx) linearVJP(g *Value) []*Value {
+	at := c.n.at.(*linearAttrs)
+	gs := c.gN(len(c.n.ins()))
+	if c.create || g.tan != nil || c.carriesTangents(at) {
+		c.linearVJPOps(g, at, gs)
+		return gs
+	}
+	need := c.need
+	xs, ws := c.inShape(0), c.inShape(1)
+	out, in := ws[0], ws[1]
+	m := tensor.Size(xs) / max(in, 1)
+	if in == 0 {
+		m = g.t.Len() / max(out, 1)
+	}
+	d := g.DType()
+	// g′ = g ⊙ act′ and the bias gradient, in one pass.
+	var db *Value
+	if len(need) > 2 && need[2] {
+		db = c.fresh(d, c.inShape(2))
+	}
+	gp := &g.t
+	var tmp *Value
+	if at.act != ActIdentity {
+		tmp = c.fresh(d, g.t.Shape())
+		s := &c.n.sv[2].v.t
+		if d == tensor.Float32 {
+			gemm.ActBackward(tmp.t.Float32s(), g.t.Float32s(), s.Float32s(), m, out, at.act.kernel(), f32s(db))
+		} else {
+			gemm.ActBackward(tmp.t.Float64s(), g.t.Float64s(), s.Float64s(), m, out, at.act.kernel(), f64s(db))
+		}
+		gp = &tmp.t
+	}
+	sumInDW := db != nil && at.act == ActIdentity && need[1] && m > 0 && in > 0
+	if db != nil && at.act == ActIdentity && !sumInDW {
+		if d == tensor.Float32 {
+			colSums(db.t.Float32s(), g.t.Float32s(), m, out)
+		} else {
+			colSums(db.t.Float64s(), g.t.Float64s(), m, out)
+		}
+	}
+	if need[0] { // dX = g′·W
+		dx := c.fresh(d, xs)
+		w := &c.n.sv[1].v.t
+		if d == tensor.Float32 {
+			gemm.Sgemm(false, false, m, in, out, 1, gp.Float32s(), max(out, 1), w.Float32s(), max(in, 1), 0, dx.t.Float32s(), max(in, 1))
+		} else {
+			gemm.Dgemm(false, false, m, in, out, 1, gp.Float64s(), max(out, 1), w.Float64s(), max(in, 1), 0, dx.t.Float64s(), max(in, 1))
+		}
+		gs[0] = dx
+	}
+	if need[1] { // dW = g′ᵀ·X, with the bias gradient summed while g′ is packed
+		dw := c.fresh(d, ws)
+		x := &c.n.sv[0].v.t
+		if d == tensor.Float32 {
+			var ep gemm.Epilogue[float32]
+			if sumInDW {
+				ep.SumA = db.t.Float32s()
+			}
+			gemm.SgemmEp(true, false, out, in, m, 1, gp.Float32s(), max(out, 1), x.Float32s(), max(in, 1), 0, dw.t.Float32s(), max(in, 1), &ep)
+		} else {
+			var ep gemm.Epilogue[float64]
+			if sumInDW {
+				ep.SumA = db.t.Float64s()
+			}
+			gemm.DgemmEp(true, false, out, in, m, 1, gp.Float64s(), max(out, 1), x.Float64s(), max(in, 1), 0, dw.t.Float64s(), max(in, 1), &ep)
+		}
+		gs[1] = dw
+	}
+	if db != nil {
+		gs[2] = db
+	}
+	if tmp != nil {
+		tmp.owned = true
+		release(tmp)
+	}
+	return gs
+}
+
+// carriesTangents reports whether a value the VJP reads carries a
+// forward-mode tangent (then the VJP must be written with the ops, which
+// carry it).
+func (c *vjpCtx) carriesTangents(at *linearAttrs) bool {
+	for k := range c.n.sv {
+		if v := c.n.sv[k].v; v != nil && v.tan != nil {
+			return true
+		}
+	}
+	return at.b != nil && at.b.tan != nil
+}
+
+// fresh returns a new value of the given dtype and shape (not zeroed) from
+// the sweep's allocator, for a kernel of the VJP to write all of.
+func (c *vjpCtx) fresh(d tensor.DType, shape []int) *Value {
+	v, _ := c.al.alloc(false)
+	resizeTo(&v.t, d, shape)
+	v.fresh = true
+	c.al.wrote(v, nil, nil)
+	return v
+}
+
+func f32s(v *Value) []float32 {
+	if v == nil {
+		return nil
+	}
+	return v.t.Float32s()
+}
+
+func f64s(v *Value) []float64 {
+	if v == nil {
+		return nil
+	}
+	return v.t.Float64s()
+}
+
+// colSums sets sum[j] = Σᵢ g[i][j] for an m×n row-major g.
+func colSums[T float32 | float64](sum, g []T, m, n int) {
+	sum = sum[:n]
+	clear(sum)
+	for i := range m {
+		for j, v := range g[i*n : i*n+n] {
+			sum[j] += v
+		}
+	}
+}
+
+// linearVJPOps is the VJP written with the differentiable ops: under
+// CreateGraph (double backward) and when tangents ride along.
+func (c *vjpCtx) linearVJPOps(g *Value, at *linearAttrs, gs []*Value) {
+	xs, ws := c.inShape(0), c.inShape(1)
+	out, in := ws[0], ws[1]
+	m := g.t.Len() / max(out, 1)
+	var x, w *Value
+	if c.n.sv[0].v != nil {
+		x = c.in(0)
+	}
+	if c.n.sv[1].v != nil {
+		w = c.in(1)
+	}
+	g2 := Reshape(g, m, out)
+	switch at.act {
+	case ActReLU:
+		g2 = reluGrad(g2, Reshape(c.saved(2), m, out), 0)
+	case ActGELU, ActGELUTanh:
+		var b *Value
+		if at.b != nil {
+			b = at.b
+			if !c.create && b.requires {
+				d := c.constant(&b.t)
+				d.tan, d.lvl = b.tan, b.lvl
+				b = d
+			}
+		}
+		pre := Linear(Reshape(x, m, in), w, b, ActIdentity)
+		if at.act == ActGELU {
+			g2 = geluDeriv(prePrimals{pre}, g2)
+		} else {
+			g2 = geluTanhDeriv(prePrimals{pre}, g2)
+		}
+	}
+	if c.need[0] {
+		gs[0] = Reshape(MatMulT(g2, w, false, false), xs...)
+	}
+	if c.need[1] {
+		gs[1] = MatMulT(g2, Reshape(x, m, in), true, false)
+	}
+	if len(c.need) > 2 && c.need[2] {
+		gs[2] = Sum(g2, 0)
+	}
+}
+
+// prePrimals presents the pre-activation as the operand of a GELU rule's
+// derivative expression.
+type prePrimals struct{ pre *Value }
+
+func (p prePrimals) in(int) *Value { return p.pre }
+func (p prePrimals) out() *Value   { return nil }
+func (p prePrimals) attrs() attrs  { return nil }
+
+// linearJVP: ṫ = act′(pre) ⊙ (ẋ·Wᵀ + x·Ẇᵀ + ḃ).
+func linearJVP(c *jvpCtx, ts []*Value) *Value {
+	at := c.at.(*linearAttrs)
+	x, w := c.in(0), c.in(1)
+	ws := w.Shape()
+	out, in := ws[0], ws[1]
+	m := c.out().t.Len() / max(out, 1)
+	x2 := Reshape(x, m, in)
+	var t *Value
+	if ts[0] != nil {
+		t = c.matmul(Reshape(ts[0], c.bshape([]int{m, in})...), w, false, true, 0)
+	}
+	if ts[1] != nil {
+		t = addT(t, c.matmul(x2, ts[1], false, true, 1))
+	}
+	if len(ts) > 2 && ts[2] != nil {
+		tb := ts[2]
+		if c.b == 1 {
+			tb = Reshape(tb, c.lvl.batch, 1, out)
+		}
+		t = addT(t, tb)
+	}
+	if want := c.bshape([]int{m, out}); !tensor.EqualShape(t.Shape(), want) {
+		t = BroadcastTo(t, want...)
+	}
+	switch at.act {
+	case ActReLU:
+		t = reluGrad(t, Reshape(c.out(), m, out), c.b)
+	case ActGELU, ActGELUTanh:
+		var b *Value
+		if len(ts) > 2 {
+			b = c.in(2)
+		}
+		pre := Linear(x2, w, b, ActIdentity)
+		if at.act == ActGELU {
+			t = geluDeriv(prePrimals{pre}, t)
+		} else {
+			t = geluTanhDeriv(prePrimals{pre}, t)
+		}
+	}
+	return Reshape(t, c.bshape(c.out().Shape())...)
+}
