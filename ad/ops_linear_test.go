@@ -340,9 +340,11 @@ func TestLinearErrors(t *testing.T) {
 		f    func()
 		want error
 	}{
-		"inner":      {func() { ad.Linear(x, ad.Const(tensor.New(tensor.Float64, 4, 2)), nil, ad.ActReLU) }, ad.ErrShape},
-		"w rank":     {func() { ad.Linear(x, ad.Const(tensor.New(tensor.Float64, 3)), nil, ad.ActReLU) }, ad.ErrShape},
-		"bias":       {func() { ad.Linear(x, ad.Const(tensor.New(tensor.Float64, 4, 3)), ad.Const(tensor.New(tensor.Float64, 3)), 0) }, ad.ErrShape},
+		"inner":  {func() { ad.Linear(x, ad.Const(tensor.New(tensor.Float64, 4, 2)), nil, ad.ActReLU) }, ad.ErrShape},
+		"w rank": {func() { ad.Linear(x, ad.Const(tensor.New(tensor.Float64, 3)), nil, ad.ActReLU) }, ad.ErrShape},
+		"bias": {func() {
+			ad.Linear(x, ad.Const(tensor.New(tensor.Float64, 4, 3)), ad.Const(tensor.New(tensor.Float64, 3)), 0)
+		}, ad.ErrShape},
 		"dtype":      {func() { ad.Linear(x, ad.Const(tensor.New(tensor.Float32, 4, 3)), nil, 0) }, ad.ErrDType},
 		"activation": {func() { ad.Linear(x, ad.Const(tensor.New(tensor.Float64, 4, 3)), nil, 9) }, ad.ErrArgument},
 	} {
