@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/internal/parallel"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -125,7 +126,19 @@ type adamConsts struct {
 	decoupled                     bool
 }
 
+// adamStep updates p, m and v in place from g. The update is element-wise,
+// so a large parameter is split across goroutines (parallel.For): every
+// element is computed as in one call, the same bits for any thread count.
 func adamStep[T tensor.Float](p, g, m, v []T, k adamConsts) {
+	if !parallel.Worth(len(p)) {
+		adamRange(p, g, m, v, k)
+		return
+	}
+	parallel.For(len(p), func(lo, hi int) { adamRange(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], k) })
+}
+
+// adamRange is adamStep on one goroutine.
+func adamRange[T tensor.Float](p, g, m, v []T, k adamConsts) {
 	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
 	b1, b2, eps, wd := T(k.b1), T(k.b2), T(k.eps), T(k.wd)
 	step := T(k.lr / k.bc1)

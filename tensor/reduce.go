@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/adjointgo/adjoint/internal/parallel"
 )
 
 // NormAxes validates axes against a rank, resolves negative axes (−1 is the
@@ -158,13 +160,26 @@ func reduce[T Float](op ReduceOp, dst, x []T, xs, keep []int) {
 		return
 	}
 	if len(dst) == 1 { // full reduction
-		dst[0] = reduceRun(op, init, x)
+		dst[0] = reduceAll(op, init, x)
 		return
 	}
 	var bx, bo stridesBuf
 	sx := stridesIn(&bx, xs, xs)
 	so := stridesIn(&bo, keep, xs)
-	walk2(xs, sx, so, func(_, ox, oo, n, _, do int) {
+	if k := splitAxis(xs, keep); k >= 0 && parallel.SplitWorth(xs[k], len(x)) {
+		reduceSplit(op, dst, x, xs, sx, so, k)
+		return
+	}
+	reduceWalk(op, dst, x, xs, sx, so, 0, 0)
+}
+
+// reduceWalk adds into dst (read with strides so, offset bo) the elements
+// of x (strides sx, offset bx) over shape, in row-major order: each output
+// element takes its operands in the order of x, whatever part of x shape
+// covers.
+func reduceWalk[T Float](op ReduceOp, dst, x []T, shape, sx, so []int, bx, bo int) {
+	walk2(shape, sx, so, func(_, ox, oo, n, _, do int) {
+		ox, oo = ox+bx, oo+bo
 		if do == 0 {
 			dst[oo] = reduceRun(op, dst[oo], x[ox:ox+n])
 			return
@@ -179,6 +194,84 @@ func reduce[T Float](op ReduceOp, dst, x []T, xs, keep []int) {
 			}
 		}
 	})
+}
+
+// splitAxis returns the axis of x (shape xs, reduced to keep) along which a
+// reduction is split across goroutines, or −1: a kept axis, so that every
+// output element is computed by one goroutine from its operands in the
+// serial order — the result is bit-identical for any thread count. It takes
+// the outermost kept axis long enough for a few ranges per thread, else the
+// longest.
+func splitAxis(xs, keep []int) int {
+	best := -1
+	for k, d := range xs {
+		if keep[k] != d || d < 2 {
+			continue
+		}
+		if d >= 4*Threads() {
+			return k
+		}
+		if best < 0 || d > xs[best] {
+			best = k
+		}
+	}
+	return best
+}
+
+// reduceSplit is reduceWalk over all of x split along the kept axis k in
+// ranges, one goroutine each.
+func reduceSplit[T Float](op ReduceOp, dst, x []T, xs, sx, so []int, k int) {
+	// copies for the goroutines, so that the caller's stack buffers do not
+	// escape (the serial path allocates nothing)
+	cx, csx, cso := slices.Clone(xs), slices.Clone(sx), slices.Clone(so)
+	parallel.Split(cx[k], len(x), func(lo, hi int) {
+		var sb stridesBuf
+		shape := shapeBuf(&sb, len(cx))
+		copy(shape, cx)
+		shape[k] = hi - lo
+		reduceWalk(op, dst, x, shape, csx, cso, lo*csx[k], lo*cso[k])
+	})
+}
+
+// reduceBlock is the length of the blocks a full reduction of a long
+// operand is cut into: each block is reduced on its own, left to right, and
+// the blocks' results are combined in order. The blocks are fixed, so the
+// result does not depend on how many goroutines reduce them.
+const reduceBlock = 1 << 16
+
+// reduceAll reduces all of x, from init: in one run up to reduceBlock
+// elements, else block by block (in parallel when worth it).
+func reduceAll[T Float](op ReduceOp, init T, x []T) T {
+	if len(x) <= reduceBlock {
+		return reduceRun(op, init, x)
+	}
+	nb := (len(x) + reduceBlock - 1) / reduceBlock
+	block := func(b int) T { return reduceRun(op, init, x[b*reduceBlock:min((b+1)*reduceBlock, len(x))]) }
+	acc := init
+	if !parallel.SplitWorth(nb, len(x)) {
+		for b := range nb {
+			acc = combine(op, acc, block(b))
+		}
+		return acc
+	}
+	part := make([]T, nb)
+	parallel.Split(nb, len(x), func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			part[b] = block(b)
+		}
+	})
+	for _, p := range part {
+		acc = combine(op, acc, p)
+	}
+	return acc
+}
+
+// combine merges two partial reductions.
+func combine[T Float](op ReduceOp, a, b T) T {
+	if op == SumReduce {
+		return a + b
+	}
+	return maxNaN(a, b)
 }
 
 func reduceRun[T Float](op ReduceOp, acc T, x []T) T {

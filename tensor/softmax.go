@@ -3,6 +3,8 @@ package tensor
 import (
 	"fmt"
 	"math"
+
+	"github.com/adjointgo/adjoint/internal/parallel"
 )
 
 // Softmax sets t to the softmax of x along axis (exp(x − max) normalised to
@@ -25,29 +27,41 @@ func (t *Tensor) Softmax(x *Tensor, axis int, log bool) *Tensor {
 }
 
 func softmax[T Float](dst, x []T, outer, mid, inner int, log bool) {
-	for o := 0; o < outer; o++ {
-		for in := 0; in < inner; in++ {
-			base := o*mid*inner + in
-			mx := math.Inf(-1)
+	rows := outer * inner
+	if !parallel.SplitWorth(rows, len(x)) {
+		softmaxRows(dst, x, 0, rows, mid, inner, log)
+		return
+	}
+	// Rows are independent: each is computed as in one call, whichever
+	// goroutine takes it, so the result is the same for any thread count.
+	parallel.Split(rows, len(x), func(lo, hi int) { softmaxRows(dst, x, lo, hi, mid, inner, log) })
+}
+
+// softmaxRows computes rows [lo, hi) of a softmax: row r is the mid
+// elements at r/inner·mid·inner + r%inner, stride inner.
+func softmaxRows[T Float](dst, x []T, lo, hi, mid, inner int, log bool) {
+	for r := lo; r < hi; r++ {
+		o, in := r/inner, r%inner
+		base := o*mid*inner + in
+		mx := math.Inf(-1)
+		for j := 0; j < mid; j++ {
+			mx = math.Max(mx, float64(x[base+j*inner]))
+		}
+		if math.IsInf(mx, -1) {
+			mx = 0 // all −Inf: avoid −Inf − −Inf
+		}
+		s := 0.0
+		for j := 0; j < mid; j++ {
+			s += math.Exp(float64(x[base+j*inner]) - mx)
+		}
+		if log {
+			ls := mx + math.Log(s)
 			for j := 0; j < mid; j++ {
-				mx = math.Max(mx, float64(x[base+j*inner]))
+				dst[base+j*inner] = T(float64(x[base+j*inner]) - ls)
 			}
-			if math.IsInf(mx, -1) {
-				mx = 0 // all −Inf: avoid −Inf − −Inf
-			}
-			s := 0.0
+		} else {
 			for j := 0; j < mid; j++ {
-				s += math.Exp(float64(x[base+j*inner]) - mx)
-			}
-			if log {
-				ls := mx + math.Log(s)
-				for j := 0; j < mid; j++ {
-					dst[base+j*inner] = T(float64(x[base+j*inner]) - ls)
-				}
-			} else {
-				for j := 0; j < mid; j++ {
-					dst[base+j*inner] = T(math.Exp(float64(x[base+j*inner])-mx) / s)
-				}
+				dst[base+j*inner] = T(math.Exp(float64(x[base+j*inner])-mx) / s)
 			}
 		}
 	}
@@ -80,28 +94,48 @@ func CrossEntropy(probs, logits *Tensor, targets []int) float64 {
 }
 
 func crossEntropy[T Float](p, x []T, targets []int, n, c int) float64 {
-	loss := 0.0
-	for i := 0; i < n; i++ {
-		row := x[i*c : (i+1)*c]
-		pr := p[i*c : (i+1)*c]
-		mx := math.Inf(-1)
-		for _, v := range row {
-			mx = math.Max(mx, float64(v))
-		}
-		s := 0.0
-		for j, v := range row {
-			e := math.Exp(float64(v) - mx)
-			pr[j] = T(e)
-			s += e
-		}
-		inv := 1 / s
-		for j := range pr {
-			pr[j] = T(float64(pr[j]) * inv)
-		}
-		loss += mx + math.Log(s) - float64(row[targets[i]])
-	}
 	if n == 0 {
 		return 0
 	}
+	loss := 0.0
+	if !parallel.SplitWorth(n, n*c) {
+		for i := 0; i < n; i++ {
+			loss += crossEntropyRow(p, x, targets, i, c)
+		}
+		return loss / float64(n)
+	}
+	// The rows' losses are computed in parallel and added in row order, as
+	// one goroutine adds them: the same bits for any thread count.
+	rows := make([]float64, n)
+	parallel.Split(n, n*c, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			rows[i] = crossEntropyRow(p, x, targets, i, c)
+		}
+	})
+	for _, l := range rows {
+		loss += l
+	}
 	return loss / float64(n)
+}
+
+// crossEntropyRow writes the softmax of row i of x into p and returns the
+// row's loss, −log softmax(x)[i, targets[i]].
+func crossEntropyRow[T Float](p, x []T, targets []int, i, c int) float64 {
+	row := x[i*c : (i+1)*c]
+	pr := p[i*c : (i+1)*c]
+	mx := math.Inf(-1)
+	for _, v := range row {
+		mx = math.Max(mx, float64(v))
+	}
+	s := 0.0
+	for j, v := range row {
+		e := math.Exp(float64(v) - mx)
+		pr[j] = T(e)
+		s += e
+	}
+	inv := 1 / s
+	for j := range pr {
+		pr[j] = T(float64(pr[j]) * inv)
+	}
+	return mx + math.Log(s) - float64(row[targets[i]])
 }

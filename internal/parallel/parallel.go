@@ -149,3 +149,37 @@ func MapScalar[T any](dst []T, a T, x []T, f func(dst []T, a T, x []T)) {
 	t.dst, t.a, t.x, t.fs = dst, a, x, f
 	t.run()
 }
+
+// Split runs f over [0, n) — n independent pieces of a loop (rows, output
+// columns, fixed-size blocks) that touches work elements in all — in
+// contiguous ranges on up to Threads() goroutines when work ≥ Min, else in
+// one call f(0, n). The ranges depend on the thread count; a caller that
+// wants results independent of it (bit-identical to one thread) gives each
+// piece an output of its own, computed the same way whatever range it falls
+// in, and combines pieces, if at all, afterwards in a fixed order. f must
+// not call Split or For.
+func Split(n, work int, f func(lo, hi int)) {
+	parts := splitParts(n, work)
+	if parts <= 1 {
+		if n > 0 {
+			f(0, n)
+		}
+		return
+	}
+	chunk := (n + parts - 1) / parts
+	workers.Run((n+chunk-1)/chunk, &forTask{f: f, n: n, chunk: chunk})
+}
+
+// SplitWorth reports whether Split(n, work, ...) would use more than one
+// goroutine, so that a caller can take an allocation-free path when not.
+func SplitWorth(n, work int) bool { return splitParts(n, work) > 1 }
+
+// splitParts is the number of ranges Split cuts [0, n) into: no more than
+// the threads, the pieces, and one per Min/2 elements of work.
+func splitParts(n, work int) int {
+	t := gemm.Threads()
+	if t <= 1 || n < 2 || work < Min {
+		return 1
+	}
+	return min(t, n, work/(Min/2))
+}
