@@ -49,13 +49,14 @@ func (l *Linear) In() int { return l.W.Shape()[1] }
 // Out returns the number of output features.
 func (l *Linear) Out() int { return l.W.Shape()[0] }
 
-// Forward returns x·Wᵀ + b for x of shape [N In].
-func (l *Linear) Forward(x *ad.Value) *ad.Value {
-	y := ad.MatMulT(x, l.W, false, true)
-	if l.B != nil {
-		y = ad.Add(y, l.B)
-	}
-	return y
+// Forward returns x·Wᵀ + b for x of shape [N In] (or [... In]): one op,
+// ad.Linear, whose GEMM adds the bias as it writes the output.
+func (l *Linear) Forward(x *ad.Value) *ad.Value { return ad.Linear(x, l.W, l.B, ad.ActIdentity) }
+
+// ForwardAct returns act(x·Wᵀ + b), the activation fused into the layer's
+// GEMM (see ad.Linear).
+func (l *Linear) ForwardAct(x *ad.Value, act ad.Activation) *ad.Value {
+	return ad.Linear(x, l.W, l.B, act)
 }
 
 // Params returns "weight" and, if present, "bias".

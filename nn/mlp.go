@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strconv"
 
 	"github.com/adjointgo/adjoint/ad"
@@ -67,17 +68,47 @@ func (m *MLP) Forward(x *ad.Value) *ad.Value { return m.forward(x, false) }
 func (m *MLP) ForwardTrain(x *ad.Value) *ad.Value { return m.forward(x, true) }
 
 func (m *MLP) forward(x *ad.Value, train bool) *ad.Value {
+	fused, ok := fusedActivation(m.Act)
 	for i, l := range m.Layers {
-		x = l.Forward(x)
-		if i+1 < len(m.Layers) {
-			x = m.Act(x)
-			if m.Drop != nil {
-				x = m.Drop.Forward(x, train)
-			}
+		if i+1 == len(m.Layers) {
+			x = l.Forward(x)
+			break
+		}
+		if ok { // the layer and its activation in one op
+			x = l.ForwardAct(x, fused)
+		} else {
+			x = m.Act(l.Forward(x))
+		}
+		if m.Drop != nil {
+			x = m.Drop.Forward(x, train)
 		}
 	}
 	return x
 }
+
+// fusedActivation returns the activation ad.Linear can fuse into its GEMM
+// for a, and whether there is one (ReLU, GELU and Identity; any other
+// function, including one that wraps these, is applied as a separate op).
+func fusedActivation(a Activation) (ad.Activation, bool) {
+	if a == nil {
+		return 0, false
+	}
+	switch reflect.ValueOf(a).Pointer() {
+	case reluPtr:
+		return ad.ActReLU, true
+	case geluPtr:
+		return ad.ActGELU, true
+	case identityPtr:
+		return ad.ActIdentity, true
+	}
+	return 0, false
+}
+
+var (
+	reluPtr     = reflect.ValueOf(ad.Relu).Pointer()
+	geluPtr     = reflect.ValueOf(ad.GELU).Pointer()
+	identityPtr = reflect.ValueOf(Identity).Pointer()
+)
 
 // Params returns "layers.0.weight", "layers.0.bias", "layers.1.weight", ...
 // (the names PyTorch gives an nn.Sequential stored as "layers" with the
