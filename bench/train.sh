@@ -4,9 +4,15 @@
 #   bench/train.sh
 #
 # Runs `adjoint bench` (Go) and bench/torch_train.py (PyTorch) on the same
-# workloads — float32 ReLU MLPs, forward + fused cross-entropy + backward + SGD:
+# workloads — float32, forward + fused cross-entropy + backward + SGD (lr 0.01):
 #   A 64-128-128-10 batch 32 · B 784-512-512-10 batch 128 ·
 #   C 1024-1024-1024-1024-1024-10 batch 256 (four 1024×1024 layers, as in the issue)
+#   (ReLU MLPs) ·
+#   CNN batch 64 of 1×28×28: conv 5×5×32, pool 2, conv 5×5×64, pool 2, linear 1024→10 ·
+#   GPT issue 10's character-level GPT: 4 layers, 4 heads, width 128, context 64,
+#   vocabulary 65, batch 12 (pre-norm blocks, causal attention, GELU MLP 4×, tied
+#   embeddings; PyTorch 1.13 has no fused attention, so its side is nanoGPT's
+#   explicit softmax(QKᵀ/√d + mask)·V)
 # and prints the median ms per step of each, PyTorch up to three times: with
 # OpenBLAS's own kernel choice (OPENBLAS_CORETYPE unset), with AVX2 kernels
 # (Haswell) and with AVX-512 kernels (SkylakeX), and the ratio adjoint ÷ the
@@ -15,17 +21,18 @@
 # F, BW, VL and DQ; a column the CPU cannot run reads "n/a" (OpenBLAS would
 # die with "Illegal instruction"). On an AVX-512 CPU adjoint also runs with
 # ADJOINT_CPU=avx2 (its AVX2 kernels), beside PyTorch's Haswell column.
-# Then the peak RSS of 50 steps of C in each (PyTorch with its best kernel
-# set available).
+# Then the peak RSS of 50 steps of C and of 20 steps of GPT (those of them in
+# ONLY), each in a fresh process (PyTorch with its best kernel set available).
+# bench/gpt.sh runs CNN and GPT at 1 and 2 threads.
 #
-# Environment: THREADS (default 1), ONLY (default A,B,C), STEPS (0: per-workload
+# Environment: THREADS (default 1), ONLY (default A,B,C,CNN,GPT), STEPS (0: per-workload
 # default), PY (default /usr/bin/python3; apt-get install -y python3-torch),
 # AVX2 (auto; 0 skips the ADJOINT_CPU=avx2 run, 1 forces it), CPUFLAGS (the
 # flags line of /proc/cpuinfo, to try the OpenBLAS columns as on another CPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 THREADS="${THREADS:-1}"
-ONLY="${ONLY:-A,B,C}"
+ONLY="${ONLY:-A,B,C,CNN,GPT}"
 STEPS="${STEPS:-0}"
 PY="${PY:-/usr/bin/python3}"
 AVX2="${AVX2:-auto}"
@@ -93,7 +100,7 @@ go, go2 = readgo(f"{tmp}/go.tsv"), readgo(f"{tmp}/go_avx2.tsv")
 cts = ["unset", "Haswell", "SkylakeX"]
 pt = {ct: read(f"{tmp}/pt_{ct}.tsv") for ct in run}
 cols = ["adjoint", "allocs/step"] + (["adjoint (ADJOINT_CPU=avx2)"] if avx2 else []) + [f"PyTorch ({c})" for c in cts] + ["adjoint ÷ best PyTorch"]
-print("| MLP | " + " | ".join(cols) + " |")
+print("| workload | " + " | ".join(cols) + " |")
 print("|---" * (1 + len(cols)) + "|")
 for name in sorted(go):
     ms, allocs = go[name]
@@ -106,9 +113,14 @@ for name in sorted(go):
     print(f"| {name} | " + " | ".join(row) + " |")
 PYEOF
 
-if [[ ",$ONLY," == *,C,* ]]; then
-	go_rss=$("$tmp/adjoint" bench --tsv --threads "$THREADS" --only C --steps 50 --warmup 0 | awk -F'\t' '$1 == "rss" { print $2 }')
-	pt_rss=$(if [ "$best" = unset ]; then unset OPENBLAS_CORETYPE; else export OPENBLAS_CORETYPE=$best; fi; OPENBLAS_NUM_THREADS="$THREADS" "$PY" bench/torch_train.py --threads "$THREADS" --only C --steps 50 --warmup 0 | awk -F'\t' '$1 == "rss" { print $2 }')
-	echo
-	echo "peak RSS, 50 steps of C: adjoint $go_rss, PyTorch $pt_rss ($(awk -v a="${go_rss% kB}" -v p="${pt_rss% kB}" 'BEGIN { printf "adjoint ÷ PyTorch = %.2f", a / p }'))"
-fi
+first=1
+for w in C GPT; do
+	[[ ",$ONLY," == *,$w,* ]] || continue
+	n=50
+	[ "$w" = GPT ] && n=20
+	go_rss=$("$tmp/adjoint" bench --tsv --threads "$THREADS" --only $w --steps $n --warmup 0 | awk -F'\t' '$1 == "rss" { print $2 }')
+	pt_rss=$(if [ "$best" = unset ]; then unset OPENBLAS_CORETYPE; else export OPENBLAS_CORETYPE=$best; fi; OPENBLAS_NUM_THREADS="$THREADS" "$PY" bench/torch_train.py --threads "$THREADS" --only $w --steps $n --warmup 0 | awk -F'\t' '$1 == "rss" { print $2 }')
+	[ -n "$first" ] && echo
+	first=
+	echo "peak RSS, $n steps of $w: adjoint $go_rss, PyTorch $pt_rss ($(awk -v a="${go_rss% kB}" -v p="${pt_rss% kB}" 'BEGIN { printf "adjoint ÷ PyTorch = %.2f", a / p }'))"
+done
