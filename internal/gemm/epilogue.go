@@ -1,6 +1,10 @@
 package gemm
 
-import "math"
+import (
+	"math"
+
+	"github.com/adjointgo/adjoint/internal/vec"
+)
 
 // The epilogue: work fused into a product, for a fully connected layer
 // y = act(x·Wᵀ + b) and its backward pass. The bias add and the activation
@@ -83,15 +87,24 @@ func (ep *Epilogue[T]) whole(m, n int, c []T, ldc int) {
 // nil) and applies act.
 func epRow[T float](row, bias, pre []T, act Act) {
 	if bias != nil {
-		bias = bias[:len(row)]
-		for j := range row {
-			row[j] += bias[j]
-		}
+		add(row, row, bias[:len(row)])
 	}
 	if pre != nil {
 		copy(pre[:len(row)], row)
 	}
-	ActForward(row, row, act)
+	if act != ActNone {
+		ActForward(row, row, act)
+	}
+}
+
+// add sets dst = a + b with the vector kernels.
+func add[T float](dst, a, b []T) {
+	switch d := any(dst).(type) {
+	case []float32:
+		vec.AddF32(d, any(a).([]float32), any(b).([]float32))
+	case []float64:
+		vec.AddF64(d, any(a).([]float64), any(b).([]float64))
+	}
 }
 
 // geluC is √(2/π), the constant of GELU's tanh form.
@@ -104,12 +117,12 @@ func ActForward[T float](dst, x []T, act Act) {
 	switch act {
 	case ActNone:
 		copy(dst, x)
-	case ActReLU:
-		for i, v := range x {
-			if v <= 0 { // NaN is kept, −0 becomes +0
-				v = 0
-			}
-			dst[i] = v
+	case ActReLU: // NaN is kept, −0 becomes +0 (branch-free vector kernels)
+		switch d := any(dst).(type) {
+		case []float32:
+			vec.ReLUF32(d, any(x).([]float32))
+		case []float64:
+			vec.ReLUF64(d, any(x).([]float64))
 		}
 	case ActGELU:
 		for i, v := range x {
@@ -163,12 +176,11 @@ func ActBackward[T float](dst, g, s []T, m, n int, act Act, sum []T) {
 		case ActNone:
 			copy(d, gi)
 		case ActReLU:
-			for j, v := range si {
-				if v > 0 {
-					d[j] = gi[j]
-				} else {
-					d[j] = 0
-				}
+			switch d := any(d).(type) {
+			case []float32:
+				vec.ReLUGradF32(d, any(gi).([]float32), any(si).([]float32))
+			case []float64:
+				vec.ReLUGradF64(d, any(gi).([]float64), any(si).([]float64))
 			}
 		default:
 			for j, v := range si {
@@ -176,9 +188,7 @@ func ActBackward[T float](dst, g, s []T, m, n int, act Act, sum []T) {
 			}
 		}
 		if sum != nil {
-			for j, v := range d {
-				sum[j] += v
-			}
+			add(sum, sum, d)
 		}
 	}
 }
