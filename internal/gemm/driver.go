@@ -75,12 +75,13 @@ func Threads() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// KernelName reports the micro-kernels in use, e.g. "f32 avx512 12x32, f64
-// avx512 12x16", followed by isa.Note in parentheses where ADJOINT_CPU
-// forced a lower level or was ignored, e.g. "f32 avx2 6x16, f64 avx2 6x8
-// (ADJOINT_CPU=avx2)".
+// KernelName reports the micro-kernels in use with their cache blocks and
+// the cache sizes these were derived from, e.g. "f32 avx2 6x16 kc256 mc504
+// nc2048, f64 avx2 6x8 kc256 mc252 nc1024; L1d 48K L2 1024K L3 2048K",
+// followed by isa.Note in parentheses where ADJOINT_CPU forced a lower
+// level or was ignored, e.g. "... (ADJOINT_CPU=avx2)".
 func KernelName() string {
-	s := fmt.Sprintf("f32 %s %dx%d, f64 %s %dx%d", f32.name, f32.mr, f32.nr, f64.name, f64.mr, f64.nr)
+	s := fmt.Sprintf("f32 %s, f64 %s; %v", blockName(&f32), blockName(&f64), isa.CacheSizes())
 	if n := isa.Note(); n != "" {
 		s += " (" + n + ")"
 	}

@@ -73,13 +73,15 @@ func d256(kc int, a []float64, rsa, csa int, b, c []float64, ldc int, alpha, bet
 }
 
 func avx512Kernels() (kernel[float32], kernel[float64]) {
-	return kernel[float32]{name: "avx512", mr: 12, nr: 32, kc: 256, mc: 480, nc: 2048, fn: s512, pool: &pool32, jobs: &jobs32, direct: true},
-		kernel[float64]{name: "avx512", mr: 12, nr: 16, kc: 256, mc: 240, nc: 2048, fn: d512, pool: &pool64, jobs: &jobs64, direct: true}
+	c, all := isa.CacheSizes(), l1Share{1, 1}
+	return withBlocks(kernel[float32]{name: "avx512", mr: 12, nr: 32, fn: s512, pool: &pool32, jobs: &jobs32, direct: true}, all, c),
+		withBlocks(kernel[float64]{name: "avx512", mr: 12, nr: 16, fn: d512, pool: &pool64, jobs: &jobs64, direct: true}, all, c)
 }
 
 func avx2Kernels() (kernel[float32], kernel[float64]) {
-	return kernel[float32]{name: "avx2", mr: 6, nr: 16, kc: 256, mc: 240, nc: 2048, fn: s256, pool: &pool32, jobs: &jobs32, direct: true},
-		kernel[float64]{name: "avx2", mr: 6, nr: 8, kc: 256, mc: 120, nc: 2048, fn: d256, pool: &pool64, jobs: &jobs64, direct: true}
+	c, half := isa.CacheSizes(), l1Share{1, 2}
+	return withBlocks(kernel[float32]{name: "avx2", mr: 6, nr: 16, fn: s256, pool: &pool32, jobs: &jobs32, direct: true}, half, c),
+		withBlocks(kernel[float64]{name: "avx2", mr: 6, nr: 8, fn: d256, pool: &pool64, jobs: &jobs64, direct: true}, half, c)
 }
 
 func selectKernels() { selectLevel(isa.Current()) }
