@@ -2,7 +2,9 @@ package ad
 
 import (
 	"fmt"
-	"math"
+
+	"github.com/adjointgo/adjoint/internal/gemm"
+	"github.com/adjointgo/adjoint/internal/workers"
 
 	"github.com/adjointgo/adjoint/tensor"
 )
@@ -16,7 +18,7 @@ import (
 // with the columns, through MatMul; its VJP (wᵀ·g sent through col2im for
 // x, g·colsᵀ for w) and JVP (conv(ẋ, w) + conv(x, ẇ)) are those of the ops
 // it is made of, so second and higher order derivatives work. The pools
-// reduce the columns of each channel: MaxPool2d by Max, AvgPool2d by Mean.
+// are rows of their own, one pass each way (ops_conv_pool.go).
 
 // convAttrs: im2col's and col2im's window: kernel, stride, padding and
 // dilation per spatial axis, the image's height and width, and the value
@@ -38,17 +40,36 @@ func (a *convAttrs) outSize() (int, int) {
 	return oh, ow
 }
 
-// im2colKernel writes the columns of x [N C H W] into dst [C·kH·kW N L].
-func im2colKernel[T float32 | float64](dst, x []T, n, c int, a *convAttrs) {
+// xRange returns the output columns [lo, hi) whose input column
+// xo·sw − pw + j·dw lies inside a row of width w (the rest read padding).
+func (a *convAttrs) xRange(j, ow int) (lo, hi int) {
+	off := j*a.dw - a.pw // input column of output column 0
+	if off < 0 {
+		lo = (-off + a.sw - 1) / a.sw
+	}
+	if last := a.w - 1 - off; last < 0 {
+		hi = 0
+	} else {
+		hi = min(ow, last/a.sw+1)
+	}
+	return min(lo, ow), max(hi, min(lo, ow))
+}
+
+// im2colKernel writes the columns of x [N C H W] into dst [C·kH·kW N L],
+// for the images [b0, b1): a copy of each row's inside part (contiguous at
+// stride 1) and the padding value around it.
+func im2colKernel[T float32 | float64](dst, x []T, n, c, b0, b1 int, a *convAttrs) {
 	oh, ow := a.outSize()
 	l := oh * ow
 	pad := T(a.pad)
-	for b := range n {
+	for b := b0; b < b1; b++ {
 		for ch := range c {
 			img := x[(b*c+ch)*a.h*a.w:][:a.h*a.w]
 			for i := range a.kh {
 				for j := range a.kw {
 					row := dst[((ch*a.kh*a.kw+i*a.kw+j)*n+b)*l:][:l]
+					lo, hi := a.xRange(j, ow)
+					off := j*a.dw - a.pw
 					for y := range oh {
 						iy := y*a.sh - a.ph + i*a.dh
 						out := row[y*ow:][:ow]
@@ -58,14 +79,19 @@ func im2colKernel[T float32 | float64](dst, x []T, n, c int, a *convAttrs) {
 							}
 							continue
 						}
+						for k := range out[:lo] {
+							out[k] = pad
+						}
+						for k := range out[hi:] {
+							out[hi+k] = pad
+						}
 						src := img[iy*a.w:][:a.w]
-						for xo := range ow {
-							ix := xo*a.sw - a.pw + j*a.dw
-							if ix < 0 || ix >= a.w {
-								out[xo] = pad
-							} else {
-								out[xo] = src[ix]
-							}
+						if a.sw == 1 {
+							copy(out[lo:hi], src[lo+off:hi+off])
+							continue
+						}
+						for xo := lo; xo < hi; xo++ {
+							out[xo] = src[xo*a.sw+off]
 						}
 					}
 				}
@@ -75,34 +101,75 @@ func im2colKernel[T float32 | float64](dst, x []T, n, c int, a *convAttrs) {
 }
 
 // col2imKernel sums the columns g [C·kH·kW N L] into dst [N C H W] (the
-// padding's entries are dropped).
-func col2imKernel[T float32 | float64](dst, g []T, n, c int, a *convAttrs) {
-	clear(dst)
+// padding's entries are dropped), for the images [b0, b1).
+func col2imKernel[T float32 | float64](dst, g []T, n, c, b0, b1 int, a *convAttrs) {
 	oh, ow := a.outSize()
 	l := oh * ow
-	for b := range n {
+	clear(dst[b0*c*a.h*a.w : b1*c*a.h*a.w])
+	for b := b0; b < b1; b++ {
 		for ch := range c {
 			img := dst[(b*c+ch)*a.h*a.w:][:a.h*a.w]
 			for i := range a.kh {
 				for j := range a.kw {
 					row := g[((ch*a.kh*a.kw+i*a.kw+j)*n+b)*l:][:l]
+					lo, hi := a.xRange(j, ow)
+					off := j*a.dw - a.pw
 					for y := range oh {
 						iy := y*a.sh - a.ph + i*a.dh
 						if iy < 0 || iy >= a.h {
 							continue
 						}
-						d := img[iy*a.w:][:a.w]
 						in := row[y*ow:][:ow]
-						for xo := range ow {
-							ix := xo*a.sw - a.pw + j*a.dw
-							if ix >= 0 && ix < a.w {
-								d[ix] += in[xo]
+						d := img[iy*a.w:][:a.w]
+						if a.sw == 1 {
+							d := d[lo+off : hi+off]
+							for k, v := range in[lo:hi] {
+								d[k] += v
 							}
+							continue
+						}
+						for xo := lo; xo < hi; xo++ {
+							d[xo*a.sw+off] += in[xo]
 						}
 					}
 				}
 			}
 		}
+	}
+}
+
+// colTask runs im2col or col2im over a range of images per part.
+type colTask[T float32 | float64] struct {
+	dst, src []T
+	n, c     int
+	a        *convAttrs
+	back     bool
+	parts    int
+}
+
+func (t *colTask[T]) Run(p int) {
+	b0, b1 := t.n*p/t.parts, t.n*(p+1)/t.parts
+	if t.back {
+		col2imKernel(t.dst, t.src, t.n, t.c, b0, b1, t.a)
+	} else {
+		im2colKernel(t.dst, t.src, t.n, t.c, b0, b1, t.a)
+	}
+}
+
+// colRun runs im2col (back false) or col2im over all n images, split
+// across goroutines by images when the columns are large.
+func colRun[T float32 | float64](dst, src []T, n, c int, a *convAttrs, back bool) {
+	oh, ow := a.outSize()
+	work := n * c * a.kh * a.kw * oh * ow
+	if nt := gemm.Threads(); nt > 1 && n > 1 && work >= 1<<16 {
+		t := &colTask[T]{dst: dst, src: src, n: n, c: c, a: a, back: back, parts: min(nt, n)}
+		workers.Run(t.parts, t)
+		return
+	}
+	if back {
+		col2imKernel(dst, src, n, c, 0, n, a)
+	} else {
+		im2colKernel(dst, src, n, c, 0, n, a)
 	}
 }
 
@@ -115,9 +182,9 @@ func im2colFwd(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) {
 	oh, ow := a.outSize()
 	resizeTo(dst, x.DType(), []int{s[1] * a.kh * a.kw, s[0], oh * ow})
 	if x.DType() == tensor.Float32 {
-		im2colKernel(dst.Float32s(), x.Float32s(), s[0], s[1], a)
+		colRun(dst.Float32s(), x.Float32s(), s[0], s[1], a, false)
 	} else {
-		im2colKernel(dst.Float64s(), x.Float64s(), s[0], s[1], a)
+		colRun(dst.Float64s(), x.Float64s(), s[0], s[1], a, false)
 	}
 }
 
@@ -131,9 +198,9 @@ func col2imFwd(dst *tensor.Tensor, at attrs, g, _ *tensor.Tensor) {
 	c := s[0] / (a.kh * a.kw)
 	resizeTo(dst, g.DType(), []int{s[1], c, a.h, a.w})
 	if g.DType() == tensor.Float32 {
-		col2imKernel(dst.Float32s(), g.Float32s(), s[1], c, a)
+		colRun(dst.Float32s(), g.Float32s(), s[1], c, a, true)
 	} else {
-		col2imKernel(dst.Float64s(), g.Float64s(), s[1], c, a)
+		colRun(dst.Float64s(), g.Float64s(), s[1], c, a, true)
 	}
 }
 
@@ -249,10 +316,12 @@ type Pool2dOptions struct{ Kernel, Stride, Padding [2]int }
 // MaxPool2d returns the maximum of x [N C H W] over each window: [N C H'
 // W'], the padding counting as −Inf. Where several elements of a window tie
 // for its maximum they share its gradient equally (Max's rule; PyTorch
-// gives all of it to the first).
+// gives all of it to the first); a window holding a NaN has NaN as its
+// maximum and passes its gradient to its NaNs. Its second derivative is 0
+// (the routing is piecewise constant).
 func MaxPool2d(x *Value, opts Pool2dOptions) *Value {
 	defer rethrow()
-	return pool2d("max_pool2d", x, opts, math.Inf(-1), func(v *Value) *Value { return Max(v, 1) })
+	return pool2d("max_pool2d", x, opts, &poolRules.maxPool)
 }
 
 // AvgPool2d returns the mean of x [N C H W] over each window: [N C H' W'],
@@ -260,10 +329,10 @@ func MaxPool2d(x *Value, opts Pool2dOptions) *Value {
 // count_include_pad=true).
 func AvgPool2d(x *Value, opts Pool2dOptions) *Value {
 	defer rethrow()
-	return pool2d("avg_pool2d", x, opts, 0, func(v *Value) *Value { return Mean(v, 1) })
+	return pool2d("avg_pool2d", x, opts, &poolRules.avgPool)
 }
 
-func pool2d(op string, x *Value, opts Pool2dOptions, pad float64, reduce func(*Value) *Value) *Value {
+func pool2d(op string, x *Value, opts Pool2dOptions, r *rule) *Value {
 	xs := x.Shape()
 	if len(xs) != 4 {
 		panic(shapeErr(op, [][]int{xs}, "want x [N C H W]"))
@@ -274,14 +343,12 @@ func pool2d(op string, x *Value, opts Pool2dOptions, pad float64, reduce func(*V
 	a := newAttrs[convAttrs](x, nil)
 	*a = convAttrs{kh: opts.Kernel[0], kw: opts.Kernel[1], sh: def(opts.Stride[0], opts.Kernel[0]),
 		sw: def(opts.Stride[1], opts.Kernel[1]), ph: opts.Padding[0], pw: opts.Padding[1], dh: 1, dw: 1,
-		h: xs[2], w: xs[3], pad: pad}
+		h: xs[2], w: xs[3]}
 	checkWindow(op, xs, nil, a, 1)
 	if 2*a.ph > a.kh || 2*a.pw > a.kw {
 		panic(&Error{Op: op, Err: ErrArgument, Msg: fmt.Sprintf("padding %v exceeds half the kernel %v", opts.Padding, opts.Kernel)})
 	}
-	oh, ow := a.outSize()
-	cols := Reshape(im2col(x, a), xs[1], a.kh*a.kw, xs[0], oh*ow)
-	return Permute(Reshape(reduce(cols), xs[1], xs[0], oh, ow), 1, 0, 2, 3)
+	return apply(r, a, x, nil)
 }
 
 func def(v, d int) int {

@@ -30,9 +30,9 @@ func convRowCases() []rowCase {
 				y = ad.Conv2d(img(p, x), ad.Mul(p[1], x[1]), conv1)
 				return y, ad.Sum(y)
 			}},
-		{name: "max_pool2d", rules: []string{"permute", "reshape", "im2col", "max", "col2im"}, params: [][]int{xs}, inputs: [][]int{xs},
+		{name: "max_pool2d", rules: []string{"max_pool2d", "max_pool2d_back"}, params: [][]int{xs}, inputs: [][]int{xs},
 			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.MaxPool2d(img(p, x), pool); return y, ad.Sum(y) }},
-		{name: "avg_pool2d", rules: []string{"permute", "reshape", "im2col", "mul_scalar", "sum", "col2im"}, params: [][]int{xs}, inputs: [][]int{xs},
+		{name: "avg_pool2d", rules: []string{"avg_pool2d", "avg_pool2d_back"}, params: [][]int{xs}, inputs: [][]int{xs},
 			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.AvgPool2d(img(p, x), pool); return y, ad.Sum(y) }},
 	}
 }

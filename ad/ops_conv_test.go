@@ -51,9 +51,9 @@ func convRuleCases() []ruleCase {
 		// The pools are piecewise linear (max) or linear (mean): square them
 		// so that the second-order check sees a nonzero Hessian.
 		cs = append(cs,
-			ruleCase{rule: "im2col", name: fmt.Sprintf("max_pool2d %+v", p), shapes: [][]int{{2, 2, 5, 6}}, smooth: true,
+			ruleCase{rule: "max_pool2d", name: fmt.Sprintf("max_pool2d %+v", p), shapes: [][]int{{2, 2, 5, 6}}, smooth: true,
 				f: unary(func(x *ad.Value) *ad.Value { return ad.Square(ad.MaxPool2d(x, p)) })},
-			ruleCase{rule: "im2col", name: fmt.Sprintf("avg_pool2d %+v", p), shapes: [][]int{{3, 1, 5, 6}}, smooth: true,
+			ruleCase{rule: "avg_pool2d", name: fmt.Sprintf("avg_pool2d %+v", p), shapes: [][]int{{3, 1, 5, 6}}, smooth: true,
 				f: unary(func(x *ad.Value) *ad.Value { return ad.Square(ad.AvgPool2d(x, p)) })})
 	}
 	// col2im is linear: compose it with sin for a Hessian to check.
@@ -64,7 +64,7 @@ func convRuleCases() []ruleCase {
 			f: unary(func(g *ad.Value) *ad.Value { return ad.Sin(ad.Col2im(g, 5, 4, 2, 3, 2, 2, 1, 1, 2, 1)) })})
 	// Norm and IndexAdd (ops_more_pnorm_test.go) come last, so that the
 	// random inputs drawn for the cases before them stay as they were.
-	return append(cs, pnormRuleCases()...)
+	return append(append(cs, poolRuleCases()...), pnormRuleCases()...)
 }
 
 // naiveConv is the direct convolution of x with w.
