@@ -71,11 +71,17 @@ func init() {
 			return poolApply(&poolRules.maxPoolLin, c.at.(*convAttrs), ts[0], c.in(1))
 		}}
 	poolRules.avgPool = linear("avg_pool2d",
-		func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) { poolRun(dst, at.(*convAttrs), x, nil, poolAvgFwd) },
+		func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) {
+			poolRun(dst, at.(*convAttrs), x, nil, poolAvgFwd)
+		},
 		func(c *jvpCtx, t *Value) *Value { return poolApply(&poolRules.avgPool, c.at.(*convAttrs), t, nil) },
-		func(c *vjpCtx, g *Value) *Value { return poolApply(&poolRules.avgPoolBack, c.n.at.(*convAttrs), g, nil) })
+		func(c *vjpCtx, g *Value) *Value {
+			return poolApply(&poolRules.avgPoolBack, c.n.at.(*convAttrs), g, nil)
+		})
 	poolRules.avgPoolBack = vjpRow("avg_pool2d", linear("avg_pool2d_back",
-		func(dst *tensor.Tensor, at attrs, g, _ *tensor.Tensor) { poolRun(dst, at.(*convAttrs), g, nil, poolAvgBack) },
+		func(dst *tensor.Tensor, at attrs, g, _ *tensor.Tensor) {
+			poolRun(dst, at.(*convAttrs), g, nil, poolAvgBack)
+		},
 		func(c *jvpCtx, t *Value) *Value { return poolApply(&poolRules.avgPoolBack, c.at.(*convAttrs), t, nil) },
 		func(c *vjpCtx, g *Value) *Value { return poolApply(&poolRules.avgPool, c.n.at.(*convAttrs), g, nil) }))
 }
