@@ -291,29 +291,14 @@ func BenchmarkW3SmallFunctionReusedTape(b *testing.B) {
 	runRatio(b, &t, 2, func() { sink += w3Grad(&t) }, func() { sink += w3Plain() })
 }
 
-// w3GradPreacc is w3Grad with z recorded as one node by Seed2 and Record2.
+// w3GradPreacc is w3Grad with z recorded as one node by Preacc2.
 func w3GradPreacc(t *Tape) float64 {
 	s := 0.0
 	for k := range w3Evals {
 		t.Reset()
 		x, y := t.Var(0.5+1e-7*float64(k)), t.Var(4)
-		a, b := Seed2(x, y)
-		z := Record2(x, y, a.Mul(b).Add(a.Square().Sin()).Sub(b.Log()))
-		t.Backward(z)
-		s += t.Adjoint(x) + t.Adjoint(y)
-	}
-	return s
-}
-
-// w3GradFn2 is w3Grad with z recorded as one node by Fn2.
-func w3GradFn2(t *Tape) float64 {
-	s := 0.0
-	for k := range w3Evals {
-		t.Reset()
-		x, y := t.Var(0.5+1e-7*float64(k)), t.Var(4)
-		z := Fn2(x, y, func(x, y L2) L2 {
-			return x.Mul(y).Add(x.Square().Sin()).Sub(y.Log())
-		})
+		e, a, b := Preacc2(x, y)
+		z := e.Record(a.Mul(b).Add(a.Square().Sin()).Sub(b.Log()))
 		t.Backward(z)
 		s += t.Adjoint(x) + t.Adjoint(y)
 	}
@@ -323,11 +308,6 @@ func w3GradFn2(t *Tape) float64 {
 func BenchmarkW3SmallFunctionReusedTapePreacc(b *testing.B) {
 	var t Tape
 	runRatio(b, &t, 2, func() { sink += w3GradPreacc(&t) }, func() { sink += w3Plain() })
-}
-
-func BenchmarkW3SmallFunctionReusedTapeFn2(b *testing.B) {
-	var t Tape
-	runRatio(b, &t, 2, func() { sink += w3GradFn2(&t) }, func() { sink += w3Plain() })
 }
 
 func BenchmarkW3SmallFunctionPlain(b *testing.B) {
@@ -446,37 +426,21 @@ func BenchmarkW1RosenbrockBaselineTape(b *testing.B) {
 	}
 }
 
-// rosenbrockPreacc is rosenbrock with each term preaccumulated by Fn2 into
-// one node, and the terms summed by one Sum node.
+// rosenbrockPreacc is rosenbrock with each term preaccumulated by Preacc2
+// into one node, and the terms summed by one Sum node.
 func rosenbrockPreacc(x []Var, terms []Var) Var {
 	terms = terms[:0]
 	for i := 0; i+1 < len(x); i += 2 {
-		terms = append(terms, Fn2(x[i], x[i+1], func(a, b L2) L2 {
-			d := b.Sub(a.Square())
-			return d.Square().MulC(100).Add(a.RSubC(1).Square())
-		}))
-	}
-	return Sum(terms)
-}
-
-// rosenbrockSeed is rosenbrockPreacc written with Seed2 and Record2, which
-// the compiler inlines.
-func rosenbrockSeed(x []Var, terms []Var) Var {
-	terms = terms[:0]
-	for i := 0; i+1 < len(x); i += 2 {
-		a, b := Seed2(x[i], x[i+1])
+		e, a, b := Preacc2(x[i], x[i+1])
 		d := b.Sub(a.Square())
-		terms = append(terms, Record2(x[i], x[i+1], d.Square().MulC(100).Add(a.RSubC(1).Square())))
+		terms = append(terms, e.Record(d.Square().MulC(100).Add(a.RSubC(1).Square())))
 	}
 	return Sum(terms)
 }
 
 // BenchmarkW1RosenbrockGradientPreacc records each term as one node with
-// Seed2 and Record2 (inlined), BenchmarkW1RosenbrockGradientFn2 with Fn2
-// (one closure call per term); both sum the terms with one Sum node.
-func BenchmarkW1RosenbrockGradientPreacc(b *testing.B) { benchW1Terms(b, rosenbrockSeed) }
-
-func BenchmarkW1RosenbrockGradientFn2(b *testing.B) { benchW1Terms(b, rosenbrockPreacc) }
+// Preacc2 (inlined) and sums the terms with one Sum node.
+func BenchmarkW1RosenbrockGradientPreacc(b *testing.B) { benchW1Terms(b, rosenbrockPreacc) }
 
 func benchW1Terms(b *testing.B, f func(x, terms []Var) Var) {
 	for _, n := range []int{1_000, 100_000, 1_000_000} {
@@ -496,19 +460,22 @@ func benchW1Terms(b *testing.B, f func(x, terms []Var) Var) {
 	}
 }
 
-// rosenbrockRegion is rosenbrock with each term written in Var operations
-// and collapsed into one node by Begin and End, and the terms summed by one
-// Sum node.
-func rosenbrockRegion(x []Var, terms []Var) Var {
-	terms = terms[:0]
-	t := x[0].Tape()
-	for i := 0; i+1 < len(x); i += 2 {
-		m := t.Begin()
-		a := x[i+1].Sub(x[i].Square())
-		c := Const(1).Sub(x[i])
-		terms = append(terms, t.End(m, a.Square().MulC(100).Add(c.Square())))
+// BenchmarkW1RosenbrockGradientInputs is the preaccumulated form with the
+// variables from Tape.Inputs and the terms summed by an Accumulator: no
+// []Var slice is written.
+func BenchmarkW1RosenbrockGradientInputs(b *testing.B) {
+	for _, n := range []int{1_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			x := startPoint(n)
+			g := make([]float64, n)
+			var t Tape
+			grad := func() {
+				t.Reset()
+				in, y := rosenbrockInputs(&t, x)
+				t.Backward(y)
+				in.Gradient(g)
+			}
+			runRatio(b, &t, n, grad, func() { sink += rosenbrockPlain(x) })
+		})
 	}
-	return Sum(terms)
 }
-
-func BenchmarkW1RosenbrockGradientRegion(b *testing.B) { benchW1Terms(b, rosenbrockRegion) }

@@ -59,23 +59,28 @@
 // Written with Var operations, every +, ×, sin … is a node: a term of
 // Rosenbrock's function, 100(y − x²)² + (1 − x)², is 8 of them.
 // Statement-level preaccumulation records such an expression of a few
-// variables as one node, whose partials with respect to those variables are computed
-// while it is evaluated, by forward mode on the small number types [L2] (a
-// value and two partials) and [L4] (four). They have the operations of Var,
-// with the same derivative code:
+// variables as one node, whose partials with respect to those variables
+// are computed while it is evaluated, by forward mode on the local numbers
+// [Local2], [Local3] and [Local4] (a value and two, three or four partials).
+// They have every operation of Var, from the same derivative code:
 //
-//	term := scalar.Fn2(x, y, func(a, b scalar.L2) scalar.L2 {
-//		d := b.Sub(a.Square())
-//		return d.Square().MulC(100).Add(a.RSubC(1).Square())
-//	})
+//	e, a, b := scalar.Preacc2(x, y)
+//	d := b.Sub(a.Square())
+//	term := e.Record(d.Square().MulC(100).Add(a.RSubC(1).Square()))
 //
-// [Fn2] records one 24-byte node; [Fn3] and [Fn4] record one node with three
-// or four parents in the side arrays, like a reduction. [Seed2] and
-// [Record2] are Fn2 without the closure, so that the compiler inlines the
-// whole expression and its recording: the fastest way to build a tape.
-// A sum of such terms is then one [Sum] node. For Rosenbrock's function this
-// cuts the tape from 8 nodes per term to 1 plus the Sum's side entry, and
-// the gradient time by 3.6 to 3.8×; see the README for the figures.
+// [Preacc2] returns the local numbers of its operands and an [Expr2] that
+// holds those operands, so that [Expr2.Record] records the result against
+// exactly them: the operands cannot be swapped or mixed up. The whole of it
+// inlines, and the node is 24 bytes. [Preacc3] and [Preacc4] record one
+// node with three or four parents in the side arrays, like a reduction.
+// A sum of such terms is then one [Sum] node. For Rosenbrock's function
+// this cuts the tape from 8 nodes per term to 1 plus the Sum's side entry,
+// and the gradient time by 3.6 to 3.8×; see the README for the figures.
+//
+// Preaccumulation computes first derivatives only, so it is refused in
+// tangent mode (Hessians) when the expression starts: Preacc2 panics with
+// an *[Error] wrapping [ErrNoSecondOrder]. A function whose Hessian is
+// needed is written with Var operations.
 //
 // For a function of very many variables the caller's slices then cost more
 // than the tape: a []Var is 24 bytes per variable, written by [Tape.Vars]
@@ -88,9 +93,9 @@
 //	in := t.Inputs(x)
 //	var acc scalar.Accumulator
 //	for i := 0; i+1 < in.Len(); i += 2 {
-//		a, b := scalar.Seed2(in.At(i), in.At(i+1))
+//		e, a, b := scalar.Preacc2(in.At(i), in.At(i+1))
 //		d := b.Sub(a.Square())
-//		acc.Add(scalar.Record2(in.At(i), in.At(i+1), d.Square().MulC(100).Add(a.RSubC(1).Square())))
+//		acc.Add(e.Record(d.Square().MulC(100).Add(a.RSubC(1).Square())))
 //	}
 //	t.Backward(acc.Sum())
 //	g := in.Gradient(nil)
@@ -99,15 +104,10 @@
 // (13.6–15.5× the plain function instead of 24–32× over five runs; see the
 // README, bench/adolc/run.sh with COUNT=5).
 //
-// [Tape.Begin] and [Tape.End] do the same for code that stays in Var
-// operations: End collapses the nodes recorded since Begin into one node by
-// a local reverse sweep. That costs about as much as the sweep it saves (it
-// saves tape memory more than time, unless the node is swept many times, as
-// by a Jacobian), but it works in tangent mode, where it keeps the region as
-// recorded so that Hessians stay exact. The L2 and L4 forms compute first
-// derivatives only: a node recorded by them in tangent mode makes the next
-// operation that needs tangent data panic with an *[Error], never a wrong
-// Hessian.
+// (Regions of Var operations collapsed into one node by a local reverse
+// sweep, Tape.Begin and Tape.End, were removed: they were no faster than
+// op-by-op recording on W1 at n ≤ 10⁵ and 20 % faster at 10⁶, far from
+// the preaccumulated forms, and did nothing in tangent mode.)
 //
 // # Gonum
 //
@@ -193,16 +193,26 @@
 //
 // # Errors
 //
-// Misuse is a programming error and panics with an *[Error] that names the
-// operation and wraps one of the sentinels, tested with errors.Is:
-// variables of two tapes combined in one operation, or Backward of a
-// constant or of another tape's variable ([ErrNotOnTape]); a variable
-// recorded before the last Reset ([ErrStale]); reductions over slices of
-// different lengths ([ErrSize]); adjoints read before any Backward
-// ([ErrNoBackward]); a preaccumulated node in tangent mode
-// ([ErrNoSecondOrder]); a tape past its index range ([ErrTooLong]); a log
-// density's parameter outside its domain ([ErrDomain]). ad.Try
-// recovers these panics as it does ad's own. Variables of different tapes
-// must not be mixed; pass values between tapes with [Var.Value], which is
-// how nested and independent tapes are used together.
+// Misuse is a programming error and panics, at the call that misuses, with
+// an *[Error] that names the operation and wraps one of the sentinels,
+// tested with errors.Is: variables of two tapes combined in one operation,
+// or Backward of a constant or of another tape's variable
+// ([ErrNotOnTape]); a variable, or an [Inputs], recorded before the last
+// Reset and used with the current recording, given to Backward or Adjoint
+// ([ErrStale]); reductions over slices of different lengths ([ErrSize]);
+// adjoints read before any Backward ([ErrNoBackward]); preaccumulation in
+// tangent mode ([ErrNoSecondOrder]); a tape past its index range
+// ([ErrTooLong]); a log density's parameter outside its domain
+// ([ErrDomain]). The inlined operations Add, Sub and Mul cannot afford to
+// tell another tape from an earlier recording of the same one: their error
+// wraps both ErrNotOnTape and ErrStale. ad.Try recovers these panics as it
+// does ad's own. Variables of different tapes must not be mixed; pass
+// values between tapes with [Var.Value], which is how nested and
+// independent tapes are used together.
+//
+// A stale variable is detected without a cost per operation: a Tape cycles
+// through 64 recordings, one per Reset, and a variable points at the
+// recording it was made on, so the pointer comparison that every operation
+// makes anyway tells a variable of an earlier recording from a current one
+// (one kept across a multiple of 64 Resets is not told apart).
 package scalar

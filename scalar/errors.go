@@ -11,8 +11,9 @@ var (
 	// reduction, or the output given to Backward belong to different tapes.
 	// Pass values between tapes with Var.Value.
 	ErrNotOnTape = errs.New("not a variable of this tape")
-	// ErrStale: a variable, mark or Inputs recorded before the tape's last
-	// Reset was used afterwards.
+	// ErrStale: a variable or Inputs recorded before the tape's last Reset
+	// was used with the current recording, or given to Backward, Adjoint
+	// or Inputs.Gradient.
 	ErrStale = errs.New("variable recorded before the last Reset")
 	// ErrSize: slices or matrices whose lengths do not fit each other (dst
 	// and x of Gradient, the two slices of Dot, the dst of Jacobian or
@@ -22,7 +23,7 @@ var (
 	// Inputs.Gradient) with no Backward since the last Reset.
 	ErrNoBackward = errs.New("no Backward since the last Reset")
 	// ErrNoSecondOrder: an operation without second derivatives, such as a
-	// preaccumulated node (Fn2, Fn3, Fn4, Record2 …), was recorded in
+	// preaccumulated expression (Preacc2, Preacc3, Preacc4), was started in
 	// tangent mode (HessVec, Hessian, Objective.Hess).
 	ErrNoSecondOrder = errs.New("no second derivative")
 	// ErrTooLong: the tape holds more nodes or reduction parents than its

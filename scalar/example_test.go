@@ -138,46 +138,16 @@ func ExampleDotC() {
 }
 
 // One term of Rosenbrock's function recorded as one node: its partials are
-// computed by forward mode on L2 numbers while it is evaluated.
-func ExampleFn2() {
+// computed by forward mode on Local2 numbers while it is evaluated, and the
+// Expr2 that Preacc2 returns records them against x and y.
+func ExamplePreacc2() {
 	var t scalar.Tape
 	x, y := t.Var(-1.2), t.Var(1)
-	f := scalar.Fn2(x, y, func(a, b scalar.L2) scalar.L2 {
-		d := b.Sub(a.Square())
-		return d.Square().MulC(100).Add(a.RSubC(1).Square())
-	})
+	e, a, b := scalar.Preacc2(x, y)
+	d := b.Sub(a.Square())
+	f := e.Record(d.Square().MulC(100).Add(a.RSubC(1).Square()))
 	t.Backward(f)
 	fmt.Printf("f = %.2f, ∇f = [%.1f %.1f], %d nodes\n", f.Value(), t.Adjoint(x), t.Adjoint(y), t.Len())
 	// Output:
 	// f = 24.20, ∇f = [-215.6 -88.0], 3 nodes
-}
-
-// Seed2 and Record2 are Fn2 without the closure; the compiler inlines them.
-// Here z = x·y + sin(x²) − ln y is one node.
-func ExampleRecord2() {
-	var t scalar.Tape
-	x, y := t.Var(0.5), t.Var(4)
-	a, b := scalar.Seed2(x, y)
-	z := scalar.Record2(x, y, a.Mul(b).Add(a.Square().Sin()).Sub(b.Log()))
-	t.Backward(z)
-	fmt.Printf("∂z/∂x = %.6f, ∂z/∂y = %.6f\n", t.Adjoint(x), t.Adjoint(y))
-	// Output:
-	// ∂z/∂x = 4.968912, ∂z/∂y = 0.250000
-}
-
-// A region of Var operations collapsed into one node. Unlike Fn2, it also
-// works in tangent mode (Hessians), where it keeps the region as recorded.
-func ExampleTape_Begin() {
-	f := func(x []scalar.Var) scalar.Var {
-		t := x[0].Tape()
-		m := t.Begin()
-		d := x[1].Sub(x[0].Square())
-		c := scalar.Const(1).Sub(x[0])
-		return t.End(m, d.Square().MulC(100).Add(c.Square()))
-	}
-	g, v := scalar.Gradient(nil, f, []float64{-1.2, 1})
-	h := scalar.Hessian(nil, f, []float64{-1.2, 1})
-	fmt.Printf("f = %.2f, ∇f = [%.1f %.1f], H = [%.0f %.0f; %.0f %.0f]\n", v, g[0], g[1], h.At(0, 0), h.At(0, 1), h.At(1, 0), h.At(1, 1))
-	// Output:
-	// f = 24.20, ∇f = [-215.6 -88.0], H = [1330 480; 480 200]
 }

@@ -10,7 +10,7 @@ package scalar
 // An Inputs is a small value; copy it freely. Like a Var, it belongs to one
 // recording and must not be used after the next [Tape.Reset].
 type Inputs struct {
-	t    *Tape
+	t    *recording
 	x    []float64
 	base int32
 }
@@ -19,7 +19,9 @@ type Inputs struct {
 // [Tape.Vars], and returns them as an [Inputs] handle. The handle refers to
 // x: At(i) takes the value x[i] when it is called, so x must not change
 // while the function is recorded.
-func (t *Tape) Inputs(x []float64) Inputs {
+func (t *Tape) Inputs(x []float64) Inputs { return t.rec().Inputs(x) }
+
+func (t *recording) Inputs(x []float64) Inputs {
 	return Inputs{t, x, t.varRun(len(x))}
 }
 
@@ -50,18 +52,19 @@ func (in Inputs) Gradient(dst []float64) []float64 {
 	if t == nil || !t.hasRun(in.base, len(in.x)) {
 		fail(ErrStale, "gradient", "the inputs are not on the tape (recorded before Reset?)")
 	}
-	if len(t.adj) == 0 {
+	if t.owner.adjRec != t {
 		fail(ErrNoBackward, "gradient", "no Backward since the last Reset")
 	}
 	lo, hi := int(in.base), int(in.base)+len(in.x)
-	c := copy(dst, t.adj[min(lo, len(t.adj)):min(hi, len(t.adj))])
+	adj := t.owner.adj
+	c := copy(dst, adj[min(lo, len(adj)):min(hi, len(adj))])
 	clear(dst[c:])
 	return dst
 }
 
 // hasRun reports whether nodes base … base+k−1 are independent variables
 // recorded by one call of Vars or Inputs on the current recording.
-func (t *Tape) hasRun(base int32, k int) bool {
+func (t *recording) hasRun(base int32, k int) bool {
 	if int(base)+k > len(t.nodes) || base <= 0 {
 		return false
 	}
@@ -81,18 +84,18 @@ func (t *Tape) hasRun(base int32, k int) bool {
 
 // An Accumulator sums terms into one node without a slice of them: add the
 // terms with [Accumulator.Add] and record their sum with [Accumulator.Sum].
-// Terms recorded one after the other (as by a loop of [Record2] or [Fn2]
+// Terms recorded one after the other (as by a loop of [Expr2.Record]
 // calls) cost nothing but an index comparison each and make one 24-byte
 // range node, as [Sum] of them would; other terms are correct too, with one
 // addition node per break in the run. The zero value is an empty sum, ready
 // to use; an Accumulator must not be used after the next [Tape.Reset].
 type Accumulator struct {
-	t    *Tape   // the tape of the current run; nil if there is none
-	lo   int32   // the current run of consecutive terms: lo … lo+k−1
-	k    int32   //
-	v    float64 // sum of the run's values
-	rest Var     // sum of the variable terms before the run
-	c    float64 // sum of the constant terms
+	t    *recording // the tape of the current run; nil if there is none
+	lo   int32      // the current run of consecutive terms: lo … lo+k−1
+	k    int32      //
+	v    float64    // sum of the run's values
+	rest Var        // sum of the variable terms before the run
+	c    float64    // sum of the constant terms
 }
 
 // Add adds x to the sum. It panics with an *[Error] if x belongs to a

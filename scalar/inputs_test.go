@@ -10,10 +10,9 @@ func rosenbrockInputs(t *Tape, x []float64) (Inputs, Var) {
 	in := t.Inputs(x)
 	var acc Accumulator
 	for i := 0; i+1 < in.Len(); i += 2 {
-		xi, xj := in.At(i), in.At(i+1)
-		a, b := Seed2(xi, xj)
+		e, a, b := Preacc2(in.At(i), in.At(i+1))
 		d := b.Sub(a.Square())
-		acc.Add(Record2(xi, xj, d.Square().MulC(100).Add(a.RSubC(1).Square())))
+		acc.Add(e.Record(d.Square().MulC(100).Add(a.RSubC(1).Square())))
 	}
 	return in, acc.Sum()
 }

@@ -1,6 +1,9 @@
 package scalar
 
-import "math"
+import (
+	"errors"
+	"math"
+)
 
 // op identifies an operation. It names the operation in errors and selects
 // its second derivatives in tangent mode (see second1 and second2).
@@ -69,7 +72,7 @@ var opNames = [numOps]string{
 	opLog2: "log2", opLog10: "log10", opSqrt: "sqrt", opCbrt: "cbrt",
 	opAbs: "abs", opSigmoid: "sigmoid", opSoftplus: "softplus", opErf: "erf",
 	opPowC: "pow", opExpC: "pow", opSum: "sum", opDot: "dot", opDotC: "dot",
-	opLogSumExp: "logsumexp", opFn: "fn",
+	opLogSumExp: "logsumexp", opFn: "preacc",
 	opLbeta: "lbeta", opLchoose: "lchoose", opGammaP: "gamma_p",
 	opGammaQ: "gamma_q", opLogDiffExp: "log_diff_exp",
 	opLogSumExp2: "log_sum_exp", opIncBeta: "inc_beta", opFma: "fma",
@@ -81,7 +84,7 @@ func (o op) String() string { return opNames[o] }
 // inlined fast paths can panic without formatting.
 var mixed = func() (m [numOps]*Error) {
 	for o := range m {
-		m[o] = &Error{Op: op(o).String(), Err: ErrNotOnTape, Msg: "operands belong to different tapes (pass values between tapes with Var.Value)"}
+		m[o] = &Error{Op: op(o).String(), Err: errMismatch, Msg: "operands belong to different tapes, or one was recorded before the tape's last Reset (pass values between tapes with Var.Value)"}
 	}
 	return m
 }()
@@ -154,14 +157,30 @@ func binOp(o op, x, y Var, v, dx, dy float64) Var {
 var mixedMul = mixed[opMul]
 
 // pick returns the tape of an operation with operands on tapes a ≠ b.
-func pick(o op, a, b *Tape) *Tape {
+func pick(o op, a, b *recording) *recording {
 	if a == nil {
 		return b
 	}
 	if b != nil {
-		panic(mixed[o])
+		failMixed(o.String(), a, b)
 	}
 	return a
+}
+
+// errMismatch is the error of an inlined operation (Add, Sub, Mul) whose
+// operands belong to different recordings: it cannot afford to tell another
+// tape from an earlier recording of the same tape, so it wraps both
+// sentinels.
+var errMismatch = errors.Join(ErrNotOnTape, ErrStale)
+
+// failMixed panics for an operation op whose operands belong to the
+// different recordings a and b: of different tapes, or of the same tape
+// before and after a Reset.
+func failMixed(op string, a, b *recording) {
+	if a.state == b.state {
+		fail(ErrStale, op, "a variable recorded before the tape's last Reset is combined with a current one")
+	}
+	fail(ErrNotOnTape, op, "operands belong to different tapes (pass values between tapes with Var.Value)")
 }
 
 // Add returns x + y.
@@ -217,8 +236,8 @@ func (x Var) Mul(y Var) Var {
 
 // Div returns x ÷ y. Division by zero follows IEEE 754, as in Go.
 func (x Var) Div(y Var) Var {
-	v := x.v / y.v
-	return binOp(opDiv, x, y, v, 1/y.v, -v/y.v)
+	v, dx, dy := dDiv(x.v, y.v)
+	return binOp(opDiv, x, y, v, dx, dy)
 }
 
 // AddC returns x + c.
@@ -226,6 +245,9 @@ func (x Var) AddC(c float64) Var { return x.unHot(x.v+c, 1) }
 
 // SubC returns x − c.
 func (x Var) SubC(c float64) Var { return x.unHot(x.v-c, 1) }
+
+// RSubC returns c − x.
+func (x Var) RSubC(c float64) Var { return x.unHot(c-x.v, -1) }
 
 // MulC returns x × c.
 func (x Var) MulC(c float64) Var { return x.unHot(x.v*c, c) }
@@ -275,7 +297,7 @@ func (x Var) Cosh() Var { v, d := dCosh(x.v); return x.un(opCosh, v, d) }
 func (x Var) Tanh() Var { v, d := dTanh(x.v); return x.un(opTanh, v, d) }
 
 // Exp returns eˣ.
-func (x Var) Exp() Var { v := math.Exp(x.v); return x.un(opExp, v, v) }
+func (x Var) Exp() Var { v, d := dExp(x.v); return x.un(opExp, v, d) }
 
 // Expm1 returns eˣ − 1, accurate near 0.
 func (x Var) Expm1() Var { v, d := dExpm1(x.v); return x.un(opExpm1, v, d) }
@@ -395,6 +417,13 @@ func dTan(x float64) (float64, float64) {
 func dAsin(x float64) (float64, float64) { return math.Asin(x), 1 / math.Sqrt(1-x*x) }
 func dAcos(x float64) (float64, float64) { return math.Acos(x), -1 / math.Sqrt(1-x*x) }
 func dAtan(x float64) (float64, float64) { return math.Atan(x), 1 / (1 + x*x) }
+func dExp(x float64) (float64, float64)  { v := math.Exp(x); return v, v }
+
+func dDiv(x, y float64) (v, dx, dy float64) {
+	v = x / y
+	return v, 1 / y, -v / y
+}
+
 func dSinh(x float64) (float64, float64) { return math.Sinh(x), math.Cosh(x) }
 func dCosh(x float64) (float64, float64) { return math.Cosh(x), math.Sinh(x) }
 

@@ -12,13 +12,16 @@ import (
 
 // tapeOf returns the tape shared by the variables in xs, or nil if all of
 // them are constants. It panics if they belong to different tapes.
-func tapeOf(o op, xs []Var) *Tape {
-	var t *Tape
+func tapeOf(o op, xs []Var) *recording {
+	var t *recording
 	for k, x := range xs {
 		if x.t == nil || x.t == t {
 			continue
 		}
 		if t != nil {
+			if t.state == x.t.state {
+				fail(ErrStale, o.String(), "element %d (%v) was recorded before the tape's last Reset", k, x)
+			}
 			fail(ErrNotOnTape, o.String(), "element %d (%v) belongs to a different tape than the elements before it", k, x)
 		}
 		t = x.t
@@ -28,7 +31,8 @@ func tapeOf(o op, xs []Var) *Tape {
 
 // reserve appends k side entries to be filled in and returns them with the
 // position of the first. In tangent mode the tape is flushed first.
-func (t *Tape) reserve(k int) ([]int32, []float64, int) {
+func (t *recording) reserve(k int) ([]int32, []float64, int) {
+	t.current()
 	t.flush()
 	s := len(t.rp)
 	t.rp = slices.Grow(t.rp, k)[:s+k]
@@ -38,7 +42,7 @@ func (t *Tape) reserve(k int) ([]int32, []float64, int) {
 
 // commit keeps the first k ≥ 1 of the side entries reserved at s, records
 // the reduction node and returns its index.
-func (t *Tape) commit(s, k int) int32 {
+func (t *recording) commit(s, k int) int32 {
 	t.rp = t.rp[:s+k]
 	t.rd = t.rd[:s+k]
 	n := int32(len(t.nodes))
@@ -48,7 +52,7 @@ func (t *Tape) commit(s, k int) int32 {
 
 // tangents records the tangent data of a reduction committed at s with k
 // parents and tangent tv; dpart(j) gives the tangent of parent j's partial.
-func (t *Tape) tangents(s, k int, tv float64, dpart func(j int) float64) {
+func (t *recording) tangents(s, k int, tv float64, dpart func(j int) float64) {
 	t.rdd = slices.Grow(t.rdd[:s], k)
 	for j := 0; j < k; j++ {
 		t.rdd = append(t.rdd, dpart(j))
@@ -64,7 +68,7 @@ func Sum(xs []Var) Var {
 	// Fast path: every element a variable of one tape, not in tangent mode,
 	// in one pass; nothing is committed until the whole slice is checked.
 	if len(xs) > 0 {
-		if t := xs[0].t; t != nil && !t.tangent {
+		if t := xs[0].t; t != nil && !t.tangent && t == t.owner.cur {
 			k := len(xs)
 			// Consecutive nodes, such as terms recorded one after the
 			// other, make a range node with no side entries.
@@ -220,7 +224,7 @@ func DotC(xs []Var, c []float64) Var {
 	// The parents are written in one pass; nothing is committed until the
 	// whole slice has been checked.
 	t := xs[0].t
-	if t == nil || t.tangent {
+	if t == nil || t.tangent || t != t.owner.cur {
 		return dotCSlow(xs, c)
 	}
 	k := len(xs)

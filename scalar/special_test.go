@@ -202,35 +202,3 @@ func TestSpecialMixedTapes(t *testing.T) {
 		}()
 	}
 }
-
-// A region holding special-function nodes, the ternary side-array form
-// among them, collapses to the same gradient, and keeps the Hessian exact.
-func TestSpecialInRegion(t *testing.T) {
-	body := func(v []Var) Var {
-		return v[0].IncBeta(v[1], v[2]).Mul(v[0].Lbeta(v[1])).Add(v[2].Logit().Square())
-	}
-	region := func(v []Var) Var {
-		tp := v[0].Tape()
-		m := tp.Begin()
-		return tp.End(m, body(v))
-	}
-	x := []float64{1.5, 2.5, 0.35}
-	g0, v0 := Gradient(nil, body, x)
-	g1, v1 := Gradient(nil, region, x)
-	if v0 != v1 {
-		t.Errorf("value %g in a region, %g without", v1, v0)
-	}
-	for j := range g0 {
-		if !close(g1[j], g0[j], 1e-14) {
-			t.Errorf("∂%d = %g in a region, %g without", j, g1[j], g0[j])
-		}
-	}
-	H0, H1 := Hessian(nil, body, x), Hessian(nil, region, x)
-	for i := range x {
-		for j := range x {
-			if H0.At(i, j) != H1.At(i, j) {
-				t.Errorf("H[%d][%d] = %g in a region, %g without", i, j, H1.At(i, j), H0.At(i, j))
-			}
-		}
-	}
-}

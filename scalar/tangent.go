@@ -27,11 +27,14 @@ import (
 func (t *Tape) ResetTangent() {
 	t.Reset()
 	t.tangent = true
+	t.flushed = 0
 }
 
 // VarTangent records a new independent variable with value v and tangent dv.
 // Outside tangent mode the tangent is ignored.
-func (t *Tape) VarTangent(v, dv float64) Var {
+func (t *Tape) VarTangent(v, dv float64) Var { return t.rec().VarTangent(v, dv) }
+
+func (t *recording) VarTangent(v, dv float64) Var {
 	x := t.Var(v)
 	if t.tangent {
 		t.flush()
@@ -44,10 +47,11 @@ func (t *Tape) VarTangent(v, dv float64) Var {
 // by the inlined operations: variables (tangent 0 until VarTangent sets it),
 // one-parent nodes with a zero second derivative, and two-parent sums and
 // products, told apart by the bilinear mark.
-func (t *Tape) flush() {
+func (t *recording) flush() {
 	if !t.tangent {
 		return
 	}
+	t.current()
 	n := len(t.nodes)
 	t.tan = slices.Grow(t.tan[:t.flushed], n-t.flushed)[:n]
 	t.dd = slices.Grow(t.dd[:t.flushed], n-t.flushed)[:n]
@@ -60,7 +64,7 @@ func (t *Tape) flush() {
 		}
 		if nd.p0&preacc != 0 {
 			t.flushed = i
-			fail(ErrNoSecondOrder, "fn2", "%s", errPreaccTangent)
+			panic(errPreaccTangent)
 		}
 		p0 := nd.p0 & idx
 		t0, t1 := tan[p0], tan[nd.p1]
@@ -73,7 +77,7 @@ func (t *Tape) flush() {
 }
 
 // tangentOf returns the tangent of x (0 for a constant); t must be flushed.
-func (t *Tape) tangentOf(x Var) float64 {
+func (t *recording) tangentOf(x Var) float64 {
 	if x.t == nil {
 		return 0
 	}
@@ -83,7 +87,9 @@ func (t *Tape) tangentOf(x Var) float64 {
 // Tangent returns the tangent of x in tangent mode: the directional
 // derivative of x's value along the tangents of the variables. It is 0 for
 // constants and outside tangent mode.
-func (t *Tape) Tangent(x Var) float64 {
+func (t *Tape) Tangent(x Var) float64 { return t.rec().Tangent(x) }
+
+func (t *recording) Tangent(x Var) float64 {
 	if x.t == nil || !t.tangent {
 		return 0
 	}
@@ -95,15 +101,17 @@ func (t *Tape) Tangent(x Var) float64 {
 // AdjointTangent returns, after [Tape.Backward] from y in tangent mode, the
 // tangent of ∂y/∂x: the element of H·v for x, where H is the Hessian of y and
 // v the tangents of the variables. It is 0 outside tangent mode.
-func (t *Tape) AdjointTangent(x Var) float64 {
+func (t *Tape) AdjointTangent(x Var) float64 { return t.rec().AdjointTangent(x) }
+
+func (t *recording) AdjointTangent(x Var) float64 {
 	if x.t == nil || !t.tangent {
 		return 0
 	}
 	t.check("adjoint tangent", x)
-	if len(t.adj) == 0 {
+	if t.owner.adjRec != t {
 		fail(ErrNoBackward, "adjoint tangent", "no Backward since the last Reset")
 	}
-	if int(x.i) >= len(t.adj) {
+	if int(x.i) >= len(t.owner.adj) {
 		return 0
 	}
 	return t.adjd[x.i]
@@ -111,7 +119,7 @@ func (t *Tape) AdjointTangent(x Var) float64 {
 
 // un2 records a one-argument operation in tangent mode. p is the constant
 // parameter of PowC and ExpC.
-func (t *Tape) un2(o op, x Var, v, d, p float64) Var {
+func (t *recording) un2(o op, x Var, v, d, p float64) Var {
 	t.flush()
 	tx := t.tan[x.i]
 	dd := second1(o, x.v, v, d, p)
@@ -124,7 +132,7 @@ func (t *Tape) un2(o op, x Var, v, d, p float64) Var {
 
 // bin2 records a two-argument operation in tangent mode; t is the tape of x
 // or y, and a constant operand has a zero tangent.
-func (t *Tape) bin2(o op, x, y Var, v, dx, dy float64) Var {
+func (t *recording) bin2(o op, x, y Var, v, dx, dy float64) Var {
 	t.flush()
 	tx, ty := t.tangentOf(x), t.tangentOf(y)
 	fxx, fxy, fyy := second2(o, x.v, y.v, v)
@@ -247,11 +255,11 @@ func second2(o op, x, y, v float64) (fxx, fxy, fyy float64) {
 }
 
 // sweepTangent is the reverse sweep of tangent mode; see sweep.
-func (t *Tape) sweepTangent(adj []float64) {
+func (t *recording) sweepTangent(adj []float64) {
 	t.flush()
 	n := len(adj)
 	if cap(t.adjd) < n {
-		t.adjd = make([]float64, n, cap(t.adj))
+		t.adjd = make([]float64, n, cap(t.owner.adj))
 	}
 	adjd := t.adjd[:n]
 	clear(adjd)

@@ -20,7 +20,7 @@ const (
 	// bilinear marks p0 of a product x·y (and x²), so that tangent mode can
 	// tell its second derivative from that of a sum without an op code.
 	bilinear = 1 << 30
-	// preacc marks p0 of a node recorded by Record2 (and Fn2), whose
+	// preacc marks p0 of a node recorded by Expr2.Record, whose
 	// second derivatives are unknown, so that tangent mode can refuse it.
 	preacc = 1 << 29
 	// ranged marks p0 of a reduction whose parents are the consecutive
@@ -51,17 +51,42 @@ const (
 //
 // The zero value is an empty tape ready to use. A Tape holds no global state;
 // it must not be used by several goroutines at once, so give each goroutine
-// its own. Tapes are independent of each other, and a variable of one tape
-// must not be combined with a variable of another (operations panic if it
-// is). Use [Var.Value] to pass a number from one tape to another.
+// its own, and it must not be copied once used. Tapes are independent of each
+// other, and a variable of one tape must not be combined with a variable of
+// another (operations panic if it is). Use [Var.Value] to pass a number from
+// one tape to another.
 //
 // See the package documentation for the layout and its cost per operation.
 type Tape struct {
-	nodes []node    // node 0 is a sink that constants point at
+	adj    []float64           // per node: adjoint after Backward from y (len y.i+1)
+	adjRec *recording          // the recording that adj belongs to; nil if none
+	cur    *recording          // the current recording; nil before first use
+	k      int                 // cur is &ring[k]
+	ring   [ringSize]recording // recordings of the last ringSize Resets
+	state
+}
+
+// ringSize is the number of recordings a Tape cycles through, one per
+// Reset. A Var points at the recording it was made on, so that a Var kept
+// across up to ringSize−1 Resets is told from a current one by the pointer
+// comparison that every operation makes anyway (no cost per operation).
+const ringSize = 64
+
+// A recording is one recording of a Tape, from one Reset to the next: the
+// nodes, and the tape's other arrays through its state. Variables point at
+// their recording; Reset moves the nodes to the next recording of the ring,
+// so that a variable of an earlier recording is detected.
+type recording struct {
+	nodes []node // node 0 is a sink that constants point at
+	*state
+}
+
+// state is the part of a Tape that Reset does not move between recordings.
+type state struct {
+	owner *Tape
 	runs  []run     // runs of variables recorded by Vars
 	rp    []int32   // parents of reductions
 	rd    []float64 // partials of reductions
-	adj   []float64 // per node: adjoint after Backward from y (len y.i+1; 0 if none since Reset)
 
 	// Forward-over-reverse (tangent) mode, see ResetTangent.
 	tangent bool
@@ -70,12 +95,24 @@ type Tape struct {
 	dd      []dual2   // per node: tangents of d0 and d1
 	rdd     []float64 // per reduction parent: tangent of the partial
 	adjd    []float64 // per node: tangent of the adjoint
+}
 
-	// Scratch of End: local adjoints of a region, and its external parents
-	// with their partials.
-	loc []float64
-	ep  []int32
-	ed  []float64
+// rec returns the current recording.
+func (t *Tape) rec() *recording {
+	if t.cur == nil {
+		t.init()
+	}
+	return t.cur
+}
+
+func (t *Tape) init() *recording {
+	t.state.owner = t
+	t.cur = &t.ring[0]
+	for k := range t.ring {
+		t.ring[k].state = &t.state
+	}
+	t.cur.nodes = append(t.cur.nodes[:0], node{p1: noParents}) // the sink
+	return t.cur
 }
 
 // dual2 holds the tangents of a node's two partials.
@@ -89,7 +126,7 @@ type dual2 struct{ d0, d1 float64 }
 // constants) belong to no tape and cost nothing to use: operations with them
 // record nothing or record a single-parent node.
 type Var struct {
-	t *Tape
+	t *recording
 	v float64
 	i int32
 }
@@ -104,7 +141,12 @@ func (x Var) Value() float64 { return x.v }
 func (x Var) IsConst() bool { return x.t == nil }
 
 // Tape returns the tape x is recorded on, or nil for a constant.
-func (x Var) Tape() *Tape { return x.t }
+func (x Var) Tape() *Tape {
+	if x.t == nil {
+		return nil
+	}
+	return x.t.owner
+}
 
 // Index returns the node index of x on its tape, or -1 for a constant. It is
 // meant for debugging and for tools that print the tape.
@@ -147,28 +189,122 @@ func fail(err error, op, format string, args ...any) {
 }
 
 // Reset empties the tape and keeps its memory for the next recording.
-// Variables recorded before Reset must not be used afterwards.
+// Variables recorded before Reset must not be used afterwards: an operation
+// that combines one with a variable of the new recording panics with an
+// *[Error] (see [ErrStale]), and so do Backward, Adjoint and the other Tape
+// methods given one. (A variable kept across a multiple of 64 Resets is not
+// told from a current one.)
 func (t *Tape) Reset() {
-	t.nodes = t.nodes[:min(len(t.nodes), 1)] // keep the sink
+	r := t.cur
+	if r == nil {
+		return // a new tape is empty
+	}
+	t.k = (t.k + 1) & (ringSize - 1)
+	n := &t.ring[t.k]
+	n.nodes, r.nodes = r.nodes[:1], nil // keep the sink
+	t.cur = n
 	t.runs = t.runs[:0]
 	t.rp = t.rp[:0]
 	t.rd = t.rd[:0]
-	t.adj = t.adj[:0]
-	t.tangent = false
-	t.flushed = 0
+	t.tangent = false // ResetTangent zeroes flushed
 }
 
 // Len returns the number of nodes (variables and recorded operations) on the
 // tape.
-func (t *Tape) Len() int { return max(len(t.nodes)-1, 0) }
+func (t *Tape) Len() int { return t.rec().Len() }
 
 // Bytes returns the bytes that the recording occupies: 24 per node and 12
 // per parent of a reduction. Backward adds an adjoint array of 8 bytes per
 // node.
-func (t *Tape) Bytes() int { return len(t.nodes)*bytesPerNode + len(t.rp)*bytesPerSide }
+func (t *Tape) Bytes() int { return t.rec().Bytes() }
 
 // Var records a new independent variable with value v and returns it.
 func (t *Tape) Var(v float64) Var {
+	if t.cur == nil {
+		t.init()
+	}
+	r := t.cur
+	r.nodes = append(r.nodes, node{p1: noParents})
+	return Var{r, v, int32(len(r.nodes) - 1)}
+}
+
+// Vars records one independent variable per element of x and returns them
+// in dst, which is grown if it is too short (pass nil to allocate).
+func (t *Tape) Vars(dst []Var, x []float64) []Var { return t.rec().Vars(dst, x) }
+
+// Backward computes the derivative of y with respect to every variable
+// recorded before it, in one reverse sweep over the tape. Read the results
+// with [Tape.Adjoint] or [Inputs.Gradient]. The recording is kept, so
+// Backward may be called again for another output (this is how [Jacobian]
+// works).
+//
+// In tangent mode (see [Tape.ResetTangent]) it also propagates the tangents
+// of the adjoints, readable with [Tape.AdjointTangent].
+//
+// Backward panics with an *[Error] if y is not a variable of t's current
+// recording.
+func (tp *Tape) Backward(y Var) {
+	t := tp.cur
+	if t == nil || y.t != t || y.i <= 0 || int(y.i) >= len(t.nodes) {
+		tp.rec().check("backward", y)
+	}
+	if len(t.nodes) > idx || len(t.rp) > idx {
+		fail(ErrTooLong, "backward", "tape too long (%d nodes, %d reduction parents)", len(t.nodes), len(t.rp))
+	}
+	n := int(y.i) + 1
+	if cap(tp.adj) < n {
+		tp.adj = make([]float64, n, cap(t.nodes))
+	}
+	tp.adj = tp.adj[:n]
+	adj := tp.adj
+	if n <= 32 {
+		for k := range adj {
+			adj[k] = 0
+		}
+	} else {
+		clear(adj)
+	}
+	adj[y.i] = 1
+	tp.adjRec = t
+	if t.tangent {
+		t.sweepTangentChecked(adj)
+		return
+	}
+	if !t.sweepRuns(adj, n) {
+		tp.adjRec = nil
+		fail(ErrStale, "backward", "an operation used a variable recorded before the last Reset")
+	}
+}
+
+// Adjoint returns ∂y/∂x for the output y of the last [Tape.Backward]. It is 0
+// for variables recorded after y and for constants.
+func (t *Tape) Adjoint(x Var) float64 {
+	if x.t == t.adjRec && int(x.i) < len(t.adj) {
+		return t.adj[x.i]
+	}
+	return t.adjointSlow(x)
+}
+
+func (t *Tape) adjointSlow(x Var) float64 { return t.rec().adjointSlow(x) }
+
+// Gradient runs [Tape.Backward] from y and stores ∂y/∂x[k] in dst[k]. dst is
+// allocated if it is nil and must otherwise have the length of x. It returns
+// dst.
+func (t *Tape) Gradient(dst []float64, y Var, x []Var) []float64 {
+	return t.rec().Gradient(dst, y, x)
+}
+
+// Len returns the number of nodes (variables and recorded operations) on the
+// tape.
+func (t *recording) Len() int { return max(len(t.nodes)-1, 0) }
+
+// Bytes returns the bytes that the recording occupies: 24 per node and 12
+// per parent of a reduction. Backward adds an adjoint array of 8 bytes per
+// node.
+func (t *recording) Bytes() int { return len(t.nodes)*bytesPerNode + len(t.rp)*bytesPerSide }
+
+// Var records a new independent variable with value v and returns it.
+func (t *recording) Var(v float64) Var {
 	if len(t.nodes) == 0 {
 		t.nodes = append(t.nodes, node{p1: noParents}) // the sink
 	}
@@ -179,7 +315,7 @@ func (t *Tape) Var(v float64) Var {
 
 // Vars records one independent variable per element of x and returns them
 // in dst, which is grown if it is too short (pass nil to allocate).
-func (t *Tape) Vars(dst []Var, x []float64) []Var {
+func (t *recording) Vars(dst []Var, x []float64) []Var {
 	if cap(dst) < len(x) {
 		dst = make([]Var, len(x))
 	}
@@ -193,7 +329,7 @@ func (t *Tape) Vars(dst []Var, x []float64) []Var {
 
 // varRun records k independent variables and returns the index of the
 // first.
-func (t *Tape) varRun(k int) int32 {
+func (t *recording) varRun(k int) int32 {
 	if len(t.nodes) == 0 {
 		t.nodes = append(t.nodes, node{p1: noParents}) // the sink
 	}
@@ -216,12 +352,24 @@ func (t *Tape) varRun(k int) int32 {
 // tangent mode: independent variables whose nodes are left unwritten.
 type run struct{ lo, hi int32 }
 
+// current panics unless t is its tape's current recording: an operation
+// whose operands were all recorded before the last Reset must not write to
+// the arrays that recordings share.
+func (t *recording) current() {
+	if t != t.owner.cur {
+		fail(ErrStale, "record", "the operands were recorded before the tape's last Reset")
+	}
+}
+
 // check panics unless x is a variable recorded on t.
-func (t *Tape) check(op string, x Var) {
+func (t *recording) check(op string, x Var) {
 	if x.t == nil {
 		fail(ErrNotOnTape, op, "%v is a constant, not a variable of this tape", x)
 	}
 	if x.t != t {
+		if x.t.state == t.state {
+			fail(ErrStale, op, "variable %v was recorded before the tape's last Reset", x)
+		}
 		fail(ErrNotOnTape, op, "variable %v belongs to another tape", x)
 	}
 	if x.i <= 0 || int(x.i) >= len(t.nodes) {
@@ -238,51 +386,20 @@ func (t *Tape) check(op string, x Var) {
 // of the adjoints, readable with [Tape.AdjointTangent].
 //
 // Backward panics with an *[Error] if y is not a variable of t.
-func (t *Tape) Backward(y Var) {
-	if y.t != t || y.i <= 0 || int(y.i) >= len(t.nodes) {
-		t.check("backward", y)
-	}
-	if len(t.nodes) > idx || len(t.rp) > idx {
-		fail(ErrTooLong, "backward", "tape too long (%d nodes, %d reduction parents)", len(t.nodes), len(t.rp))
-	}
-	n := int(y.i) + 1
-	if cap(t.adj) < n {
-		t.adj = make([]float64, n, cap(t.nodes))
-	}
-	t.adj = t.adj[:n]
-	adj := t.adj
-	if n <= 32 {
-		for k := range adj {
-			adj[k] = 0
-		}
-	} else {
-		clear(adj)
-	}
-	adj[y.i] = 1
-	if t.tangent {
-		t.sweepTangentChecked(adj)
-		return
-	}
-	if !t.sweepRuns(adj, n) {
-		t.adj = t.adj[:0]
-		fail(ErrStale, "backward", "an operation used a variable recorded before the last Reset")
-	}
-}
-
 // sweepTangentChecked is sweepTangent, with the index-out-of-range panic of
 // a sweep over a node whose operand was recorded before the last Reset
 // turned into an *Error.
-func (t *Tape) sweepTangentChecked(adj []float64) {
+func (t *recording) sweepTangentChecked(adj []float64) {
 	defer t.stale()
 	t.sweepTangent(adj)
 }
 
 // stale turns the index-out-of-range panic of a tangent-mode sweep over a
 // node whose operand was recorded before the last Reset into an *Error.
-func (t *Tape) stale() {
+func (t *recording) stale() {
 	if r := recover(); r != nil {
 		if _, ok := r.(runtime.Error); ok {
-			t.adj = t.adj[:0]
+			t.owner.adjRec = nil
 			fail(ErrStale, "backward", "an operation used a variable recorded before the last Reset (%v)", r)
 		}
 		panic(r)
@@ -290,7 +407,7 @@ func (t *Tape) stale() {
 }
 
 // sweepRuns sweeps nodes n−1 … 1, skipping the runs of variables.
-func (t *Tape) sweepRuns(adj []float64, n int) bool {
+func (t *recording) sweepRuns(adj []float64, n int) bool {
 	hi := n // nodes below hi are left to sweep
 	for r := len(t.runs) - 1; r >= 0; r-- {
 		ru := t.runs[r]
@@ -371,21 +488,12 @@ func sweep(adj []float64, nodes []node, lo int, rp []int32, rd []float64) bool {
 	return true
 }
 
-// Adjoint returns ∂y/∂x for the output y of the last [Tape.Backward]. It is 0
-// for variables recorded after y and for constants.
-func (t *Tape) Adjoint(x Var) float64 {
-	if x.t == t && int(x.i) < len(t.adj) {
-		return t.adj[x.i]
-	}
-	return t.adjointSlow(x)
-}
-
-func (t *Tape) adjointSlow(x Var) float64 {
+func (t *recording) adjointSlow(x Var) float64 {
 	if x.t == nil {
 		return 0
 	}
 	t.check("adjoint", x)
-	if len(t.adj) == 0 {
+	if t.owner.adjRec != t {
 		fail(ErrNoBackward, "adjoint", "no Backward since the last Reset")
 	}
 	return 0 // recorded after the output
@@ -394,21 +502,21 @@ func (t *Tape) adjointSlow(x Var) float64 {
 // Gradient runs [Tape.Backward] from y and stores ∂y/∂x[k] in dst[k]. dst is
 // allocated if it is nil and must otherwise have the length of x. It returns
 // dst.
-func (t *Tape) Gradient(dst []float64, y Var, x []Var) []float64 {
+func (t *recording) Gradient(dst []float64, y Var, x []Var) []float64 {
 	if dst == nil {
 		dst = make([]float64, len(x))
 	}
 	if len(dst) != len(x) {
 		fail(ErrSize, "gradient", "len(dst) = %d, want len(x) = %d", len(dst), len(x))
 	}
-	t.Backward(y)
-	adj := t.adj[:y.i+1]
+	t.owner.Backward(y)
+	adj := t.owner.adj[:y.i+1]
 	dst = dst[:len(x)]
 	for k, v := range x {
 		if v.t == t && uint32(v.i-1) < uint32(y.i) {
 			dst[k] = adj[v.i]
 		} else {
-			dst[k] = t.Adjoint(v)
+			dst[k] = t.owner.Adjoint(v)
 		}
 	}
 	return dst
