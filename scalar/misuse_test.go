@@ -124,3 +124,25 @@ func TestPreaccTangentRefused(t *testing.T) {
 	}
 }
 
+// An infinite partial whose tangent factor is zero contributes nothing to
+// the tangent data, as the reverse sweep skips a zero adjoint: a product
+// Const(c)·v with v = ln 0 = −Inf has the partial −Inf with respect to the
+// constant, and ln's derivative at 0 is +Inf. f(x, y) = x² + exp(2·ln y)
+// at y = 0 has the Hessian column (2, 0) along x, not NaN.
+func TestTangentInfinitePartial(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		f    Func
+	}{
+		{"Const(2)·ln y", func(v []Var) Var { return v[0].Square().Add(Const(2).Mul(v[1].Log()).Exp()) }},
+		{"ln y·Const(2)", func(v []Var) Var { return v[0].Square().Add(v[1].Log().Mul(Const(2)).Exp()) }},
+		{"MulC", func(v []Var) Var { return v[0].Square().Add(v[1].Log().MulC(2).Exp()) }},
+		{"Pow", func(v []Var) Var { return v[0].Square().Add(Const(2).Pow(v[1].Log())) }},
+		{"sqrt", func(v []Var) Var { return v[0].Square().Add(v[1].Sqrt().MulC(0)) }},
+	} {
+		hv, _ := HessVec(nil, c.f, []float64{1.5, 0}, []float64{1, 0})
+		if hv[0] != 2 || hv[1] != 0 {
+			t.Errorf("%s: H·e₀ = %v, want [2 0]", c.name, hv)
+		}
+	}
+}

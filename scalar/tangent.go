@@ -68,7 +68,9 @@ func (t *recording) flush() {
 		}
 		p0 := nd.p0 & idx
 		t0, t1 := tan[p0], tan[nd.p1]
-		tan[i] = nd.d0*t0 + nd.d1*t1
+		// A zero tangent contributes nothing even where the partial is
+		// infinite (the constant operand of c·v with v = ±Inf, say).
+		tan[i] = mul0(nd.d0, t0) + mul0(nd.d1, t1)
 		if nd.p0&bilinear != 0 { // ∂(x·y)/∂x = y, whose tangent is t1
 			dd[i] = dual2{t1, t0}
 		}
@@ -124,8 +126,8 @@ func (t *recording) un2(o op, x Var, v, d, p float64) Var {
 	tx := t.tan[x.i]
 	dd := second1(o, x.v, v, d, p)
 	y := x.unHot(v, d)
-	t.tan = append(t.tan, d*tx)
-	t.dd = append(t.dd, dual2{dd * tx, 0})
+	t.tan = append(t.tan, mul0(d, tx))
+	t.dd = append(t.dd, dual2{mul0(dd, tx), 0})
 	t.flushed = len(t.nodes)
 	return y
 }
@@ -136,8 +138,8 @@ func (t *recording) bin2(o op, x, y Var, v, dx, dy float64) Var {
 	t.flush()
 	tx, ty := t.tangentOf(x), t.tangentOf(y)
 	fxx, fxy, fyy := second2(o, x.v, y.v, v)
-	ddx := fxx*tx + fxy*ty
-	ddy := fxy*tx + fyy*ty
+	ddx := mul0(fxx, tx) + mul0(fxy, ty)
+	ddy := mul0(fxy, tx) + mul0(fyy, ty)
 	var r Var
 	switch {
 	case x.t == nil:
@@ -150,7 +152,7 @@ func (t *recording) bin2(o op, x, y Var, v, dx, dy float64) Var {
 		r = bin(o, 0, x, y, v, dx, dy)
 		t.dd = append(t.dd, dual2{ddx, ddy})
 	}
-	t.tan = append(t.tan, dx*tx+dy*ty)
+	t.tan = append(t.tan, mul0(dx, tx)+mul0(dy, ty))
 	t.flushed = len(t.nodes)
 	return r
 }
