@@ -225,7 +225,7 @@ func rowCases() []rowCase {
 			step:   func(p, x []*ad.Value) (y, l *ad.Value) { y = rowFunc.Apply(h(p, x)); return y, ad.Sum(y) },
 			exempt: "a user-defined Func is outside the arena: Apply allocates its output, node, attributes, edges and detached operands, and the user's Forward and VJP run as written",
 			allocs: 40},
-	}, append(append(moreRowCases(), indexRowCases()...), convRowCases()...)...) // the rows of issue 10: ops_more_arena_test.go, ops_index_arena_test.go, ops_conv_arena_test.go
+	}, append(append(append(moreRowCases(), indexRowCases()...), convRowCases()...), attnRowCases()...)...) // the rows of issue 10: ops_more_arena_test.go, ops_index_arena_test.go, ops_conv_arena_test.go, ops_attn_arena_test.go
 }
 
 var rowShape16 = []int{1, 6}
@@ -320,7 +320,7 @@ func TestArenaRowsCovered(t *testing.T) {
 			covered[r] = true
 		}
 	}
-	for _, name := range ad.RuleNames() {
+	for _, name := range append(ad.RuleNames(), ad.FusedRuleNames()...) {
 		if !covered[name] {
 			t.Errorf("rule %q has no arena allocation case", name)
 		}

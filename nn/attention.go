@@ -2,7 +2,6 @@ package nn
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/adjointgo/adjoint/ad"
@@ -17,13 +16,13 @@ import (
 //	A = softmax(Q·Kᵀ/√d + M) over the key axis
 //	y = concat_heads(A·V)·Woᵀ + bo
 //
-// M is zero, or with Causal set, a constant [T T] matrix with −Inf above the
-// diagonal, so position t attends only to positions ≤ t: exp(−Inf) is an
-// exact 0 in the softmax, its gradient there is exactly 0, and outputs at
-// earlier positions do not depend on later inputs at all, bit for bit.
-// Every position sees at least itself, so no row of the softmax is all
-// −Inf. It is composed from ad's ops (MatMul, Softmax, Reshape, Permute),
-// so gradients of any order follow from theirs.
+// M is zero, or with Causal set, −Inf above the diagonal, so position t
+// attends only to positions ≤ t: outputs at earlier positions do not depend
+// on later inputs at all, bit for bit. The attention itself is ad's fused
+// ScaledDotProductAttention row, which saves q, k, v and T numbers per row
+// (not the T×T probabilities) and recomputes the probabilities in the
+// backward pass; with the projections (Linear), Reshape and Permute around
+// it, gradients of any order follow from the rows' rules.
 type MultiHeadAttention struct {
 	Q, K, V, Out *Linear
 	Heads        int
@@ -100,26 +99,9 @@ func (m *MultiHeadAttention) Forward(x *ad.Value) *ad.Value {
 		return ad.Permute(ad.Reshape(l.Forward(x), b, t, h, hd), 0, 2, 1, 3)
 	}
 	q, k, v := split(m.Q), split(m.K), split(m.V)
-	scores := ad.MulScalar(ad.MatMulT(q, k, false, true), 1/math.Sqrt(float64(hd))) // [B H T T]
-	if m.Causal {
-		scores = ad.Add(scores, ad.Const(causalMask(x.DType(), t)))
-	}
-	a := ad.Softmax(scores, -1)
-	y := ad.MatMul(a, v)                               // [B H T hd]
-	y = ad.Reshape(ad.Permute(y, 0, 2, 1, 3), b, t, d) // [B T D]
+	y := ad.ScaledDotProductAttention(q, k, v, ad.AttentionOptions{Causal: m.Causal}) // [B H T hd], scaled by 1/√hd
+	y = ad.Reshape(ad.Permute(y, 0, 2, 1, 3), b, t, d)                                // [B T D]
 	return m.Out.Forward(y)
-}
-
-// causalMask returns the [t t] matrix with −Inf above the diagonal and 0 on
-// and below it.
-func causalMask(dt tensor.DType, t int) *tensor.Tensor {
-	mk := tensor.New(dt, t, t)
-	for i := range t {
-		for j := i + 1; j < t; j++ {
-			mk.Set(math.Inf(-1), i, j)
-		}
-	}
-	return mk
 }
 
 // Params returns "q_proj.*", "k_proj.*", "v_proj.*" and "out_proj.*", each

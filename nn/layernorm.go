@@ -6,9 +6,10 @@ import (
 )
 
 // LayerNorm normalises over the last axis: y = (x − mean)/√(var + Eps)·γ + β,
-// with the biased variance, as in PyTorch's nn.LayerNorm. It is composed
-// from ad's primitive ops, so its gradient (of any order) follows from
-// theirs.
+// with the biased variance, as in PyTorch's nn.LayerNorm. It is ad's fused
+// LayerNorm row: one pass per row forward and backward, saving x and two
+// numbers per row, with gradients of any order. Gamma or Beta may be nil
+// for none.
 type LayerNorm struct {
 	Gamma *ad.Value // scale, shape [Dim], initially ones
 	Beta  *ad.Value // shift, shape [Dim], initially zeros
@@ -27,11 +28,7 @@ func NewLayerNorm(dim int, dt tensor.DType) *LayerNorm {
 
 // Forward normalises x (shape [..., Dim]).
 func (l *LayerNorm) Forward(x *ad.Value) *ad.Value {
-	last := len(x.Shape()) - 1
-	c := ad.Sub(x, ad.MeanKeepDims(x, last))
-	v := ad.MeanKeepDims(ad.Square(c), last)
-	y := ad.Div(c, ad.Sqrt(ad.AddScalar(v, l.Eps)))
-	return ad.Add(ad.Mul(y, l.Gamma), l.Beta)
+	return ad.LayerNorm(x, l.Gamma, l.Beta, l.Eps)
 }
 
 // Params returns "weight" (γ) and "bias" (β), PyTorch's names.

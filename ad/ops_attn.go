@@ -1,0 +1,502 @@
+package ad
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/adjointgo/adjoint/internal/gemm"
+	"github.com/adjointgo/adjoint/internal/workers"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// AttentionOptions configures ScaledDotProductAttention. The zero value is
+// attention without a mask, scaled by 1/√d.
+type AttentionOptions struct {
+	// Causal masks the keys after each query: query t attends to keys
+	// 0..t only (PyTorch's is_causal, aligned at the top left when T ≠ S,
+	// so every query sees at least key 0).
+	Causal bool
+	// Scale multiplies the scores q·kᵀ; 0 means 1/√d, d the feature size
+	// of queries and keys.
+	Scale float64
+}
+
+// ScaledDotProductAttention returns softmax(Scale·q·kᵀ + M)·v, with M zero
+// or, with Causal, −Inf above the diagonal: q is [..., T, d], k [..., S, d],
+// v [..., S, dv] and the output [..., T, dv]; the leading axes broadcast
+// (one key and value set shared by several query heads, for instance).
+//
+// It is one fused row, FlashAttention's way: the forward pass keeps only
+// q, k, v and the log-sum-exp of each row of scores (T numbers per row
+// rather than the T×S probabilities), and the backward pass recomputes the
+// probabilities from them, block by block, with the matrix products of the
+// GEMM kernels. With Causal, masked keys are skipped, not multiplied by
+// zero: the output at position t depends on the queries, keys and values
+// at positions ≤ t only, bit for bit (a NaN or Inf at a later position
+// does not reach it).
+//
+// Its JVP and, when the backward sweep is recorded (CreateGraph, HVP,
+// Hessian), its VJP are written with this package's ops (matmul, softmax,
+// where), so derivatives of every order are exact. Operands of mismatched
+// shapes give an error wrapping ErrShape that names the op and the
+// shapes; mixed dtypes ErrDType; a non-finite Scale ErrArgument.
+func ScaledDotProductAttention(q, k, v *Value, o AttentionOptions) *Value {
+	defer rethrow()
+	if math.IsNaN(o.Scale) || math.IsInf(o.Scale, 0) {
+		panic(&Error{Op: sdpaName, Err: ErrArgument, Msg: fmt.Sprintf("scale %v is not finite", o.Scale)})
+	}
+	at := newAttrs[sdpaAttrs](q, k)
+	at.causal = o.Causal
+	at.shapes(q, k, v)
+	at.scale = o.Scale
+	if at.scale == 0 {
+		at.scale = 1
+		if at.d > 0 {
+			at.scale = 1 / math.Sqrt(float64(at.d))
+		}
+	}
+	at.ops = [3]*Value{q, k, v}
+	out := applyN(&sdpaRow, at, at.ops[:])
+	at.ops = [3]*Value{}
+	if n := out.n; n != nil {
+		n.save(0, q)
+		n.save(1, k)
+		n.aux = v // the third operand: beside the node's two operand slots
+		at.vver = v.t.Version()
+		shareReluOutput(q)
+		shareReluOutput(k)
+		shareReluOutput(v)
+	}
+	return out
+}
+
+const sdpaName = "scaled_dot_product_attention"
+
+// sdpaAttrs: attention's mask and scale, its operand edges (a variadic
+// row), the version of v (saved in the node's aux), the log-sum-exp of each
+// row of scores, and the shapes and batch offsets the kernels read.
+type sdpaAttrs struct {
+	causal bool
+	scale  float64
+	edges  []edge
+	ops    [3]*Value // the operand list handed to applyN (cleared after)
+	vver   uint64
+	lse    []float64 // [nb·T]
+
+	nb, t, s, d, dv int
+	out, gq, gk, gv []int // output shape; cotangent shapes (the output's leading axes)
+	qo, ko, vo      []int // per output batch, the index of the operand's matrix
+	idx             []int // scratch: a multi-index over the leading axes
+}
+
+func (a *sdpaAttrs) reset() {
+	clear(a.edges)
+	*a = sdpaAttrs{edges: a.edges[:0], lse: a.lse[:0], out: a.out[:0], gq: a.gq[:0], gk: a.gk[:0], gv: a.gv[:0],
+		qo: a.qo[:0], ko: a.ko[:0], vo: a.vo[:0], idx: a.idx[:0]}
+}
+
+func (a *sdpaAttrs) edgeList() []edge { return a.edges }
+func (a *sdpaAttrs) addEdge(e edge)   { a.edges = append(a.edges, e) }
+
+func (a *sdpaAttrs) eachExtra(n *node, f func(t *tensor.Tensor, param bool)) int64 {
+	if v, ok := n.aux.(*Value); ok {
+		f(&v.t, v.isVar())
+	}
+	return int64(len(a.lse) * 8)
+}
+
+// shapes checks the operands and fills in the sizes, the output and
+// cotangent shapes and the batch offsets, without allocating once the
+// attributes' slices have grown.
+func (a *sdpaAttrs) shapes(q, k, v *Value) {
+	qs, ks, vs := q.Shape(), k.Shape(), v.Shape()
+	bad := func(format string, args ...any) {
+		panic(shapeErr(sdpaName, [][]int{qs, ks, vs}, format, args...))
+	}
+	if len(qs) < 2 || len(ks) < 2 || len(vs) < 2 {
+		bad("query, key and value need at least 2 dimensions ([..., T, d], [..., S, d], [..., S, dv])")
+	}
+	if q.DType() != k.DType() || q.DType() != v.DType() {
+		panic(&Error{Op: sdpaName, Err: &tensor.ShapeError{Op: sdpaName, Shapes: [][]int{qs, ks, vs}, DType: true,
+			Msg: fmt.Sprintf("mixed dtypes %s, %s and %s; convert explicitly with ad.Astype", q.DType(), k.DType(), v.DType())}})
+	}
+	a.t, a.d = qs[len(qs)-2], qs[len(qs)-1]
+	a.s, a.dv = ks[len(ks)-2], vs[len(vs)-1]
+	if ks[len(ks)-1] != a.d {
+		bad("query and key feature sizes differ (%d vs %d)", a.d, ks[len(ks)-1])
+	}
+	if vs[len(vs)-2] != a.s {
+		bad("%d keys but %d values", a.s, vs[len(vs)-2])
+	}
+	if a.s == 0 && a.t > 0 {
+		bad("no keys to attend to")
+	}
+	ql, kl, vl := qs[:len(qs)-2], ks[:len(ks)-2], vs[:len(vs)-2]
+	r := max(len(ql), len(kl), len(vl))
+	a.out = fusedGrow(a.out, r+2)
+	at := func(s []int, i int) int { // axis i of the leading axes, aligned at the right
+		if j := i - (r - len(s)); j >= 0 {
+			return s[j]
+		}
+		return 1
+	}
+	a.nb = 1
+	for i := range r {
+		n := max(at(ql, i), at(kl, i), at(vl, i))
+		for _, s := range [3][]int{ql, kl, vl} {
+			if d := at(s, i); d != n && d != 1 {
+				bad("leading axes do not broadcast")
+			}
+		}
+		if at(ql, i) == 0 || at(kl, i) == 0 || at(vl, i) == 0 {
+			n = 0
+		}
+		a.out[i] = n
+		a.nb *= n
+	}
+	a.out[r], a.out[r+1] = a.t, a.dv
+	set := func(dst []int, x, y int) []int {
+		dst = append(dst[:0], a.out[:r]...)
+		return append(dst, x, y)
+	}
+	a.gq, a.gk, a.gv = set(a.gq, a.t, a.d), set(a.gk, a.s, a.d), set(a.gv, a.s, a.dv)
+	// Batch offsets: the matrix of each operand for each output batch.
+	a.qo, a.ko, a.vo = fusedGrow(a.qo, a.nb), fusedGrow(a.ko, a.nb), fusedGrow(a.vo, a.nb)
+	a.idx = fusedGrow(a.idx, r)
+	clear(a.idx)
+	for b := range a.nb {
+		oq, ok, ov := 0, 0, 0
+		for i := range r {
+			oq = oq*at(ql, i) + min(a.idx[i], at(ql, i)-1)
+			ok = ok*at(kl, i) + min(a.idx[i], at(kl, i)-1)
+			ov = ov*at(vl, i) + min(a.idx[i], at(vl, i)-1)
+		}
+		a.qo[b], a.ko[b], a.vo[b] = oq, ok, ov
+		for i := r - 1; i >= 0; i-- { // next multi-index
+			if a.idx[i]++; a.idx[i] < a.out[i] {
+				break
+			}
+			a.idx[i] = 0
+		}
+	}
+}
+
+// sdpaRow is attention's row. It is kept outside the rule table of
+// rules.go (which has no opcode for it yet); apply and the sweep reach it
+// through its pointer like any row.
+var sdpaRow = rule{name: sdpaName, broadcasts: true,
+	forwardN: func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
+		a := at.(*sdpaAttrs)
+		resizeTo(dst, xs[0].DType(), a.out)
+		a.lse = fusedGrow(a.lse, a.nb*a.t)
+		if dst.DType() == tensor.Float32 {
+			runSDPA[float32](a, false, [3]bool{}, xs[0], xs[1], xs[2], dst, nil, nil, nil, nil)
+		} else {
+			runSDPA[float64](a, false, [3]bool{}, xs[0], xs[1], xs[2], dst, nil, nil, nil, nil)
+		}
+	},
+	vjp: sdpaVJP,
+	jvp: func(c *jvpCtx, ts []*Value) *Value {
+		a := c.at.(*sdpaAttrs)
+		q, k, v := c.in(0), c.in(1), c.in(2)
+		p := sdpaProbs(q, k, a)
+		var tS, tO *Value
+		if ts[0] != nil {
+			tS = MatMulT(ts[0], k, false, true)
+		}
+		if ts[1] != nil {
+			tS = addT(tS, MatMulT(q, ts[1], false, true))
+		}
+		if tS != nil {
+			tS = MulScalar(tS, a.scale)
+			tP := Mul(p, Sub(tS, SumKeepDims(Mul(p, tS), -1)))
+			tO = MatMul(tP, v)
+		}
+		if ts[2] != nil {
+			tO = addT(tO, MatMul(p, ts[2]))
+		}
+		return tO
+	}}
+
+// sdpaProbs returns the attention probabilities softmax(scale·q·kᵀ + M)
+// with this package's ops (differentiable; for the JVP and the recorded
+// VJP).
+func sdpaProbs(q, k *Value, a *sdpaAttrs) *Value {
+	s := MulScalar(MatMulT(q, k, false, true), a.scale)
+	if a.causal {
+		m := tensor.New(s.DType(), a.t, a.s)
+		for t := range a.t {
+			for j := range min(t+1, a.s) {
+				m.SetFlat(t*a.s+j, 1)
+			}
+		}
+		s = Where(Const(m), s, ScalarLike(s, math.Inf(-1)))
+	}
+	return Softmax(s, -1)
+}
+
+// sdpaVJP: with P = softmax(S), S = scale·q·kᵀ (+M), and g the cotangent
+// of the output: dv = Pᵀ·g, dP = g·vᵀ, dS = P⊙(dP − rowsum(P⊙dP)),
+// dq = scale·dS·k, dk = scale·dSᵀ·q. Unrecorded, the fused kernel computes
+// them block by block, recomputing P from the saved log-sum-exp; recorded
+// (or carrying tangents), the same formulas are written with this
+// package's ops.
+func sdpaVJP(c *vjpCtx, g *Value) []*Value {
+	a := c.n.at.(*sdpaAttrs)
+	vs, _ := c.n.aux.(*Value)
+	if vs == nil {
+		panic(&Error{Op: sdpaName, Err: ErrGraphFreed, Msg: "the value operand was released"})
+	}
+	fusedSavedCheck(c.n, vs, a.vver, "input 2")
+	q, k := c.in(0), c.in(1)
+	sv := saved{v: vs, version: a.vver}
+	v := c.savedValue(&sv)
+	out := c.gN(3)
+	if c.create || fusedTangents(g, q, k, v) {
+		p := sdpaProbs(q, k, a)
+		if c.need[2] {
+			out[2] = MatMulT(p, g, true, false)
+		}
+		if c.need[0] || c.need[1] {
+			dP := MatMulT(g, v, false, true)
+			dS := MulScalar(Mul(p, Sub(dP, SumKeepDims(Mul(p, dP), -1))), a.scale)
+			if c.need[0] {
+				out[0] = MatMul(dS, k)
+			}
+			if c.need[1] {
+				out[1] = MatMulT(dS, q, true, false)
+			}
+		}
+		return out
+	}
+	d := g.DType()
+	var dq, dk, dv *Value
+	var tq, tk, tv *tensor.Tensor
+	if c.need[0] {
+		dq = c.fusedOut(d, a.gq)
+		tq = &dq.t
+	}
+	if c.need[1] {
+		dk = c.fusedOut(d, a.gk)
+		tk = &dk.t
+	}
+	if c.need[2] {
+		dv = c.fusedOut(d, a.gv)
+		tv = &dv.t
+	}
+	need := [3]bool{c.need[0], c.need[1], c.need[2]}
+	if d == tensor.Float32 {
+		runSDPA[float32](a, true, need, &q.t, &k.t, &v.t, nil, &g.t, tq, tk, tv)
+	} else {
+		runSDPA[float64](a, true, need, &q.t, &k.t, &v.t, nil, &g.t, tq, tk, tv)
+	}
+	for i, r := range [3]*Value{dq, dk, dv} {
+		if r != nil {
+			out[i] = c.fusedDone(r)
+		}
+	}
+	return out
+}
+
+// sdpaBlock is the number of query rows the kernels take at once: the
+// scores of a block (sdpaBlock×S) are the only T×S-sized scratch.
+const sdpaBlock = 32
+
+// sdpaTask runs the forward or backward kernel over the output batches,
+// split across goroutines when the work pays for it. Tasks are pooled.
+type sdpaTask[T float32 | float64] struct {
+	a                         *sdpaAttrs
+	back                      bool
+	need                      [3]bool
+	q, k, v, o, g, dq, dk, dv []T
+	parts                     int
+	scratch                   [][]T // per part
+}
+
+var sdpaTasks32, sdpaTasks64 sync.Pool
+
+func runSDPA[T float32 | float64](a *sdpaAttrs, back bool, need [3]bool, q, k, v, o, g, dq, dk, dv *tensor.Tensor) {
+	if a.nb == 0 || a.t == 0 {
+		return
+	}
+	pool := &sdpaTasks64
+	if fusedIsF32[T]() {
+		pool = &sdpaTasks32
+	}
+	w, _ := pool.Get().(*sdpaTask[T])
+	if w == nil {
+		w = new(sdpaTask[T])
+	}
+	w.a, w.back, w.need = a, back, need
+	w.q, w.k, w.v = fusedData[T](q), fusedData[T](k), fusedData[T](v)
+	opt := func(t *tensor.Tensor) []T {
+		if t == nil {
+			return nil
+		}
+		return fusedData[T](t)
+	}
+	w.o, w.g, w.dq, w.dk, w.dv = opt(o), opt(g), opt(dq), opt(dk), opt(dv)
+	flops := 4 * float64(a.nb) * float64(a.t) * float64(a.s) * float64(a.d+a.dv)
+	w.parts = 1
+	if th := gemm.Threads(); th > 1 && a.nb > 1 && flops >= 1<<21 {
+		w.parts = min(a.nb, th)
+	}
+	for len(w.scratch) < w.parts {
+		w.scratch = append(w.scratch, nil)
+	}
+	blk := min(sdpaBlock, a.t)
+	for p := range w.parts {
+		w.scratch[p] = fusedGrow(w.scratch[p], 2*blk*a.s)
+	}
+	workers.Run(w.parts, w)
+	w.a, w.q, w.k, w.v, w.o, w.g, w.dq, w.dk, w.dv = nil, nil, nil, nil, nil, nil, nil, nil, nil
+	pool.Put(w)
+}
+
+func (w *sdpaTask[T]) Run(p int) {
+	for b := p; b < w.a.nb; b += w.parts {
+		if w.back {
+			w.backward(b, w.scratch[p])
+		} else {
+			w.forward(b, w.scratch[p])
+		}
+	}
+}
+
+// visible returns the number of keys query t attends to.
+func (a *sdpaAttrs) visible(t int) int {
+	if a.causal {
+		return min(t+1, a.s)
+	}
+	return a.s
+}
+
+// span returns, for the query rows [t0, t1), the keys n that some row of
+// the block sees and the keys m that every row sees.
+func (a *sdpaAttrs) span(t0, t1 int) (n, m int) {
+	if a.causal {
+		return min(t1, a.s), min(t0+1, a.s)
+	}
+	return a.s, a.s
+}
+
+// forward computes output batch b: per block of query rows, the scores
+// S = scale·q·kᵀ over the keys the block sees, each row's softmax over its
+// visible keys (keeping its log-sum-exp), and the output P·v: the keys all
+// rows of the block see in one product, the few others (causal) row by row.
+func (w *sdpaTask[T]) forward(b int, buf []T) {
+	a := w.a
+	T_, S, d, dv := a.t, a.s, a.d, a.dv
+	q, k, v := w.q[a.qo[b]*T_*d:], w.k[a.ko[b]*S*d:], w.v[a.vo[b]*S*dv:]
+	o, lse := w.o[b*T_*dv:(b+1)*T_*dv], a.lse[b*T_:(b+1)*T_]
+	gm, axpy := fusedGemm[T](), fusedAxpy[T]()
+	for t0 := 0; t0 < T_; t0 += sdpaBlock {
+		t1 := min(t0+sdpaBlock, T_)
+		rows := t1 - t0
+		n, m := a.span(t0, t1)
+		sb := buf[:rows*n]
+		gm(false, true, rows, n, d, T(a.scale), q[t0*d:], d, k, d, 0, sb, n)
+		for i := range rows {
+			row := sb[i*n : (i+1)*n]
+			nj := a.visible(t0 + i)
+			lse[t0+i] = softmaxRow(row[:nj])
+			clear(row[nj:])
+		}
+		gm(false, false, rows, dv, m, 1, sb, n, v, dv, 0, o[t0*dv:], dv)
+		if a.causal {
+			for i := range rows {
+				ot := o[(t0+i)*dv : (t0+i+1)*dv]
+				for j := m; j < a.visible(t0+i); j++ {
+					axpy(ot, sb[i*n+j], v[j*dv:(j+1)*dv])
+				}
+			}
+		}
+	}
+}
+
+// softmaxRow replaces row by its softmax and returns its log-sum-exp.
+func softmaxRow[T float32 | float64](row []T) float64 {
+	mx := math.Inf(-1)
+	for _, x := range row {
+		if f := float64(x); f > mx || f != f { // NaN propagates
+			mx = f
+		}
+	}
+	s := 0.0
+	for j, x := range row {
+		e := math.Exp(float64(x) - mx)
+		row[j] = T(e)
+		s += e
+	}
+	inv := T(1 / s)
+	for j := range row {
+		row[j] *= inv
+	}
+	return mx + math.Log(s)
+}
+
+// backward computes the cotangents of output batch b, per block of query
+// rows: P = exp(S − lse) recomputed over the keys the block sees, dv += Pᵀ·g,
+// dP = g·vᵀ, dS = scale·P⊙(dP − rowsum(P⊙dP)), dq = dS·k, dk += dSᵀ·q.
+// Masked entries of P and dS are exact zeros.
+func (w *sdpaTask[T]) backward(b int, buf []T) {
+	a := w.a
+	T_, S, d, dv := a.t, a.s, a.d, a.dv
+	q, k, v := w.q[a.qo[b]*T_*d:], w.k[a.ko[b]*S*d:], w.v[a.vo[b]*S*dv:]
+	g, lse := w.g[b*T_*dv:], a.lse[b*T_:(b+1)*T_]
+	var dq, dk, dvv []T
+	if w.need[0] {
+		dq = w.dq[b*T_*d : (b+1)*T_*d]
+	}
+	if w.need[1] {
+		dk = w.dk[b*S*d : (b+1)*S*d]
+		clear(dk)
+	}
+	if w.need[2] {
+		dvv = w.dv[b*S*dv : (b+1)*S*dv]
+		clear(dvv)
+	}
+	gm := fusedGemm[T]()
+	half := len(buf) / 2
+	for t0 := 0; t0 < T_; t0 += sdpaBlock {
+		t1 := min(t0+sdpaBlock, T_)
+		rows := t1 - t0
+		n, _ := a.span(t0, t1)
+		pb, db := buf[:rows*n], buf[half:half+rows*n]
+		gm(false, true, rows, n, d, T(a.scale), q[t0*d:], d, k, d, 0, pb, n)
+		for i := range rows {
+			row := pb[i*n : (i+1)*n]
+			nj, l := a.visible(t0+i), lse[t0+i]
+			for j, x := range row[:nj] {
+				row[j] = T(math.Exp(float64(x) - l))
+			}
+			clear(row[nj:])
+		}
+		if w.need[2] {
+			gm(true, false, n, dv, rows, 1, pb, n, g[t0*dv:], dv, 1, dvv, dv)
+		}
+		if !w.need[0] && !w.need[1] {
+			continue
+		}
+		gm(false, true, rows, n, dv, 1, g[t0*dv:], dv, v, dv, 0, db, n)
+		for i := range rows {
+			p, dp := pb[i*n:(i+1)*n], db[i*n:(i+1)*n]
+			nj := a.visible(t0 + i)
+			D := 0.0
+			for j := range nj {
+				D += float64(p[j]) * float64(dp[j])
+			}
+			for j := range nj {
+				dp[j] = T(a.scale * float64(p[j]) * (float64(dp[j]) - D))
+			}
+			clear(dp[nj:])
+		}
+		if w.need[0] {
+			gm(false, false, rows, d, n, 1, db, n, k, d, 0, dq[t0*d:], d)
+		}
+		if w.need[1] {
+			gm(true, false, n, d, rows, 1, db, n, q[t0*d:], d, 1, dk, d)
+		}
+	}
+}

@@ -1,0 +1,383 @@
+package ad
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/adjointgo/adjoint/internal/parallel"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// LayerNorm normalises x over its last axis and applies the affine map
+// gamma, beta (each of shape [C], C the last axis's size; either may be
+// nil for none): y = (x − mean)/√(var + eps)·gamma + beta, with the biased
+// variance, as PyTorch's layer_norm.
+//
+// It is one fused row: the forward pass makes one pass per row and keeps x,
+// gamma and two numbers per row (the mean and 1/√(var + eps)); the
+// backward pass computes dx, dgamma and dbeta in one pass per row from
+// them. Its JVP and, when the backward sweep is recorded (CreateGraph, HVP,
+// Hessian), its VJP are written with this package's ops, so derivatives of
+// every order are exact. A gamma or beta of the wrong shape gives an error
+// wrapping ErrShape; mixed dtypes ErrDType; a negative or NaN eps
+// ErrArgument.
+func LayerNorm(x, gamma, beta *Value, eps float64) *Value {
+	return applyNorm("layer_norm", x, gamma, beta, eps, false)
+}
+
+// RMSNorm normalises x over its last axis by its root mean square and
+// scales it by gamma (shape [C], or nil for none):
+// y = x/√(mean(x²) + eps)·gamma, as PyTorch's rms_norm. Like LayerNorm it
+// is one fused row that keeps x, gamma and one number per row, with
+// derivatives of every order.
+func RMSNorm(x, gamma *Value, eps float64) *Value {
+	return applyNorm("rms_norm", x, gamma, nil, eps, true)
+}
+
+func applyNorm(op string, x, gamma, beta *Value, eps float64, rms bool) *Value {
+	defer rethrow()
+	if !(eps >= 0) || math.IsInf(eps, 1) {
+		panic(&Error{Op: op, Err: ErrArgument, Msg: fmt.Sprintf("eps %v must be finite and ≥ 0", eps)})
+	}
+	xs := x.Shape()
+	if len(xs) == 0 {
+		panic(shapeErr(op, [][]int{xs}, "needs at least 1 dimension (normalised over the last)"))
+	}
+	c := xs[len(xs)-1]
+	for _, p := range [2]*Value{gamma, beta} {
+		if p == nil {
+			continue
+		}
+		if ps := p.Shape(); len(ps) != 1 || ps[0] != c {
+			panic(shapeErr(op, [][]int{xs, ps}, "gamma and beta must have shape [%d] (the last axis of x)", c))
+		}
+		if p.DType() != x.DType() {
+			panic(&Error{Op: op, Err: &tensor.ShapeError{Op: op, Shapes: [][]int{xs, p.Shape()}, DType: true,
+				Msg: fmt.Sprintf("mixed dtypes %s and %s; convert explicitly with ad.Astype", x.DType(), p.DType())}})
+		}
+	}
+	row := &lnRow
+	if rms {
+		row = &rmsRow
+	}
+	at := newAttrs[normAttrs](x, gamma)
+	at.eps, at.rms, at.c = eps, rms, c
+	at.rows = 0
+	if c > 0 {
+		at.rows = x.t.Len() / c
+	}
+	at.ops[0] = x
+	n := 1
+	if gamma != nil {
+		at.ops[n] = gamma
+		at.gamma = n
+		n++
+	}
+	if beta != nil {
+		at.ops[n] = beta
+		at.beta = n
+		n++
+	}
+	out := applyN(row, at, at.ops[:n])
+	at.ops = [3]*Value{}
+	if nd := out.n; nd != nil {
+		nd.save(0, x)
+		shareReluOutput(x)
+		if gamma != nil {
+			nd.save(1, gamma)
+		}
+	}
+	return out
+}
+
+// normAttrs: layer_norm's and rms_norm's eps, which operands they have
+// (gamma and beta: their operand index, 0 for none), their operand edges
+// (variadic rows), and the statistics of each row the forward pass kept:
+// mean and 1/√(var + eps) (layer_norm), 1/√(mean(x²) + eps) (rms_norm).
+type normAttrs struct {
+	eps         float64
+	rms         bool
+	gamma, beta int
+	rows, c     int
+	edges       []edge
+	ops         [3]*Value
+	stats       []float64
+	acc         []float64 // scratch: dgamma and dbeta summed in float64
+}
+
+func (a *normAttrs) reset() {
+	clear(a.edges)
+	*a = normAttrs{edges: a.edges[:0], stats: a.stats[:0], acc: a.acc[:0]}
+}
+
+func (a *normAttrs) edgeList() []edge { return a.edges }
+func (a *normAttrs) addEdge(e edge)   { a.edges = append(a.edges, e) }
+
+func (a *normAttrs) eachExtra(_ *node, _ func(t *tensor.Tensor, param bool)) int64 {
+	return int64(len(a.stats) * 8)
+}
+
+var (
+	lnRow  = normRule("layer_norm")
+	rmsRow = normRule("rms_norm")
+)
+
+// normRule is the row of layer_norm or rms_norm. Like attention's it is
+// kept outside the rule table of rules.go.
+func normRule(name string) rule {
+	return rule{name: name, broadcasts: true,
+		forwardN: func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
+			a := at.(*normAttrs)
+			x := xs[0]
+			resizeTo(dst, x.DType(), x.Shape())
+			per := 2
+			if a.rms {
+				per = 1
+			}
+			a.stats = fusedGrow(a.stats, per*a.rows)
+			var g, b *tensor.Tensor
+			if a.gamma > 0 {
+				g = xs[a.gamma]
+			}
+			if a.beta > 0 {
+				b = xs[a.beta]
+			}
+			if x.DType() == tensor.Float32 {
+				normForward[float32](a, x, g, b, dst)
+			} else {
+				normForward[float64](a, x, g, b, dst)
+			}
+		},
+		vjp: normVJP,
+		jvp: func(c *jvpCtx, ts []*Value) *Value {
+			a := c.at.(*normAttrs)
+			xh, rstd := normOps(c.in(0), a)
+			var out *Value
+			if t := ts[0]; t != nil {
+				dot := MeanKeepDims(Mul(xh, t), -1)
+				if !a.rms {
+					t = Sub(t, MeanKeepDims(t, -1))
+				}
+				out = Mul(rstd, Sub(t, Mul(xh, dot)))
+				if a.gamma > 0 {
+					out = Mul(out, c.in(a.gamma))
+				}
+			}
+			if a.gamma > 0 && ts[a.gamma] != nil {
+				out = addT(out, Mul(ts[a.gamma], xh))
+			}
+			if a.beta > 0 && ts[a.beta] != nil {
+				out = addT(out, ts[a.beta])
+			}
+			return out
+		}}
+}
+
+// normOps returns x̂ and 1/√(var + eps) (or 1/√(mean(x²) + eps)) with this
+// package's ops: differentiable, for the JVP and the recorded VJP.
+func normOps(x *Value, a *normAttrs) (xh, rstd *Value) {
+	xc := x
+	if !a.rms {
+		xc = Sub(x, MeanKeepDims(x, -1))
+	}
+	rstd = PowScalar(AddScalar(MeanKeepDims(Square(xc), -1), a.eps), -0.5)
+	return Mul(xc, rstd), rstd
+}
+
+// normVJP: with x̂ the normalised x, r = 1/√(var + eps) and u = g⊙gamma:
+// dx = r·(u − mean(u) − x̂·mean(u⊙x̂)) (layer_norm; rms_norm without the
+// mean(u) term), dgamma = Σ g⊙x̂ and dbeta = Σ g over the rows.
+// Unrecorded, one fused pass per row computes them from the saved
+// statistics; recorded (or carrying tangents), the same formulas are
+// written with this package's ops.
+func normVJP(c *vjpCtx, g *Value) []*Value {
+	a := c.n.at.(*normAttrs)
+	x := c.in(0)
+	var gamma *Value
+	if a.gamma > 0 {
+		gamma = c.in(1)
+	}
+	out := c.gN(len(c.n.ins()))
+	needG := a.gamma > 0 && c.need[a.gamma]
+	needB := a.beta > 0 && c.need[a.beta]
+	if c.create || fusedTangents(g, x, gamma) {
+		xh, rstd := normOps(x, a)
+		if c.need[0] {
+			u := g
+			if gamma != nil {
+				u = Mul(g, gamma)
+			}
+			dot := MeanKeepDims(Mul(u, xh), -1)
+			if !a.rms {
+				u = Sub(u, MeanKeepDims(u, -1))
+			}
+			out[0] = Mul(rstd, Sub(u, Mul(xh, dot)))
+		}
+		if needG {
+			out[a.gamma] = Mul(g, xh)
+		}
+		if needB {
+			out[a.beta] = g
+		}
+		return out
+	}
+	d := g.DType()
+	var dx, dg, db *Value
+	var tx, tg, tb *tensor.Tensor
+	if c.need[0] {
+		dx = c.fusedOut(d, x.t.Shape())
+		tx = &dx.t
+	}
+	if needG {
+		dg = c.fusedOut(d, gamma.t.Shape())
+		tg = &dg.t
+	}
+	if needB {
+		db = c.fusedOut(d, c.inShape(a.beta))
+		tb = &db.t
+	}
+	if d == tensor.Float32 {
+		normBackward[float32](a, &x.t, fusedOpt(gamma), &g.t, tx, tg, tb)
+	} else {
+		normBackward[float64](a, &x.t, fusedOpt(gamma), &g.t, tx, tg, tb)
+	}
+	if dx != nil {
+		out[0] = c.fusedDone(dx)
+	}
+	if dg != nil {
+		out[a.gamma] = c.fusedDone(dg)
+	}
+	if db != nil {
+		out[a.beta] = c.fusedDone(db)
+	}
+	return out
+}
+
+func fusedOpt(v *Value) *tensor.Tensor {
+	if v == nil {
+		return nil
+	}
+	return &v.t
+}
+
+// normForward writes y for every row, and the row's statistics, in float64
+// arithmetic (two passes over the row: the mean, then the centred sum of
+// squares).
+func normForward[T float32 | float64](a *normAttrs, x, gamma, beta, y *tensor.Tensor) {
+	xd, yd := fusedData[T](x), fusedData[T](y)
+	var gd, bd []T
+	if gamma != nil {
+		gd = fusedData[T](gamma)
+	}
+	if beta != nil {
+		bd = fusedData[T](beta)
+	}
+	if a.rows*a.c >= parallel.Min && parallel.Worth(a.rows*a.c) {
+		parallel.For(a.rows, func(lo, hi int) { normRows(a, xd, gd, bd, yd, lo, hi) }) // the closure allocates; only for large inputs
+		return
+	}
+	normRows(a, xd, gd, bd, yd, 0, a.rows)
+}
+
+// normRows is normForward for the rows [lo, hi).
+func normRows[T float32 | float64](a *normAttrs, xd, gd, bd, yd []T, lo, hi int) {
+	C := a.c
+	for r := lo; r < hi; r++ {
+		xr, yr := xd[r*C:(r+1)*C], yd[r*C:(r+1)*C]
+		mean := 0.0
+		if !a.rms {
+			for _, v := range xr {
+				mean += float64(v)
+			}
+			mean /= float64(C)
+		}
+		ss := 0.0
+		for _, v := range xr {
+			d := float64(v) - mean
+			ss += d * d
+		}
+		rstd := 1 / math.Sqrt(ss/float64(C)+a.eps)
+		if a.rms {
+			a.stats[r] = rstd
+		} else {
+			a.stats[2*r], a.stats[2*r+1] = mean, rstd
+		}
+		for j, v := range xr {
+			h := (float64(v) - mean) * rstd
+			if gd != nil {
+				h *= float64(gd[j])
+			}
+			if bd != nil {
+				h += float64(bd[j])
+			}
+			yr[j] = T(h)
+		}
+	}
+}
+
+// normBackward writes dx (when dx is not nil) row by row, and sums dgamma
+// and dbeta over the rows (in float64).
+func normBackward[T float32 | float64](a *normAttrs, x, gamma, g, dx, dgamma, dbeta *tensor.Tensor) {
+	xd, gd := fusedData[T](x), fusedData[T](g)
+	var gm, dxd []T
+	if gamma != nil {
+		gm = fusedData[T](gamma)
+	}
+	if dx != nil {
+		dxd = fusedData[T](dx)
+	}
+	C := a.c
+	a.acc = fusedGrow(a.acc, 2*C)
+	clear(a.acc)
+	accG, accB := a.acc[:C], a.acc[C:]
+	for r := range a.rows {
+		xr, gr := xd[r*C:(r+1)*C], gd[r*C:(r+1)*C]
+		mean, rstd := 0.0, 0.0
+		if a.rms {
+			rstd = a.stats[r]
+		} else {
+			mean, rstd = a.stats[2*r], a.stats[2*r+1]
+		}
+		su, sux := 0.0, 0.0 // Σu, Σu·x̂
+		for j, v := range xr {
+			h := (float64(v) - mean) * rstd
+			gj := float64(gr[j])
+			accG[j] += gj * h
+			accB[j] += gj
+			u := gj
+			if gm != nil {
+				u *= float64(gm[j])
+			}
+			su += u
+			sux += u * h
+		}
+		if dxd == nil {
+			continue
+		}
+		mu, mux := su/float64(C), sux/float64(C)
+		if a.rms {
+			mu = 0
+		}
+		dr := dxd[r*C : (r+1)*C]
+		for j, v := range xr {
+			h := (float64(v) - mean) * rstd
+			u := float64(gr[j])
+			if gm != nil {
+				u *= float64(gm[j])
+			}
+			dr[j] = T(rstd * (u - mu - h*mux))
+		}
+	}
+	if dgamma != nil {
+		d := fusedData[T](dgamma)
+		for j := range d {
+			d[j] = T(accG[j])
+		}
+	}
+	if dbeta != nil {
+		d := fusedData[T](dbeta)
+		for j := range d {
+			d[j] = T(accB[j])
+		}
+	}
+}
