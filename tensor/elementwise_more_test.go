@@ -117,3 +117,84 @@ func TestArgReduceProdCumsum(t *testing.T) {
 		t.Fatalf("reverse cumsum: %v", c)
 	}
 }
+
+// The float32 kernels (fexp, erfc32, erf32 and the activations built on
+// them) agree with package math's float64 functions rounded to float32,
+// within a few float32 ulps, from tiny to saturating arguments; NaN and
+// the infinities give what package math gives.
+func TestMathFloat32Accuracy(t *testing.T) {
+	var xs []float64
+	for e := -30.0; e <= 6; e += 0.01 { // ±10^e, and 0
+		v := math.Pow(10, e/6) - 1e-300
+		xs = append(xs, v, -v)
+	}
+	for v := -12.0; v <= 12; v += 0.001 {
+		xs = append(xs, v)
+	}
+	xs = append(xs, 0, math.Copysign(0, -1), 1e-40, -1e-40, 88, -88, 100, -100, 1e30, -1e30)
+	ref := map[MathOp]func(float64) float64{
+		Erf:      math.Erf,
+		Erfc:     math.Erfc,
+		GELU:     func(u float64) float64 { return 0.5 * u * math.Erfc(-u/math.Sqrt2) },
+		GELUTanh: func(u float64) float64 { return 0.5 * u * (1 + math.Tanh(geluC*(u+0.044715*u*u*u))) },
+		SiLU:     func(u float64) float64 { return u * sigmoid(u) },
+	}
+	x := New(Float32, len(xs))
+	for i, v := range xs {
+		x.SetFlat(i, v)
+	}
+	for op, f := range ref {
+		y := new(Tensor).Math(op, x, 0, 0)
+		for i := range xs {
+			u := float64(x.Float32s()[i]) // the float32 argument
+			want := float64(float32(f(u)))
+			got := float64(y.Float32s()[i])
+			tol := 4e-7*math.Abs(want) + 1e-44
+			if op == GELUTanh || op == SiLU || op == GELU {
+				tol += 1e-13 * math.Abs(u) // the float64 references cancel (1 + tanh u, 1 − erf) where the result is tiny
+			}
+			if math.Abs(got-want) > tol && !(math.IsNaN(got) && math.IsNaN(want)) {
+				t.Fatalf("%v(%v) = %v in float32, want %v", op, u, got, want)
+			}
+		}
+	}
+	special := []float64{math.NaN(), math.Inf(1), math.Inf(-1)}
+	s := New(Float32, 3)
+	for i, v := range special {
+		s.SetFlat(i, v)
+	}
+	for op, f := range ref {
+		y := new(Tensor).Math(op, s, 0, 0)
+		for i, v := range special {
+			got, want := float64(y.Float32s()[i]), float64(float32(f(v)))
+			if got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+				t.Errorf("%v(%v) = %v in float32, want %v", op, v, got, want)
+			}
+		}
+	}
+}
+
+// Maximum and Minimum's direct loops keep NaN and order −0 below +0, as
+// math.Max and math.Min.
+func TestMaximumMinimumLoops(t *testing.T) {
+	nan, nz := math.NaN(), math.Copysign(0, -1)
+	for _, d := range []DType{Float32, Float64} {
+		a, b := New(d, 4), New(d, 4)
+		for i, v := range []float64{nan, 1, nz, 2} {
+			a.SetFlat(i, v)
+		}
+		for i, v := range []float64{1, nan, 0, -3} {
+			b.SetFlat(i, v)
+		}
+		mx, mn := new(Tensor).Binary(Maximum, a, b), new(Tensor).Binary(Minimum, a, b)
+		for i := range 4 {
+			x, y := a.AtFlat(i), b.AtFlat(i)
+			if w, g := math.Max(x, y), mx.AtFlat(i); !(g == w && math.Signbit(g) == math.Signbit(w) || math.IsNaN(g) && math.IsNaN(w)) {
+				t.Errorf("%v max(%v, %v) = %v, want %v", d, x, y, g, w)
+			}
+			if w, g := math.Min(x, y), mn.AtFlat(i); !(g == w && math.Signbit(g) == math.Signbit(w) || math.IsNaN(g) && math.IsNaN(w)) {
+				t.Errorf("%v min(%v, %v) = %v, want %v", d, x, y, g, w)
+			}
+		}
+	}
+}
