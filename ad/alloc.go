@@ -70,12 +70,15 @@ func (a *Arena) alloc(record bool) (*Value, *node) {
 
 func (a *Arena) forward(r *rule, at attrs, out *Value, x, y *tensor.Tensor) {
 	s := out.slot
-	if r.view { // the slot's view header of the step before: its shape is reused
-		out.t = s.view
+	if r.view && s.view != nil { // the slot's view header of the step before: its shape is reused
+		out.t = *s.view
 	}
 	a.forwardInto(r, at, out, x, y)
 	if r.view {
-		s.view = out.t
+		if s.view == nil {
+			s.view = new(tensor.Tensor) // once per slot: most slots hold no view
+		}
+		*s.view = out.t
 	}
 	s.made = r
 }

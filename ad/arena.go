@@ -157,6 +157,7 @@ func (a *Arena) take() *recorded {
 	r.n = node{}
 	r.epoch = a.epoch
 	r.made = nil
+	r.lending = false
 	return r
 }
 
@@ -170,6 +171,11 @@ func (a *Arena) take() *recorded {
 // another shape copies its shape, an allocation.
 func (a *Arena) output() *Value {
 	r := a.take()
+	if r.own.Cap() > 0 { // a small buffer the slot kept (see sticky)
+		r.v.t = r.own
+		r.lending = true
+		return &r.v
+	}
 	if r.hint.size() > 0 {
 		if c := a.class(r.hint, false); c != nil && len(c.bufs) > 0 {
 			bs := c.bufs
@@ -186,7 +192,8 @@ func (a *Arena) output() *Value {
 			copy(bs[i:], bs[i+1:])
 			bs[len(bs)-1] = freeBuf{}
 			c.bufs = bs[:len(bs)-1]
-			r.lent = r.v.t
+			r.own = r.v.t
+			r.lending = true
 		}
 	}
 	return &r.v
@@ -211,14 +218,14 @@ func (a *Arena) owns(r *recorded, t tensor.Tensor) {
 // its owner; a lent buffer the kernel did not use goes back to the free list.
 func (a *Arena) adopt(v *Value, ops ...*tensor.Tensor) {
 	r := v.slot
-	lent := r.lent
-	r.lent = tensor.Tensor{}
-	if lent.Cap() > 0 && v.t.SameStorage(&lent) {
-		a.owns(r, v.t) // with the shape the kernel gave it, for the buffer's next kernel
-		return
-	}
-	if lent.Cap() > 0 {
-		a.put(lent)
+	if r.lending {
+		r.lending = false
+		if v.t.SameStorage(&r.own) {
+			a.owns(r, v.t) // with the shape the kernel gave it, for the buffer's next kernel
+			return
+		}
+		a.put(r.own)
+		r.own = tensor.Tensor{}
 	}
 	if v.t.Cap() == 0 || v.t.IsView() {
 		return
@@ -233,11 +240,22 @@ func (a *Arena) adopt(v *Value, ops ...*tensor.Tensor) {
 
 // giveBack returns the storage a slot owns to the free list.
 func (a *Arena) giveBack(r *recorded) {
-	if r.own.Cap() > 0 {
+	if r.own.Cap() > 0 && !sticky(&r.own) {
 		a.put(r.own)
 		r.own = tensor.Tensor{}
 	}
 }
+
+// stickyMax is the capacity (in elements) up to which a slot keeps the
+// buffer it owns through Reset and release, for its own next value, instead
+// of passing it through the free lists: for tiny values (scalars, a bias of a
+// few elements) the free lists' bookkeeping costs more than the memory a
+// slot keeps (both generations of slots keep theirs, at most 2·stickyMax
+// elements a slot).
+const stickyMax = 64
+
+// sticky reports whether a slot keeps the buffer t (see stickyMax).
+func sticky(t *tensor.Tensor) bool { return t.Cap() <= stickyMax }
 
 func (a *Arena) put(t tensor.Tensor) {
 	c := a.class(keyOf(t.DType(), t.Cap()), true)
@@ -340,6 +358,10 @@ func arenaOf(op string, x, y *Value) *Arena {
 func releaseArena(v *Value) {
 	r := v.slot
 	if r.own.Cap() > 0 && v.t.SameStorage(&r.own) {
+		if sticky(&r.own) { // the slot keeps it for its next value
+			v.t = tensor.Tensor{}
+			return
+		}
 		r.ar.put(r.own)
 		r.own = tensor.Tensor{}
 		v.t = tensor.Tensor{}

@@ -13,11 +13,11 @@ type node struct {
 	rule      *rule
 	at        attrs    // the row's own attribute type (see rules.go), or nil
 	inline    [2]edge  // edges to the operands of unary and binary ops
-	nin       uint8    // operands in inline, or manyEdges (then they are in edges)
 	sv        [3]saved // what the VJP reads (rule.saves): operand 0, operand 1, output
 	aux       any      // non-Value data the VJP reads (ReLU's bit mask, ...)
 	retained  *leafState
 	dbg       *nodeDebug    // call site (anomaly detection) and gradient hooks, or nil
+	nin       uint8         // operands in inline, or manyEdges (then they are in edges)
 	freed     bool          // saved values released by a backward pass
 	pooled    bool          // the node is an arena's (its attributes are reused by the next step)
 	tentative bool          // a ReLU that has not yet settled what it keeps (settleRelu)
@@ -61,12 +61,12 @@ type recorded struct {
 	// In an Arena only:
 	ar       *Arena
 	epoch    uint64           // the arena's epoch when the slot was handed out
-	own      tensor.Tensor    // storage the slot owns (returned to the arena at Reset)
-	lent     tensor.Tensor    // buffer lent to the kernel writing v (see Arena.output)
+	own      tensor.Tensor    // storage the slot owns (returned to the arena at Reset), or lends (lending)
+	lending  bool             // own is lent to the kernel writing v, until adopt (see Arena.output)
 	hint     bufKey           // size class of the buffer the slot owned last
 	attrs    any              // the attributes of the slot's op, reused by the next step's (newAttrs)
 	mask     *bitMask         // the bit mask of the slot's ReLU, reused by the next step's
-	view     tensor.Tensor    // the header of the slot's view (reshape), whose shape the next step's reuses
+	view     *tensor.Tensor   // the header of the slot's view (reshape), whose shape the next step's reuses
 	operands []*tensor.Tensor // the operand list of the slot's variadic kernel (concat), reused
 	made     *rule            // the rule that made v (nil: Arena.Const), for ErrStale messages
 }
@@ -521,6 +521,7 @@ type sweeper struct {
 	ctx    vjpCtx
 	need   [8]bool
 	pre    [8]*Value      // VJP outputs replaced by their SumTo (first 8 edges)
+	preSet bool           // some entry of pre is set
 	held   map[*Value]int // Vars with gradient hooks: index into heldV and heldG
 	heldV  []*Value
 	heldG  []*Value // their summed gradients, delivered by flushHeld
@@ -542,6 +543,22 @@ func (s *sweeper) begin(y *Value, targets, result []*Value, o Options) error {
 	if !y.n.busy.CompareAndSwap(0, s.id) {
 		return concurrentErr(y.n)
 	}
+	prune := false      // with targets: some reachable Var is not one (see needPruning)
+	if targets != nil { // intermediate targets are read off their node
+		s.target, s.leaf = map[*node][]int{}, map[*Value][]int{}
+		for i, t := range targets {
+			if t.n != nil {
+				s.target[t.n] = append(s.target[t.n], i)
+			} else { // a marked copy of a Var (DetectAnomaly) stands for the Var
+				s.leaf[t.leaf()] = append(s.leaf[t.leaf()], i)
+			}
+		}
+		prune = len(s.target) > 0
+	}
+	// One pass over the graph: claim and count the nodes, check their saved
+	// tensors (an error is reported below, once it is known whether the
+	// node's rule will run), and find whether pruning is needed.
+	modified := false
 	y.n.slot = 1
 	s.nodes = append(s.nodes, y.n)
 	s.deps = append(s.deps, 0)
@@ -551,9 +568,15 @@ func (s *sweeper) begin(y *Value, targets, result []*Value, o Options) error {
 			return &Error{Op: "backward", Err: ErrGraphFreed,
 				Msg: fmt.Sprintf("the graph through %s was released by a previous backward; pass ad.Options{RetainGraph: true} to the first backward to sweep it again", n.name())}
 		}
+		if !modified && !n.savedIntact() {
+			modified = true
+		}
 		for _, e := range n.ins() {
 			p := e.n
 			if p == nil {
+				if targets != nil && !prune && e.leaf != nil && s.leaf[e.leaf] == nil {
+					prune = true
+				}
 				continue
 			}
 			if p.busy.CompareAndSwap(0, s.id) {
@@ -566,33 +589,41 @@ func (s *sweeper) begin(y *Value, targets, result []*Value, o Options) error {
 			s.deps[p.slot-1]++
 		}
 	}
-	if targets != nil { // intermediate targets are read off their node
-		s.target, s.leaf = map[*node][]int{}, map[*Value][]int{}
-		for i, t := range targets {
-			if t.n != nil {
-				s.target[t.n] = append(s.target[t.n], i)
-			} else { // a marked copy of a Var (DetectAnomaly) stands for the Var
-				s.leaf[t.leaf()] = append(s.leaf[t.leaf()], i)
-			}
-		}
-		if needPruning(s.nodes, s.target, s.leaf) {
-			s.useful = usefulNodes(s.nodes, s.deps, s.target, s.leaf)
-		}
+	if prune {
+		s.useful = usefulNodes(s.nodes, s.deps, s.target, s.leaf)
 	}
-	for i, n := range s.nodes {
-		if s.useful == nil || s.useful[i] { // else its rule will not run
-			if err := n.checkSaved(); err != nil {
-				return err
+	if modified { // report the first modified saved tensor of a node whose rule runs
+		for i, n := range s.nodes {
+			if s.useful == nil || s.useful[i] { // else its rule will not run
+				if err := n.checkSaved(); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	for range s.nodes {
-		s.grads = append(s.grads, nil)
-	}
+	s.grads = append(s.grads[:0], make([]*Value, len(s.nodes))...)
 	s.ready = append(s.ready[:0], y.n)
 	s.ctx.create = o.CreateGraph
 	s.ctx.al = allocFor("backward", y, nil)
 	return nil
+}
+
+// savedIntact reports whether every tensor n saved still has the version
+// it was saved with (checkSaved's test, without building the error).
+func (n *node) savedIntact() bool {
+	for k := range n.sv {
+		if sv := &n.sv[k]; sv.v != nil && sv.v.t.Version() != sv.version {
+			return false
+		}
+	}
+	if f, ok := n.at.(*funcAttrs); ok {
+		for _, sv := range f.ins {
+			if sv.v.t.Version() != sv.version {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // checkSaved reports a saved tensor written in place since it was saved.
@@ -657,7 +688,10 @@ func (s *sweeper) vjp(n *node, g *Value) []*Value {
 		gin = n.rule.vjp(&s.ctx, g)
 	}
 	fin := s.ctx.fin[:0]
-	s.pre = [8]*Value{}
+	if s.preSet {
+		s.pre = [8]*Value{}
+		s.preSet = false
+	}
 	for j := range es {
 		var gj *Value
 		if j < len(gin) && needs[j] {
@@ -666,6 +700,7 @@ func (s *sweeper) vjp(n *node, g *Value) []*Value {
 		if gj != nil && !tensor.EqualShape(gj.t.Shape(), es[j].shape) {
 			if j < len(s.pre) {
 				s.pre[j] = gj
+				s.preSet = true
 			}
 			gj = sumTo(gj, es[j].shape)
 		}
@@ -735,7 +770,7 @@ func (s *sweeper) end() {
 	clear(s.heldG)
 	s.heldV, s.heldG = s.heldV[:0], s.heldG[:0]
 	s.o = Options{}
-	s.pre = [8]*Value{}
+	s.pre, s.preSet = [8]*Value{}, false
 	s.ctx.n, s.ctx.need, s.ctx.buf = nil, nil, [2]*Value{}
 	clear(s.ctx.many[:cap(s.ctx.many)])
 	s.ctx.twins = nil // handed-out twins must not be overwritten by a later sweep

@@ -242,7 +242,15 @@ type tableRows struct{}
 func (tableRows) row(op opcode) *rule { return &table[op] }
 
 // row returns the table's row for op.
-func row(op opcode) *rule { return rows.row(op) }
+func row(op opcode) *rule { return &tableRef[op] }
+
+// tableRef is the table, for row: set by init, after the table's
+// initialisation, so that row (called by the ops the rules call) does not
+// make the table's initialisation depend on itself, and costs no dynamic
+// call on the ops' fast path.
+var tableRef *[numOps]rule
+
+func init() { tableRef = &table }
 
 func saveOutIf(need [2]bool) saveMask {
 	if need[0] {

@@ -19,12 +19,12 @@ type Value struct {
 	owned    bool       // a backward sweep holds the only reference to its storage
 	fresh    bool       // its op's kernel wrote it into new storage (see decideOwnership)
 	anomaly  bool       // computed from a value marked by DetectAnomaly: ops on it are checked
+	eye      bool       // a batched tangent whose direction k, flattened, is the unit vector eₖ
 	base     *Value     // the value whose storage it views (a reshape's operand, or the value a copy without its tangent stands for: see strip), or nil
 	gs       *leafState // gradient buffer: of a Var, or of a non-leaf after RetainGrad
 	slot     *recorded  // the arena slot holding this value, or nil (see Arena)
 	tan      *Value     // forward mode: the tangent carried beside the value, nil for zero
 	lvl      *level     // the forward-mode evaluation tan belongs to
-	eye      bool       // a batched tangent whose direction k, flattened, is the unit vector eₖ
 }
 
 // isVar reports whether v is a leaf that requires a gradient.
