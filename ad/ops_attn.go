@@ -423,9 +423,9 @@ func softmaxRow[T float32 | float64](row []T) float64 {
 			mx = f
 		}
 	}
-	s := 0.0
+	s, exp := 0.0, fusedExp[T]()
 	for j, x := range row {
-		e := math.Exp(float64(x) - mx)
+		e := exp(float64(x) - mx)
 		row[j] = T(e)
 		s += e
 	}
@@ -457,7 +457,7 @@ func (w *sdpaTask[T]) backward(b int, buf []T) {
 		dvv = w.dv[b*S*dv : (b+1)*S*dv]
 		clear(dvv)
 	}
-	gm := fusedGemm[T]()
+	gm, exp := fusedGemm[T](), fusedExp[T]()
 	half := len(buf) / 2
 	for t0 := 0; t0 < T_; t0 += sdpaBlock {
 		t1 := min(t0+sdpaBlock, T_)
@@ -469,7 +469,7 @@ func (w *sdpaTask[T]) backward(b int, buf []T) {
 			row := pb[i*n : (i+1)*n]
 			nj, l := a.visible(t0+i), lse[t0+i]
 			for j, x := range row[:nj] {
-				row[j] = T(math.Exp(float64(x) - l))
+				row[j] = T(exp(float64(x) - l))
 			}
 			clear(row[nj:])
 		}

@@ -1,0 +1,36 @@
+package ad_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// BenchmarkAttention: the GPT's attention ([12 4 64 32], causal, float32)
+// forward and backward, fused against the composition it replaces.
+func BenchmarkAttention(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	shape := []int{12, 4, 64, 32}
+	x := [3]*tensor.Tensor{}
+	for i := range x {
+		x[i] = randTensor(r, shape, nil).Astype(tensor.Float32)
+	}
+	o := ad.AttentionOptions{Causal: true}
+	for _, c := range []struct {
+		name string
+		f    func(q, k, v *ad.Value, o ad.AttentionOptions) *ad.Value
+	}{{"fused", ad.ScaledDotProductAttention}, {"composite", sdpaComposite}} {
+		b.Run(c.name, func(b *testing.B) {
+			q, k, v := ad.Var(x[0]), ad.Var(x[1]), ad.Var(x[2])
+			b.ReportAllocs()
+			for range b.N {
+				y := c.f(q, k, v, o)
+				if err := ad.Sum(y).Backward(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
