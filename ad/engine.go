@@ -135,9 +135,9 @@ func record(r *rule, at attrs, x, y *Value) (*Value, *node) {
 		return out, nil
 	}
 	n.rule, n.at, n.pooled = r, at, out.slot != nil
-	n.inline[0] = edgeTo(x)
+	n.inline[0].set(x) // n is new (zero): its edges are filled in place
 	if y != nil {
-		n.inline[1] = edgeTo(y)
+		n.inline[1].set(y)
 		n.nin = 2
 	} else {
 		n.nin = 1
@@ -231,6 +231,14 @@ func applyN(r *rule, at attrs, xs []*Value) *Value {
 		propagate(r, at, out, n, levelOf(r.name, xs...), xs)
 	}
 	return out
+}
+
+// set fills the zero edge e as edgeTo(v), field by field.
+func (e *edge) set(v *Value) {
+	e.n, e.shape = v.n, v.t.Shape()
+	if v.isVar() {
+		e.leaf = v.leaf()
+	}
 }
 
 func edgeTo(v *Value) edge {
