@@ -85,6 +85,9 @@ func im2colKernel[T float32 | float64](dst, x []T, n, c, b0, b1 int, a *convAttr
 						for k := range out[hi:] {
 							out[hi+k] = pad
 						}
+						if lo == hi { // the whole row reads padding
+							continue
+						}
 						src := img[iy*a.w:][:a.w]
 						if a.sw == 1 {
 							copy(out[lo:hi], src[lo+off:hi+off])
@@ -116,7 +119,7 @@ func col2imKernel[T float32 | float64](dst, g []T, n, c, b0, b1 int, a *convAttr
 					off := j*a.dw - a.pw
 					for y := range oh {
 						iy := y*a.sh - a.ph + i*a.dh
-						if iy < 0 || iy >= a.h {
+						if iy < 0 || iy >= a.h || lo == hi {
 							continue
 						}
 						in := row[y*ow:][:ow]

@@ -364,9 +364,10 @@ func ExampleLogSumExpAxes() {
 	// Output: 1.3863
 }
 
-// FuzzOpsMoreBadInput calls the new shape-taking ops with arbitrary shapes
-// and axes: each call succeeds (and then its gradient and JVP can be
-// taken) or fails with an *ad.Error wrapping ErrShape.
+// FuzzOpsMoreBadInput calls the new shape-taking ops with arbitrary shapes,
+// axes and parameters: each call succeeds (and then its gradient and JVP
+// can be taken) or fails with an *ad.Error wrapping ErrShape or (a bad p,
+// bounds) ErrArgument.
 func FuzzOpsMoreBadInput(f *testing.F) {
 	f.Add(uint8(0), uint16(0x123), int8(1), int8(0))
 	f.Add(uint8(3), uint16(0x2202), int8(-3), int8(4))
@@ -376,7 +377,7 @@ func FuzzOpsMoreBadInput(f *testing.F) {
 			shape[i] = int(code>>(4*i)) % 4 // sizes 0..3, empty axes included
 		}
 		apply := func(x *ad.Value) *ad.Value {
-			switch op % 8 {
+			switch op % 13 {
 			case 0:
 				return ad.Cumsum(x, int(p))
 			case 1:
@@ -391,25 +392,35 @@ func FuzzOpsMoreBadInput(f *testing.F) {
 				return ad.MinKeepDims(x, int(p))
 			case 6:
 				return ad.Maximum(x, ad.Const(tensor.Full(tensor.Float64, 0.5, int(p)&3, int(q)&3)))
-			default:
+			case 7:
 				return ad.Hypot(x, ad.Const(tensor.Full(tensor.Float64, 0.5, int(q)&3)))
+			case 8:
+				return ad.Norm(x, []float64{1, 2, math.Inf(1), 3, 0.5, math.NaN()}[int(q)&7%6], int(p))
+			case 9:
+				return ad.NormKeepDims(x, 2, int(p), int(q))
+			case 10:
+				return ad.StdKeepDims(x, float64(q), int(p))
+			case 11:
+				return ad.Mul(ad.ArgMin(x, int(p)), ad.Clamp(x, float64(p), float64(q)))
+			default:
+				return ad.LogAddExp(x, ad.Const(tensor.Full(tensor.Float64, 0.5, int(p)&3, int(q)&3)))
 			}
 		}
 		x := ad.Var(tensor.Full(tensor.Float64, 0.5, shape...))
 		var y *ad.Value
 		if err := ad.Try(func() { y = apply(x) }); err != nil {
 			var e *ad.Error
-			if !errors.As(err, &e) || !errors.Is(err, ad.ErrShape) {
-				t.Fatalf("op %d on %v (%d %d): %T %v", op%8, shape, p, q, err, err)
+			if !errors.As(err, &e) || !(errors.Is(err, ad.ErrShape) || errors.Is(err, ad.ErrArgument)) {
+				t.Fatalf("op %d on %v (%d %d): %T %v", op%13, shape, p, q, err, err)
 			}
 			return
 		}
 		if _, err := ad.Grad(ad.Sum(y), x); err != nil && !errors.Is(err, ad.ErrNoGrad) {
-			t.Fatalf("op %d on %v: gradient: %v", op%8, shape, err)
+			t.Fatalf("op %d on %v: gradient: %v", op%13, shape, err)
 		}
 		fn := func(xs []*ad.Value) *ad.Value { return ad.Sum(apply(xs[0])) }
 		if _, _, err := ad.JVP(fn, []*tensor.Tensor{x.Tensor()}, []*tensor.Tensor{tensor.Full(tensor.Float64, 1, shape...)}); err != nil {
-			t.Fatalf("op %d on %v: JVP: %v", op%8, shape, err)
+			t.Fatalf("op %d on %v: JVP: %v", op%13, shape, err)
 		}
 	})
 }
