@@ -3,7 +3,8 @@
 // float64 matrices, where op(X) is X or Xᵀ.
 //
 // The implementation is the blocked, packed form: op(B) is packed into
-// kc×NR column panels (kc = 256, so a panel sits in L1), op(A) is read in
+// kc×NR column panels (kc from the L1 size, so a panel sits in L1; the
+// blocks are derived from the CPU's caches, see blocking.go), op(A) is read in
 // MR-row panels, and a register-blocked MR×NR micro-kernel does the
 // arithmetic (12×32 float32 and 12×16 float64 with AVX-512, 6×16 and 6×8
 // with AVX2; in portable Go 2×4 on CPUs with 16 floating-point registers such
@@ -17,6 +18,10 @@
 // materialise a transpose. Products above a few MFLOP are split across
 // goroutines (see [SetThreads]); smaller ones run on the calling goroutine
 // without allocating.
+//
+// SgemmEp and DgemmEp fuse an epilogue into the product (a bias, an
+// activation, the row sums of op(A): see Epilogue), for package ad's
+// fully connected layer.
 //
 // It is internal so that its signature can change with the kernels; the
 // public entry point is package tensor.
