@@ -89,7 +89,11 @@ func (m *logisticModel) f(t *scalar.Tape, beta []scalar.Var) scalar.Var {
 		m.terms = append(m.terms, scalar.DotC(beta, row).Softplus())
 	}
 	prior := scalar.Dot(beta, beta).MulC(-0.5 / (priorSD * priorSD))
-	return prior.Sub(scalar.Sum(m.terms))
+	var s scalar.Sum
+	for _, x := range m.terms {
+		s.Add(x)
+	}
+	return prior.Sub(s.Result())
 }
 
 func BenchmarkLogistic(b *testing.B) {

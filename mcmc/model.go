@@ -84,12 +84,14 @@ func (m *TapeModel) LogDensity(q, grad []float64) (lp float64, err error) {
 		}
 		return m.f(&m.tape, m.vars).Value(), nil
 	}
-	m.vars = m.tape.Vars(m.vars[:0], q)
+	in := m.tape.Inputs(q)
+	m.vars = in.Vars(m.vars[:0])
 	y := m.f(&m.tape, m.vars)
 	if y.IsConst() {
 		clear(grad)
 		return y.Value(), nil
 	}
-	m.tape.Gradient(grad, y, m.vars)
+	m.tape.Backward(y)
+	in.Gradient(grad)
 	return y.Value(), nil
 }

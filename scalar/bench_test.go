@@ -106,8 +106,10 @@ func BenchmarkW1RosenbrockGradient(b *testing.B) {
 			var vars []Var
 			grad := func() {
 				t.Reset()
-				vars = t.Vars(vars, x)
-				t.Gradient(g, rosenbrock(vars), vars)
+				in := t.Inputs(x)
+				vars = in.Vars(vars)
+				t.Backward(rosenbrock(vars))
+				in.Gradient(g)
 			}
 			runRatio(b, &t, n, grad, func() { sink += rosenbrockPlain(x) })
 		})
@@ -230,8 +232,10 @@ func benchLogistic(b *testing.B, d *logistic, f func(*logistic, []Var) Var) {
 	var vars []Var
 	grad := func() {
 		t.Reset()
-		vars = t.Vars(vars, d.param)
-		t.Gradient(g, f(d, vars), vars)
+		in := t.Inputs(d.param)
+		vars = in.Vars(vars)
+		t.Backward(f(d, vars))
+		in.Gradient(g)
 	}
 	runRatio(b, &t, len(d.param), grad, func() { sink += d.nllPlain(d.param) })
 }
@@ -320,7 +324,7 @@ func BenchmarkW3SmallFunctionPlain(b *testing.B) {
 func BenchmarkSweepRosenbrock1e6(b *testing.B) {
 	x := startPoint(1_000_000)
 	var t Tape
-	y := rosenbrock(t.Vars(nil, x))
+	y := rosenbrock(t.Inputs(x).Vars(nil))
 	t.Backward(y)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -435,7 +439,7 @@ func rosenbrockPreacc(x []Var, terms []Var) Var {
 		d := b.Sub(a.Square())
 		terms = append(terms, e.Record(d.Square().MulC(100).Add(a.RSubC(1).Square())))
 	}
-	return Sum(terms)
+	return sumOf(terms)
 }
 
 // BenchmarkW1RosenbrockGradientPreacc records each term as one node with
@@ -452,8 +456,10 @@ func benchW1Terms(b *testing.B, f func(x, terms []Var) Var) {
 			terms := make([]Var, 0, n/2)
 			grad := func() {
 				t.Reset()
-				vars = t.Vars(vars, x)
-				t.Gradient(g, f(vars, terms), vars)
+				in := t.Inputs(x)
+				vars = in.Vars(vars)
+				t.Backward(f(vars, terms))
+				in.Gradient(g)
 			}
 			runRatio(b, &t, n, grad, func() { sink += rosenbrockPlain(x) })
 		})
@@ -461,7 +467,7 @@ func benchW1Terms(b *testing.B, f func(x, terms []Var) Var) {
 }
 
 // BenchmarkW1RosenbrockGradientInputs is the preaccumulated form with the
-// variables from Tape.Inputs and the terms summed by an Accumulator: no
+// variables from Tape.Inputs and the terms summed by an Sum: no
 // []Var slice is written.
 func BenchmarkW1RosenbrockGradientInputs(b *testing.B) {
 	for _, n := range []int{1_000, 100_000, 1_000_000} {

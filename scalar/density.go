@@ -558,7 +558,7 @@ func dirichletLpdf(propto bool, theta, alpha []Var) Var {
 		fail(ErrDomain, op, "theta sums to %g: must be a simplex", s)
 	}
 	a := lp{propto: propto}
-	a.add(Sum(alpha).Lgamma())
+	a.add(sumOf(alpha).Lgamma())
 	for k := range theta {
 		a.sub(alpha[k].Lgamma())
 		a.add(alpha[k].SubC(1).Mul(theta[k].Log()))

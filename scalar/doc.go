@@ -16,18 +16,40 @@
 //	dx, dy := t.Adjoint(x), t.Adjoint(y) // 4 + cos 0.25, 0.25
 //
 // [Tape.Reset] empties the tape and keeps its memory, so a loop that resets,
-// records and sweeps allocates nothing once the tape has grown.
-// [Tape.Jacobian] runs one sweep per output over one recording.
+// records and sweeps allocates nothing once the tape has grown. Many
+// variables at once come from [Tape.Inputs], the one bulk form: At(i) makes
+// variable i, Vars makes them all as a []Var, and after Backward
+// [Inputs.Gradient] copies their adjoints out as one range:
 //
-// Operations are methods of [Var]: Add Sub Mul Div Neg, AddC SubC MulC DivC
-// with a float64 constant, Square, Sin Cos Tan Asin Acos Atan Atan2 Sinh Cosh
-// Tanh, Exp Expm1 Log Log1p Log2 Log10, Sqrt Cbrt Pow PowC Abs Hypot Min Max,
-// Sigmoid, Softplus (the stable log1p-exp) and Erf. [Const] makes a constant
-// Var, usable on either side of any operation; an operation whose operands
-// are all constants records nothing. The reductions [Sum], [Dot], [DotC] (a
-// dot product with constant coefficients, such as a row of data) and
-// [LogSumExp] record one node for any number of operands, which is where the
-// tape earns its speed on statistics code.
+//	in := t.Inputs(x)
+//	y := f(in.Vars(nil))
+//	t.Backward(y)
+//	g := in.Gradient(nil)
+//
+// The API is that core: [Tape], [Var] and its operations, [Tape.Backward],
+// [Tape.Adjoint] and [Tape.Inputs]; one summing helper, [Sum]; the drivers
+// [Gradient], [HessVec], [Hessian], [Jacobian] and [Objective]; and one
+// preaccumulation concept, [Preacc2] with the local numbers [Local2] (and
+// its widths 3 and 4), below.
+//
+// Operations are methods of [Var]: Add Sub Mul Div Neg, AddC SubC RSubC
+// MulC DivC with a float64 constant, Square, Sin Cos Tan Asin Acos Atan
+// Atan2 Sinh Cosh Tanh, Exp Expm1 Log Log1p Log2 Log10, Sqrt Cbrt Pow PowC
+// Abs Hypot Min Max, Sigmoid, Softplus (the stable log1p-exp) and Erf, and
+// the special functions below. [Dual] and the local numbers have every one
+// of them. [Const] makes a constant Var, usable on either side of any
+// operation; an operation whose operands are all constants records nothing.
+// The reductions [Dot], [DotC] (a dot product with constant coefficients,
+// such as a row of data) and [LogSumExp] record one node for any number of
+// operands, and a [Sum] of any number of terms is one node too, which is
+// where the tape earns its speed on statistics code:
+//
+//	var s scalar.Sum
+//	for i, row := range rows {
+//		z := scalar.DotC(w, row).Add(b)
+//		s.Add(z.Softplus().Sub(z.MulC(y[i])))
+//	}
+//	nll := s.Result()
 //
 // # Special functions and log densities
 //
@@ -73,7 +95,7 @@
 // exactly them: the operands cannot be swapped or mixed up. The whole of it
 // inlines, and the node is 24 bytes. [Preacc3] and [Preacc4] record one
 // node with three or four parents in the side arrays, like a reduction.
-// A sum of such terms is then one [Sum] node. For Rosenbrock's function
+// A [Sum] of such terms is then one range node. For Rosenbrock's function
 // this cuts the tape from 8 nodes per term to 1 plus the Sum's side entry,
 // and the gradient time by 3.6 to 3.8×; see the README for the figures.
 //
@@ -83,21 +105,17 @@
 // needed is written with Var operations.
 //
 // For a function of very many variables the caller's slices then cost more
-// than the tape: a []Var is 24 bytes per variable, written by [Tape.Vars]
-// and read by the function and by [Tape.Gradient]. [Tape.Inputs] records
-// the variables without a slice (At(i) makes variable i on demand and
-// [Inputs.Gradient] copies the adjoints as one range), and an [Accumulator]
-// sums terms recorded one after the other into one range node without a
-// slice of them:
+// than the tape: a []Var is 24 bytes per variable, written once and read
+// by the function. With [Inputs.At] and a [Sum] no slice is written at all:
 //
 //	in := t.Inputs(x)
-//	var acc scalar.Accumulator
+//	var s scalar.Sum
 //	for i := 0; i+1 < in.Len(); i += 2 {
 //		e, a, b := scalar.Preacc2(in.At(i), in.At(i+1))
 //		d := b.Sub(a.Square())
-//		acc.Add(e.Record(d.Square().MulC(100).Add(a.RSubC(1).Square())))
+//		s.Add(e.Record(d.Square().MulC(100).Add(a.RSubC(1).Square())))
 //	}
-//	t.Backward(acc.Sum())
+//	t.Backward(s.Result())
 //	g := in.Gradient(nil)
 //
 // For Rosenbrock's function at n = 10⁶ this halves the gradient time again
@@ -125,12 +143,12 @@
 // partial, so the reverse sweep treats every node alike with no branch; a
 // constant operand points at a sink (node 0) whose adjoint is never read.
 // Constants are not recorded: an operation whose operands are all constants
-// records nothing. The variables made by one call of [Tape.Vars] are a run
-// of nodes that is never written or read: the sweep skips it. A reduction over n variables ([Sum], [Dot], [DotC],
-// [LogSumExp]) is one node whose parents and partials sit in two side arrays,
-// 24 + 12·n bytes; a Sum over consecutive nodes (terms recorded one after
-// the other, or the variables of one Vars call) is one 24-byte node with no
-// side entries. Node values are not stored at all (a Var carries its own
+// records nothing. The variables made by one call of [Tape.Inputs] are a
+// run of nodes that is never written or read: the sweep skips it. A
+// reduction over n variables ([Dot], [DotC], [LogSumExp], [Sum]) is one
+// node whose parents and partials sit in two side arrays, 24 + 12·n bytes;
+// a Sum over consecutive nodes (terms recorded one after the other, or the
+// variables of one Inputs call) is one 24-byte node with no side entries. Node values are not stored at all (a Var carries its own
 // value), and neither is an op code: the reverse sweep needs nothing but the
 // partials, which every operation computes when it is recorded. Node indices
 // are int32 (up to 2²⁹ nodes: p0 carries two mark bits).

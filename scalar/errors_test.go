@@ -47,7 +47,7 @@ func TestSentinels(t *testing.T) {
 		}},
 		{"dot lengths", "dot", ErrSize, func() {
 			var a Tape
-			Dot(a.Vars(nil, []float64{1, 2}), a.Vars(nil, []float64{3}))
+			Dot(a.Inputs([]float64{1, 2}).Vars(nil), a.Inputs([]float64{3}).Vars(nil))
 		}},
 		{"gradient dst", "gradient", ErrSize, func() {
 			Gradient(make([]float64, 1), func(x []Var) Var { return x[0].Mul(x[1]) }, []float64{1, 2})

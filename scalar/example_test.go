@@ -32,10 +32,11 @@ func ExampleTape_Reset() {
 	g := make([]float64, 2)
 	for _, p := range [][2]float64{{3, 4}, {1, 2}} {
 		t.Reset()
-		x, y := t.Var(p[0]), t.Var(p[1])
+		in := t.Inputs(p[:])
+		x, y := in.At(0), in.At(1)
 		z := x.Mul(y).Add(x) // x·y + x
-		t.Gradient(g, z, []scalar.Var{x, y})
-		fmt.Println(z.Value(), g)
+		t.Backward(z)
+		fmt.Println(z.Value(), in.Gradient(g))
 	}
 	// Output:
 	// 15 [5 3]

@@ -28,13 +28,14 @@ func gradient(t *Tape, vars []Var, dst []float64, f Func, x []float64) ([]float6
 		fail(ErrSize, "gradient", "len(dst) = %d, want len(x) = %d", len(dst), len(x))
 	}
 	t.Reset()
-	vars = t.Vars(vars, x)
-	y := f(vars)
+	in := t.Inputs(x)
+	y := f(in.Vars(vars))
 	if y.t == nil { // f does not depend on x
 		clear(dst)
 		return dst, y.v
 	}
-	return t.Gradient(dst, y, vars), y.v
+	t.Backward(y)
+	return in.Gradient(dst), y.v
 }
 
 // HessVec evaluates f at x and stores the Hessian-vector product ∇²f(x)·v in
@@ -97,16 +98,16 @@ func Hessian(dst *mat.SymDense, f Func, x []float64) *mat.SymDense {
 // reverse sweep per output.
 func Jacobian(dst *mat.Dense, f func(x []Var) []Var, x []float64) *mat.Dense {
 	var t Tape
-	vars := t.Vars(nil, x)
+	vars := t.Inputs(x).Vars(nil)
 	ys := f(vars)
-	return t.Jacobian(dst, ys, vars)
+	return t.jacobian(dst, ys, vars)
 }
 
-// Jacobian stores ∂ys[i]/∂xs[j] in dst[i, j] and returns dst, with one
+// jacobian stores ∂ys[i]/∂xs[j] in dst[i, j] and returns dst, with one
 // reverse sweep per output over the existing recording. dst is allocated if
 // nil and must otherwise be len(ys)×len(xs). Outputs that are constants get
 // a zero row.
-func (t *Tape) Jacobian(dst *mat.Dense, ys, xs []Var) *mat.Dense {
+func (t *Tape) jacobian(dst *mat.Dense, ys, xs []Var) *mat.Dense {
 	if dst == nil {
 		if len(ys) == 0 || len(xs) == 0 {
 			fail(ErrSize, "jacobian", "no outputs or no inputs (%d×%d)", len(ys), len(xs))

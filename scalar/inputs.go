@@ -1,11 +1,11 @@
 package scalar
 
-// Inputs is a run of independent variables recorded by [Tape.Inputs]
-// without a []Var: the variables are made on demand by [Inputs.At], and
-// [Inputs.Gradient] reads their adjoints as one contiguous range. For a
-// function of many variables this saves the 24 bytes per variable that a
-// []Var from [Tape.Vars] costs to write and to read twice (by the function
-// and by [Tape.Gradient]).
+// Inputs is a run of independent variables recorded by [Tape.Inputs], the
+// one bulk form of independent variables: [Inputs.At] makes variable i on
+// demand, [Inputs.Vars] makes them all as a []Var for code written over
+// slices, and [Inputs.Gradient] reads their adjoints as one contiguous
+// range. For a function of many variables At saves the 24 bytes per
+// variable that a []Var costs to write and to read.
 //
 // An Inputs is a small value; copy it freely. Like a Var, it belongs to one
 // recording and must not be used after the next [Tape.Reset].
@@ -15,8 +15,8 @@ type Inputs struct {
 	base int32
 }
 
-// Inputs records one independent variable per element of x, like
-// [Tape.Vars], and returns them as an [Inputs] handle. The handle refers to
+// Inputs records one independent variable per element of x and returns
+// them as an [Inputs] handle. The handle refers to
 // x: At(i) takes the value x[i] when it is called, so x must not change
 // while the function is recorded.
 func (t *Tape) Inputs(x []float64) Inputs { return t.rec().Inputs(x) }
@@ -31,6 +31,20 @@ func (in Inputs) Len() int { return len(in.x) }
 // At returns variable i, with value x[i]. It panics (index out of range)
 // unless 0 ≤ i < Len().
 func (in Inputs) At(i int) Var { return Var{in.t, in.x[i], in.base + int32(i)} }
+
+// Vars returns the variables as a slice, in dst, which is grown if it is too
+// short (pass nil to allocate): for functions written over []Var, such as
+// a [Func], and for the reductions over slices ([Dot], [DotC]).
+func (in Inputs) Vars(dst []Var) []Var {
+	if cap(dst) < len(in.x) {
+		dst = make([]Var, len(in.x))
+	}
+	dst = dst[:len(in.x)]
+	for i, v := range in.x {
+		dst[i] = Var{in.t, v, in.base + int32(i)}
+	}
+	return dst
+}
 
 // Gradient stores in dst[i] the derivative of the output of the last
 // [Tape.Backward] with respect to variable i (0 for variables recorded after
@@ -63,7 +77,7 @@ func (in Inputs) Gradient(dst []float64) []float64 {
 }
 
 // hasRun reports whether nodes base … base+k−1 are independent variables
-// recorded by one call of Vars or Inputs on the current recording.
+// recorded by one call of Inputs on the current recording.
 func (t *recording) hasRun(base int32, k int) bool {
 	if int(base)+k > len(t.nodes) || base <= 0 {
 		return false
@@ -80,87 +94,4 @@ func (t *recording) hasRun(base int32, k int) bool {
 		}
 	}
 	return true
-}
-
-// An Accumulator sums terms into one node without a slice of them: add the
-// terms with [Accumulator.Add] and record their sum with [Accumulator.Sum].
-// Terms recorded one after the other (as by a loop of [Expr2.Record]
-// calls) cost nothing but an index comparison each and make one 24-byte
-// range node, as [Sum] of them would; other terms are correct too, with one
-// addition node per break in the run. The zero value is an empty sum, ready
-// to use; an Accumulator must not be used after the next [Tape.Reset].
-type Accumulator struct {
-	t    *recording // the tape of the current run; nil if there is none
-	lo   int32      // the current run of consecutive terms: lo … lo+k−1
-	k    int32      //
-	v    float64    // sum of the run's values
-	rest Var        // sum of the variable terms before the run
-	c    float64    // sum of the constant terms
-}
-
-// Add adds x to the sum. It panics with an *[Error] if x belongs to a
-// different tape than the terms before it.
-func (s *Accumulator) Add(x Var) {
-	if x.t == s.t && x.i == s.lo+s.k && x.t != nil {
-		s.k++
-		s.v += x.v
-		return
-	}
-	s.add(x)
-}
-
-// add is Add for a term that does not extend the current run.
-func (s *Accumulator) add(x Var) {
-	switch {
-	case x.t == nil:
-		s.c += x.v
-		return
-	case s.rest.t != nil && s.rest.t != x.t || s.t != nil && s.t != x.t:
-		fail(ErrNotOnTape, "sum", "variable %v belongs to another tape than the terms before it", x)
-	case x.t.tangent:
-		// Range nodes are not for tangent mode: add node by node.
-		s.rest = add(s.rest, x)
-		return
-	}
-	s.rest = add(s.rest, s.run())
-	s.t, s.lo, s.k, s.v = x.t, x.i, 1, x.v
-}
-
-// add returns x + y, where either may be the constant 0, which records
-// nothing.
-func add(x, y Var) Var {
-	switch {
-	case x.t == nil && x.v == 0:
-		return y
-	case y.t == nil && y.v == 0:
-		return x
-	}
-	return x.Add(y)
-}
-
-// run returns the sum of the current run and empties it.
-func (s *Accumulator) run() Var {
-	t, k := s.t, s.k
-	s.t, s.k = nil, 0
-	switch {
-	case k == 0:
-		return Var{}
-	case k == 1:
-		return Var{t, s.v, s.lo}
-	}
-	if int(s.lo)+int(k) > len(t.nodes) {
-		fail(ErrStale, "sum", "a term is not on the tape (recorded before Reset?)")
-	}
-	n := int32(len(t.nodes))
-	t.nodes = append(t.nodes, node{p0: s.lo | ranged, p1: noParents - k})
-	return Var{t, s.v, n}
-}
-
-// Sum records and returns the sum of the terms added since the
-// Accumulator was zero, and makes it zero again. The sum of no terms is the
-// constant 0.
-func (s *Accumulator) Sum() Var {
-	r := add(add(s.run(), s.rest), Const(s.c))
-	*s = Accumulator{}
-	return r
 }

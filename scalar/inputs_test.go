@@ -8,13 +8,13 @@ import (
 
 func rosenbrockInputs(t *Tape, x []float64) (Inputs, Var) {
 	in := t.Inputs(x)
-	var acc Accumulator
+	var acc Sum
 	for i := 0; i+1 < in.Len(); i += 2 {
 		e, a, b := Preacc2(in.At(i), in.At(i+1))
 		d := b.Sub(a.Square())
 		acc.Add(e.Record(d.Square().MulC(100).Add(a.RSubC(1).Square())))
 	}
-	return in, acc.Sum()
+	return in, acc.Result()
 }
 
 func TestInputsAccumulatorRosenbrock(t *testing.T) {
@@ -24,9 +24,9 @@ func TestInputsAccumulatorRosenbrock(t *testing.T) {
 			x[i] += 0.01 * float64(i)
 		}
 		var ta, tb Tape
-		va := ta.Vars(nil, x)
+		va := ta.Inputs(x).Vars(nil)
 		ya := rosenbrock(va)
-		ga := ta.Gradient(nil, ya, va)
+		ga := gradOf(&ta, nil, ya, va)
 		in, yb := rosenbrockInputs(&tb, x)
 		if math.Abs(ya.Value()-yb.Value()) > 1e-12*math.Abs(ya.Value()) {
 			t.Errorf("n=%d: value %v, want %v", n, yb.Value(), ya.Value())
@@ -55,7 +55,7 @@ func TestInputsAccumulatorRosenbrock(t *testing.T) {
 func TestAccumulatorMixedTerms(t *testing.T) {
 	var tp Tape
 	x, y := tp.Var(2), tp.Var(3)
-	var acc Accumulator
+	var acc Sum
 	acc.Add(Const(1))
 	acc.Add(x.Mul(y)) // a run of three
 	acc.Add(x.Square())
@@ -64,7 +64,7 @@ func TestAccumulatorMixedTerms(t *testing.T) {
 	acc.Add(Const(0.5))
 	acc.Add(y.MulC(4))
 	acc.Add(y)
-	z := acc.Sum()
+	z := acc.Result()
 	want := 1 + 6 + 4 + math.Sin(3) + 2 + 0.5 + 12 + 3
 	if math.Abs(z.Value()-want) > 1e-12 {
 		t.Errorf("value %v, want %v", z.Value(), want)
@@ -76,24 +76,24 @@ func TestAccumulatorMixedTerms(t *testing.T) {
 	if got, w := tp.Adjoint(y), 2+math.Cos(3)+4+1; math.Abs(got-w) > 1e-12 {
 		t.Errorf("∂/∂y = %v, want %v", got, w)
 	}
-	var empty Accumulator
-	if s := empty.Sum(); !s.IsConst() || s.Value() != 0 {
+	var empty Sum
+	if s := empty.Result(); !s.IsConst() || s.Value() != 0 {
 		t.Errorf("empty sum %v", s)
 	}
-	// Reused after Sum, the Accumulator starts from zero.
+	// Reused after Sum, the Sum starts from zero.
 	acc.Add(x)
-	if s := acc.Sum(); s != x {
+	if s := acc.Result(); s != x {
 		t.Errorf("sum of x alone is %v, want %v", s, x)
 	}
 }
 
 func TestAccumulatorTangent(t *testing.T) {
 	f := func(x []Var) Var {
-		var acc Accumulator
+		var acc Sum
 		acc.Add(x[0].Mul(x[1]))
 		acc.Add(x[0].Square())
 		acc.Add(x[1].Sin())
-		return acc.Sum()
+		return acc.Result()
 	}
 	hv, _ := HessVec(nil, f, []float64{2, 3}, []float64{1, 0})
 	if hv[0] != 2 || hv[1] != 1 {
@@ -103,7 +103,7 @@ func TestAccumulatorTangent(t *testing.T) {
 
 func TestAccumulatorMixedTapes(t *testing.T) {
 	var ta, tb Tape
-	var acc Accumulator
+	var acc Sum
 	acc.Add(ta.Var(1).MulC(2))
 	defer func() {
 		if e, ok := recover().(*Error); !ok || e.Op != "sum" {

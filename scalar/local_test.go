@@ -162,12 +162,12 @@ func TestRosenbrockPreacc(t *testing.T) {
 		x[i] += 0.01 * float64(i%7)
 	}
 	var t1, t2 Tape
-	v1 := t1.Vars(nil, x)
+	v1 := t1.Inputs(x).Vars(nil)
 	y1 := rosenbrock(v1)
-	g1 := t1.Gradient(nil, y1, v1)
-	v2 := t2.Vars(nil, x)
+	g1 := gradOf(&t1, nil, y1, v1)
+	v2 := t2.Inputs(x).Vars(nil)
 	y2 := rosenbrockPreacc(v2, nil)
-	g2 := t2.Gradient(nil, y2, v2)
+	g2 := gradOf(&t2, nil, y2, v2)
 	if !close(y2.Value(), y1.Value(), 1e-12) {
 		t.Errorf("value %g, want %g", y2.Value(), y1.Value())
 	}
@@ -214,12 +214,12 @@ var l4Binary = map[string]func(Local4, Local4) Local4{
 // the variables x and of g written with Var operations.
 func fnGrad(rec func(xs []Var) Var, g func(xs []Var) Var, x []float64) (v float64, gr []float64, w float64, wr []float64) {
 	var t, u Tape
-	xs := t.Vars(nil, x)
+	xs := t.Inputs(x).Vars(nil)
 	z := rec(xs)
-	gr = t.Gradient(nil, z, xs)
-	us := u.Vars(nil, x)
+	gr = gradOf(&t, nil, z, xs)
+	us := u.Inputs(x).Vars(nil)
 	zu := g(us)
-	wr = u.Gradient(nil, zu, us)
+	wr = gradOf(&u, nil, zu, us)
 	return z.Value(), gr, zu.Value(), wr
 }
 
@@ -304,12 +304,12 @@ func TestFnNOperands(t *testing.T) {
 // between and inside runs work as before.
 func TestVarRuns(t *testing.T) {
 	var tp Tape
-	a := tp.Vars(nil, []float64{1, 2, 3})
+	a := tp.Inputs([]float64{1, 2, 3}).Vars(nil)
 	p := a[0].Mul(a[2]) // 3
-	b := tp.Vars(nil, []float64{4, 5})
+	b := tp.Inputs([]float64{4, 5}).Vars(nil)
 	c := tp.Var(6)
 	q := p.Mul(b[1]).Add(c).Add(a[1].Square()) // 3·5 + 6 + 4
-	g := tp.Gradient(nil, q, []Var{a[0], a[1], a[2], b[0], b[1], c})
+	g := gradOf(&tp, nil, q, []Var{a[0], a[1], a[2], b[0], b[1], c})
 	want := []float64{15, 4, 5, 0, 3, 1}
 	for j := range g {
 		if g[j] != want[j] {
@@ -340,11 +340,11 @@ func TestRangeReductions(t *testing.T) {
 		rev := []Var{v[4], v[3], v[2], v[1], v[0]}
 		a := DotC(v, c)
 		b := DotC(rev, c)
-		return Sum([]Var{a.Mul(b), Sum(v), Sum(rev).Square()})
+		return sumOf([]Var{a.Mul(b), sumOf(v), sumOf(rev).Square()})
 	}
 	var tp Tape
-	vs := tp.Vars(nil, x)
-	g := tp.Gradient(nil, f(vs), vs)
+	vs := tp.Inputs(x).Vars(nil)
+	g := gradOf(&tp, nil, f(vs), vs)
 	// By hand: a = c·x, b = c·rev(x), s = Σx.
 	var a, b, s float64
 	for j := range x {

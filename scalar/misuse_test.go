@@ -68,7 +68,7 @@ func TestStaleVarAcrossReset(t *testing.T) {
 	expectErr(t, "pow", "pow", ErrStale, func() { u.Pow(y) })
 	expectErr(t, "lbeta", "lbeta", ErrStale, func() { u.Lbeta(y) })
 	expectErr(t, "fma", "fma", ErrStale, func() { u.Fma(y, u) })
-	expectErr(t, "Sum", "sum", ErrStale, func() { Sum([]Var{u, y}) })
+	expectErr(t, "Sum", "sum", ErrStale, func() { sumOf([]Var{u, y}) })
 	expectErr(t, "Dot", "dot", ErrStale, func() { Dot([]Var{u, y}, []Var{u, u}) })
 	expectErr(t, "DotC", "dot", ErrStale, func() { DotC([]Var{u, y}, []float64{1, 2}) })
 	expectErr(t, "LogSumExp", "logsumexp", ErrStale, func() { LogSumExp([]Var{y, u}) })
@@ -81,7 +81,7 @@ func TestStaleVarAcrossReset(t *testing.T) {
 	// recording, and its result is stale too.
 	w := y.Sin().Mul(x)
 	expectErr(t, "result of stale operands", "add", ErrStale, func() { u.Add(w) })
-	expectErr(t, "reduction of stale operands", "record", ErrStale, func() { Sum([]Var{x, y, Const(1)}) })
+	expectErr(t, "reduction of stale operands", "record", ErrStale, func() { sumOf([]Var{x, y, Const(1)}) })
 	// Inputs kept across Reset.
 	in := tp.Inputs([]float64{1, 2})
 	tp.Reset()
@@ -98,7 +98,7 @@ func TestStaleVarAcrossReset(t *testing.T) {
 	var other Tape
 	o := other.Var(1)
 	expectErr(t, "another tape", "div", ErrNotOnTape, func() { s.Div(o) })
-	expectErr(t, "another tape in Sum", "sum", ErrNotOnTape, func() { Sum([]Var{s, o}) })
+	expectErr(t, "another tape in Sum", "sum", ErrNotOnTape, func() { sumOf([]Var{s, o}) })
 }
 
 // Every preaccumulation form is refused in tangent mode when the expression

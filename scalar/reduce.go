@@ -62,98 +62,6 @@ func (t *recording) tangents(s, k int, tv float64, dpart func(j int) float64) {
 	t.flushed = len(t.nodes)
 }
 
-// Sum returns x[0] + x[1] + … as one node. The sum of no elements is the
-// constant 0.
-func Sum(xs []Var) Var {
-	// Fast path: every element a variable of one tape, not in tangent mode,
-	// in one pass; nothing is committed until the whole slice is checked.
-	if len(xs) > 0 {
-		if t := xs[0].t; t != nil && !t.tangent && t == t.owner.cur {
-			k := len(xs)
-			// Consecutive nodes, such as terms recorded one after the
-			// other, make a range node with no side entries.
-			lo := xs[0].i
-			var s0, s1 float64
-			j := 0
-			for ; j+2 <= k; j += 2 {
-				x0, x1 := xs[j], xs[j+1]
-				if x0.t != t || x1.t != t || x0.i != lo+int32(j) || x1.i != x0.i+1 {
-					break
-				}
-				s0 += x0.v
-				s1 += x1.v
-			}
-			if j+1 == k && xs[j].t == t && xs[j].i == lo+int32(j) {
-				s0 += xs[j].v
-				j++
-			}
-			if j == k && k > 1 {
-				n := int32(len(t.nodes))
-				t.nodes = append(t.nodes, node{p0: lo | ranged, p1: noParents - int32(k)})
-				return Var{t: t, v: s0 + s1, i: n}
-			}
-			e := len(t.rp)
-			t.rp = slices.Grow(t.rp, k)[:e+k]
-			t.rd = slices.Grow(t.rd, k)[:e+k]
-			par, part := t.rp[e:e+k:e+k], t.rd[e:e+k:e+k]
-			s0, s1, j = 0, 0, 0
-			for ; j+2 <= k; j += 2 {
-				x0, x1 := xs[j], xs[j+1]
-				if x0.t != t || x1.t != t {
-					break
-				}
-				s0 += x0.v
-				s1 += x1.v
-				par[j], par[j+1] = x0.i, x1.i
-				part[j], part[j+1] = 1, 1
-			}
-			if j+1 == k && xs[j].t == t {
-				s0 += xs[j].v
-				par[j], part[j] = xs[j].i, 1
-				j++
-			}
-			if j == k {
-				n := int32(len(t.nodes))
-				t.nodes = append(t.nodes, node{p0: int32(e), p1: noParents - int32(k)})
-				return Var{t: t, v: s0 + s1, i: n}
-			}
-			t.rp, t.rd = t.rp[:e], t.rd[:e]
-		}
-	}
-	return sumSlow(xs)
-}
-
-// sumSlow is Sum with constants among xs, or in tangent mode.
-func sumSlow(xs []Var) Var {
-	t := tapeOf(opSum, xs)
-	s := 0.0
-	if t == nil {
-		for _, x := range xs {
-			s += x.v
-		}
-		return Var{v: s}
-	}
-	par, part, e := t.reserve(len(xs))
-	k := 0
-	for _, x := range xs {
-		s += x.v
-		if x.t != nil {
-			par[k] = x.i
-			part[k] = 1
-			k++
-		}
-	}
-	i := t.commit(e, k)
-	if t.tangent {
-		tv := 0.0
-		for j := 0; j < k; j++ {
-			tv += t.tan[t.rp[e+j]]
-		}
-		t.tangents(e, k, tv, func(int) float64 { return 0 })
-	}
-	return Var{t: t, v: s, i: i}
-}
-
 // Dot returns x[0]·y[0] + x[1]·y[1] + … as one node. It panics with an
 // *[Error] if the lengths differ.
 func Dot(xs, ys []Var) Var {
@@ -232,7 +140,7 @@ func DotC(xs []Var, c []float64) Var {
 	c = c[:k]
 	// Four partial sums break the dependency chain of the additions.
 	var s0, s1, s2, s3 float64
-	// Consecutive variables, such as the parameters made by one Vars call,
+	// Consecutive variables, such as the parameters made by one Inputs call,
 	// need only the first parent: the rest of its side entries are left
 	// unwritten.
 	lo := xs[0].i

@@ -252,7 +252,7 @@ func TestWorkedExamples(t *testing.T) {
 	var tp Tape
 	x, y := tp.Var(3), tp.Var(4)
 	z := x.Mul(y).Add(x)
-	g := tp.Gradient(nil, z, []Var{x, y})
+	g := gradOf(&tp, nil, z, []Var{x, y})
 	if z.Value() != 15 || g[0] != 5 || g[1] != 3 {
 		t.Errorf("x·y + x at (3, 4) = %g, grad %v; want 15, [5 3]", z.Value(), g)
 	}
@@ -260,7 +260,7 @@ func TestWorkedExamples(t *testing.T) {
 	tp.Reset()
 	x, y = tp.Var(0.5), tp.Var(4)
 	z = x.Mul(y).Add(x.Mul(x).Sin()).Sub(y.Log())
-	g = tp.Gradient(g, z, []Var{x, y})
+	g = gradOf(&tp, g, z, []Var{x, y})
 	want := []float64{4 + math.Cos(0.25), 0.25}
 	if wv := 2 + math.Sin(0.25) - math.Log(4); !close(z.Value(), wv, 1e-15) {
 		t.Errorf("value %g, want %g", z.Value(), wv)
@@ -380,7 +380,7 @@ func TestReductions(t *testing.T) {
 		f    func(x, y []float64) float64
 	}
 	reds := []red{
-		{"sum", func(x, y []Var) Var { return Sum(x) }, func(x, y []float64) float64 {
+		{"sum", func(x, y []Var) Var { return sumOf(x) }, func(x, y []float64) float64 {
 			s := 0.0
 			for _, v := range x {
 				s += v
@@ -413,7 +413,7 @@ func TestReductions(t *testing.T) {
 			for i := range x {
 				q[i] = x[i].Mul(y[i]).Square()
 			}
-			return Sum(q)
+			return sumOf(q)
 		}, func(x, y []float64) float64 {
 			s := 0.0
 			for i := range x {
@@ -463,7 +463,7 @@ func TestReductions(t *testing.T) {
 	var tp Tape
 	a, b := tp.Var(1), tp.Var(2)
 	for _, y := range []Var{
-		Sum([]Var{a, Const(5), b}),
+		sumOf([]Var{a, Const(5), b}),
 		Dot([]Var{a, Const(5)}, []Var{Const(3), b}),
 		LogSumExp([]Var{a, Const(0), b}),
 		DotC([]Var{a, Const(5), b}, []float64{1, 2, 3}),
@@ -475,8 +475,8 @@ func TestReductions(t *testing.T) {
 			t.Errorf("reduction with constants: grad (%g, %g)", ga, gb)
 		}
 	}
-	if s := Sum(nil); !s.IsConst() || s.Value() != 0 {
-		t.Errorf("Sum(nil) = %v", s)
+	if s := sumOf(nil); !s.IsConst() || s.Value() != 0 {
+		t.Errorf("sumOf(nil) = %v", s)
 	}
 	if s := LogSumExp([]Var{Const(math.Inf(-1))}); !math.IsInf(s.Value(), -1) {
 		t.Errorf("LogSumExp(-Inf) = %v", s)
@@ -507,9 +507,9 @@ func TestReductions(t *testing.T) {
 	}
 	lse := LogSumExpDual(dx)
 	tp.Reset()
-	vs := tp.Vars(nil, []float64{0.3, -1.2, 2.5})
+	vs := tp.Inputs([]float64{0.3, -1.2, 2.5}).Vars(nil)
 	l = LogSumExp(vs)
-	g := tp.Gradient(nil, l, vs)
+	g := gradOf(&tp, nil, l, vs)
 	if !close(lse.V, l.Value(), 1e-15) || !close(lse.D, g[0]+2*g[2], 1e-14) {
 		t.Errorf("LogSumExpDual = %v, tape %g, %v", lse, l.Value(), g)
 	}
@@ -535,15 +535,15 @@ func TestErrors(t *testing.T) {
 	var a, b Tape
 	x, y := a.Var(1), b.Var(2)
 	expect("mixed tapes", "mul", func() { x.Mul(y) })
-	expect("mixed tapes in sum", "sum", func() { Sum([]Var{x, y}) })
+	expect("mixed tapes in sum", "sum", func() { sumOf([]Var{x, y}) })
 	expect("dot lengths", "dot", func() { Dot([]Var{x}, nil) })
 	expect("dotc lengths", "dot", func() { DotC([]Var{x}, []float64{1, 2}) })
 	expect("mixed tapes in dotc", "dot", func() { DotC([]Var{x, x, x, x, y}, make([]float64, 5)) })
 	expect("backward of a constant", "backward", func() { a.Backward(Const(1)) })
 	expect("backward of another tape's var", "backward", func() { a.Backward(y) })
 	expect("adjoint before backward", "adjoint", func() { a.Adjoint(x) })
-	expect("gradient dst", "gradient", func() { a.Gradient(make([]float64, 3), x, []Var{x}) })
-	expect("hessvec lengths", "hessvec", func() { HessVec(nil, Sum, []float64{1}, []float64{1, 2}) })
+	expect("gradient dst", "gradient", func() { Gradient(make([]float64, 3), sumOf, []float64{1}) })
+	expect("hessvec lengths", "hessvec", func() { HessVec(nil, sumOf, []float64{1}, []float64{1, 2}) })
 	z := a.Var(3)
 	a.Reset()
 	expect("var from before Reset", "backward", func() { a.Backward(z) })
@@ -570,7 +570,7 @@ func TestTapeReuseAndLayout(t *testing.T) {
 	}
 	g := make([]float64, 2)
 	x, y, z := f()
-	tp.Gradient(g, z, []Var{x, y})
+	gradOf(&tp, g, z, []Var{x, y})
 	allocs := testing.AllocsPerRun(100, func() {
 		x, y, z := f()
 		tp.Backward(z)
@@ -590,7 +590,7 @@ func TestTapeReuseAndLayout(t *testing.T) {
 	// A reduction adds 12 bytes per variable operand; constants cost nothing.
 	x, y, z = f()
 	nb := tp.Bytes()
-	Sum([]Var{x, y, Const(1), z})
+	sumOf([]Var{x, y, Const(1), z})
 	if got := tp.Bytes() - nb; got != 24+3*12 {
 		t.Errorf("Sum of 3 variables and a constant: %d bytes, want %d", got, 24+3*12)
 	}
@@ -599,7 +599,7 @@ func TestTapeReuseAndLayout(t *testing.T) {
 	x, y = tp.Var(2), tp.Var(3)
 	u, v := x.Mul(y), x.Add(y.Square())
 	_ = x.Exp() // recorded after both outputs
-	j := tp.Jacobian(nil, []Var{u, v, Const(1)}, []Var{x, y})
+	j := tp.jacobian(nil, []Var{u, v, Const(1)}, []Var{x, y})
 	want := []float64{3, 2, 1, 6, 0, 0}
 	for k, w := range want {
 		if got := j.At(k/2, k%2); got != w {
@@ -659,9 +659,9 @@ func TestDotCLengths(t *testing.T) {
 		for k := range x {
 			x[k], c[k] = 0.5+float64(k), 1.5-float64(k)
 		}
-		vs := tp.Vars(nil, x)
+		vs := tp.Inputs(x).Vars(nil)
 		y := DotC(vs, c)
-		g := tp.Gradient(nil, y, vs)
+		g := gradOf(&tp, nil, y, vs)
 		want := 0.0
 		for k := range x {
 			want += x[k] * c[k]
@@ -731,4 +731,17 @@ func TestHessianRosenbrock(t *testing.T) {
 			}
 		}
 	}
+}
+
+// gradOf runs Backward from y and returns ∂y/∂xs[k] in dst (allocated if
+// nil).
+func gradOf(t *Tape, dst []float64, y Var, xs []Var) []float64 {
+	t.Backward(y)
+	if dst == nil {
+		dst = make([]float64, len(xs))
+	}
+	for k, x := range xs {
+		dst[k] = t.Adjoint(x)
+	}
+	return dst
 }

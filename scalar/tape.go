@@ -29,7 +29,7 @@ const (
 	ranged = bilinear
 	// rangeSide marks p0 of a reduction whose parents are the consecutive
 	// nodes rp[s] … rp[s]+k−1 for s = p0&idx, with partials rd[s:s+k] (a
-	// DotC over the variables of one Vars call); rp[s+1:s+k] are unused.
+	// DotC over the variables of one Inputs call); rp[s+1:s+k] are unused.
 	rangeSide = preacc
 	// idx masks the marks off p0.
 	idx = preacc - 1
@@ -83,10 +83,12 @@ type recording struct {
 
 // state is the part of a Tape that Reset does not move between recordings.
 type state struct {
-	owner *Tape
-	runs  []run     // runs of variables recorded by Vars
-	rp    []int32   // parents of reductions
-	rd    []float64 // partials of reductions
+	owner  *Tape
+	runs   []run     // runs of variables recorded by Inputs
+	rp     []int32   // parents of reductions
+	rd     []float64 // partials of reductions
+	pend   []int32   // terms added to Sums and not yet recorded, of pendOf
+	pendOf *recording
 
 	// Forward-over-reverse (tangent) mode, see ResetTangent.
 	tangent bool
@@ -228,10 +230,6 @@ func (t *Tape) Var(v float64) Var {
 	return Var{r, v, int32(len(r.nodes) - 1)}
 }
 
-// Vars records one independent variable per element of x and returns them
-// in dst, which is grown if it is too short (pass nil to allocate).
-func (t *Tape) Vars(dst []Var, x []float64) []Var { return t.rec().Vars(dst, x) }
-
 // Backward computes the derivative of y with respect to every variable
 // recorded before it, in one reverse sweep over the tape. Read the results
 // with [Tape.Adjoint] or [Inputs.Gradient]. The recording is kept, so
@@ -287,13 +285,6 @@ func (t *Tape) Adjoint(x Var) float64 {
 
 func (t *Tape) adjointSlow(x Var) float64 { return t.rec().adjointSlow(x) }
 
-// Gradient runs [Tape.Backward] from y and stores ∂y/∂x[k] in dst[k]. dst is
-// allocated if it is nil and must otherwise have the length of x. It returns
-// dst.
-func (t *Tape) Gradient(dst []float64, y Var, x []Var) []float64 {
-	return t.rec().Gradient(dst, y, x)
-}
-
 // Len returns the number of nodes (variables and recorded operations) on the
 // tape.
 func (t *recording) Len() int { return max(len(t.nodes)-1, 0) }
@@ -311,20 +302,6 @@ func (t *recording) Var(v float64) Var {
 	n := int32(len(t.nodes))
 	t.nodes = append(t.nodes, node{p1: noParents})
 	return Var{t, v, n}
-}
-
-// Vars records one independent variable per element of x and returns them
-// in dst, which is grown if it is too short (pass nil to allocate).
-func (t *recording) Vars(dst []Var, x []float64) []Var {
-	if cap(dst) < len(x) {
-		dst = make([]Var, len(x))
-	}
-	dst = dst[:len(x)]
-	n := t.varRun(len(x))
-	for i, v := range x {
-		dst[i] = Var{t, v, n + int32(i)}
-	}
-	return dst
 }
 
 // varRun records k independent variables and returns the index of the
@@ -348,7 +325,7 @@ func (t *recording) varRun(k int) int32 {
 	return int32(n)
 }
 
-// A run is a range of nodes lo … hi−1 recorded by one call of Vars outside
+// A run is a range of nodes lo … hi−1 recorded by one call of Inputs outside
 // tangent mode: independent variables whose nodes are left unwritten.
 type run struct{ lo, hi int32 }
 
@@ -379,8 +356,9 @@ func (t *recording) check(op string, x Var) {
 
 // Backward computes the derivative of y with respect to every variable
 // recorded before it, in one reverse sweep over the tape. Read the results
-// with [Tape.Adjoint] or [Tape.Gradient]. The recording is kept, so Backward
-// may be called again for another output (this is how [Tape.Jacobian] works).
+// with [Tape.Adjoint] or [Inputs.Gradient]. The recording is kept, so
+// Backward may be called again for another output (this is how [Jacobian]
+// works).
 //
 // In tangent mode (see [Tape.ResetTangent]) it also propagates the tangents
 // of the adjoints, readable with [Tape.AdjointTangent].
@@ -497,27 +475,4 @@ func (t *recording) adjointSlow(x Var) float64 {
 		fail(ErrNoBackward, "adjoint", "no Backward since the last Reset")
 	}
 	return 0 // recorded after the output
-}
-
-// Gradient runs [Tape.Backward] from y and stores ∂y/∂x[k] in dst[k]. dst is
-// allocated if it is nil and must otherwise have the length of x. It returns
-// dst.
-func (t *recording) Gradient(dst []float64, y Var, x []Var) []float64 {
-	if dst == nil {
-		dst = make([]float64, len(x))
-	}
-	if len(dst) != len(x) {
-		fail(ErrSize, "gradient", "len(dst) = %d, want len(x) = %d", len(dst), len(x))
-	}
-	t.owner.Backward(y)
-	adj := t.owner.adj[:y.i+1]
-	dst = dst[:len(x)]
-	for k, v := range x {
-		if v.t == t && uint32(v.i-1) < uint32(y.i) {
-			dst[k] = adj[v.i]
-		} else {
-			dst[k] = t.owner.Adjoint(v)
-		}
-	}
-	return dst
 }

@@ -5,10 +5,11 @@
 # process, runs the Go benchmarks, and prints one markdown table with both
 # tools' times and the ratios. W1 and W3 have a second Go row, "preacc":
 # the same function with each term (W1) or the whole expression (W3)
-# preaccumulated into one tape node by scalar.Fn2, against the same ADOL-C
+# preaccumulated into one tape node by scalar.Preacc2, against the same ADOL-C
 # code (ADOL-C's natural usage, one adouble operation per tape entry). W1 has
-# a third, "preacc+inputs": preacc with the variables from Tape.Inputs and
-# the terms summed by an Accumulator, so that no []Var slice is written.
+# a third, "preacc+inputs": preacc with the variables taken one by one from
+# Tape.Inputs (At) and the terms summed by a scalar.Sum, so that no []Var
+# slice is written.
 #
 #   bench/adolc/run.sh                 # needs: apt-get install -y libadolc-dev g++
 #   BENCHTIME=2s COUNT=5 bench/adolc/run.sh
@@ -64,7 +65,7 @@ END {
 	for (k = 1; k <= n; k++) {
 		w = order[k]
 		row(w, w)
-		# The preaccumulated Go variant (Fn2), against the same ADOL-C code.
+		# The preaccumulated Go variant (Preacc2), against the same ADOL-C code.
 		if ((w " preacc") in gns) row(w " preacc", w)
 		if ((w " preacc+inputs") in gns) row(w " preacc+inputs", w)
 	}

@@ -57,18 +57,18 @@ func main() {
 func logDensity(t *scalar.Tape, q []scalar.Var) scalar.Var {
 	mu, logTau, eta := q[0], q[1], q[2:]
 	tau := logTau.Exp()
-	var terms [2*8 + 3]scalar.Var
+	var s scalar.Sum
 	for j := range y {
 		theta := mu.Add(tau.Mul(eta[j]))
 		// log N(y_j | θ_j, σ_j) = −½((y_j − θ_j)/σ_j)² + const
-		terms[j] = theta.SubC(y[j]).MulC(1 / sigma[j]).Square().MulC(-0.5)
-		terms[8+j] = eta[j].Square().MulC(-0.5)
+		s.Add(theta.SubC(y[j]).MulC(1 / sigma[j]).Square().MulC(-0.5))
+		s.Add(eta[j].Square().MulC(-0.5))
 	}
-	terms[16] = mu.MulC(1.0 / 5).Square().MulC(-0.5)
+	s.Add(mu.MulC(1.0 / 5).Square().MulC(-0.5))
 	// half-Cauchy(0, 5): −log(1 + (τ/5)²) + const, and the Jacobian log τ.
-	terms[17] = tau.MulC(1.0 / 5).Square().Log1p().Neg()
-	terms[18] = logTau
-	return scalar.Sum(terms[:])
+	s.Add(tau.MulC(1.0 / 5).Square().Log1p().Neg())
+	s.Add(logTau)
+	return s.Result()
 }
 
 // run samples with the options o, prints the summary and the check to w,

@@ -68,7 +68,6 @@ type cluster struct {
 	// the scalar tape and its slices, reused
 	tape  scalar.Tape
 	vars  []scalar.Var
-	terms []scalar.Var
 }
 
 func newCluster(n int) *cluster {
@@ -108,25 +107,26 @@ func (c *cluster) forces(pos []float64) (float64, []float64, error) {
 
 // scalarEnergy is the same energy written pair by pair on the scalar tape.
 func (c *cluster) scalarEnergy(p []scalar.Var) scalar.Var {
-	terms := c.terms[:0]
+	var s scalar.Sum
 	for k := range c.i {
 		a, b := p[3*c.i[k]:], p[3*c.j[k]:]
 		dx, dy, dz := a[0].Sub(b[0]), a[1].Sub(b[1]), a[2].Sub(b[2])
 		r2 := dx.Square().Add(dy.Square()).Add(dz.Square())
 		s6 := r2.PowC(-3)
-		terms = append(terms, s6.Square().Sub(s6))
+		s.Add(s6.Square().Sub(s6))
 	}
-	c.terms = terms
-	return scalar.Sum(terms).MulC(4)
+	return s.Result().MulC(4)
 }
 
 // scalarForces returns E and F = −∇E at pos from the scalar tape, reusing
 // the tape's memory between calls.
 func (c *cluster) scalarForces(pos, f []float64) (float64, []float64) {
 	c.tape.Reset()
-	c.vars = c.tape.Vars(c.vars, pos)
+	in := c.tape.Inputs(pos)
+	c.vars = in.Vars(c.vars)
 	e := c.scalarEnergy(c.vars)
-	f = c.tape.Gradient(f, e, c.vars)
+	c.tape.Backward(e)
+	f = in.Gradient(f)
 	for k := range f {
 		f[k] = -f[k]
 	}

@@ -40,11 +40,10 @@ const priorSD = 1.0
 // s = 1 − 2y of its label and extended by s for the intercept, so that the
 // log likelihood is −Σ softplus(rowᵢ·β).
 type model struct {
-	rows  [][]float64
-	x     [][]float64 // the standardised features, for predictions
-	y     []int
-	terms []scalar.Var // scratch of one chain
-	tm    *mcmc.TapeModel
+	rows [][]float64
+	x    [][]float64 // the standardised features, for predictions
+	y    []int
+	tm   *mcmc.TapeModel
 }
 
 func newModel() (*model, error) {
@@ -68,12 +67,12 @@ func newModel() (*model, error) {
 }
 
 func (m *model) logDensity(_ *scalar.Tape, beta []scalar.Var) scalar.Var {
-	m.terms = m.terms[:0]
+	var s scalar.Sum
 	for _, row := range m.rows {
-		m.terms = append(m.terms, scalar.DotC(beta, row).Softplus())
+		s.Add(scalar.DotC(beta, row).Softplus())
 	}
 	prior := scalar.Dot(beta, beta).MulC(-0.5 / (priorSD * priorSD))
-	return prior.Sub(scalar.Sum(m.terms))
+	return prior.Sub(s.Result())
 }
 
 // plain is the log density in plain float64 code.

@@ -59,12 +59,12 @@ func tensorLoss(s split, w, b *ad.Value) *ad.Value {
 func scalarLoss(s split) scalar.Func {
 	const f = datasets.BreastCancerFeatures
 	return func(p []scalar.Var) scalar.Var {
-		terms := make([]scalar.Var, s.n)
+		var sum scalar.Sum
 		for i := range s.n {
 			z := scalar.DotC(p[:f], s.x.Float64s()[i*f:(i+1)*f]).Add(p[f])
-			terms[i] = z.Softplus().Sub(z.MulC(s.y.Float64s()[i]))
+			sum.Add(z.Softplus().Sub(z.MulC(s.y.Float64s()[i])))
 		}
-		return scalar.Sum(terms).MulC(1 / float64(s.n))
+		return sum.Result().MulC(1 / float64(s.n))
 	}
 }
 

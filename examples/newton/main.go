@@ -56,12 +56,13 @@ func rosenbrock(x *ad.Value) *ad.Value {
 
 // rosenbrockScalar is the same function on the scalar tape.
 func rosenbrockScalar(x []scalar.Var) scalar.Var {
-	terms := make([]scalar.Var, 0, len(x))
+	var s scalar.Sum
 	for i := 0; i+1 < len(x); i += 2 {
 		v := x[i+1].Sub(x[i].Square())
-		terms = append(terms, v.Square().MulC(100), x[i].Neg().AddC(1).Square())
+		s.Add(v.Square().MulC(100))
+		s.Add(x[i].RSubC(1).Square())
 	}
-	return scalar.Sum(terms)
+	return s.Result()
 }
 
 // objective supplies gonum's Func, Grad and Hess from package ad. The

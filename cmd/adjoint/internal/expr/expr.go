@@ -156,9 +156,18 @@ func fold(f func(a, b scalar.Var) scalar.Var) func([]scalar.Var) scalar.Var {
 	}
 }
 
+// sum adds v up with one scalar.Sum.
+func sum(v []scalar.Var) scalar.Var {
+	var s scalar.Sum
+	for _, w := range v {
+		s.Add(w)
+	}
+	return s.Result()
+}
+
 var variadic = map[string]func([]scalar.Var) scalar.Var{
 	"min": fold(scalar.Var.Min), "max": fold(scalar.Var.Max),
-	"sum": scalar.Sum, "logsumexp": scalar.LogSumExp,
+	"sum": sum, "logsumexp": scalar.LogSumExp,
 }
 
 // fixed holds the functions of a fixed number of arguments other than 1

@@ -27,7 +27,7 @@ func FuzzParse(f *testing.F) {
 		}
 		e.EvalFloat(xs)
 		var tp scalar.Tape
-		y := e.Eval(tp.Vars(nil, xs))
+		y := e.Eval(tp.Inputs(xs).Vars(nil))
 		if y.Tape() == &tp {
 			tp.Backward(y)
 		}

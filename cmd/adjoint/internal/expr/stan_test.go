@@ -85,7 +85,7 @@ func TestStanGradients(t *testing.T) {
 			in[0], in[1] = in[1], in[0]
 		}
 		var tp scalar.Tape
-		v := tp.Vars(nil, in)
+		v := tp.Inputs(in).Vars(nil)
 		tp.Backward(e.Eval(v))
 		for j := range in {
 			h := 1e-5
@@ -108,7 +108,7 @@ func TestStanDomainNaN(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tp scalar.Tape
-	v := tp.Vars(nil, []float64{1, -1})
+	v := tp.Inputs([]float64{1, -1}).Vars(nil)
 	y := e.Eval(v)
 	tp.Backward(y)
 	if !math.IsNaN(y.Value()) || !math.IsNaN(tp.Adjoint(v[0])) || !math.IsNaN(tp.Adjoint(v[1])) {
