@@ -90,7 +90,13 @@ func im2colKernel[T float32 | float64](dst, x []T, n, c, b0, b1 int, a *convAttr
 						}
 						src := img[iy*a.w:][:a.w]
 						if a.sw == 1 {
-							copy(out[lo:hi], src[lo+off:hi+off])
+							if hi-lo >= 32 {
+								copy(out[lo:hi], src[lo+off:hi+off])
+								continue
+							}
+							for k, v := range src[lo+off : hi+off] { // short rows: no memmove call
+								out[lo+k] = v
+							}
 							continue
 						}
 						for xo := lo; xo < hi; xo++ {

@@ -2,6 +2,7 @@ package ad
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/adjointgo/adjoint/internal/gemm"
 	"github.com/adjointgo/adjoint/internal/workers"
@@ -353,14 +354,6 @@ func maxPlane22[T float32 | float64](out, back, x, t []T, w, ow int, k poolKind)
 
 // tie is 1 where e holds the window's maximum m (e = m, or both NaN), else 0.
 func tie[T float32 | float64](e, m T) T {
-	if m == m { // not NaN: the usual case, a compare
-		if e == m {
-			return 1
-		}
-		return 0
-	}
-	if e != e {
-		return 1
-	}
-	return 0
+	eq := e == m || (m != m && e != e)
+	return T(*(*uint8)(unsafe.Pointer(&eq))) // branch-free: ties after a ReLU are common, and unpredictable
 }
