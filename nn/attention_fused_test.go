@@ -107,12 +107,16 @@ func TestModulesMatchComposition(t *testing.T) {
 			func(x *ad.Value) *ad.Value {
 				return ad.Mul(ad.Div(x, ad.Sqrt(ad.AddScalar(ad.MeanKeepDims(ad.Square(x), -1), rms.Eps))), rms.Gamma)
 			}, 10*tol)
-		blk := NewTransformerBlock(16, 2, NewRNG(9), &BlockConfig{DType: dt, Causal: true})
-		compareModule(t, fmt.Sprint("block ", dt), randn(16, 2, 9, 16).Astype(dt), blk.Params(), blk.Forward,
-			func(x *ad.Value) *ad.Value {
-				x = ad.Add(x, compositeAttention(blk.Attn, compositeLayerNorm(blk.LN1, x)))
-				return ad.Add(x, blk.FCOut.Forward(blk.Act(blk.FC.Forward(compositeLayerNorm(blk.LN2, x)))))
-			}, 10*tol)
+		// A block (its GELU fused into FC's GEMM; Tanh applied as its own op).
+		for _, act := range []Activation{GELU, Tanh} {
+			blk := NewTransformerBlock(16, 2, NewRNG(9), &BlockConfig{DType: dt, Causal: true})
+			blk.Act = act
+			compareModule(t, fmt.Sprint("block ", dt), randn(16, 2, 9, 16).Astype(dt), blk.Params(), blk.Forward,
+				func(x *ad.Value) *ad.Value {
+					x = ad.Add(x, compositeAttention(blk.Attn, compositeLayerNorm(blk.LN1, x)))
+					return ad.Add(x, blk.FCOut.Forward(act(blk.FC.Forward(compositeLayerNorm(blk.LN2, x)))))
+				}, 10*tol)
+		}
 	}
 }
 

@@ -58,10 +58,19 @@ func NewTransformerBlock(dModel, heads int, rng *rand.Rand, c *BlockConfig) *Tra
 	}
 }
 
-// Forward applies the block to x ([B T DModel]).
+// Forward applies the block to x ([B T DModel]). The attention is ad's
+// fused ScaledDotProductAttention, the norms its fused LayerNorm, and the
+// MLP's activation, when it is GELU or ReLU, is fused into FC's GEMM
+// (Linear.ForwardAct).
 func (b *TransformerBlock) Forward(x *ad.Value) *ad.Value {
 	x = ad.Add(x, b.Attn.Forward(b.LN1.Forward(x)))
-	return ad.Add(x, b.FCOut.Forward(b.Act(b.FC.Forward(b.LN2.Forward(x)))))
+	h := b.LN2.Forward(x)
+	if act, ok := fusedActivation(b.Act); ok {
+		h = b.FC.ForwardAct(h, act)
+	} else {
+		h = b.Act(b.FC.Forward(h))
+	}
+	return ad.Add(x, b.FCOut.Forward(h))
 }
 
 // Params returns "ln_1.*", "attn.*", "ln_2.*", "mlp.c_fc.*" and
