@@ -83,10 +83,12 @@ func (x Dual) Cos() Dual { return x.chain(dCos(x.V)) }
 // Tan returns tan x.
 func (x Dual) Tan() Dual { return x.chain(dTan(x.V)) }
 
-// Asin returns asin x; see [Var.Asin].
+// Asin returns asin x. Its derivative is +Inf at ±1 and NaN outside [−1,
+// 1].
 func (x Dual) Asin() Dual { return x.chain(dAsin(x.V)) }
 
-// Acos returns acos x; see [Var.Acos].
+// Acos returns acos x. Its derivative is −Inf at ±1 and NaN outside [−1,
+// 1].
 func (x Dual) Acos() Dual { return x.chain(dAcos(x.V)) }
 
 // Atan returns atan x.
@@ -107,181 +109,215 @@ func (x Dual) Exp() Dual { return x.chain(dExp(x.V)) }
 // Expm1 returns eˣ − 1, accurate near 0.
 func (x Dual) Expm1() Dual { return x.chain(dExpm1(x.V)) }
 
-// Log returns ln x; see [Var.Log].
+// Log returns ln x. At 0 the value is −Inf and the derivative +Inf; for x <
+// 0 both are NaN, as math.Log's value.
 func (x Dual) Log() Dual { return x.chain(dLog(x.V)) }
 
-// Log1p returns ln(1 + x), accurate near 0.
+// Log1p returns ln(1 + x), accurate near 0. For x < −1 the value and the
+// derivative are NaN.
 func (x Dual) Log1p() Dual { return x.chain(dLog1p(x.V)) }
 
-// Log2 returns log₂ x.
+// Log2 returns log₂ x, with the conventions of [Var.Log].
 func (x Dual) Log2() Dual { return x.chain(dLog2(x.V)) }
 
-// Log10 returns log₁₀ x.
+// Log10 returns log₁₀ x, with the conventions of [Var.Log].
 func (x Dual) Log10() Dual { return x.chain(dLog10(x.V)) }
 
-// Sqrt returns √x; see [Var.Sqrt].
+// Sqrt returns √x. Its derivative at 0 is +Inf (the one-sided limit), so a
+// gradient through sqrt(0) is ±Inf or NaN: add a small constant inside the
+// root if the model can reach 0. For x < 0 the value and the derivative are
+// NaN.
 func (x Dual) Sqrt() Dual { return x.chain(dSqrt(x.V)) }
 
-// Cbrt returns ∛x.
+// Cbrt returns ∛x. Its derivative at 0 is +Inf.
 func (x Dual) Cbrt() Dual { return x.chain(dCbrt(x.V)) }
 
-// Abs returns |x|, with derivative 0 at 0.
+// Abs returns |x|. Its derivative at 0 is taken to be 0.
 func (x Dual) Abs() Dual { return x.chain(dAbs(x.V)) }
 
-// Sigmoid returns 1/(1 + e⁻ˣ) without overflow.
+// Sigmoid returns the logistic function 1/(1 + e⁻ˣ), computed without
+// overflow for any x.
 func (x Dual) Sigmoid() Dual { return x.chain(dSigmoid(x.V)) }
 
-// Softplus returns ln(1 + eˣ) without overflow.
+// Softplus returns ln(1 + eˣ) (log1p-exp), computed without overflow or
+// loss of precision for any x. Its derivative is the sigmoid.
 func (x Dual) Softplus() Dual { return x.chain(dSoftplus(x.V)) }
 
 // Erf returns the error function of x.
 func (x Dual) Erf() Dual { return x.chain(dErf(x.V)) }
 
-// Div returns x ÷ y.
+// Div returns x ÷ y. Division by zero follows IEEE 754, as in Go.
 func (x Dual) Div(y Dual) Dual {
 	v, dx, dy := dDiv(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Pow returns xʸ; see [Var.Pow].
+// Pow returns xʸ. A constant y gives xᶜ (see [Var.PowC]) and a constant x
+// gives cʸ, whose derivative cʸ·ln c is taken to be 0 where cʸ = 0. With
+// both variable, ∂/∂y = xʸ·ln x is taken to be 0 at x = 0, y > 0, and is
+// NaN for x < 0.
 func (x Dual) Pow(y Dual) Dual {
 	v, dx, dy := dPow(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Atan2 returns atan2(x, y) for x the receiver; see [Var.Atan2].
+// Atan2 returns atan2(x, y) for x the receiver, as math.Atan2(x, y). Both
+// partials are taken to be 0 at the origin.
 func (x Dual) Atan2(y Dual) Dual {
 	v, dx, dy := dAtan2(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Hypot returns √(x² + y²); see [Var.Hypot].
+// Hypot returns √(x² + y²) without overflow. Both partials are taken to be
+// 0 at the origin.
 func (x Dual) Hypot(y Dual) Dual {
 	v, dx, dy := dHypot(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Min returns the smaller of x and y; see [Var.Min].
+// Min returns the smaller of x and y. At a tie each operand gets half of
+// the derivative (the mean of the one-sided derivatives).
 func (x Dual) Min(y Dual) Dual {
 	v, dx, dy := dMin(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Max returns the larger of x and y; see [Var.Max].
+// Max returns the larger of x and y. At a tie each operand gets half of the
+// derivative.
 func (x Dual) Max(y Dual) Dual {
 	v, dx, dy := dMax(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Lgamma returns ln|Γ(x)|; see [Var.Lgamma].
+// Lgamma returns ln|Γ(x)|. At the poles 0, −1, −2, … the value is +Inf and
+// the derivatives are NaN.
 func (x Dual) Lgamma() Dual { return x.chain3(special.Lgamma(x.V)) }
 
-// Digamma returns ψ(x).
+// Digamma returns ψ(x) = Γ′(x)/Γ(x).
 func (x Dual) Digamma() Dual { return x.chain3(special.Digamma(x.V)) }
 
 // Trigamma returns ψ′(x).
 func (x Dual) Trigamma() Dual { return x.chain3(special.Trigamma(x.V)) }
 
-// Erfc returns 1 − erf x.
+// Erfc returns the complementary error function 1 − erf x, accurate in the
+// upper tail.
 func (x Dual) Erfc() Dual { return x.chain3(special.Erfc(x.V)) }
 
-// Phi returns the standard normal distribution function.
+// Phi returns the standard normal distribution function Φ(x), accurate in
+// the lower tail.
 func (x Dual) Phi() Dual { return x.chain3(special.Phi(x.V)) }
 
-// InvPhi returns the standard normal quantile.
+// InvPhi returns Φ⁻¹(p), the standard normal quantile, for p in [0, 1]
+// (−Inf at 0, +Inf at 1, NaN outside).
 func (x Dual) InvPhi() Dual { return x.chain3(special.InvPhi(x.V)) }
 
-// Logit returns ln(u/(1 − u)).
+// Logit returns ln(u/(1 − u)) for u in [0, 1].
 func (x Dual) Logit() Dual { return x.chain3(special.Logit(x.V)) }
 
-// InvLogit returns 1/(1 + e⁻ˣ).
+// InvLogit returns 1/(1 + e⁻ˣ), the same function as [Var.Sigmoid] under
+// its Stan name.
 func (x Dual) InvLogit() Dual { return x.chain3(special.InvLogit(x.V)) }
 
-// LogInvLogit returns ln(1/(1 + e⁻ˣ)).
+// LogInvLogit returns ln(1/(1 + e⁻ˣ)) without overflow or cancellation.
 func (x Dual) LogInvLogit() Dual { return x.chain3(special.LogInvLogit(x.V)) }
 
-// Log1mInvLogit returns ln(1 − 1/(1 + e⁻ˣ)).
+// Log1mInvLogit returns ln(1 − 1/(1 + e⁻ˣ)) = −ln(1 + eˣ) stably.
 func (x Dual) Log1mInvLogit() Dual { return x.chain3(special.Log1mInvLogit(x.V)) }
 
-// Log1m returns ln(1 − x).
+// Log1m returns ln(1 − x) for x ≤ 1, accurate near 0.
 func (x Dual) Log1m() Dual { return x.chain3(special.Log1m(x.V)) }
 
-// Log1mExp returns ln(1 − eˣ).
+// Log1mExp returns ln(1 − eˣ) for x ≤ 0, accurate at both ends.
 func (x Dual) Log1mExp() Dual { return x.chain3(special.Log1mExp(x.V)) }
 
-// Log1pExp returns ln(1 + eˣ).
+// Log1pExp returns ln(1 + eˣ), the same function as [Var.Softplus] under
+// its Stan name.
 func (x Dual) Log1pExp() Dual { return x.chain3(special.Log1pExp(x.V)) }
 
-// Asinh returns asinh x.
+// Asinh returns the inverse hyperbolic sine of x.
 func (x Dual) Asinh() Dual { return x.chain3(special.Asinh(x.V)) }
 
-// Acosh returns acosh x.
+// Acosh returns the inverse hyperbolic cosine of x ≥ 1.
 func (x Dual) Acosh() Dual { return x.chain3(special.Acosh(x.V)) }
 
-// Atanh returns atanh x.
+// Atanh returns the inverse hyperbolic tangent of x in [−1, 1].
 func (x Dual) Atanh() Dual { return x.chain3(special.Atanh(x.V)) }
 
-// Floor returns ⌊x⌋ with derivative 0.
+// Floor returns ⌊x⌋. Its derivative is taken to be 0 everywhere, also at
+// the jumps, as in Stan: a gradient does not flow through it.
 func (x Dual) Floor() Dual { return x.chain3(special.Floor(x.V)) }
 
-// Ceil returns ⌈x⌉ with derivative 0.
+// Ceil returns ⌈x⌉, with derivative 0 everywhere; see [Var.Floor].
 func (x Dual) Ceil() Dual { return x.chain3(special.Ceil(x.V)) }
 
-// Round returns x rounded half away from zero, with derivative 0.
+// Round returns x rounded half away from zero, with derivative 0
+// everywhere; see [Var.Floor].
 func (x Dual) Round() Dual { return x.chain3(special.Round(x.V)) }
 
-// Trunc returns x rounded toward zero, with derivative 0.
+// Trunc returns x rounded toward zero, with derivative 0 everywhere; see
+// [Var.Floor].
 func (x Dual) Trunc() Dual { return x.chain3(special.Trunc(x.V)) }
 
-// BesselI0 returns I₀(x).
+// BesselI0 returns I₀(x), the modified Bessel function of the first kind of
+// order 0.
 func (x Dual) BesselI0() Dual { return x.chain3(special.BesselI0(x.V)) }
 
-// BesselI1 returns I₁(x).
+// BesselI1 returns I₁(x), the modified Bessel function of the first kind of
+// order 1.
 func (x Dual) BesselI1() Dual { return x.chain3(special.BesselI1(x.V)) }
 
-// BesselK0 returns K₀(x).
+// BesselK0 returns K₀(x) for x ≥ 0, the modified Bessel function of the
+// second kind of order 0 (+Inf at 0).
 func (x Dual) BesselK0() Dual { return x.chain3(special.BesselK0(x.V)) }
 
-// BesselK1 returns K₁(x).
+// BesselK1 returns K₁(x) for x ≥ 0, the modified Bessel function of the
+// second kind of order 1 (+Inf at 0).
 func (x Dual) BesselK1() Dual { return x.chain3(special.BesselK1(x.V)) }
 
-// Lbeta returns ln B(x, y) for x the receiver.
+// Lbeta returns ln B(x, y) for x the receiver, without cancellation when an
+// argument is large.
 func (x Dual) Lbeta(y Dual) Dual {
 	v, g, _ := special.Lbeta(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// Lchoose returns ln C(x, y) for x the receiver.
+// Lchoose returns ln C(x, y) for x the receiver, the log binomial
+// coefficient continued to real arguments.
 func (x Dual) Lchoose(y Dual) Dual {
 	v, g, _ := special.Lchoose(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// GammaP returns P(x, y), the regularised lower incomplete gamma function of shape x.
+// GammaP returns the regularised lower incomplete gamma function P(x, y) of
+// shape x, the receiver; both partials are exact to second order.
 func (x Dual) GammaP(y Dual) Dual {
 	v, g, _ := special.GammaP(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// GammaQ returns Q(x, y) = 1 − P(x, y).
+// GammaQ returns the regularised upper incomplete gamma function Q(x, y) =
+// 1 − P(x, y) for x the receiver.
 func (x Dual) GammaQ(y Dual) Dual {
 	v, g, _ := special.GammaQ(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// LogDiffExp returns ln(eˣ − eʸ).
+// LogDiffExp returns ln(eˣ − eʸ) for x the receiver and y ≤ x, without
+// overflow.
 func (x Dual) LogDiffExp(y Dual) Dual {
 	v, g, _ := special.LogDiffExp(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// LogSumExp2 returns ln(eˣ + eʸ).
+// LogSumExp2 returns ln(eˣ + eʸ) without overflow: the binary form of the
+// reduction [LogSumExp], with the same value.
 func (x Dual) LogSumExp2(y Dual) Dual {
 	v, g, _ := special.LogSumExp(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// IncBeta returns I_z(x, y) for x the receiver: the regularised incomplete beta function.
+// IncBeta returns the regularised incomplete beta function I_z(x, y) for x
+// the receiver, differentiable in all three arguments.
 func (x Dual) IncBeta(y, z Dual) Dual {
 	v, g, _ := special.IncBeta(x.V, y.V, z.V)
 	return x.comb3(y, z, v, g)
@@ -375,10 +411,12 @@ func (x Local2) Cos() Local2 { return x.chain(dCos(x.V)) }
 // Tan returns tan x.
 func (x Local2) Tan() Local2 { return x.chain(dTan(x.V)) }
 
-// Asin returns asin x; see [Var.Asin].
+// Asin returns asin x. Its derivative is +Inf at ±1 and NaN outside [−1,
+// 1].
 func (x Local2) Asin() Local2 { return x.chain(dAsin(x.V)) }
 
-// Acos returns acos x; see [Var.Acos].
+// Acos returns acos x. Its derivative is −Inf at ±1 and NaN outside [−1,
+// 1].
 func (x Local2) Acos() Local2 { return x.chain(dAcos(x.V)) }
 
 // Atan returns atan x.
@@ -399,181 +437,215 @@ func (x Local2) Exp() Local2 { return x.chain(dExp(x.V)) }
 // Expm1 returns eˣ − 1, accurate near 0.
 func (x Local2) Expm1() Local2 { return x.chain(dExpm1(x.V)) }
 
-// Log returns ln x; see [Var.Log].
+// Log returns ln x. At 0 the value is −Inf and the derivative +Inf; for x <
+// 0 both are NaN, as math.Log's value.
 func (x Local2) Log() Local2 { return x.chain(dLog(x.V)) }
 
-// Log1p returns ln(1 + x), accurate near 0.
+// Log1p returns ln(1 + x), accurate near 0. For x < −1 the value and the
+// derivative are NaN.
 func (x Local2) Log1p() Local2 { return x.chain(dLog1p(x.V)) }
 
-// Log2 returns log₂ x.
+// Log2 returns log₂ x, with the conventions of [Var.Log].
 func (x Local2) Log2() Local2 { return x.chain(dLog2(x.V)) }
 
-// Log10 returns log₁₀ x.
+// Log10 returns log₁₀ x, with the conventions of [Var.Log].
 func (x Local2) Log10() Local2 { return x.chain(dLog10(x.V)) }
 
-// Sqrt returns √x; see [Var.Sqrt].
+// Sqrt returns √x. Its derivative at 0 is +Inf (the one-sided limit), so a
+// gradient through sqrt(0) is ±Inf or NaN: add a small constant inside the
+// root if the model can reach 0. For x < 0 the value and the derivative are
+// NaN.
 func (x Local2) Sqrt() Local2 { return x.chain(dSqrt(x.V)) }
 
-// Cbrt returns ∛x.
+// Cbrt returns ∛x. Its derivative at 0 is +Inf.
 func (x Local2) Cbrt() Local2 { return x.chain(dCbrt(x.V)) }
 
-// Abs returns |x|, with derivative 0 at 0.
+// Abs returns |x|. Its derivative at 0 is taken to be 0.
 func (x Local2) Abs() Local2 { return x.chain(dAbs(x.V)) }
 
-// Sigmoid returns 1/(1 + e⁻ˣ) without overflow.
+// Sigmoid returns the logistic function 1/(1 + e⁻ˣ), computed without
+// overflow for any x.
 func (x Local2) Sigmoid() Local2 { return x.chain(dSigmoid(x.V)) }
 
-// Softplus returns ln(1 + eˣ) without overflow.
+// Softplus returns ln(1 + eˣ) (log1p-exp), computed without overflow or
+// loss of precision for any x. Its derivative is the sigmoid.
 func (x Local2) Softplus() Local2 { return x.chain(dSoftplus(x.V)) }
 
 // Erf returns the error function of x.
 func (x Local2) Erf() Local2 { return x.chain(dErf(x.V)) }
 
-// Div returns x ÷ y.
+// Div returns x ÷ y. Division by zero follows IEEE 754, as in Go.
 func (x Local2) Div(y Local2) Local2 {
 	v, dx, dy := dDiv(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Pow returns xʸ; see [Var.Pow].
+// Pow returns xʸ. A constant y gives xᶜ (see [Var.PowC]) and a constant x
+// gives cʸ, whose derivative cʸ·ln c is taken to be 0 where cʸ = 0. With
+// both variable, ∂/∂y = xʸ·ln x is taken to be 0 at x = 0, y > 0, and is
+// NaN for x < 0.
 func (x Local2) Pow(y Local2) Local2 {
 	v, dx, dy := dPow(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Atan2 returns atan2(x, y) for x the receiver; see [Var.Atan2].
+// Atan2 returns atan2(x, y) for x the receiver, as math.Atan2(x, y). Both
+// partials are taken to be 0 at the origin.
 func (x Local2) Atan2(y Local2) Local2 {
 	v, dx, dy := dAtan2(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Hypot returns √(x² + y²); see [Var.Hypot].
+// Hypot returns √(x² + y²) without overflow. Both partials are taken to be
+// 0 at the origin.
 func (x Local2) Hypot(y Local2) Local2 {
 	v, dx, dy := dHypot(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Min returns the smaller of x and y; see [Var.Min].
+// Min returns the smaller of x and y. At a tie each operand gets half of
+// the derivative (the mean of the one-sided derivatives).
 func (x Local2) Min(y Local2) Local2 {
 	v, dx, dy := dMin(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Max returns the larger of x and y; see [Var.Max].
+// Max returns the larger of x and y. At a tie each operand gets half of the
+// derivative.
 func (x Local2) Max(y Local2) Local2 {
 	v, dx, dy := dMax(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Lgamma returns ln|Γ(x)|; see [Var.Lgamma].
+// Lgamma returns ln|Γ(x)|. At the poles 0, −1, −2, … the value is +Inf and
+// the derivatives are NaN.
 func (x Local2) Lgamma() Local2 { return x.chain3(special.Lgamma(x.V)) }
 
-// Digamma returns ψ(x).
+// Digamma returns ψ(x) = Γ′(x)/Γ(x).
 func (x Local2) Digamma() Local2 { return x.chain3(special.Digamma(x.V)) }
 
 // Trigamma returns ψ′(x).
 func (x Local2) Trigamma() Local2 { return x.chain3(special.Trigamma(x.V)) }
 
-// Erfc returns 1 − erf x.
+// Erfc returns the complementary error function 1 − erf x, accurate in the
+// upper tail.
 func (x Local2) Erfc() Local2 { return x.chain3(special.Erfc(x.V)) }
 
-// Phi returns the standard normal distribution function.
+// Phi returns the standard normal distribution function Φ(x), accurate in
+// the lower tail.
 func (x Local2) Phi() Local2 { return x.chain3(special.Phi(x.V)) }
 
-// InvPhi returns the standard normal quantile.
+// InvPhi returns Φ⁻¹(p), the standard normal quantile, for p in [0, 1]
+// (−Inf at 0, +Inf at 1, NaN outside).
 func (x Local2) InvPhi() Local2 { return x.chain3(special.InvPhi(x.V)) }
 
-// Logit returns ln(u/(1 − u)).
+// Logit returns ln(u/(1 − u)) for u in [0, 1].
 func (x Local2) Logit() Local2 { return x.chain3(special.Logit(x.V)) }
 
-// InvLogit returns 1/(1 + e⁻ˣ).
+// InvLogit returns 1/(1 + e⁻ˣ), the same function as [Var.Sigmoid] under
+// its Stan name.
 func (x Local2) InvLogit() Local2 { return x.chain3(special.InvLogit(x.V)) }
 
-// LogInvLogit returns ln(1/(1 + e⁻ˣ)).
+// LogInvLogit returns ln(1/(1 + e⁻ˣ)) without overflow or cancellation.
 func (x Local2) LogInvLogit() Local2 { return x.chain3(special.LogInvLogit(x.V)) }
 
-// Log1mInvLogit returns ln(1 − 1/(1 + e⁻ˣ)).
+// Log1mInvLogit returns ln(1 − 1/(1 + e⁻ˣ)) = −ln(1 + eˣ) stably.
 func (x Local2) Log1mInvLogit() Local2 { return x.chain3(special.Log1mInvLogit(x.V)) }
 
-// Log1m returns ln(1 − x).
+// Log1m returns ln(1 − x) for x ≤ 1, accurate near 0.
 func (x Local2) Log1m() Local2 { return x.chain3(special.Log1m(x.V)) }
 
-// Log1mExp returns ln(1 − eˣ).
+// Log1mExp returns ln(1 − eˣ) for x ≤ 0, accurate at both ends.
 func (x Local2) Log1mExp() Local2 { return x.chain3(special.Log1mExp(x.V)) }
 
-// Log1pExp returns ln(1 + eˣ).
+// Log1pExp returns ln(1 + eˣ), the same function as [Var.Softplus] under
+// its Stan name.
 func (x Local2) Log1pExp() Local2 { return x.chain3(special.Log1pExp(x.V)) }
 
-// Asinh returns asinh x.
+// Asinh returns the inverse hyperbolic sine of x.
 func (x Local2) Asinh() Local2 { return x.chain3(special.Asinh(x.V)) }
 
-// Acosh returns acosh x.
+// Acosh returns the inverse hyperbolic cosine of x ≥ 1.
 func (x Local2) Acosh() Local2 { return x.chain3(special.Acosh(x.V)) }
 
-// Atanh returns atanh x.
+// Atanh returns the inverse hyperbolic tangent of x in [−1, 1].
 func (x Local2) Atanh() Local2 { return x.chain3(special.Atanh(x.V)) }
 
-// Floor returns ⌊x⌋ with derivative 0.
+// Floor returns ⌊x⌋. Its derivative is taken to be 0 everywhere, also at
+// the jumps, as in Stan: a gradient does not flow through it.
 func (x Local2) Floor() Local2 { return x.chain3(special.Floor(x.V)) }
 
-// Ceil returns ⌈x⌉ with derivative 0.
+// Ceil returns ⌈x⌉, with derivative 0 everywhere; see [Var.Floor].
 func (x Local2) Ceil() Local2 { return x.chain3(special.Ceil(x.V)) }
 
-// Round returns x rounded half away from zero, with derivative 0.
+// Round returns x rounded half away from zero, with derivative 0
+// everywhere; see [Var.Floor].
 func (x Local2) Round() Local2 { return x.chain3(special.Round(x.V)) }
 
-// Trunc returns x rounded toward zero, with derivative 0.
+// Trunc returns x rounded toward zero, with derivative 0 everywhere; see
+// [Var.Floor].
 func (x Local2) Trunc() Local2 { return x.chain3(special.Trunc(x.V)) }
 
-// BesselI0 returns I₀(x).
+// BesselI0 returns I₀(x), the modified Bessel function of the first kind of
+// order 0.
 func (x Local2) BesselI0() Local2 { return x.chain3(special.BesselI0(x.V)) }
 
-// BesselI1 returns I₁(x).
+// BesselI1 returns I₁(x), the modified Bessel function of the first kind of
+// order 1.
 func (x Local2) BesselI1() Local2 { return x.chain3(special.BesselI1(x.V)) }
 
-// BesselK0 returns K₀(x).
+// BesselK0 returns K₀(x) for x ≥ 0, the modified Bessel function of the
+// second kind of order 0 (+Inf at 0).
 func (x Local2) BesselK0() Local2 { return x.chain3(special.BesselK0(x.V)) }
 
-// BesselK1 returns K₁(x).
+// BesselK1 returns K₁(x) for x ≥ 0, the modified Bessel function of the
+// second kind of order 1 (+Inf at 0).
 func (x Local2) BesselK1() Local2 { return x.chain3(special.BesselK1(x.V)) }
 
-// Lbeta returns ln B(x, y) for x the receiver.
+// Lbeta returns ln B(x, y) for x the receiver, without cancellation when an
+// argument is large.
 func (x Local2) Lbeta(y Local2) Local2 {
 	v, g, _ := special.Lbeta(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// Lchoose returns ln C(x, y) for x the receiver.
+// Lchoose returns ln C(x, y) for x the receiver, the log binomial
+// coefficient continued to real arguments.
 func (x Local2) Lchoose(y Local2) Local2 {
 	v, g, _ := special.Lchoose(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// GammaP returns P(x, y), the regularised lower incomplete gamma function of shape x.
+// GammaP returns the regularised lower incomplete gamma function P(x, y) of
+// shape x, the receiver; both partials are exact to second order.
 func (x Local2) GammaP(y Local2) Local2 {
 	v, g, _ := special.GammaP(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// GammaQ returns Q(x, y) = 1 − P(x, y).
+// GammaQ returns the regularised upper incomplete gamma function Q(x, y) =
+// 1 − P(x, y) for x the receiver.
 func (x Local2) GammaQ(y Local2) Local2 {
 	v, g, _ := special.GammaQ(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// LogDiffExp returns ln(eˣ − eʸ).
+// LogDiffExp returns ln(eˣ − eʸ) for x the receiver and y ≤ x, without
+// overflow.
 func (x Local2) LogDiffExp(y Local2) Local2 {
 	v, g, _ := special.LogDiffExp(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// LogSumExp2 returns ln(eˣ + eʸ).
+// LogSumExp2 returns ln(eˣ + eʸ) without overflow: the binary form of the
+// reduction [LogSumExp], with the same value.
 func (x Local2) LogSumExp2(y Local2) Local2 {
 	v, g, _ := special.LogSumExp(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// IncBeta returns I_z(x, y) for x the receiver: the regularised incomplete beta function.
+// IncBeta returns the regularised incomplete beta function I_z(x, y) for x
+// the receiver, differentiable in all three arguments.
 func (x Local2) IncBeta(y, z Local2) Local2 {
 	v, g, _ := special.IncBeta(x.V, y.V, z.V)
 	return x.comb3(y, z, v, g)
@@ -719,10 +791,12 @@ func (x Local3) Cos() Local3 { return x.chain(dCos(x.V)) }
 // Tan returns tan x.
 func (x Local3) Tan() Local3 { return x.chain(dTan(x.V)) }
 
-// Asin returns asin x; see [Var.Asin].
+// Asin returns asin x. Its derivative is +Inf at ±1 and NaN outside [−1,
+// 1].
 func (x Local3) Asin() Local3 { return x.chain(dAsin(x.V)) }
 
-// Acos returns acos x; see [Var.Acos].
+// Acos returns acos x. Its derivative is −Inf at ±1 and NaN outside [−1,
+// 1].
 func (x Local3) Acos() Local3 { return x.chain(dAcos(x.V)) }
 
 // Atan returns atan x.
@@ -743,181 +817,215 @@ func (x Local3) Exp() Local3 { return x.chain(dExp(x.V)) }
 // Expm1 returns eˣ − 1, accurate near 0.
 func (x Local3) Expm1() Local3 { return x.chain(dExpm1(x.V)) }
 
-// Log returns ln x; see [Var.Log].
+// Log returns ln x. At 0 the value is −Inf and the derivative +Inf; for x <
+// 0 both are NaN, as math.Log's value.
 func (x Local3) Log() Local3 { return x.chain(dLog(x.V)) }
 
-// Log1p returns ln(1 + x), accurate near 0.
+// Log1p returns ln(1 + x), accurate near 0. For x < −1 the value and the
+// derivative are NaN.
 func (x Local3) Log1p() Local3 { return x.chain(dLog1p(x.V)) }
 
-// Log2 returns log₂ x.
+// Log2 returns log₂ x, with the conventions of [Var.Log].
 func (x Local3) Log2() Local3 { return x.chain(dLog2(x.V)) }
 
-// Log10 returns log₁₀ x.
+// Log10 returns log₁₀ x, with the conventions of [Var.Log].
 func (x Local3) Log10() Local3 { return x.chain(dLog10(x.V)) }
 
-// Sqrt returns √x; see [Var.Sqrt].
+// Sqrt returns √x. Its derivative at 0 is +Inf (the one-sided limit), so a
+// gradient through sqrt(0) is ±Inf or NaN: add a small constant inside the
+// root if the model can reach 0. For x < 0 the value and the derivative are
+// NaN.
 func (x Local3) Sqrt() Local3 { return x.chain(dSqrt(x.V)) }
 
-// Cbrt returns ∛x.
+// Cbrt returns ∛x. Its derivative at 0 is +Inf.
 func (x Local3) Cbrt() Local3 { return x.chain(dCbrt(x.V)) }
 
-// Abs returns |x|, with derivative 0 at 0.
+// Abs returns |x|. Its derivative at 0 is taken to be 0.
 func (x Local3) Abs() Local3 { return x.chain(dAbs(x.V)) }
 
-// Sigmoid returns 1/(1 + e⁻ˣ) without overflow.
+// Sigmoid returns the logistic function 1/(1 + e⁻ˣ), computed without
+// overflow for any x.
 func (x Local3) Sigmoid() Local3 { return x.chain(dSigmoid(x.V)) }
 
-// Softplus returns ln(1 + eˣ) without overflow.
+// Softplus returns ln(1 + eˣ) (log1p-exp), computed without overflow or
+// loss of precision for any x. Its derivative is the sigmoid.
 func (x Local3) Softplus() Local3 { return x.chain(dSoftplus(x.V)) }
 
 // Erf returns the error function of x.
 func (x Local3) Erf() Local3 { return x.chain(dErf(x.V)) }
 
-// Div returns x ÷ y.
+// Div returns x ÷ y. Division by zero follows IEEE 754, as in Go.
 func (x Local3) Div(y Local3) Local3 {
 	v, dx, dy := dDiv(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Pow returns xʸ; see [Var.Pow].
+// Pow returns xʸ. A constant y gives xᶜ (see [Var.PowC]) and a constant x
+// gives cʸ, whose derivative cʸ·ln c is taken to be 0 where cʸ = 0. With
+// both variable, ∂/∂y = xʸ·ln x is taken to be 0 at x = 0, y > 0, and is
+// NaN for x < 0.
 func (x Local3) Pow(y Local3) Local3 {
 	v, dx, dy := dPow(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Atan2 returns atan2(x, y) for x the receiver; see [Var.Atan2].
+// Atan2 returns atan2(x, y) for x the receiver, as math.Atan2(x, y). Both
+// partials are taken to be 0 at the origin.
 func (x Local3) Atan2(y Local3) Local3 {
 	v, dx, dy := dAtan2(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Hypot returns √(x² + y²); see [Var.Hypot].
+// Hypot returns √(x² + y²) without overflow. Both partials are taken to be
+// 0 at the origin.
 func (x Local3) Hypot(y Local3) Local3 {
 	v, dx, dy := dHypot(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Min returns the smaller of x and y; see [Var.Min].
+// Min returns the smaller of x and y. At a tie each operand gets half of
+// the derivative (the mean of the one-sided derivatives).
 func (x Local3) Min(y Local3) Local3 {
 	v, dx, dy := dMin(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Max returns the larger of x and y; see [Var.Max].
+// Max returns the larger of x and y. At a tie each operand gets half of the
+// derivative.
 func (x Local3) Max(y Local3) Local3 {
 	v, dx, dy := dMax(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Lgamma returns ln|Γ(x)|; see [Var.Lgamma].
+// Lgamma returns ln|Γ(x)|. At the poles 0, −1, −2, … the value is +Inf and
+// the derivatives are NaN.
 func (x Local3) Lgamma() Local3 { return x.chain3(special.Lgamma(x.V)) }
 
-// Digamma returns ψ(x).
+// Digamma returns ψ(x) = Γ′(x)/Γ(x).
 func (x Local3) Digamma() Local3 { return x.chain3(special.Digamma(x.V)) }
 
 // Trigamma returns ψ′(x).
 func (x Local3) Trigamma() Local3 { return x.chain3(special.Trigamma(x.V)) }
 
-// Erfc returns 1 − erf x.
+// Erfc returns the complementary error function 1 − erf x, accurate in the
+// upper tail.
 func (x Local3) Erfc() Local3 { return x.chain3(special.Erfc(x.V)) }
 
-// Phi returns the standard normal distribution function.
+// Phi returns the standard normal distribution function Φ(x), accurate in
+// the lower tail.
 func (x Local3) Phi() Local3 { return x.chain3(special.Phi(x.V)) }
 
-// InvPhi returns the standard normal quantile.
+// InvPhi returns Φ⁻¹(p), the standard normal quantile, for p in [0, 1]
+// (−Inf at 0, +Inf at 1, NaN outside).
 func (x Local3) InvPhi() Local3 { return x.chain3(special.InvPhi(x.V)) }
 
-// Logit returns ln(u/(1 − u)).
+// Logit returns ln(u/(1 − u)) for u in [0, 1].
 func (x Local3) Logit() Local3 { return x.chain3(special.Logit(x.V)) }
 
-// InvLogit returns 1/(1 + e⁻ˣ).
+// InvLogit returns 1/(1 + e⁻ˣ), the same function as [Var.Sigmoid] under
+// its Stan name.
 func (x Local3) InvLogit() Local3 { return x.chain3(special.InvLogit(x.V)) }
 
-// LogInvLogit returns ln(1/(1 + e⁻ˣ)).
+// LogInvLogit returns ln(1/(1 + e⁻ˣ)) without overflow or cancellation.
 func (x Local3) LogInvLogit() Local3 { return x.chain3(special.LogInvLogit(x.V)) }
 
-// Log1mInvLogit returns ln(1 − 1/(1 + e⁻ˣ)).
+// Log1mInvLogit returns ln(1 − 1/(1 + e⁻ˣ)) = −ln(1 + eˣ) stably.
 func (x Local3) Log1mInvLogit() Local3 { return x.chain3(special.Log1mInvLogit(x.V)) }
 
-// Log1m returns ln(1 − x).
+// Log1m returns ln(1 − x) for x ≤ 1, accurate near 0.
 func (x Local3) Log1m() Local3 { return x.chain3(special.Log1m(x.V)) }
 
-// Log1mExp returns ln(1 − eˣ).
+// Log1mExp returns ln(1 − eˣ) for x ≤ 0, accurate at both ends.
 func (x Local3) Log1mExp() Local3 { return x.chain3(special.Log1mExp(x.V)) }
 
-// Log1pExp returns ln(1 + eˣ).
+// Log1pExp returns ln(1 + eˣ), the same function as [Var.Softplus] under
+// its Stan name.
 func (x Local3) Log1pExp() Local3 { return x.chain3(special.Log1pExp(x.V)) }
 
-// Asinh returns asinh x.
+// Asinh returns the inverse hyperbolic sine of x.
 func (x Local3) Asinh() Local3 { return x.chain3(special.Asinh(x.V)) }
 
-// Acosh returns acosh x.
+// Acosh returns the inverse hyperbolic cosine of x ≥ 1.
 func (x Local3) Acosh() Local3 { return x.chain3(special.Acosh(x.V)) }
 
-// Atanh returns atanh x.
+// Atanh returns the inverse hyperbolic tangent of x in [−1, 1].
 func (x Local3) Atanh() Local3 { return x.chain3(special.Atanh(x.V)) }
 
-// Floor returns ⌊x⌋ with derivative 0.
+// Floor returns ⌊x⌋. Its derivative is taken to be 0 everywhere, also at
+// the jumps, as in Stan: a gradient does not flow through it.
 func (x Local3) Floor() Local3 { return x.chain3(special.Floor(x.V)) }
 
-// Ceil returns ⌈x⌉ with derivative 0.
+// Ceil returns ⌈x⌉, with derivative 0 everywhere; see [Var.Floor].
 func (x Local3) Ceil() Local3 { return x.chain3(special.Ceil(x.V)) }
 
-// Round returns x rounded half away from zero, with derivative 0.
+// Round returns x rounded half away from zero, with derivative 0
+// everywhere; see [Var.Floor].
 func (x Local3) Round() Local3 { return x.chain3(special.Round(x.V)) }
 
-// Trunc returns x rounded toward zero, with derivative 0.
+// Trunc returns x rounded toward zero, with derivative 0 everywhere; see
+// [Var.Floor].
 func (x Local3) Trunc() Local3 { return x.chain3(special.Trunc(x.V)) }
 
-// BesselI0 returns I₀(x).
+// BesselI0 returns I₀(x), the modified Bessel function of the first kind of
+// order 0.
 func (x Local3) BesselI0() Local3 { return x.chain3(special.BesselI0(x.V)) }
 
-// BesselI1 returns I₁(x).
+// BesselI1 returns I₁(x), the modified Bessel function of the first kind of
+// order 1.
 func (x Local3) BesselI1() Local3 { return x.chain3(special.BesselI1(x.V)) }
 
-// BesselK0 returns K₀(x).
+// BesselK0 returns K₀(x) for x ≥ 0, the modified Bessel function of the
+// second kind of order 0 (+Inf at 0).
 func (x Local3) BesselK0() Local3 { return x.chain3(special.BesselK0(x.V)) }
 
-// BesselK1 returns K₁(x).
+// BesselK1 returns K₁(x) for x ≥ 0, the modified Bessel function of the
+// second kind of order 1 (+Inf at 0).
 func (x Local3) BesselK1() Local3 { return x.chain3(special.BesselK1(x.V)) }
 
-// Lbeta returns ln B(x, y) for x the receiver.
+// Lbeta returns ln B(x, y) for x the receiver, without cancellation when an
+// argument is large.
 func (x Local3) Lbeta(y Local3) Local3 {
 	v, g, _ := special.Lbeta(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// Lchoose returns ln C(x, y) for x the receiver.
+// Lchoose returns ln C(x, y) for x the receiver, the log binomial
+// coefficient continued to real arguments.
 func (x Local3) Lchoose(y Local3) Local3 {
 	v, g, _ := special.Lchoose(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// GammaP returns P(x, y), the regularised lower incomplete gamma function of shape x.
+// GammaP returns the regularised lower incomplete gamma function P(x, y) of
+// shape x, the receiver; both partials are exact to second order.
 func (x Local3) GammaP(y Local3) Local3 {
 	v, g, _ := special.GammaP(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// GammaQ returns Q(x, y) = 1 − P(x, y).
+// GammaQ returns the regularised upper incomplete gamma function Q(x, y) =
+// 1 − P(x, y) for x the receiver.
 func (x Local3) GammaQ(y Local3) Local3 {
 	v, g, _ := special.GammaQ(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// LogDiffExp returns ln(eˣ − eʸ).
+// LogDiffExp returns ln(eˣ − eʸ) for x the receiver and y ≤ x, without
+// overflow.
 func (x Local3) LogDiffExp(y Local3) Local3 {
 	v, g, _ := special.LogDiffExp(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// LogSumExp2 returns ln(eˣ + eʸ).
+// LogSumExp2 returns ln(eˣ + eʸ) without overflow: the binary form of the
+// reduction [LogSumExp], with the same value.
 func (x Local3) LogSumExp2(y Local3) Local3 {
 	v, g, _ := special.LogSumExp(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// IncBeta returns I_z(x, y) for x the receiver: the regularised incomplete beta function.
+// IncBeta returns the regularised incomplete beta function I_z(x, y) for x
+// the receiver, differentiable in all three arguments.
 func (x Local3) IncBeta(y, z Local3) Local3 {
 	v, g, _ := special.IncBeta(x.V, y.V, z.V)
 	return x.comb3(y, z, v, g)
@@ -1053,10 +1161,12 @@ func (x Local4) Cos() Local4 { return x.chain(dCos(x.V)) }
 // Tan returns tan x.
 func (x Local4) Tan() Local4 { return x.chain(dTan(x.V)) }
 
-// Asin returns asin x; see [Var.Asin].
+// Asin returns asin x. Its derivative is +Inf at ±1 and NaN outside [−1,
+// 1].
 func (x Local4) Asin() Local4 { return x.chain(dAsin(x.V)) }
 
-// Acos returns acos x; see [Var.Acos].
+// Acos returns acos x. Its derivative is −Inf at ±1 and NaN outside [−1,
+// 1].
 func (x Local4) Acos() Local4 { return x.chain(dAcos(x.V)) }
 
 // Atan returns atan x.
@@ -1077,181 +1187,215 @@ func (x Local4) Exp() Local4 { return x.chain(dExp(x.V)) }
 // Expm1 returns eˣ − 1, accurate near 0.
 func (x Local4) Expm1() Local4 { return x.chain(dExpm1(x.V)) }
 
-// Log returns ln x; see [Var.Log].
+// Log returns ln x. At 0 the value is −Inf and the derivative +Inf; for x <
+// 0 both are NaN, as math.Log's value.
 func (x Local4) Log() Local4 { return x.chain(dLog(x.V)) }
 
-// Log1p returns ln(1 + x), accurate near 0.
+// Log1p returns ln(1 + x), accurate near 0. For x < −1 the value and the
+// derivative are NaN.
 func (x Local4) Log1p() Local4 { return x.chain(dLog1p(x.V)) }
 
-// Log2 returns log₂ x.
+// Log2 returns log₂ x, with the conventions of [Var.Log].
 func (x Local4) Log2() Local4 { return x.chain(dLog2(x.V)) }
 
-// Log10 returns log₁₀ x.
+// Log10 returns log₁₀ x, with the conventions of [Var.Log].
 func (x Local4) Log10() Local4 { return x.chain(dLog10(x.V)) }
 
-// Sqrt returns √x; see [Var.Sqrt].
+// Sqrt returns √x. Its derivative at 0 is +Inf (the one-sided limit), so a
+// gradient through sqrt(0) is ±Inf or NaN: add a small constant inside the
+// root if the model can reach 0. For x < 0 the value and the derivative are
+// NaN.
 func (x Local4) Sqrt() Local4 { return x.chain(dSqrt(x.V)) }
 
-// Cbrt returns ∛x.
+// Cbrt returns ∛x. Its derivative at 0 is +Inf.
 func (x Local4) Cbrt() Local4 { return x.chain(dCbrt(x.V)) }
 
-// Abs returns |x|, with derivative 0 at 0.
+// Abs returns |x|. Its derivative at 0 is taken to be 0.
 func (x Local4) Abs() Local4 { return x.chain(dAbs(x.V)) }
 
-// Sigmoid returns 1/(1 + e⁻ˣ) without overflow.
+// Sigmoid returns the logistic function 1/(1 + e⁻ˣ), computed without
+// overflow for any x.
 func (x Local4) Sigmoid() Local4 { return x.chain(dSigmoid(x.V)) }
 
-// Softplus returns ln(1 + eˣ) without overflow.
+// Softplus returns ln(1 + eˣ) (log1p-exp), computed without overflow or
+// loss of precision for any x. Its derivative is the sigmoid.
 func (x Local4) Softplus() Local4 { return x.chain(dSoftplus(x.V)) }
 
 // Erf returns the error function of x.
 func (x Local4) Erf() Local4 { return x.chain(dErf(x.V)) }
 
-// Div returns x ÷ y.
+// Div returns x ÷ y. Division by zero follows IEEE 754, as in Go.
 func (x Local4) Div(y Local4) Local4 {
 	v, dx, dy := dDiv(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Pow returns xʸ; see [Var.Pow].
+// Pow returns xʸ. A constant y gives xᶜ (see [Var.PowC]) and a constant x
+// gives cʸ, whose derivative cʸ·ln c is taken to be 0 where cʸ = 0. With
+// both variable, ∂/∂y = xʸ·ln x is taken to be 0 at x = 0, y > 0, and is
+// NaN for x < 0.
 func (x Local4) Pow(y Local4) Local4 {
 	v, dx, dy := dPow(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Atan2 returns atan2(x, y) for x the receiver; see [Var.Atan2].
+// Atan2 returns atan2(x, y) for x the receiver, as math.Atan2(x, y). Both
+// partials are taken to be 0 at the origin.
 func (x Local4) Atan2(y Local4) Local4 {
 	v, dx, dy := dAtan2(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Hypot returns √(x² + y²); see [Var.Hypot].
+// Hypot returns √(x² + y²) without overflow. Both partials are taken to be
+// 0 at the origin.
 func (x Local4) Hypot(y Local4) Local4 {
 	v, dx, dy := dHypot(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Min returns the smaller of x and y; see [Var.Min].
+// Min returns the smaller of x and y. At a tie each operand gets half of
+// the derivative (the mean of the one-sided derivatives).
 func (x Local4) Min(y Local4) Local4 {
 	v, dx, dy := dMin(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Max returns the larger of x and y; see [Var.Max].
+// Max returns the larger of x and y. At a tie each operand gets half of the
+// derivative.
 func (x Local4) Max(y Local4) Local4 {
 	v, dx, dy := dMax(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 
-// Lgamma returns ln|Γ(x)|; see [Var.Lgamma].
+// Lgamma returns ln|Γ(x)|. At the poles 0, −1, −2, … the value is +Inf and
+// the derivatives are NaN.
 func (x Local4) Lgamma() Local4 { return x.chain3(special.Lgamma(x.V)) }
 
-// Digamma returns ψ(x).
+// Digamma returns ψ(x) = Γ′(x)/Γ(x).
 func (x Local4) Digamma() Local4 { return x.chain3(special.Digamma(x.V)) }
 
 // Trigamma returns ψ′(x).
 func (x Local4) Trigamma() Local4 { return x.chain3(special.Trigamma(x.V)) }
 
-// Erfc returns 1 − erf x.
+// Erfc returns the complementary error function 1 − erf x, accurate in the
+// upper tail.
 func (x Local4) Erfc() Local4 { return x.chain3(special.Erfc(x.V)) }
 
-// Phi returns the standard normal distribution function.
+// Phi returns the standard normal distribution function Φ(x), accurate in
+// the lower tail.
 func (x Local4) Phi() Local4 { return x.chain3(special.Phi(x.V)) }
 
-// InvPhi returns the standard normal quantile.
+// InvPhi returns Φ⁻¹(p), the standard normal quantile, for p in [0, 1]
+// (−Inf at 0, +Inf at 1, NaN outside).
 func (x Local4) InvPhi() Local4 { return x.chain3(special.InvPhi(x.V)) }
 
-// Logit returns ln(u/(1 − u)).
+// Logit returns ln(u/(1 − u)) for u in [0, 1].
 func (x Local4) Logit() Local4 { return x.chain3(special.Logit(x.V)) }
 
-// InvLogit returns 1/(1 + e⁻ˣ).
+// InvLogit returns 1/(1 + e⁻ˣ), the same function as [Var.Sigmoid] under
+// its Stan name.
 func (x Local4) InvLogit() Local4 { return x.chain3(special.InvLogit(x.V)) }
 
-// LogInvLogit returns ln(1/(1 + e⁻ˣ)).
+// LogInvLogit returns ln(1/(1 + e⁻ˣ)) without overflow or cancellation.
 func (x Local4) LogInvLogit() Local4 { return x.chain3(special.LogInvLogit(x.V)) }
 
-// Log1mInvLogit returns ln(1 − 1/(1 + e⁻ˣ)).
+// Log1mInvLogit returns ln(1 − 1/(1 + e⁻ˣ)) = −ln(1 + eˣ) stably.
 func (x Local4) Log1mInvLogit() Local4 { return x.chain3(special.Log1mInvLogit(x.V)) }
 
-// Log1m returns ln(1 − x).
+// Log1m returns ln(1 − x) for x ≤ 1, accurate near 0.
 func (x Local4) Log1m() Local4 { return x.chain3(special.Log1m(x.V)) }
 
-// Log1mExp returns ln(1 − eˣ).
+// Log1mExp returns ln(1 − eˣ) for x ≤ 0, accurate at both ends.
 func (x Local4) Log1mExp() Local4 { return x.chain3(special.Log1mExp(x.V)) }
 
-// Log1pExp returns ln(1 + eˣ).
+// Log1pExp returns ln(1 + eˣ), the same function as [Var.Softplus] under
+// its Stan name.
 func (x Local4) Log1pExp() Local4 { return x.chain3(special.Log1pExp(x.V)) }
 
-// Asinh returns asinh x.
+// Asinh returns the inverse hyperbolic sine of x.
 func (x Local4) Asinh() Local4 { return x.chain3(special.Asinh(x.V)) }
 
-// Acosh returns acosh x.
+// Acosh returns the inverse hyperbolic cosine of x ≥ 1.
 func (x Local4) Acosh() Local4 { return x.chain3(special.Acosh(x.V)) }
 
-// Atanh returns atanh x.
+// Atanh returns the inverse hyperbolic tangent of x in [−1, 1].
 func (x Local4) Atanh() Local4 { return x.chain3(special.Atanh(x.V)) }
 
-// Floor returns ⌊x⌋ with derivative 0.
+// Floor returns ⌊x⌋. Its derivative is taken to be 0 everywhere, also at
+// the jumps, as in Stan: a gradient does not flow through it.
 func (x Local4) Floor() Local4 { return x.chain3(special.Floor(x.V)) }
 
-// Ceil returns ⌈x⌉ with derivative 0.
+// Ceil returns ⌈x⌉, with derivative 0 everywhere; see [Var.Floor].
 func (x Local4) Ceil() Local4 { return x.chain3(special.Ceil(x.V)) }
 
-// Round returns x rounded half away from zero, with derivative 0.
+// Round returns x rounded half away from zero, with derivative 0
+// everywhere; see [Var.Floor].
 func (x Local4) Round() Local4 { return x.chain3(special.Round(x.V)) }
 
-// Trunc returns x rounded toward zero, with derivative 0.
+// Trunc returns x rounded toward zero, with derivative 0 everywhere; see
+// [Var.Floor].
 func (x Local4) Trunc() Local4 { return x.chain3(special.Trunc(x.V)) }
 
-// BesselI0 returns I₀(x).
+// BesselI0 returns I₀(x), the modified Bessel function of the first kind of
+// order 0.
 func (x Local4) BesselI0() Local4 { return x.chain3(special.BesselI0(x.V)) }
 
-// BesselI1 returns I₁(x).
+// BesselI1 returns I₁(x), the modified Bessel function of the first kind of
+// order 1.
 func (x Local4) BesselI1() Local4 { return x.chain3(special.BesselI1(x.V)) }
 
-// BesselK0 returns K₀(x).
+// BesselK0 returns K₀(x) for x ≥ 0, the modified Bessel function of the
+// second kind of order 0 (+Inf at 0).
 func (x Local4) BesselK0() Local4 { return x.chain3(special.BesselK0(x.V)) }
 
-// BesselK1 returns K₁(x).
+// BesselK1 returns K₁(x) for x ≥ 0, the modified Bessel function of the
+// second kind of order 1 (+Inf at 0).
 func (x Local4) BesselK1() Local4 { return x.chain3(special.BesselK1(x.V)) }
 
-// Lbeta returns ln B(x, y) for x the receiver.
+// Lbeta returns ln B(x, y) for x the receiver, without cancellation when an
+// argument is large.
 func (x Local4) Lbeta(y Local4) Local4 {
 	v, g, _ := special.Lbeta(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// Lchoose returns ln C(x, y) for x the receiver.
+// Lchoose returns ln C(x, y) for x the receiver, the log binomial
+// coefficient continued to real arguments.
 func (x Local4) Lchoose(y Local4) Local4 {
 	v, g, _ := special.Lchoose(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// GammaP returns P(x, y), the regularised lower incomplete gamma function of shape x.
+// GammaP returns the regularised lower incomplete gamma function P(x, y) of
+// shape x, the receiver; both partials are exact to second order.
 func (x Local4) GammaP(y Local4) Local4 {
 	v, g, _ := special.GammaP(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// GammaQ returns Q(x, y) = 1 − P(x, y).
+// GammaQ returns the regularised upper incomplete gamma function Q(x, y) =
+// 1 − P(x, y) for x the receiver.
 func (x Local4) GammaQ(y Local4) Local4 {
 	v, g, _ := special.GammaQ(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// LogDiffExp returns ln(eˣ − eʸ).
+// LogDiffExp returns ln(eˣ − eʸ) for x the receiver and y ≤ x, without
+// overflow.
 func (x Local4) LogDiffExp(y Local4) Local4 {
 	v, g, _ := special.LogDiffExp(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// LogSumExp2 returns ln(eˣ + eʸ).
+// LogSumExp2 returns ln(eˣ + eʸ) without overflow: the binary form of the
+// reduction [LogSumExp], with the same value.
 func (x Local4) LogSumExp2(y Local4) Local4 {
 	v, g, _ := special.LogSumExp(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 
-// IncBeta returns I_z(x, y) for x the receiver: the regularised incomplete beta function.
+// IncBeta returns the regularised incomplete beta function I_z(x, y) for x
+// the receiver, differentiable in all three arguments.
 func (x Local4) IncBeta(y, z Local4) Local4 {
 	v, g, _ := special.IncBeta(x.V, y.V, z.V)
 	return x.comb3(y, z, v, g)
@@ -1297,4 +1441,253 @@ func Preacc4(x0, x1, x2, x3 Var) (Expr4, Local4, Local4, Local4, Local4) {
 // partials are r's, and returns it.
 func (e Expr4) Record(r Local4) Var {
 	return recordN([]Var{e.x0, e.x1, e.x2, e.x3}, r.V, []float64{r.D0, r.D1, r.D2, r.D3})
+}
+
+// The operations of Var other than the inlined ones (ops.go), from the same
+// list and the same derivative functions.
+
+// Sin returns sin x.
+func (x Var) Sin() Var { v, d := dSin(x.v); return x.un(opSin, v, d) }
+
+// Cos returns cos x.
+func (x Var) Cos() Var { v, d := dCos(x.v); return x.un(opCos, v, d) }
+
+// Tan returns tan x.
+func (x Var) Tan() Var { v, d := dTan(x.v); return x.un(opTan, v, d) }
+
+// Asin returns asin x. Its derivative is +Inf at ±1 and NaN outside [−1,
+// 1].
+func (x Var) Asin() Var { v, d := dAsin(x.v); return x.un(opAsin, v, d) }
+
+// Acos returns acos x. Its derivative is −Inf at ±1 and NaN outside [−1,
+// 1].
+func (x Var) Acos() Var { v, d := dAcos(x.v); return x.un(opAcos, v, d) }
+
+// Atan returns atan x.
+func (x Var) Atan() Var { v, d := dAtan(x.v); return x.un(opAtan, v, d) }
+
+// Sinh returns sinh x.
+func (x Var) Sinh() Var { v, d := dSinh(x.v); return x.un(opSinh, v, d) }
+
+// Cosh returns cosh x.
+func (x Var) Cosh() Var { v, d := dCosh(x.v); return x.un(opCosh, v, d) }
+
+// Tanh returns tanh x.
+func (x Var) Tanh() Var { v, d := dTanh(x.v); return x.un(opTanh, v, d) }
+
+// Exp returns eˣ.
+func (x Var) Exp() Var { v, d := dExp(x.v); return x.un(opExp, v, d) }
+
+// Expm1 returns eˣ − 1, accurate near 0.
+func (x Var) Expm1() Var { v, d := dExpm1(x.v); return x.un(opExpm1, v, d) }
+
+// Log returns ln x. At 0 the value is −Inf and the derivative +Inf; for x <
+// 0 both are NaN, as math.Log's value.
+func (x Var) Log() Var { v, d := dLog(x.v); return x.un(opLog, v, d) }
+
+// Log1p returns ln(1 + x), accurate near 0. For x < −1 the value and the
+// derivative are NaN.
+func (x Var) Log1p() Var { v, d := dLog1p(x.v); return x.un(opLog1p, v, d) }
+
+// Log2 returns log₂ x, with the conventions of [Var.Log].
+func (x Var) Log2() Var { v, d := dLog2(x.v); return x.un(opLog2, v, d) }
+
+// Log10 returns log₁₀ x, with the conventions of [Var.Log].
+func (x Var) Log10() Var { v, d := dLog10(x.v); return x.un(opLog10, v, d) }
+
+// Sqrt returns √x. Its derivative at 0 is +Inf (the one-sided limit), so a
+// gradient through sqrt(0) is ±Inf or NaN: add a small constant inside the
+// root if the model can reach 0. For x < 0 the value and the derivative are
+// NaN.
+func (x Var) Sqrt() Var { v, d := dSqrt(x.v); return x.un(opSqrt, v, d) }
+
+// Cbrt returns ∛x. Its derivative at 0 is +Inf.
+func (x Var) Cbrt() Var { v, d := dCbrt(x.v); return x.un(opCbrt, v, d) }
+
+// Abs returns |x|. Its derivative at 0 is taken to be 0.
+func (x Var) Abs() Var { v, d := dAbs(x.v); return x.un(opAbs, v, d) }
+
+// Sigmoid returns the logistic function 1/(1 + e⁻ˣ), computed without
+// overflow for any x.
+func (x Var) Sigmoid() Var { v, d := dSigmoid(x.v); return x.un(opSigmoid, v, d) }
+
+// Softplus returns ln(1 + eˣ) (log1p-exp), computed without overflow or
+// loss of precision for any x. Its derivative is the sigmoid.
+func (x Var) Softplus() Var { v, d := dSoftplus(x.v); return x.un(opSoftplus, v, d) }
+
+// Erf returns the error function of x.
+func (x Var) Erf() Var { v, d := dErf(x.v); return x.un(opErf, v, d) }
+
+// Div returns x ÷ y. Division by zero follows IEEE 754, as in Go.
+func (x Var) Div(y Var) Var {
+	v, dx, dy := dDiv(x.v, y.v)
+	return binOp(opDiv, x, y, v, dx, dy)
+}
+
+// Atan2 returns atan2(x, y) for x the receiver, as math.Atan2(x, y). Both
+// partials are taken to be 0 at the origin.
+func (x Var) Atan2(y Var) Var {
+	v, dx, dy := dAtan2(x.v, y.v)
+	return binOp(opAtan2, x, y, v, dx, dy)
+}
+
+// Hypot returns √(x² + y²) without overflow. Both partials are taken to be
+// 0 at the origin.
+func (x Var) Hypot(y Var) Var {
+	v, dx, dy := dHypot(x.v, y.v)
+	return binOp(opHypot, x, y, v, dx, dy)
+}
+
+// Min returns the smaller of x and y. At a tie each operand gets half of
+// the derivative (the mean of the one-sided derivatives).
+func (x Var) Min(y Var) Var {
+	v, dx, dy := dMin(x.v, y.v)
+	return binOp(opMin, x, y, v, dx, dy)
+}
+
+// Max returns the larger of x and y. At a tie each operand gets half of the
+// derivative.
+func (x Var) Max(y Var) Var {
+	v, dx, dy := dMax(x.v, y.v)
+	return binOp(opMax, x, y, v, dx, dy)
+}
+
+// Lgamma returns ln|Γ(x)|. At the poles 0, −1, −2, … the value is +Inf and
+// the derivatives are NaN.
+func (x Var) Lgamma() Var { return x.spec1(special.Lgamma(x.v)) }
+
+// Digamma returns ψ(x) = Γ′(x)/Γ(x).
+func (x Var) Digamma() Var { return x.spec1(special.Digamma(x.v)) }
+
+// Trigamma returns ψ′(x).
+func (x Var) Trigamma() Var { return x.spec1(special.Trigamma(x.v)) }
+
+// Erfc returns the complementary error function 1 − erf x, accurate in the
+// upper tail.
+func (x Var) Erfc() Var { return x.spec1(special.Erfc(x.v)) }
+
+// Phi returns the standard normal distribution function Φ(x), accurate in
+// the lower tail.
+func (x Var) Phi() Var { return x.spec1(special.Phi(x.v)) }
+
+// InvPhi returns Φ⁻¹(p), the standard normal quantile, for p in [0, 1]
+// (−Inf at 0, +Inf at 1, NaN outside).
+func (x Var) InvPhi() Var { return x.spec1(special.InvPhi(x.v)) }
+
+// Logit returns ln(u/(1 − u)) for u in [0, 1].
+func (x Var) Logit() Var { return x.spec1(special.Logit(x.v)) }
+
+// InvLogit returns 1/(1 + e⁻ˣ), the same function as [Var.Sigmoid] under
+// its Stan name.
+func (x Var) InvLogit() Var { return x.spec1(special.InvLogit(x.v)) }
+
+// LogInvLogit returns ln(1/(1 + e⁻ˣ)) without overflow or cancellation.
+func (x Var) LogInvLogit() Var { return x.spec1(special.LogInvLogit(x.v)) }
+
+// Log1mInvLogit returns ln(1 − 1/(1 + e⁻ˣ)) = −ln(1 + eˣ) stably.
+func (x Var) Log1mInvLogit() Var { return x.spec1(special.Log1mInvLogit(x.v)) }
+
+// Log1m returns ln(1 − x) for x ≤ 1, accurate near 0.
+func (x Var) Log1m() Var { return x.spec1(special.Log1m(x.v)) }
+
+// Log1mExp returns ln(1 − eˣ) for x ≤ 0, accurate at both ends.
+func (x Var) Log1mExp() Var { return x.spec1(special.Log1mExp(x.v)) }
+
+// Log1pExp returns ln(1 + eˣ), the same function as [Var.Softplus] under
+// its Stan name.
+func (x Var) Log1pExp() Var { return x.spec1(special.Log1pExp(x.v)) }
+
+// Asinh returns the inverse hyperbolic sine of x.
+func (x Var) Asinh() Var { return x.spec1(special.Asinh(x.v)) }
+
+// Acosh returns the inverse hyperbolic cosine of x ≥ 1.
+func (x Var) Acosh() Var { return x.spec1(special.Acosh(x.v)) }
+
+// Atanh returns the inverse hyperbolic tangent of x in [−1, 1].
+func (x Var) Atanh() Var { return x.spec1(special.Atanh(x.v)) }
+
+// Floor returns ⌊x⌋. Its derivative is taken to be 0 everywhere, also at
+// the jumps, as in Stan: a gradient does not flow through it.
+func (x Var) Floor() Var { return x.spec1(special.Floor(x.v)) }
+
+// Ceil returns ⌈x⌉, with derivative 0 everywhere; see [Var.Floor].
+func (x Var) Ceil() Var { return x.spec1(special.Ceil(x.v)) }
+
+// Round returns x rounded half away from zero, with derivative 0
+// everywhere; see [Var.Floor].
+func (x Var) Round() Var { return x.spec1(special.Round(x.v)) }
+
+// Trunc returns x rounded toward zero, with derivative 0 everywhere; see
+// [Var.Floor].
+func (x Var) Trunc() Var { return x.spec1(special.Trunc(x.v)) }
+
+// BesselI0 returns I₀(x), the modified Bessel function of the first kind of
+// order 0.
+func (x Var) BesselI0() Var { return x.spec1(special.BesselI0(x.v)) }
+
+// BesselI1 returns I₁(x), the modified Bessel function of the first kind of
+// order 1.
+func (x Var) BesselI1() Var { return x.spec1(special.BesselI1(x.v)) }
+
+// BesselK0 returns K₀(x) for x ≥ 0, the modified Bessel function of the
+// second kind of order 0 (+Inf at 0).
+func (x Var) BesselK0() Var { return x.spec1(special.BesselK0(x.v)) }
+
+// BesselK1 returns K₁(x) for x ≥ 0, the modified Bessel function of the
+// second kind of order 1 (+Inf at 0).
+func (x Var) BesselK1() Var { return x.spec1(special.BesselK1(x.v)) }
+
+// Lbeta returns ln B(x, y) for x the receiver, without cancellation when an
+// argument is large.
+func (x Var) Lbeta(y Var) Var {
+	v, g, h := special.Lbeta(x.v, y.v)
+	return spec2(opLbeta, x, y, v, g, h)
+}
+
+// Lchoose returns ln C(x, y) for x the receiver, the log binomial
+// coefficient continued to real arguments.
+func (x Var) Lchoose(y Var) Var {
+	v, g, h := special.Lchoose(x.v, y.v)
+	return spec2(opLchoose, x, y, v, g, h)
+}
+
+// GammaP returns the regularised lower incomplete gamma function P(x, y) of
+// shape x, the receiver; both partials are exact to second order.
+func (x Var) GammaP(y Var) Var {
+	v, g, h := special.GammaP(x.v, y.v)
+	return spec2(opGammaP, x, y, v, g, h)
+}
+
+// GammaQ returns the regularised upper incomplete gamma function Q(x, y) =
+// 1 − P(x, y) for x the receiver.
+func (x Var) GammaQ(y Var) Var {
+	v, g, h := special.GammaQ(x.v, y.v)
+	return spec2(opGammaQ, x, y, v, g, h)
+}
+
+// LogDiffExp returns ln(eˣ − eʸ) for x the receiver and y ≤ x, without
+// overflow.
+func (x Var) LogDiffExp(y Var) Var {
+	v, g, h := special.LogDiffExp(x.v, y.v)
+	return spec2(opLogDiffExp, x, y, v, g, h)
+}
+
+// LogSumExp2 returns ln(eˣ + eʸ) without overflow: the binary form of the
+// reduction [LogSumExp], with the same value.
+func (x Var) LogSumExp2(y Var) Var {
+	v, g, h := special.LogSumExp(x.v, y.v)
+	return spec2(opLogSumExp2, x, y, v, g, h)
+}
+
+// IncBeta returns the regularised incomplete beta function I_z(x, y) for x
+// the receiver, differentiable in all three arguments.
+func (x Var) IncBeta(y, z Var) Var {
+	v, g, h := special.IncBeta(x.v, y.v, z.v)
+	return spec3(opIncBeta, x, y, z, v, g, h)
+}
+
+// Fma returns x·y + z for x the receiver.
+func (x Var) Fma(y, z Var) Var {
+	v, g, h := special.Fma(x.v, y.v, z.v)
+	return spec3(opFma, x, y, z, v, g, h)
 }

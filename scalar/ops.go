@@ -234,12 +234,6 @@ func (x Var) Mul(y Var) Var {
 // (The bodies of Add, Sub and Mul repeat bin by hand: through a call to
 // bin they would exceed the inliner's budget.)
 
-// Div returns x ÷ y. Division by zero follows IEEE 754, as in Go.
-func (x Var) Div(y Var) Var {
-	v, dx, dy := dDiv(x.v, y.v)
-	return binOp(opDiv, x, y, v, dx, dy)
-}
-
 // AddC returns x + c.
 func (x Var) AddC(c float64) Var { return x.unHot(x.v+c, 1) }
 
@@ -269,76 +263,6 @@ func (x Var) Square() Var {
 	return Var{t, v, n}
 }
 
-// Sin returns sin x.
-func (x Var) Sin() Var { v, d := dSin(x.v); return x.un(opSin, v, d) }
-
-// Cos returns cos x.
-func (x Var) Cos() Var { v, d := dCos(x.v); return x.un(opCos, v, d) }
-
-// Tan returns tan x.
-func (x Var) Tan() Var { v, d := dTan(x.v); return x.un(opTan, v, d) }
-
-// Asin returns asin x. Its derivative is +Inf at ±1 and NaN outside [−1, 1].
-func (x Var) Asin() Var { v, d := dAsin(x.v); return x.un(opAsin, v, d) }
-
-// Acos returns acos x. Its derivative is −Inf at ±1 and NaN outside [−1, 1].
-func (x Var) Acos() Var { v, d := dAcos(x.v); return x.un(opAcos, v, d) }
-
-// Atan returns atan x.
-func (x Var) Atan() Var { v, d := dAtan(x.v); return x.un(opAtan, v, d) }
-
-// Sinh returns sinh x.
-func (x Var) Sinh() Var { v, d := dSinh(x.v); return x.un(opSinh, v, d) }
-
-// Cosh returns cosh x.
-func (x Var) Cosh() Var { v, d := dCosh(x.v); return x.un(opCosh, v, d) }
-
-// Tanh returns tanh x.
-func (x Var) Tanh() Var { v, d := dTanh(x.v); return x.un(opTanh, v, d) }
-
-// Exp returns eˣ.
-func (x Var) Exp() Var { v, d := dExp(x.v); return x.un(opExp, v, d) }
-
-// Expm1 returns eˣ − 1, accurate near 0.
-func (x Var) Expm1() Var { v, d := dExpm1(x.v); return x.un(opExpm1, v, d) }
-
-// Log returns ln x. At 0 the value is −Inf and the derivative +Inf; for
-// x < 0 both are NaN, as math.Log's value.
-func (x Var) Log() Var { v, d := dLog(x.v); return x.un(opLog, v, d) }
-
-// Log1p returns ln(1 + x), accurate near 0. For x < −1 the value and the
-// derivative are NaN.
-func (x Var) Log1p() Var { v, d := dLog1p(x.v); return x.un(opLog1p, v, d) }
-
-// Log2 returns log₂ x, with the conventions of [Var.Log].
-func (x Var) Log2() Var { v, d := dLog2(x.v); return x.un(opLog2, v, d) }
-
-// Log10 returns log₁₀ x, with the conventions of [Var.Log].
-func (x Var) Log10() Var { v, d := dLog10(x.v); return x.un(opLog10, v, d) }
-
-// Sqrt returns √x. Its derivative at 0 is +Inf (the one-sided limit), so a
-// gradient through sqrt(0) is ±Inf or NaN: add a small constant inside the
-// root if the model can reach 0. For x < 0 the value and the derivative are
-// NaN.
-func (x Var) Sqrt() Var { v, d := dSqrt(x.v); return x.un(opSqrt, v, d) }
-
-// Cbrt returns ∛x. Its derivative at 0 is +Inf.
-func (x Var) Cbrt() Var { v, d := dCbrt(x.v); return x.un(opCbrt, v, d) }
-
-// Abs returns |x|. Its derivative at 0 is taken to be 0.
-func (x Var) Abs() Var { v, d := dAbs(x.v); return x.un(opAbs, v, d) }
-
-// Sigmoid returns the logistic function 1/(1 + e⁻ˣ), computed without
-// overflow for any x.
-func (x Var) Sigmoid() Var { v, d := dSigmoid(x.v); return x.un(opSigmoid, v, d) }
-
-// Softplus returns ln(1 + eˣ) (log1p-exp), computed without overflow or loss
-// of precision for any x. Its derivative is the sigmoid.
-func (x Var) Softplus() Var { v, d := dSoftplus(x.v); return x.un(opSoftplus, v, d) }
-
-// Erf returns the error function of x.
-func (x Var) Erf() Var { v, d := dErf(x.v); return x.un(opErf, v, d) }
-
 // PowC returns xᶜ for a constant exponent c. Its derivative c·xᶜ⁻¹ is 0 for
 // c = 0, and +Inf at x = 0 for 0 < c < 1.
 func (x Var) PowC(c float64) Var {
@@ -366,34 +290,6 @@ func (x Var) Pow(y Var) Var {
 	}
 	v, dx, dy := dPow(x.v, y.v)
 	return binOp(opPow, x, y, v, dx, dy)
-}
-
-// Atan2 returns atan2(y, x) for y the receiver, as math.Atan2(y, x). Both
-// partials are taken to be 0 at the origin.
-func (y Var) Atan2(x Var) Var {
-	v, dy, dx := dAtan2(y.v, x.v)
-	return binOp(opAtan2, y, x, v, dy, dx)
-}
-
-// Hypot returns √(x² + y²) without overflow. Both partials are taken to be 0
-// at the origin.
-func (x Var) Hypot(y Var) Var {
-	v, dx, dy := dHypot(x.v, y.v)
-	return binOp(opHypot, x, y, v, dx, dy)
-}
-
-// Min returns the smaller of x and y. At a tie each operand gets half of the
-// derivative (the mean of the one-sided derivatives).
-func (x Var) Min(y Var) Var {
-	v, dx, dy := dMin(x.v, y.v)
-	return binOp(opMin, x, y, v, dx, dy)
-}
-
-// Max returns the larger of x and y. At a tie each operand gets half of the
-// derivative.
-func (x Var) Max(y Var) Var {
-	v, dx, dy := dMax(x.v, y.v)
-	return binOp(opMax, x, y, v, dx, dy)
 }
 
 // The local derivatives, shared by Var and Dual. Each returns the value and

@@ -54,76 +54,76 @@ var unary = []op{
 	{"Sin", "dSin", "returns sin x."},
 	{"Cos", "dCos", "returns cos x."},
 	{"Tan", "dTan", "returns tan x."},
-	{"Asin", "dAsin", "returns asin x; see [Var.Asin]."},
-	{"Acos", "dAcos", "returns acos x; see [Var.Acos]."},
+	{"Asin", "dAsin", "returns asin x. Its derivative is +Inf at ±1 and NaN outside [−1, 1]."},
+	{"Acos", "dAcos", "returns acos x. Its derivative is −Inf at ±1 and NaN outside [−1, 1]."},
 	{"Atan", "dAtan", "returns atan x."},
 	{"Sinh", "dSinh", "returns sinh x."},
 	{"Cosh", "dCosh", "returns cosh x."},
 	{"Tanh", "dTanh", "returns tanh x."},
 	{"Exp", "dExp", "returns eˣ."},
 	{"Expm1", "dExpm1", "returns eˣ − 1, accurate near 0."},
-	{"Log", "dLog", "returns ln x; see [Var.Log]."},
-	{"Log1p", "dLog1p", "returns ln(1 + x), accurate near 0."},
-	{"Log2", "dLog2", "returns log₂ x."},
-	{"Log10", "dLog10", "returns log₁₀ x."},
-	{"Sqrt", "dSqrt", "returns √x; see [Var.Sqrt]."},
-	{"Cbrt", "dCbrt", "returns ∛x."},
-	{"Abs", "dAbs", "returns |x|, with derivative 0 at 0."},
-	{"Sigmoid", "dSigmoid", "returns 1/(1 + e⁻ˣ) without overflow."},
-	{"Softplus", "dSoftplus", "returns ln(1 + eˣ) without overflow."},
+	{"Log", "dLog", "returns ln x. At 0 the value is −Inf and the derivative +Inf; for x < 0 both are NaN, as math.Log's value."},
+	{"Log1p", "dLog1p", "returns ln(1 + x), accurate near 0. For x < −1 the value and the derivative are NaN."},
+	{"Log2", "dLog2", "returns log₂ x, with the conventions of [Var.Log]."},
+	{"Log10", "dLog10", "returns log₁₀ x, with the conventions of [Var.Log]."},
+	{"Sqrt", "dSqrt", "returns √x. Its derivative at 0 is +Inf (the one-sided limit), so a gradient through sqrt(0) is ±Inf or NaN: add a small constant inside the root if the model can reach 0. For x < 0 the value and the derivative are NaN."},
+	{"Cbrt", "dCbrt", "returns ∛x. Its derivative at 0 is +Inf."},
+	{"Abs", "dAbs", "returns |x|. Its derivative at 0 is taken to be 0."},
+	{"Sigmoid", "dSigmoid", "returns the logistic function 1/(1 + e⁻ˣ), computed without overflow for any x."},
+	{"Softplus", "dSoftplus", "returns ln(1 + eˣ) (log1p-exp), computed without overflow or loss of precision for any x. Its derivative is the sigmoid."},
 	{"Erf", "dErf", "returns the error function of x."},
 }
 
 // Binary operations whose derivative function returns (v, dx, dy).
 var binary = []op{
-	{"Div", "dDiv", "returns x ÷ y."},
-	{"Pow", "dPow", "returns xʸ; see [Var.Pow]."},
-	{"Atan2", "dAtan2", "returns atan2(x, y) for x the receiver; see [Var.Atan2]."},
-	{"Hypot", "dHypot", "returns √(x² + y²); see [Var.Hypot]."},
-	{"Min", "dMin", "returns the smaller of x and y; see [Var.Min]."},
-	{"Max", "dMax", "returns the larger of x and y; see [Var.Max]."},
+	{"Div", "dDiv", "returns x ÷ y. Division by zero follows IEEE 754, as in Go."},
+	{"Pow", "dPow", "returns xʸ. A constant y gives xᶜ (see [Var.PowC]) and a constant x gives cʸ, whose derivative cʸ·ln c is taken to be 0 where cʸ = 0. With both variable, ∂/∂y = xʸ·ln x is taken to be 0 at x = 0, y > 0, and is NaN for x < 0."},
+	{"Atan2", "dAtan2", "returns atan2(x, y) for x the receiver, as math.Atan2(x, y). Both partials are taken to be 0 at the origin."},
+	{"Hypot", "dHypot", "returns √(x² + y²) without overflow. Both partials are taken to be 0 at the origin."},
+	{"Min", "dMin", "returns the smaller of x and y. At a tie each operand gets half of the derivative (the mean of the one-sided derivatives)."},
+	{"Max", "dMax", "returns the larger of x and y. At a tie each operand gets half of the derivative."},
 }
 
 // The special functions of internal/special: (v, d, dd), (v, g, h) and
 // (v, g, h) with three arguments.
 var special1 = []op{
-	{"Lgamma", "Lgamma", "returns ln|Γ(x)|; see [Var.Lgamma]."},
-	{"Digamma", "Digamma", "returns ψ(x)."},
+	{"Lgamma", "Lgamma", "returns ln|Γ(x)|. At the poles 0, −1, −2, … the value is +Inf and the derivatives are NaN."},
+	{"Digamma", "Digamma", "returns ψ(x) = Γ′(x)/Γ(x)."},
 	{"Trigamma", "Trigamma", "returns ψ′(x)."},
-	{"Erfc", "Erfc", "returns 1 − erf x."},
-	{"Phi", "Phi", "returns the standard normal distribution function."},
-	{"InvPhi", "InvPhi", "returns the standard normal quantile."},
-	{"Logit", "Logit", "returns ln(u/(1 − u))."},
-	{"InvLogit", "InvLogit", "returns 1/(1 + e⁻ˣ)."},
-	{"LogInvLogit", "LogInvLogit", "returns ln(1/(1 + e⁻ˣ))."},
-	{"Log1mInvLogit", "Log1mInvLogit", "returns ln(1 − 1/(1 + e⁻ˣ))."},
-	{"Log1m", "Log1m", "returns ln(1 − x)."},
-	{"Log1mExp", "Log1mExp", "returns ln(1 − eˣ)."},
-	{"Log1pExp", "Log1pExp", "returns ln(1 + eˣ)."},
-	{"Asinh", "Asinh", "returns asinh x."},
-	{"Acosh", "Acosh", "returns acosh x."},
-	{"Atanh", "Atanh", "returns atanh x."},
-	{"Floor", "Floor", "returns ⌊x⌋ with derivative 0."},
-	{"Ceil", "Ceil", "returns ⌈x⌉ with derivative 0."},
-	{"Round", "Round", "returns x rounded half away from zero, with derivative 0."},
-	{"Trunc", "Trunc", "returns x rounded toward zero, with derivative 0."},
-	{"BesselI0", "BesselI0", "returns I₀(x)."},
-	{"BesselI1", "BesselI1", "returns I₁(x)."},
-	{"BesselK0", "BesselK0", "returns K₀(x)."},
-	{"BesselK1", "BesselK1", "returns K₁(x)."},
+	{"Erfc", "Erfc", "returns the complementary error function 1 − erf x, accurate in the upper tail."},
+	{"Phi", "Phi", "returns the standard normal distribution function Φ(x), accurate in the lower tail."},
+	{"InvPhi", "InvPhi", "returns Φ⁻¹(p), the standard normal quantile, for p in [0, 1] (−Inf at 0, +Inf at 1, NaN outside)."},
+	{"Logit", "Logit", "returns ln(u/(1 − u)) for u in [0, 1]."},
+	{"InvLogit", "InvLogit", "returns 1/(1 + e⁻ˣ), the same function as [Var.Sigmoid] under its Stan name."},
+	{"LogInvLogit", "LogInvLogit", "returns ln(1/(1 + e⁻ˣ)) without overflow or cancellation."},
+	{"Log1mInvLogit", "Log1mInvLogit", "returns ln(1 − 1/(1 + e⁻ˣ)) = −ln(1 + eˣ) stably."},
+	{"Log1m", "Log1m", "returns ln(1 − x) for x ≤ 1, accurate near 0."},
+	{"Log1mExp", "Log1mExp", "returns ln(1 − eˣ) for x ≤ 0, accurate at both ends."},
+	{"Log1pExp", "Log1pExp", "returns ln(1 + eˣ), the same function as [Var.Softplus] under its Stan name."},
+	{"Asinh", "Asinh", "returns the inverse hyperbolic sine of x."},
+	{"Acosh", "Acosh", "returns the inverse hyperbolic cosine of x ≥ 1."},
+	{"Atanh", "Atanh", "returns the inverse hyperbolic tangent of x in [−1, 1]."},
+	{"Floor", "Floor", "returns ⌊x⌋. Its derivative is taken to be 0 everywhere, also at the jumps, as in Stan: a gradient does not flow through it."},
+	{"Ceil", "Ceil", "returns ⌈x⌉, with derivative 0 everywhere; see [Var.Floor]."},
+	{"Round", "Round", "returns x rounded half away from zero, with derivative 0 everywhere; see [Var.Floor]."},
+	{"Trunc", "Trunc", "returns x rounded toward zero, with derivative 0 everywhere; see [Var.Floor]."},
+	{"BesselI0", "BesselI0", "returns I₀(x), the modified Bessel function of the first kind of order 0."},
+	{"BesselI1", "BesselI1", "returns I₁(x), the modified Bessel function of the first kind of order 1."},
+	{"BesselK0", "BesselK0", "returns K₀(x) for x ≥ 0, the modified Bessel function of the second kind of order 0 (+Inf at 0)."},
+	{"BesselK1", "BesselK1", "returns K₁(x) for x ≥ 0, the modified Bessel function of the second kind of order 1 (+Inf at 0)."},
 }
 
 var special2 = []op{
-	{"Lbeta", "Lbeta", "returns ln B(x, y) for x the receiver."},
-	{"Lchoose", "Lchoose", "returns ln C(x, y) for x the receiver."},
-	{"GammaP", "GammaP", "returns P(x, y), the regularised lower incomplete gamma function of shape x."},
-	{"GammaQ", "GammaQ", "returns Q(x, y) = 1 − P(x, y)."},
-	{"LogDiffExp", "LogDiffExp", "returns ln(eˣ − eʸ)."},
-	{"LogSumExp2", "LogSumExp", "returns ln(eˣ + eʸ)."},
+	{"Lbeta", "Lbeta", "returns ln B(x, y) for x the receiver, without cancellation when an argument is large."},
+	{"Lchoose", "Lchoose", "returns ln C(x, y) for x the receiver, the log binomial coefficient continued to real arguments."},
+	{"GammaP", "GammaP", "returns the regularised lower incomplete gamma function P(x, y) of shape x, the receiver; both partials are exact to second order."},
+	{"GammaQ", "GammaQ", "returns the regularised upper incomplete gamma function Q(x, y) = 1 − P(x, y) for x the receiver."},
+	{"LogDiffExp", "LogDiffExp", "returns ln(eˣ − eʸ) for x the receiver and y ≤ x, without overflow."},
+	{"LogSumExp2", "LogSumExp", "returns ln(eˣ + eʸ) without overflow: the binary form of the reduction [LogSumExp], with the same value."},
 }
 
 var special3 = []op{
-	{"IncBeta", "IncBeta", "returns I_z(x, y) for x the receiver: the regularised incomplete beta function."},
+	{"IncBeta", "IncBeta", "returns the regularised incomplete beta function I_z(x, y) for x the receiver, differentiable in all three arguments."},
 	{"Fma", "Fma", "returns x·y + z for x the receiver."},
 }
 
@@ -206,25 +206,25 @@ func (x {{$T}}) Square() {{$T}} {
 // PowC returns xᶜ for a constant c; see [Var.PowC].
 func (x {{$T}}) PowC(c float64) {{$T}} { return x.chain(dPowC(x.V, c)) }
 {{range $.Unary}}
-// {{.Name}} {{.Doc}}
+{{doc .Name .Doc}}
 func (x {{$T}}) {{.Name}}() {{$T}} { return x.chain({{.Deriv}}(x.V)) }
 {{end}}{{range $.Binary}}
-// {{.Name}} {{.Doc}}
+{{doc .Name .Doc}}
 func (x {{$T}}) {{.Name}}(y {{$T}}) {{$T}} {
 	v, dx, dy := {{.Deriv}}(x.V, y.V)
 	return x.comb(v, dx, y, dy)
 }
 {{end}}{{range $.Special1}}
-// {{.Name}} {{.Doc}}
+{{doc .Name .Doc}}
 func (x {{$T}}) {{.Name}}() {{$T}} { return x.chain3(special.{{.Deriv}}(x.V)) }
 {{end}}{{range $.Special2}}
-// {{.Name}} {{.Doc}}
+{{doc .Name .Doc}}
 func (x {{$T}}) {{.Name}}(y {{$T}}) {{$T}} {
 	v, g, _ := special.{{.Deriv}}(x.V, y.V)
 	return x.comb(v, g[0], y, g[1])
 }
 {{end}}{{range $.Special3}}
-// {{.Name}} {{.Doc}}
+{{doc .Name .Doc}}
 func (x {{$T}}) {{.Name}}(y, z {{$T}}) {{$T}} {
 	v, g, _ := special.{{.Deriv}}(x.V, y.V, z.V)
 	return x.comb3(y, z, v, g)
@@ -289,11 +289,54 @@ func (e Expr{{$N}}) Record(r {{$T}}) Var {
 	return Var{t, r.V, n}
 {{else}}	return recordN([]Var{ {{range $i, $_ := .Fields}}e.x{{$i}}, {{end}} }, r.V, []float64{ {{range .Fields}}r.{{.}}, {{end}} })
 {{end}}}
-{{end}}{{end}}`
+{{end}}{{end}}
+// The operations of Var other than the inlined ones (ops.go), from the same
+// list and the same derivative functions.
+{{range .Unary}}
+{{doc .Name .Doc}}
+func (x Var) {{.Name}}() Var { v, d := {{.Deriv}}(x.v); return x.un(op{{.Name}}, v, d) }
+{{end}}{{range .Binary}}{{if ne .Name "Pow"}}
+{{doc .Name .Doc}}
+func (x Var) {{.Name}}(y Var) Var {
+	v, dx, dy := {{.Deriv}}(x.v, y.v)
+	return binOp(op{{.Name}}, x, y, v, dx, dy)
+}
+{{end}}{{end}}{{range .Special1}}
+{{doc .Name .Doc}}
+func (x Var) {{.Name}}() Var { return x.spec1(special.{{.Deriv}}(x.v)) }
+{{end}}{{range .Special2}}
+{{doc .Name .Doc}}
+func (x Var) {{.Name}}(y Var) Var {
+	v, g, h := special.{{.Deriv}}(x.v, y.v)
+	return spec2(op{{.Name}}, x, y, v, g, h)
+}
+{{end}}{{range .Special3}}
+{{doc .Name .Doc}}
+func (x Var) {{.Name}}(y, z Var) Var {
+	v, g, h := special.{{.Deriv}}(x.v, y.v, z.v)
+	return spec3(op{{.Name}}, x, y, z, v, g, h)
+}
+{{end}}`
+
+// doc returns the doc comment "// name text", wrapped at 76 columns.
+func doc(name, text string) string {
+	var b strings.Builder
+	line := "// " + name
+	for _, w := range strings.Fields(text) {
+		if len([]rune(line))+1+len([]rune(w)) > 76 {
+			b.WriteString(line + "\n")
+			line = "//"
+		}
+		line += " " + w
+	}
+	b.WriteString(line)
+	return b.String()
+}
 
 func main() {
 	fm := template.FuncMap{
 		"join": strings.Join,
+		"doc":  doc,
 		"comment": func(s string) string {
 			lines := strings.Split(s, "\n")
 			for i, l := range lines {
