@@ -111,6 +111,9 @@ func (n *node) eachSaved(f func(t *tensor.Tensor, param bool)) (other int64) {
 	if a, ok := n.aux.(*bitMask); ok {
 		other += int64(len(a.bits) * 8)
 	}
+	if a, ok := n.at.(extraSaver); ok { // the fused rows (ops_attn.go, ops_norm.go)
+		other += a.eachExtra(n, f)
+	}
 	return other
 }
 
