@@ -174,7 +174,7 @@ func TestMathFloat32Accuracy(t *testing.T) {
 	}
 }
 
-// Maximum and Minimum's direct loops keep NaN and order −0 below +0, as
+// Binary's Maximum and Minimum keep NaN and order −0 below +0, as
 // math.Max and math.Min.
 func TestMaximumMinimumLoops(t *testing.T) {
 	nan, nz := math.NaN(), math.Copysign(0, -1)
