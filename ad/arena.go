@@ -335,6 +335,9 @@ func (c *vjpCtx) scalar(x *Value, v float64) *Value {
 // arenaOf returns the arena of the operands, or nil. It panics if they come
 // from two arenas or one of them is from an earlier step.
 func arenaOf(op string, x, y *Value) *Arena {
+	if (x == nil || x.slot == nil) && (y == nil || y.slot == nil) { // values outside any arena: the common case
+		return nil
+	}
 	var a *Arena
 	for _, v := range [2]*Value{x, y} {
 		if v == nil || v.slot == nil {
