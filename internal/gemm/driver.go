@@ -451,24 +451,25 @@ func serial[T float](kn *kernel[T], buf *buffers[T], transA, transB bool, m, n, 
 // macro multiplies a packed mc×kc block of A by a packed kc×nc block of B
 // into C (which starts at the block's first element).
 //
-// When last is set (the last depth block) and ep has work for C, each tile
-// gets it right after the micro-kernel wrote it; (i0, j0) is the block's
-// first element in the product.
+// When last is set (the last depth block) and ep has work for C, the block
+// gets it as soon as the micro-kernels have written it, while it is still
+// in cache; (i0, j0) is the block's first element in the product. (Applied
+// row by row over the block rather than tile by tile: the vector kernels
+// then run over rows of nc values, where a tile's rows of NR cost as much
+// in call overhead as the arithmetic, measured on the small layers of a
+// training step.)
 func macro[T float](kn *kernel[T], kc, mc, nc int, ap, bp, c []T, ldc int, alpha, beta T, ep *Epilogue[T], i0, j0 int, last bool) {
 	MR, NR, fn := kn.mr, kn.nr, kn.fn
-	if !last || !ep.active() {
-		ep = nil
-	}
 	for jr := 0; jr < nc; jr += NR {
 		nr := min(NR, nc-jr)
 		bpan := bp[jr*kc : (jr+NR)*kc]
 		for ir := 0; ir < mc; ir += MR {
 			mr := min(MR, mc-ir)
 			fn(kc, ap[ir*kc:(ir+MR)*kc], 1, MR, bpan, c[ir*ldc+jr:], ldc, alpha, beta, mr, nr)
-			if ep != nil {
-				ep.tile(c[ir*ldc+jr:], ldc, i0+ir, j0+jr, mr, nr)
-			}
 		}
+	}
+	if last && ep.active() {
+		ep.tile(c, ldc, i0, j0, mc, nc)
 	}
 }
 
@@ -487,8 +488,8 @@ var directMaxBytes = 4 << 20
 // a last panel of fewer than MR rows is packed into edge.
 func macroDirect[T float](kn *kernel[T], edge []T, transA bool, a []T, lda, ic, pc, kc, mc, nc int, bp, c []T, ldc int, alpha, beta T, ep *Epilogue[T], i0, j0 int, last bool) {
 	MR, NR, fn := kn.mr, kn.nr, kn.fn
-	if !last || !ep.active() {
-		ep = nil
+	if last && ep.active() {
+		defer ep.tile(c, ldc, i0, j0, mc, nc) // after the block (see macro)
 	}
 	full := mc / MR * MR
 	var ea []T
@@ -505,15 +506,9 @@ func macroDirect[T float](kn *kernel[T], edge []T, transA bool, a []T, lda, ic, 
 		bpan := bp[jr*kc : (jr+NR)*kc]
 		for ir := 0; ir < full; ir += MR {
 			fn(kc, a[(ic+ir)*rs+pc*cs:], rs, cs, bpan, c[ir*ldc+jr:], ldc, alpha, beta, MR, nr)
-			if ep != nil {
-				ep.tile(c[ir*ldc+jr:], ldc, i0+ir, j0+jr, MR, nr)
-			}
 		}
 		if full < mc {
 			fn(kc, ea, 1, MR, bpan, c[full*ldc+jr:], ldc, alpha, beta, mc-full, nr)
-			if ep != nil {
-				ep.tile(c[full*ldc+jr:], ldc, i0+full, j0+jr, mc-full, nr)
-			}
 		}
 	}
 }

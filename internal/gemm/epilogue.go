@@ -8,9 +8,10 @@ import (
 
 // The epilogue: work fused into a product, for a fully connected layer
 // y = act(x·Wᵀ + b) and its backward pass. The bias add and the activation
-// are applied to each MR×NR tile of C by the goroutine that computed it, right
-// after the micro-kernel wrote the tile's final value (the last depth block),
-// while the tile is still in L1, instead of in separate passes over C. The
+// are applied to each mc×nc block of C by the goroutine that computed it,
+// right after the micro-kernels wrote its final values (the last depth
+// block), while the block is still in cache, instead of in separate passes
+// over C (and, split across goroutines, by the one that wrote it). The
 // bias gradient of the backward pass, a column sum of the output's
 // cotangent, is taken while packing (Epilogue.SumA) or, with an
 // activation, in the pass that applies the activation's derivative
@@ -59,8 +60,8 @@ func (ep *Epilogue[T]) active() bool {
 	return ep != nil && (ep.Bias != nil || ep.Act != ActNone || ep.Pre != nil)
 }
 
-// tile applies the bias and the activation to the mr×nr tile of C at c (row
-// stride ldc), whose first element is (i0, j0) of the product.
+// tile applies the bias and the activation to the mr×nr tile (or block) of
+// C at c (row stride ldc), whose first element is (i0, j0) of the product.
 func (ep *Epilogue[T]) tile(c []T, ldc, i0, j0, mr, nr int) {
 	var bias []T
 	if ep.Bias != nil {
