@@ -372,7 +372,9 @@ func binaryFlat[T Float](op BinaryOp, dst, a, b []T) {
 			dst[i] = a[i] / b[i]
 		}
 	default:
-		binaryStrided(op, dst, a, b, n, 1, 1)
+		if !binaryFlatMore(op, dst, a, b) { // elementwise_more.go
+			binaryStrided(op, dst, a, b, n, 1, 1)
+		}
 	}
 }
 

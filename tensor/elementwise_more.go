@@ -511,3 +511,79 @@ func prod[T Float](dst, x []T, xs, keep []int) {
 		}
 	})
 }
+
+// binaryFlatMore runs the contiguous (unbroadcast) loops of the binary ops
+// that have a direct loop here, and reports whether op was one of them:
+// Maximum and Minimum with the builtins (NaN if either operand is NaN, and
+// −0 < +0, as math.Max and math.Min), the comparisons branch-free.
+func binaryFlatMore[T Float](op BinaryOp, dst, a, b []T) bool {
+	if !parallel.Worth(len(a)) { // direct calls: a generic func value would allocate
+		switch op {
+		case Maximum:
+			maxLoop(dst, a, b)
+		case Minimum:
+			minLoop(dst, a, b)
+		case Greater:
+			greaterLoop(dst, a, b)
+		case Less:
+			lessLoop(dst, a, b)
+		case Equal:
+			equalLoop(dst, a, b)
+		default:
+			return false
+		}
+		return true
+	}
+	var f func(dst, a, b []T)
+	switch op {
+	case Maximum:
+		f = maxLoop[T]
+	case Minimum:
+		f = minLoop[T]
+	case Greater:
+		f = greaterLoop[T]
+	case Less:
+		f = lessLoop[T]
+	case Equal:
+		f = equalLoop[T]
+	default:
+		return false
+	}
+	parallel.Map3(dst[:len(a)], a, b[:len(a)], f)
+	return true
+}
+
+func maxLoop[T Float](dst, a, b []T) {
+	b = b[:len(a)]
+	for i, x := range a {
+		dst[i] = max(x, b[i])
+	}
+}
+
+func minLoop[T Float](dst, a, b []T) {
+	b = b[:len(a)]
+	for i, x := range a {
+		dst[i] = min(x, b[i])
+	}
+}
+
+func greaterLoop[T Float](dst, a, b []T) {
+	b = b[:len(a)]
+	for i, x := range a {
+		dst[i] = b2f[T](x > b[i])
+	}
+}
+
+func lessLoop[T Float](dst, a, b []T) {
+	b = b[:len(a)]
+	for i, x := range a {
+		dst[i] = b2f[T](x < b[i])
+	}
+}
+
+func equalLoop[T Float](dst, a, b []T) {
+	b = b[:len(a)]
+	for i, x := range a {
+		dst[i] = b2f[T](x == b[i])
+	}
+}
