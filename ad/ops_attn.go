@@ -182,9 +182,9 @@ func (a *sdpaAttrs) shapes(q, k, v *Value) {
 	}
 }
 
-// sdpaRow is attention's row. It is kept outside the rule table of
-// rules.go (which has no opcode for it yet); apply and the sweep reach it
-// through its pointer like any row.
+// sdpaRow is attention's row. It is a variable beside its op rather than
+// an entry of rules.go's table (listed there in outOfTable); apply and the
+// sweep reach it through its pointer like any row.
 var sdpaRow = rule{name: sdpaName, broadcasts: true,
 	forwardN: func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
 		a := at.(*sdpaAttrs)

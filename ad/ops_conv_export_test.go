@@ -6,13 +6,3 @@ package ad
 func Col2im(g *Value, h, w, kh, kw, sh, sw, ph, pw, dh, dw int) *Value {
 	return col2im(g, &convAttrs{kh: kh, kw: kw, sh: sh, sw: sw, ph: ph, pw: pw, dh: dh, dw: dw, h: h, w: w})
 }
-
-// PoolRuleNames lists the names of the pooling rows (ops_conv_pool.go),
-// which live outside rules.go's table, for the coverage test.
-func PoolRuleNames() []string {
-	var out []string
-	for _, r := range poolRowList() {
-		out = append(out, r.name)
-	}
-	return out
-}

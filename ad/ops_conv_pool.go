@@ -24,9 +24,9 @@ import (
 //     t and summed over each window; the transpose of max_pool2d_back.
 //   - avg_pool2d(x) and avg_pool2d_back(g): linear, each the other's VJP.
 //
-// These rows live in this file's table (poolRules) rather than in
-// rules.go's, whose owner is to move them there; apply takes a row by
-// pointer, so the engine treats them alike.
+// These rows are this file's variables (poolRules) rather than entries of
+// rules.go's table; apply takes a row by pointer, so the engine treats them
+// alike, and rules.go's outOfTable lists them for the coverage tests.
 
 var poolRules struct {
 	maxPool, maxPoolBack, maxPoolLin, avgPool, avgPoolBack rule

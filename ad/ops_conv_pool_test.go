@@ -29,20 +29,6 @@ func poolRuleCases() []ruleCase {
 	}
 }
 
-// Every pooling row (they live outside rules.go's table) has a gradcheck
-// case.
-func TestPoolRowsCovered(t *testing.T) {
-	covered := map[string]bool{}
-	for _, c := range ruleCases() {
-		covered[c.rule] = true
-	}
-	for _, name := range ad.PoolRuleNames() {
-		if !covered[name] {
-			t.Errorf("pooling row %q has no gradcheck case", name)
-		}
-	}
-}
-
 // Ties share the gradient; overlapping windows add; a NaN wins its window
 // and takes its gradient; −Inf windows share.
 func TestMaxPoolConventions(t *testing.T) {

@@ -1123,11 +1123,21 @@ func (c *vjpCtx) reattach(r *rule, at attrs, out *Value) *Value {
 
 // allRules lists every row of the table, for the completeness test.
 func allRules() []*rule {
-	out := make([]*rule, numOps)
+	out := make([]*rule, numOps, int(numOps)+len(outOfTable()))
 	for i := range out {
 		out[i] = row(opcode(i))
 	}
-	return out
+	return append(out, outOfTable()...)
+}
+
+// outOfTable lists the rows that are package variables beside their ops
+// rather than entries of table (they are recorded through applyN or
+// propagate with a pointer to the row, not an opcode): the fused rows of
+// ops_attn.go, ops_norm.go and ops_linear.go, and the pooling rows of
+// ops_conv_pool.go. Listing them here keeps every row in the coverage
+// tests that range over allRules.
+func outOfTable() []*rule {
+	return append([]*rule{&sdpaRow, &lnRow, &rmsRow, &linearRule}, poolRowList()...)
 }
 
 // bitMask is ReLU's saved state: one bit per element, set where the output

@@ -218,6 +218,13 @@ func TestRuleTableCovered(t *testing.T) {
 	for _, c := range ruleCases() {
 		covered[c.rule] = true
 	}
+	// The fused rows' cases run under their own tests (TestFusedRows,
+	// TestLinearGradcheck), with the same checks and tolerances of their own.
+	for _, cs := range [][]ruleCase{attnRuleCases(), normRuleCases(), linearRuleCases()} {
+		for _, c := range cs {
+			covered[c.rule] = true
+		}
+	}
 	for _, name := range ad.RuleNames() {
 		if !covered[name] {
 			t.Errorf("rule %q has no gradcheck case", name)
