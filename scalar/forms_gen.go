@@ -661,7 +661,8 @@ func (x Local2) Fma(y, z Local2) Local2 {
 // the operands given to [Preacc2], so that [Expr2.Record] records the
 // result against exactly those operands, in that order.
 type Expr2 struct {
-	x0, x1, _ Var
+	t      *recording // the operands' recording; nil if all are constants
+	i0, i1 int32      // their nodes; 0 (the sink) for a constant
 }
 
 // Preacc2 starts the preaccumulation of an expression of the 2 variables
@@ -690,22 +691,19 @@ func Preacc2(x0, x1 Var) (Expr2, Local2, Local2) {
 	if t != nil && (t.tangent || x0.t != t && x0.t != nil || x1.t != t && x1.t != nil) {
 		panic(preaccErr(t))
 	}
-	return Expr2{x0, x1, Var{}}, Local2{V: x0.v, D0: 1}, Local2{V: x1.v, D1: 1}
+	return Expr2{t, x0.i, x1.i}, Local2{V: x0.v, D0: 1}, Local2{V: x1.v, D1: 1}
 }
 
 // Record records r, computed from the local numbers of the [Preacc2] call
 // that returned e, as one node whose parents are e's operands and whose
 // partials are r's, and returns it.
 func (e Expr2) Record(r Local2) Var {
-	t := e.x0.t
+	t := e.t
 	if t == nil {
-		t = e.x1.t
-		if t == nil {
-			return Var{v: r.V}
-		}
+		return Var{v: r.V}
 	}
 	n := int32(len(t.nodes))
-	t.nodes = append(t.nodes, node{e.x0.i | preacc, e.x1.i, r.D0, r.D1})
+	t.nodes = append(t.nodes, node{e.i0 | preacc, e.i1, r.D0, r.D1})
 	return Var{t, r.V, n}
 }
 
@@ -1041,7 +1039,8 @@ func (x Local3) Fma(y, z Local3) Local3 {
 // the operands given to [Preacc3], so that [Expr3.Record] records the
 // result against exactly those operands, in that order.
 type Expr3 struct {
-	x0, x1, x2, _ Var
+	t          *recording // the operands' recording; nil if all are constants
+	i0, i1, i2 int32      // their nodes; 0 (the sink) for a constant
 }
 
 // Preacc3 starts the preaccumulation of an expression of the 3 variables
@@ -1062,15 +1061,15 @@ type Expr3 struct {
 // Preacc3 panics with an *[Error] wrapping [ErrNoSecondOrder]. It also panics
 // if the operands belong to different tapes or recordings.
 func Preacc3(x0, x1, x2 Var) (Expr3, Local3, Local3, Local3) {
-	checkPreacc([]Var{x0, x1, x2})
-	return Expr3{x0, x1, x2, Var{}}, Local3{V: x0.v, D0: 1}, Local3{V: x1.v, D1: 1}, Local3{V: x2.v, D2: 1}
+	t := checkPreacc([]Var{x0, x1, x2})
+	return Expr3{t, x0.i, x1.i, x2.i}, Local3{V: x0.v, D0: 1}, Local3{V: x1.v, D1: 1}, Local3{V: x2.v, D2: 1}
 }
 
 // Record records r, computed from the local numbers of the [Preacc3] call
 // that returned e, as one node whose parents are e's operands and whose
 // partials are r's, and returns it.
 func (e Expr3) Record(r Local3) Var {
-	return recordN([]Var{e.x0, e.x1, e.x2}, r.V, []float64{r.D0, r.D1, r.D2})
+	return recordN(e.t, []int32{e.i0, e.i1, e.i2}, r.V, []float64{r.D0, r.D1, r.D2})
 }
 
 // Local4 is a local forward number of width 4 for statement-level
@@ -1411,7 +1410,8 @@ func (x Local4) Fma(y, z Local4) Local4 {
 // the operands given to [Preacc4], so that [Expr4.Record] records the
 // result against exactly those operands, in that order.
 type Expr4 struct {
-	x0, x1, x2, x3, _ Var
+	t              *recording // the operands' recording; nil if all are constants
+	i0, i1, i2, i3 int32      // their nodes; 0 (the sink) for a constant
 }
 
 // Preacc4 starts the preaccumulation of an expression of the 4 variables
@@ -1432,15 +1432,15 @@ type Expr4 struct {
 // Preacc4 panics with an *[Error] wrapping [ErrNoSecondOrder]. It also panics
 // if the operands belong to different tapes or recordings.
 func Preacc4(x0, x1, x2, x3 Var) (Expr4, Local4, Local4, Local4, Local4) {
-	checkPreacc([]Var{x0, x1, x2, x3})
-	return Expr4{x0, x1, x2, x3, Var{}}, Local4{V: x0.v, D0: 1}, Local4{V: x1.v, D1: 1}, Local4{V: x2.v, D2: 1}, Local4{V: x3.v, D3: 1}
+	t := checkPreacc([]Var{x0, x1, x2, x3})
+	return Expr4{t, x0.i, x1.i, x2.i, x3.i}, Local4{V: x0.v, D0: 1}, Local4{V: x1.v, D1: 1}, Local4{V: x2.v, D2: 1}, Local4{V: x3.v, D3: 1}
 }
 
 // Record records r, computed from the local numbers of the [Preacc4] call
 // that returned e, as one node whose parents are e's operands and whose
 // partials are r's, and returns it.
 func (e Expr4) Record(r Local4) Var {
-	return recordN([]Var{e.x0, e.x1, e.x2, e.x3}, r.V, []float64{r.D0, r.D1, r.D2, r.D3})
+	return recordN(e.t, []int32{e.i0, e.i1, e.i2, e.i3}, r.V, []float64{r.D0, r.D1, r.D2, r.D3})
 }
 
 // The operations of Var other than the inlined ones (ops.go), from the same

@@ -27,29 +27,28 @@ func preaccErr(t *recording) *Error {
 var errPreaccTangent = &Error{Op: "preacc", Err: ErrNoSecondOrder, Msg: "a preaccumulated expression has no second derivatives, so it cannot be recorded in tangent mode (HessVec, Hessian, Objective.Hess): write it with Var operations"}
 
 // checkPreacc panics unless the variables among xs belong to one recording
-// that is not in tangent mode.
-func checkPreacc(xs []Var) {
-	if t := tapeOf(opFn, xs); t != nil && t.tangent {
+// that is not in tangent mode, and returns it (nil if all are constants).
+func checkPreacc(xs []Var) *recording {
+	t := tapeOf(opFn, xs)
+	if t != nil && t.tangent {
 		panic(errPreaccTangent)
 	}
+	return t
 }
 
-// recordN records a preaccumulated node of value v over the operands xs
-// with partials d (Preacc3, Preacc4): a reduction-style node whose parents
-// (the variable operands) are in the side arrays.
-func recordN(xs []Var, v float64, d []float64) Var {
-	t := tapeOf(opFn, xs)
+// recordN records a preaccumulated node of value v over the operands at
+// nodes is of t, with partials d (Preacc3, Preacc4): a reduction-style node
+// whose parents (the variable operands; a constant's node is the sink, 0)
+// are in the side arrays.
+func recordN(t *recording, is []int32, v float64, d []float64) Var {
 	if t == nil {
 		return Var{v: v}
 	}
-	if t.tangent {
-		panic(errPreaccTangent)
-	}
-	par, part, e := t.reserve(len(xs))
+	par, part, e := t.reserve(len(is))
 	m := 0
-	for j, x := range xs {
-		if x.t != nil {
-			par[m], part[m] = x.i, d[j]
+	for j, i := range is {
+		if i != 0 {
+			par[m], part[m] = i, d[j]
 			m++
 		}
 	}

@@ -60,6 +60,7 @@ const (
 type Tape struct {
 	adj    []float64           // per node: adjoint after Backward from y (len y.i+1)
 	adjRec *recording          // the recording that adj belongs to; nil if none
+	adjLen int32               // len(adj)
 	cur    *recording          // the current recording; nil before first use
 	k      int                 // cur is &ring[k]
 	ring   [ringSize]recording // recordings of the last ringSize Resets
@@ -254,6 +255,7 @@ func (tp *Tape) Backward(y Var) {
 		tp.adj = make([]float64, n, cap(t.nodes))
 	}
 	tp.adj = tp.adj[:n]
+	tp.adjLen = int32(n)
 	adj := tp.adj
 	if n <= 32 {
 		for k := range adj {
@@ -269,7 +271,7 @@ func (tp *Tape) Backward(y Var) {
 		return
 	}
 	if !t.sweepRuns(adj, n) {
-		tp.adjRec = nil
+		tp.adjRec, tp.adjLen = nil, 0
 		fail(ErrStale, "backward", "an operation used a variable recorded before the last Reset")
 	}
 }
@@ -277,7 +279,7 @@ func (tp *Tape) Backward(y Var) {
 // Adjoint returns ∂y/∂x for the output y of the last [Tape.Backward]. It is 0
 // for variables recorded after y and for constants.
 func (t *Tape) Adjoint(x Var) float64 {
-	if x.t == t.adjRec && int(x.i) < len(t.adj) {
+	if x.t == t.adjRec && x.i < t.adjLen {
 		return t.adj[x.i]
 	}
 	return t.adjointSlow(x)
@@ -377,7 +379,7 @@ func (t *recording) sweepTangentChecked(adj []float64) {
 func (t *recording) stale() {
 	if r := recover(); r != nil {
 		if _, ok := r.(runtime.Error); ok {
-			t.owner.adjRec = nil
+			t.owner.adjRec, t.owner.adjLen = nil, 0
 			fail(ErrStale, "backward", "an operation used a variable recorded before the last Reset (%v)", r)
 		}
 		panic(r)

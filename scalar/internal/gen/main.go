@@ -234,7 +234,8 @@ func (x {{$T}}) {{.Name}}(y, z {{$T}}) {{$T}} {
 // the operands given to [Preacc{{$N}}], so that [Expr{{$N}}.Record] records the
 // result against exactly those operands, in that order.
 type Expr{{$N}} struct {
-	{{range $i, $_ := .Fields}}x{{$i}}, {{end}}_ Var
+	t *recording // the operands' recording; nil if all are constants
+	{{range $i, $_ := .Fields}}{{if $i}}, {{end}}i{{$i}}{{end}} int32 // their nodes; 0 (the sink) for a constant
 }
 
 // Preacc{{$N}} starts the preaccumulation of an expression of the {{$N}} variables
@@ -269,25 +270,22 @@ func Preacc{{$N}}({{range $i, $_ := .Fields}}{{if $i}}, {{end}}x{{$i}}{{end}} Va
 	if t != nil && (t.tangent || x0.t != t && x0.t != nil || x1.t != t && x1.t != nil) {
 		panic(preaccErr(t))
 	}
-{{else}}	checkPreacc([]Var{ {{range $i, $_ := .Fields}}x{{$i}}, {{end}} })
-{{end}}	return Expr{{$N}}{ {{range $i, $_ := .Fields}}x{{$i}}, {{end}} Var{} }{{range $i, $fd := .Fields}}, {{$T}}{V: x{{$i}}.v, {{$fd}}: 1}{{end}}
+{{else}}	t := checkPreacc([]Var{ {{range $i, $_ := .Fields}}x{{$i}}, {{end}} })
+{{end}}	return Expr{{$N}}{t{{range $i, $_ := .Fields}}, x{{$i}}.i{{end}}}{{range $i, $fd := .Fields}}, {{$T}}{V: x{{$i}}.v, {{$fd}}: 1}{{end}}
 }
 
 // Record records r, computed from the local numbers of the [Preacc{{$N}}] call
 // that returned e, as one node whose parents are e's operands and whose
 // partials are r's, and returns it.
 func (e Expr{{$N}}) Record(r {{$T}}) Var {
-{{if eq $N 2}}	t := e.x0.t
+{{if eq $N 2}}	t := e.t
 	if t == nil {
-		t = e.x1.t
-		if t == nil {
-			return Var{v: r.V}
-		}
+		return Var{v: r.V}
 	}
 	n := int32(len(t.nodes))
-	t.nodes = append(t.nodes, node{e.x0.i | preacc, e.x1.i, r.D0, r.D1})
+	t.nodes = append(t.nodes, node{e.i0 | preacc, e.i1, r.D0, r.D1})
 	return Var{t, r.V, n}
-{{else}}	return recordN([]Var{ {{range $i, $_ := .Fields}}e.x{{$i}}, {{end}} }, r.V, []float64{ {{range .Fields}}r.{{.}}, {{end}} })
+{{else}}	return recordN(e.t, []int32{ {{range $i, $_ := .Fields}}e.i{{$i}}, {{end}} }, r.V, []float64{ {{range .Fields}}r.{{.}}, {{end}} })
 {{end}}}
 {{end}}{{end}}
 // The operations of Var other than the inlined ones (ops.go), from the same
