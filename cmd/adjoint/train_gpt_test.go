@@ -18,7 +18,7 @@ import (
 // tinyGPT is a command line small enough for a test: a one-block model
 // trained for 40 steps.
 var tinyGPT = []string{"train", "--model", "gpt", "--steps", "40", "--layers", "1", "--heads", "2", "--width", "32",
-	"--context", "16", "--batch", "8", "--lr", "3e-3", "--warmup", "5", "--eval-every", "20", "--eval-batches", "2", "--final-batches", "4"}
+	"--context", "16", "--batch", "8", "--lr", "3e-3", "--warmup", "5", "--eval-every", "20", "--eval-batches", "2"}
 
 func TestTrainCommandGPT(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gpt.safetensors")
@@ -82,6 +82,19 @@ func TestTrainCommandGPT(t *testing.T) {
 		if p.Value.RequiresGrad() {
 			t.Fatalf("the loaded model's %s requires a gradient: generation would record a graph", p.Name)
 		}
+	}
+	// the loss printed during training (by a constant copy of the model
+	// sharing its tensors) is the loss of the saved weights
+	data, err := loadShakespeare(0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := wholeText(data.Val, 8, 16)
+	if n, r := len(whole.x), len(whole.x[len(whole.x)-1]); (n-1)*8+r != (len(data.Val)-1)/16 {
+		t.Fatalf("%d batches, the last of %d windows, do not cover the %d characters of the validation text", n, r, len(data.Val))
+	}
+	if got := strconv.FormatFloat(whole.mean(g.Model), 'f', 4, 64); "validation loss: "+got != last {
+		t.Fatalf("the saved model's validation loss is %s; training printed %q", got, last)
 	}
 }
 
