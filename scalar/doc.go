@@ -91,12 +91,15 @@
 //	term := e.Record(d.Square().MulC(100).Add(a.RSubC(1).Square()))
 //
 // [Preacc2] returns the local numbers of its operands and an [Expr2] that
-// holds those operands, so that [Expr2.Record] records the result against
-// exactly them: the operands cannot be swapped or mixed up. The whole of it
+// holds those operands (their recording and nodes), so that [Expr2.Record]
+// records the result against exactly them: the operands cannot be swapped
+// or mixed up. Local2 and its kin, like [Dual], are generated from one
+// template by go generate (scalar/internal/gen), with the op list that
+// Var's methods come from too. The whole of it
 // inlines, and the node is 24 bytes. [Preacc3] and [Preacc4] record one
 // node with three or four parents in the side arrays, like a reduction.
 // A [Sum] of such terms is then one range node. For Rosenbrock's function
-// this cuts the tape from 8 nodes per term to 1 plus the Sum's side entry,
+// this cuts the tape from 8 nodes per term to 1,
 // and the gradient time by 3.6 to 3.8×; see the README for the figures.
 //
 // Preaccumulation computes first derivatives only, so it is refused in

@@ -152,3 +152,25 @@ func ExamplePreacc2() {
 	// Output:
 	// f = 24.20, ∇f = [-215.6 -88.0], 3 nodes
 }
+
+// Inputs is the bulk form of independent variables and Sum the summing
+// helper: the logistic regression's negative log-likelihood as one Sum node
+// over one DotC node per row, its gradient read out as one range.
+func ExampleSum() {
+	rows := [][]float64{{1, 0.5}, {-1, 2}, {0.3, -0.7}}
+	labels := []float64{1, 0, 1}
+	var t scalar.Tape
+	in := t.Inputs([]float64{0, 0})
+	w := in.Vars(nil)
+	var s scalar.Sum
+	for i, r := range rows {
+		z := scalar.DotC(w, r)
+		s.Add(z.Softplus().Sub(z.MulC(labels[i])))
+	}
+	nll := s.Result()
+	t.Backward(nll)
+	g := in.Gradient(nil)
+	fmt.Printf("nll = %.4f, gradient = [%.2f %.2f]\n", nll.Value(), g[0], g[1])
+	// Output:
+	// nll = 2.0794, gradient = [-1.15 1.10]
+}
