@@ -66,8 +66,8 @@ type cluster struct {
 	i, j []int // the pairs i < j
 
 	// the scalar tape and its slices, reused
-	tape  scalar.Tape
-	vars  []scalar.Var
+	tape scalar.Tape
+	vars []scalar.Var
 }
 
 func newCluster(n int) *cluster {
