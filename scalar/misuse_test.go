@@ -146,3 +146,13 @@ func TestTangentInfinitePartial(t *testing.T) {
 		}
 	}
 }
+
+// A Tape copied after use shares the original's recordings: Backward on the
+// copy is refused.
+func TestTapeCopied(t *testing.T) {
+	var a Tape
+	x := a.Var(1)
+	b := a //nolint:govet // the misuse under test
+	y := x.Square()
+	expectErr(t, "Backward on a copy", "backward", ErrNotOnTape, func() { b.Backward(y) })
+}

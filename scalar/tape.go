@@ -244,7 +244,10 @@ func (t *Tape) Var(v float64) Var {
 // recording.
 func (tp *Tape) Backward(y Var) {
 	t := tp.cur
-	if t == nil || y.t != t || y.i <= 0 || int(y.i) >= len(t.nodes) {
+	if t == nil || y.t != t || y.i <= 0 || int(y.i) >= len(t.nodes) || tp.owner != tp {
+		if tp.cur != nil && tp.owner != tp {
+			fail(ErrNotOnTape, "backward", "the Tape was copied after use (its recordings belong to the original); pass *Tape")
+		}
 		tp.rec().check("backward", y)
 	}
 	if len(t.nodes) > idx || len(t.rp) > idx {
