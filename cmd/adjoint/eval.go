@@ -48,6 +48,10 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "adjoint eval: %v\n", err)
 		return exitFailure
 	}
+	if f.Metadata["format"] == "adjoint-gpt" {
+		fmt.Fprintf(stderr, "adjoint eval: %s is a GPT saved by adjoint train --model gpt: sample from it with adjoint generate --load %s\n", *load, *load)
+		return exitFailure
+	}
 	if f.Metadata["format"] == "adjoint-cnn" {
 		m, test, err := buildCNN(f)
 		if err != nil {

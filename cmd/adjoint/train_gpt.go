@@ -461,7 +461,8 @@ does better at this size). Prints the train and validation losses every
 --eval-every steps and, on its last line, the validation loss in nats per
 character over the whole validation text (cut into consecutive windows of
 --context characters, each character predicted from those before it in its
-window: the value the periodic estimates, on random windows, sample). "adjoint generate --load FILE" samples text from a --save'd model.
+window: the value the periodic estimates, on random windows, sample).
+"adjoint generate --load FILE" samples text from a --save'd model.
 
 Flags:
 `, c.Warmup)

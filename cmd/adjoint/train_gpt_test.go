@@ -71,6 +71,10 @@ func TestTrainCommandGPT(t *testing.T) {
 	if info, ok := f.Info("transformer.wte.weight"); !ok || !tensor.EqualShape(info.Shape, []int{65, 32}) || info.DType != "F32" {
 		t.Errorf("transformer.wte.weight: %+v, %v", info, ok)
 	}
+	errb.Reset()
+	if code := dispatch([]string{"eval", "--load", path}, &out, &errb); code != exitFailure || !strings.Contains(errb.String(), "adjoint generate --load") {
+		t.Errorf("eval of a GPT: exit %d, %q; want a failure pointing to generate", code, errb.String())
+	}
 	g, err := buildGPT(f)
 	if err != nil {
 		t.Fatal(err)
