@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/adjointgo/adjoint/internal/gemm"
+	"github.com/adjointgo/adjoint/internal/parallel"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -277,18 +278,18 @@ func (c *vjpCtx) linearVJP(g *Value) []*Value {
 		tmp = c.fresh(d, g.t.Shape())
 		s := &c.n.sv[2].v.t
 		if d == tensor.Float32 {
-			gemm.ActBackward(tmp.t.Float32s(), g.t.Float32s(), s.Float32s(), m, out, at.act.kernel(), f32s(db))
+			actBackward(tmp.t.Float32s(), g.t.Float32s(), s.Float32s(), m, out, at.act, f32s(db))
 		} else {
-			gemm.ActBackward(tmp.t.Float64s(), g.t.Float64s(), s.Float64s(), m, out, at.act.kernel(), f64s(db))
+			actBackward(tmp.t.Float64s(), g.t.Float64s(), s.Float64s(), m, out, at.act, f64s(db))
 		}
 		gp = &tmp.t
 	}
 	sumInDW := db != nil && at.act == ActIdentity && need[1] && m > 0 && in > 0
 	if db != nil && at.act == ActIdentity && !sumInDW {
 		if d == tensor.Float32 {
-			colSums(db.t.Float32s(), g.t.Float32s(), m, out)
+			gemm.ColSums(db.t.Float32s(), g.t.Float32s(), m, out)
 		} else {
-			colSums(db.t.Float64s(), g.t.Float64s(), m, out)
+			gemm.ColSums(db.t.Float64s(), g.t.Float64s(), m, out)
 		}
 	}
 	if need[0] { // dX = g′·W
@@ -365,14 +366,25 @@ func f64s(v *Value) []float64 {
 	return v.t.Float64s()
 }
 
-// colSums sets sum[j] = Σᵢ g[i][j] for an m×n row-major g.
-func colSums[T float32 | float64](sum, g []T, m, n int) {
-	sum = sum[:n]
-	clear(sum)
-	for i := range m {
-		for j, v := range g[i*n : i*n+n] {
-			sum[j] += v
-		}
+// geluWork is the cost of GELU's derivative per element in units of a
+// simple element-wise op (an erfc and an exp), for parallel.Split.
+const geluWork = 16
+
+// actBackward is gemm.ActBackward (dst = g ⊙ act′ and the bias gradient
+// in one pass), with the GELUs' derivative, a few transcendental functions
+// per element, split across goroutines by rows for large layers; the
+// column sums are then taken in one pass in row order, so the bias
+// gradient is the same whatever the thread count.
+func actBackward[T float32 | float64](dst, g, s []T, m, n int, act Activation, sum []T) {
+	if act == ActReLU || !parallel.SplitWorth(m, m*n*geluWork) {
+		gemm.ActBackward(dst, g, s, m, n, act.kernel(), sum)
+		return
+	}
+	parallel.Split(m, m*n*geluWork, func(lo, hi int) {
+		gemm.ActBackward(dst[lo*n:hi*n], g[lo*n:hi*n], s[lo*n:hi*n], hi-lo, n, act.kernel(), nil)
+	})
+	if sum != nil {
+		gemm.ColSums(sum, dst, m, n)
 	}
 }
 

@@ -397,3 +397,31 @@ func TestLinearSaved(t *testing.T) {
 		t.Errorf("GELU chain saves %d bytes, want %d (x, pre-activation and output)", got, want)
 	}
 }
+
+// The gradients of a large GELU layer, whose derivative is split across
+// goroutines, are bit-identical with one thread and with several.
+func TestLinearThreadsDeterministic(t *testing.T) {
+	defer tensor.SetThreads(0)
+	r := rand.New(rand.NewPCG(31, 32))
+	x := randTensor(r, []int{256, 300}, nil).Astype(tensor.Float32)
+	w := randTensor(r, []int{200, 300}, nil).Astype(tensor.Float32)
+	b := randTensor(r, []int{200}, nil).Astype(tensor.Float32)
+	var want [][]float64
+	for _, nt := range []int{1, 2, 3} {
+		tensor.SetThreads(nt)
+		vs := []*ad.Value{ad.Var(x), ad.Var(w), ad.Var(b)}
+		gs, err := ad.Grad(ad.Sum(ad.Square(ad.Linear(vs[0], vs[1], vs[2], ad.ActGELU))), vs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [][]float64
+		for _, g := range gs {
+			got = append(got, g.Data())
+		}
+		if want == nil {
+			want = got
+			continue
+		}
+		compareLists(t, fmt.Sprintf("%d threads", nt), got, want, 0)
+	}
+}

@@ -194,6 +194,16 @@ func ActBackward[T float](dst, g, s []T, m, n int, act Act, sum []T) {
 	}
 }
 
+// ColSums sets sum[j] = Σᵢ g[i][j] for an m×n row-major g, row by row in
+// order with the vector kernels.
+func ColSums[T float](sum, g []T, m, n int) {
+	sum = sum[:n]
+	clear(sum)
+	for i := range m {
+		add(sum, sum, g[i*n:i*n+n])
+	}
+}
+
 // sumPanel adds the row sums of a packed A panel (kc steps of W values,
 // mr of them real rows) into sum[:mr].
 func sumPanel[T float](sum, d []T, W, mr, kc int) {
