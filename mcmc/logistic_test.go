@@ -90,9 +90,7 @@ func (m *logisticModel) f(t *scalar.Tape, beta []scalar.Var) scalar.Var {
 	}
 	prior := scalar.Dot(beta, beta).MulC(-0.5 / (priorSD * priorSD))
 	var s scalar.Sum
-	for _, x := range m.terms {
-		s.Add(x)
-	}
+	s.AddAll(m.terms)
 	return prior.Sub(s.Result())
 }
 

@@ -2,10 +2,10 @@ package scalar
 
 import "slices"
 
-// A Sum adds up terms into one node: add the terms with [Sum.Add] and
-// record their sum with [Sum.Result]. It is the one summing helper of the
-// package, for a slice of terms as for terms computed in a loop, with no
-// slice of them at all:
+// A Sum adds up terms into one node: add the terms with [Sum.Add] (or a
+// slice of them with [Sum.AddAll]) and record their sum with [Sum.Result].
+// It is the one summing helper of the package, for a slice of terms as for
+// terms computed in a loop, with no slice of them at all:
 //
 //	var s scalar.Sum
 //	for i := range n {
@@ -43,6 +43,19 @@ func (s *Sum) Add(x Var) {
 		return
 	}
 	s.add(x)
+}
+
+// AddAll adds the elements of xs to the sum: for a slice of terms, the same
+// as Add of each in a tighter loop.
+func (s *Sum) AddAll(xs []Var) {
+	for _, x := range xs {
+		if x.t == s.t && x.i == s.lo+s.k && x.t != nil {
+			s.k++
+			s.rv += x.v
+			continue
+		}
+		s.add(x)
+	}
 }
 
 // add is Add for a term that does not extend the current run.
@@ -188,8 +201,6 @@ func add(x, y Var) Var {
 // sumOf returns the sum of xs as one node.
 func sumOf(xs []Var) Var {
 	var s Sum
-	for _, x := range xs {
-		s.Add(x)
-	}
+	s.AddAll(xs)
 	return s.Result()
 }

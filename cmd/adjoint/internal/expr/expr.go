@@ -159,9 +159,7 @@ func fold(f func(a, b scalar.Var) scalar.Var) func([]scalar.Var) scalar.Var {
 // sum adds v up with one scalar.Sum.
 func sum(v []scalar.Var) scalar.Var {
 	var s scalar.Sum
-	for _, w := range v {
-		s.Add(w)
-	}
+	s.AddAll(v)
 	return s.Result()
 }
 
