@@ -63,8 +63,8 @@ type Tape struct {
 	adjLen int32               // len(adj)
 	cur    *recording          // the current recording; nil before first use
 	k      int                 // cur is &ring[k]
+	state                      // what Reset does not move (beside cur, for the cache)
 	ring   [ringSize]recording // recordings of the last ringSize Resets
-	state
 }
 
 // ringSize is the number of recordings a Tape cycles through, one per
@@ -250,8 +250,8 @@ func (tp *Tape) Backward(y Var) {
 		}
 		tp.rec().check("backward", y)
 	}
-	if len(t.nodes) > idx || len(t.rp) > idx {
-		fail(ErrTooLong, "backward", "tape too long (%d nodes, %d reduction parents)", len(t.nodes), len(t.rp))
+	if len(t.nodes) > idx || len(tp.rp) > idx {
+		fail(ErrTooLong, "backward", "tape too long (%d nodes, %d reduction parents)", len(t.nodes), len(tp.rp))
 	}
 	n := int(y.i) + 1
 	if cap(tp.adj) < n {
@@ -269,7 +269,7 @@ func (tp *Tape) Backward(y Var) {
 	}
 	adj[y.i] = 1
 	tp.adjRec = t
-	if t.tangent {
+	if tp.tangent {
 		t.sweepTangentChecked(adj)
 		return
 	}
