@@ -92,7 +92,7 @@ func TestStaleVarAcrossReset(t *testing.T) {
 	tp.ResetTangent()
 	s := tp.VarTangent(1, 1)
 	expectErr(t, "tangent mode", "mul", ErrStale, func() { s.Mul(u) })
-	expectErr(t, "tangent mode, sin", "record", ErrStale, func() { u.Sin() })
+	expectErr(t, "tangent mode, sin", "mul", ErrStale, func() { s.Mul(u.Sin()) })
 	// Another tape's variable is told apart from a stale one where the
 	// operation is not inlined.
 	var other Tape

@@ -26,7 +26,8 @@ import (
 // recorded, from its second derivatives.
 func (t *Tape) ResetTangent() {
 	t.Reset()
-	t.tangent = true
+	t.rec().tangent = true
+	t.state.tangent = true
 	t.flushed = 0
 }
 

@@ -78,7 +78,8 @@ const ringSize = 64
 // their recording; Reset moves the nodes to the next recording of the ring,
 // so that a variable of an earlier recording is detected.
 type recording struct {
-	nodes []node // node 0 is a sink that constants point at
+	nodes   []node // node 0 is a sink that constants point at
+	tangent bool   // state.tangent, beside nodes for the operations that test it
 	*state
 }
 
@@ -205,6 +206,7 @@ func (t *Tape) Reset() {
 	t.k = (t.k + 1) & (ringSize - 1)
 	n := &t.ring[t.k]
 	n.nodes, r.nodes = r.nodes[:1], nil // keep the sink
+	n.tangent = false
 	t.cur = n
 	t.runs = t.runs[:0]
 	t.rp = t.rp[:0]
