@@ -48,13 +48,33 @@ func (s *Sum) Add(x Var) {
 // AddAll adds the elements of xs to the sum: for a slice of terms, the same
 // as Add of each in a tighter loop.
 func (s *Sum) AddAll(xs []Var) {
-	for _, x := range xs {
-		if x.t == s.t && x.i == s.lo+s.k && x.t != nil {
-			s.k++
-			s.rv += x.v
-			continue
+	for len(xs) > 0 {
+		// The run in registers, in two partial sums, as far as it goes.
+		t, next := s.t, s.lo+s.k
+		var v0, v1 float64
+		j := 0
+		if t != nil {
+			for ; j+2 <= len(xs); j += 2 {
+				x0, x1 := xs[j], xs[j+1]
+				if x0.t != t || x1.t != t || x0.i != next || x1.i != next+1 {
+					break
+				}
+				v0 += x0.v
+				v1 += x1.v
+				next += 2
+			}
+			for ; j < len(xs) && xs[j].t == t && xs[j].i == next; j++ {
+				v0 += xs[j].v
+				next++
+			}
 		}
-		s.add(x)
+		s.k = next - s.lo
+		s.rv += v0 + v1
+		if j == len(xs) {
+			return
+		}
+		s.add(xs[j])
+		xs = xs[j+1:]
 	}
 }
 
