@@ -4,6 +4,7 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/adjointgo/adjoint/internal/fastmath"
 	"github.com/adjointgo/adjoint/internal/gemm"
 	"github.com/adjointgo/adjoint/internal/vec"
 	"github.com/adjointgo/adjoint/tensor"
@@ -103,36 +104,11 @@ type extraSaver interface {
 	eachExtra(n *node, f func(t *tensor.Tensor, param bool)) int64
 }
 
-// expF32 is eˣ accurate to about 1e-8 relative (a tenth of a float32 ulp),
-// for the float32 kernels: 2ᵏ·p(r) with k = round(x/ln 2), r = x − k·ln 2
-// and p the degree-7 Taylor polynomial of eʳ on |r| ≤ ln 2/2; about twice
-// as fast as math.Exp. It is 0 below −700 and at −Inf, NaN at NaN.
-func expF32(x float64) float64 {
-	if !(x > -700) {
-		if x != x {
-			return x
-		}
-		return 0
-	}
-	if x > 700 {
-		return math.Inf(1)
-	}
-	k := math.Floor(x*math.Log2E + 0.5)
-	r := x - k*ln2Hi - k*ln2Lo
-	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
-	return p * math.Float64frombits(uint64(int64(k)+1023)<<52)
-}
-
-const (
-	ln2Hi = 6.93147180369123816490e-01
-	ln2Lo = 1.90821492927058770002e-10
-)
-
-// fusedExp returns the exponential the kernels of T use: expF32 for
+// fusedExp returns the exponential the kernels of T use: fastmath.Exp for
 // float32, math.Exp for float64.
 func fusedExp[T float32 | float64]() func(float64) float64 {
 	if fusedIsF32[T]() {
-		return expF32
+		return fastmath.Exp
 	}
 	return math.Exp
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/adjointgo/adjoint/internal/fastmath"
 	"github.com/adjointgo/adjoint/internal/parallel"
 )
 
@@ -85,8 +86,8 @@ var geluC = math.Sqrt(2 / math.Pi)
 // through function values; the piecewise-linear ops and the masks are
 // branch-free (builtin min and max, which keep NaN). In float32, the
 // transcendental activations (SiLU, both GELUs, erf, erfc) use the
-// float32-accurate kernels of this file (fexp, erfc32: relative errors
-// below 2·10⁻⁷, a few float32 ulps) instead of float64 calls into package
+// float32-accurate kernels of internal/fastmath (relative errors below
+// 2·10⁻⁷, a few float32 ulps) instead of float64 calls into package
 // math; float64 keeps package math's full precision.
 func mathKernel[T Float](op MathOp, dst, x []T, a, b float64) {
 	dst = dst[:len(x)]
@@ -95,7 +96,7 @@ func mathKernel[T Float](op MathOp, dst, x []T, a, b float64) {
 	case Erf:
 		if f32 {
 			for i, v := range x {
-				dst[i] = T(erf32(float64(v)))
+				dst[i] = T(fastmath.Erf(float64(v)))
 			}
 			return
 		}
@@ -105,12 +106,7 @@ func mathKernel[T Float](op MathOp, dst, x []T, a, b float64) {
 	case Erfc:
 		if f32 {
 			for i, v := range x {
-				u := float64(v)
-				if u >= 0 {
-					dst[i] = T(erfc32(u))
-				} else {
-					dst[i] = T(2 - erfc32(-u))
-				}
+				dst[i] = T(fastmath.Erfc(float64(v)))
 			}
 			return
 		}
@@ -132,12 +128,7 @@ func mathKernel[T Float](op MathOp, dst, x []T, a, b float64) {
 	case GELU:
 		if f32 {
 			for i, v := range x {
-				u := float64(v)
-				if u >= 0 {
-					dst[i] = T(0.5 * u * (2 - erfc32(u/math.Sqrt2)))
-				} else {
-					dst[i] = T(0.5 * u * erfc32(-u/math.Sqrt2))
-				}
+				dst[i] = T(fastmath.GELU(float64(v)))
 			}
 			return
 		}
@@ -149,7 +140,7 @@ func mathKernel[T Float](op MathOp, dst, x []T, a, b float64) {
 		if f32 { // x·(1+tanh u)/2 = x·σ(2u)
 			for i, v := range x {
 				u := float64(v)
-				dst[i] = T(u / (1 + fexp(-2*geluC*(u+0.044715*u*u*u))))
+				dst[i] = T(u / (1 + fastmath.Exp(-2*geluC*(u+0.044715*u*u*u))))
 			}
 			return
 		}
@@ -161,7 +152,7 @@ func mathKernel[T Float](op MathOp, dst, x []T, a, b float64) {
 		if f32 {
 			for i, v := range x {
 				u := float64(v)
-				dst[i] = T(u / (1 + fexp(-u)))
+				dst[i] = T(u / (1 + fastmath.Exp(-u)))
 			}
 			return
 		}
@@ -215,49 +206,6 @@ func isF32[T Float]() bool {
 	var z T
 	_, ok := any(z).(float32)
 	return ok
-}
-
-// fexp returns eˣ to float32 accuracy (relative error below 10⁻⁸ where
-// the result is a normal float32), without calls: x = k·ln2 + r with
-// |r| ≤ ln2/2, eʳ by its Taylor polynomial of degree 8, 2ᵏ from the
-// exponent bits. NaN gives NaN; beyond ±200 it saturates to +Inf and 0.
-func fexp(x float64) float64 {
-	if !(x > -200) { // also NaN
-		if x != x {
-			return x
-		}
-		return 0
-	}
-	if x > 200 {
-		return math.Inf(1)
-	}
-	k := math.Floor(x*math.Log2E + 0.5)
-	r := x - k*math.Ln2
-	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040+r*(1.0/40320))))))))
-	return p * math.Float64frombits(uint64(int64(k)+1023)<<52)
-}
-
-// erfc32 returns erfc z for z ≥ 0 to float32 accuracy: the Chebyshev
-// fit of Numerical Recipes (erfcc), whose relative error is below
-// 1.2·10⁻⁷ for every z ≥ 0.
-func erfc32(z float64) float64 {
-	t := 1 / (1 + 0.5*z)
-	return t * fexp(-z*z-1.26551223+t*(1.00002368+t*(0.37409196+t*(0.09678418+
-		t*(-0.18628806+t*(0.27886807+t*(-1.13520398+t*(1.48851587+t*(-0.82215223+t*0.17087277)))))))))
-}
-
-// erf32 returns erf x to float32 accuracy: its Taylor series near 0
-// (where 1 − erfc would lose the relative accuracy), 1 − erfc x beyond.
-func erf32(x float64) float64 {
-	ax := math.Abs(x)
-	if ax < 0.5 {
-		x2 := x * x
-		return x * (2 / math.SqrtPi) * (1 + x2*(-1.0/3+x2*(1.0/10+x2*(-1.0/42+x2*(1.0/216+x2*(-1.0/1320+x2*(1.0/9360)))))))
-	}
-	if x != x {
-		return x
-	}
-	return math.Copysign(1-erfc32(ax), x)
 }
 
 func sigmoid(f float64) float64 {

@@ -3,6 +3,7 @@ package gemm
 import (
 	"math"
 
+	"github.com/adjointgo/adjoint/internal/fastmath"
 	"github.com/adjointgo/adjoint/internal/vec"
 )
 
@@ -111,8 +112,9 @@ func add[T float](dst, a, b []T) {
 // geluC is √(2/π), the constant of GELU's tanh form.
 var geluC = math.Sqrt(2 / math.Pi)
 
-// ActForward sets dst[i] = act(x[i]) (dst may be x). GELU is computed in
-// float64 for both types, as package tensor does.
+// ActForward sets dst[i] = act(x[i]) (dst may be x). The exact GELU of
+// float32 data uses internal/fastmath (float32-accurate, a few ulps), as
+// package tensor does; float64 uses package math.
 func ActForward[T float](dst, x []T, act Act) {
 	dst = dst[:len(x)]
 	switch act {
@@ -126,6 +128,12 @@ func ActForward[T float](dst, x []T, act Act) {
 			vec.ReLUF64(d, any(x).([]float64))
 		}
 	case ActGELU:
+		if isF32[T]() {
+			for i, v := range x {
+				dst[i] = T(fastmath.GELU(float64(v)))
+			}
+			return
+		}
 		for i, v := range x {
 			u := float64(v)
 			dst[i] = T(0.5 * u * math.Erfc(-u/math.Sqrt2))
@@ -184,6 +192,12 @@ func ActBackward[T float](dst, g, s []T, m, n int, act Act, sum []T) {
 				vec.ReLUGradF64(d, any(gi).([]float64), any(si).([]float64))
 			}
 		default:
+			if act == ActGELU && isF32[T]() {
+				for j, v := range si {
+					d[j] = T(float64(gi[j]) * fastmath.GELUDeriv(float64(v)))
+				}
+				break
+			}
 			for j, v := range si {
 				d[j] = T(float64(gi[j]) * ActDeriv(float64(v), act))
 			}
@@ -237,4 +251,11 @@ func sumRowsA[T float](sum []T, transA bool, m, k int, a []T, lda int) {
 		}
 		sum[i] = s
 	}
+}
+
+// isF32 reports whether T is float32.
+func isF32[T float]() bool {
+	var z T
+	_, ok := any(z).(float32)
+	return ok
 }
