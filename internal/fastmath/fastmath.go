@@ -14,8 +14,9 @@ package fastmath
 import "math"
 
 const (
-	ln2Hi = 6.93147180369123816490e-01 // ln 2 = ln2Hi + ln2Lo
-	ln2Lo = 1.90821492927058770002e-10
+	ln2Hi   = 6.93147180369123816490e-01 // ln 2 = ln2Hi + ln2Lo
+	ln2Lo   = 1.90821492927058770002e-10
+	shifter = 0x1.8p52
 )
 
 // Exp returns eˣ: 2ᵏ·p(r) with k = round(x/ln 2), r = x − k·ln 2 (in two
@@ -31,9 +32,16 @@ func Exp(x float64) float64 {
 	if x > 700 {
 		return math.Inf(1)
 	}
-	k := math.Floor(x*math.Log2E + 0.5)
+	// k = round(x/ln 2) by the shifter trick: adding 1.5·2⁵² rounds to an
+	// integer in the current (nearest) mode, without a call to math.Floor.
+	k := (x*math.Log2E + shifter) - shifter
 	r := x - k*ln2Hi - k*ln2Lo
-	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040+r*(1.0/40320))))))))
+	// The polynomial by Estrin's scheme: a dependency chain of depth 4
+	// instead of Horner's 8, since the loops that call Exp are bound by
+	// latency, not by arithmetic.
+	r2 := r * r
+	r4 := r2 * r2
+	p := (1 + r) + r2*(1.0/2+r*(1.0/6)) + r4*((1.0/24+r*(1.0/120))+r2*(1.0/720+r*(1.0/5040))+r4*(1.0/40320))
 	return p * math.Float64frombits(uint64(int64(k)+1023)<<52)
 }
 
@@ -41,8 +49,12 @@ func Exp(x float64) float64 {
 // Recipes (erfcc), relative error below 1.2·10⁻⁷.
 func erfcPos(z float64) float64 {
 	t := 1 / (1 + 0.5*z)
-	return t * Exp(-z*z-1.26551223+t*(1.00002368+t*(0.37409196+t*(0.09678418+
-		t*(-0.18628806+t*(0.27886807+t*(-1.13520398+t*(1.48851587+t*(-0.82215223+t*0.17087277)))))))))
+	// c₀ + c₁t + … + c₉t⁹ by Estrin's scheme (see Exp).
+	t2 := t * t
+	t4 := t2 * t2
+	p := (-1.26551223 + t*1.00002368) + t2*(0.37409196+t*0.09678418) +
+		t4*((-0.18628806+t*0.27886807)+t2*(-1.13520398+t*1.48851587)+t4*(-0.82215223+t*0.17087277))
+	return t * Exp(p-z*z)
 }
 
 // Erfc returns the complementary error function erfc x = 1 − erf x.
