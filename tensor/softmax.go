@@ -45,24 +45,32 @@ func softmaxRows[T Float](dst, x []T, lo, hi, mid, inner int, log bool) {
 		base := o*mid*inner + in
 		mx := math.Inf(-1)
 		for j := 0; j < mid; j++ {
-			mx = math.Max(mx, float64(x[base+j*inner]))
+			mx = max(mx, float64(x[base+j*inner])) // NaN wins, as math.Max
 		}
 		if math.IsInf(mx, -1) {
 			mx = 0 // all −Inf: avoid −Inf − −Inf
 		}
 		s := 0.0
-		for j := 0; j < mid; j++ {
-			s += math.Exp(float64(x[base+j*inner]) - mx)
-		}
 		if log {
+			for j := 0; j < mid; j++ {
+				s += math.Exp(float64(x[base+j*inner]) - mx)
+			}
 			ls := mx + math.Log(s)
 			for j := 0; j < mid; j++ {
 				dst[base+j*inner] = T(float64(x[base+j*inner]) - ls)
 			}
-		} else {
-			for j := 0; j < mid; j++ {
-				dst[base+j*inner] = T(math.Exp(float64(x[base+j*inner])-mx) / s)
-			}
+			continue
+		}
+		// One exponential per element: eˣ⁻ᵐ goes to dst (which may be x:
+		// each element is read before it is written), then dst is scaled.
+		for j := 0; j < mid; j++ {
+			e := math.Exp(float64(x[base+j*inner]) - mx)
+			dst[base+j*inner] = T(e)
+			s += e
+		}
+		inv := 1 / s
+		for j := 0; j < mid; j++ {
+			dst[base+j*inner] = T(float64(dst[base+j*inner]) * inv)
 		}
 	}
 }
