@@ -58,8 +58,8 @@
 // 11 ms (1.4× PyTorch's speed), Solve with its gradient 18 ms (1.6× the
 // solve), and Cholesky 11 ms (0.8×: the factor, plus forming ½(A + Aᵀ) and
 // the page faults of a fresh 8 MB output). The GEMM itself runs at
-// 90 GFLOP/s there. bench/linalg.sh repeats the comparison; the test
-// TestTune (LINALG_TUNE=1) times the block widths and TestCompare the
+// 90 GFLOP/s there. bench/linalg.sh repeats the comparison;
+// BenchmarkFactorBlocks times the block widths and BenchmarkFactorPeers the
 // blocked, unblocked and gonum factorisations.
 //
 // # Spectral decompositions

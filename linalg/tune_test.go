@@ -3,21 +3,22 @@ package linalg
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"testing"
-	"time"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/lapack/gonum"
 )
 
-// TestTune (LINALG_TUNE=1) times getrf and potrf at n = 1000 for several
-// block widths, each against the GEMM measured just before, so that the
-// ratios hold on a loaded machine.
-func TestTune(t *testing.T) {
-	if os.Getenv("LINALG_TUNE") == "" {
-		t.Skip("LINALG_TUNE not set")
-	}
+// BenchmarkFactorBlocks times getrf and potrf at n = 1000 for several block
+// widths (the measurements behind luBlock, luBase and cholBlock), with the
+// GEMM of the same size beside them:
+//
+//	go test ./linalg -run '^$' -bench FactorBlocks -count 3
+//
+// A factorisation costs about a third (LU) or a sixth (Cholesky) of that
+// GEMM's flops, so a ratio of 3× (or 6×) its time is GEMM speed.
+func BenchmarkFactorBlocks(b *testing.B) {
+	defer func(lb, lbase, cb int) { luBlock, luBase, cholBlock = lb, lbase, cb }(luBlock, luBase, cholBlock)
 	n := 1000
 	r := rand.New(rand.NewPCG(1, 1))
 	a0 := randMat[float64](r, n, n)
@@ -25,75 +26,59 @@ func TestTune(t *testing.T) {
 	a := make([]float64, n*n)
 	c := make([]float64, n*n)
 	piv := make([]int, n)
-	best := func(f func()) float64 {
-		b := 1e9
-		for range 5 {
-			t0 := time.Now()
-			f()
-			b = min(b, time.Since(t0).Seconds())
+	b.Run("gemm", func(b *testing.B) {
+		for range b.N {
+			gemmT(false, false, n, n, n, 1, a0, n, a0, n, 0, c, n)
 		}
-		return b
+	})
+	for _, cf := range []struct{ nb, base int }{{64, 8}, {96, 8}, {96, 16}, {128, 8}, {128, 16}, {192, 16}, {256, 16}} {
+		b.Run(fmt.Sprintf("getrf/nb=%d,base=%d", cf.nb, cf.base), func(b *testing.B) {
+			luBlock, luBase = cf.nb, cf.base
+			for range b.N {
+				copy(a, a0)
+				getrf(n, a, n, piv)
+			}
+		})
 	}
-	gemmT := func() float64 {
-		return best(func() { gemmT(false, false, n, n, n, 1, a0, n, a0, n, 0, c, n) }) / 3
-	}
-	type cfg struct{ nb, base int }
-	cfgs := []cfg{{64, 8}, {96, 8}, {96, 16}, {128, 8}, {128, 16}, {192, 16}, {256, 16}}
-	res := make([]float64, len(cfgs))
-	for i := range res {
-		res[i] = 1e9
-	}
-	gbest := 1e9
-	for range 4 {
-		gbest = min(gbest, gemmT())
-		for i, c := range cfgs {
-			luBlock, luBase = c.nb, c.base
-			res[i] = min(res[i], best(func() { copy(a, a0); getrf(n, a, n, piv) }))
-		}
-	}
-	for i, c := range cfgs {
-		fmt.Printf("lu nb=%d base=%d: %.2f ms, gemm-equivalent ratio %.2f\n", c.nb, c.base, res[i]*1e3, gbest/res[i])
-	}
-	luBlock, luBase = 128, 16
 	for _, nb := range []int{64, 96, 128, 192, 256, 1000} {
-		cholBlock = nb
-		g := gemmT() / 2
-		l := best(func() { copy(a, s0); potrf(n, a, n) })
-		fmt.Printf("chol nb=%d: %.2f ms, ratio %.2f\n", nb, l*1e3, g/l)
+		b.Run(fmt.Sprintf("potrf/nb=%d", nb), func(b *testing.B) {
+			cholBlock = nb
+			for range b.N {
+				copy(a, s0)
+				potrf(n, a, n)
+			}
+		})
 	}
-	cholBlock = 96
 }
 
-// TestCompare (LINALG_TUNE=1) times the blocked factorisations against
-// the same kernels unblocked (one panel as wide as the matrix) and against
-// gonum's LAPACK in Go, at n = 1000: the figures of the package doc.
-func TestCompare(t *testing.T) {
-	if os.Getenv("LINALG_TUNE") == "" {
-		t.Skip("LINALG_TUNE not set")
-	}
+// BenchmarkFactorPeers times the blocked factorisations against the same
+// kernels unblocked (one panel as wide as the matrix) and against gonum's
+// LAPACK in Go, at n = 1000: the figures of the package doc.
+//
+//	go test ./linalg -run '^$' -bench FactorPeers -count 3
+func BenchmarkFactorPeers(b *testing.B) {
+	defer func(lb, lbase int) { luBlock, luBase = lb, lbase }(luBlock, luBase)
 	n := 1000
 	r := rand.New(rand.NewPCG(1, 1))
 	a0 := randMat[float64](r, n, n)
 	s0 := spd[float64](r, n)
 	a := make([]float64, n*n)
 	piv := make([]int, n)
-	best := func(f func()) float64 {
-		b := 1e9
-		for range 5 {
-			t0 := time.Now()
-			f()
-			b = min(b, time.Since(t0).Seconds())
-		}
-		return b * 1e3
-	}
 	var impl gonum.Implementation
-	for range 2 {
-		fmt.Printf("getrf blocked %.1f ms\n", best(func() { copy(a, a0); getrf(n, a, n, piv) }))
-		luBlock, luBase = n, n
-		fmt.Printf("getrf unblocked %.1f ms\n", best(func() { copy(a, a0); getrf(n, a, n, piv) }))
-		luBlock, luBase = 128, 16
-		fmt.Printf("gonum dgetrf %.1f ms\n", best(func() { copy(a, a0); impl.Dgetrf(n, n, a, n, piv) }))
-		fmt.Printf("potrf blocked %.1f ms\n", best(func() { copy(a, s0); potrf(n, a, n) }))
-		fmt.Printf("gonum dpotrf %.1f ms\n", best(func() { copy(a, s0); impl.Dpotrf(blas.Upper, n, a, n) }))
+	lb, lbase := luBlock, luBase
+	run := func(name string, from []float64, f func()) {
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				copy(a, from)
+				f()
+			}
+		})
 	}
+	run("getrf/blocked", a0, func() { getrf(n, a, n, piv) })
+	luBlock, luBase = n, n
+	run("getrf/unblocked", a0, func() { getrf(n, a, n, piv) })
+	luBlock, luBase = lb, lbase
+	run("getrf/gonum", a0, func() { impl.Dgetrf(n, n, a, n, piv) })
+	run("potrf/blocked", s0, func() { potrf(n, a, n) })
+	run("potrf/gonum", s0, func() { impl.Dpotrf(blas.Upper, n, a, n) })
 }
