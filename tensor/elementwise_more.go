@@ -126,16 +126,7 @@ func mathKernel[T Float](op MathOp, dst, x []T, a, b float64) {
 			dst[i] = T(math.Log2(float64(v)))
 		}
 	case GELU:
-		if f32 {
-			for i, v := range x {
-				dst[i] = T(fastmath.GELU(float64(v)))
-			}
-			return
-		}
-		for i, v := range x {
-			u := float64(v)
-			dst[i] = T(0.5 * u * math.Erfc(-u/math.Sqrt2))
-		}
+		fastmath.GELUs(dst, x)
 	case GELUTanh:
 		if f32 { // x·(1+tanh u)/2 = x·σ(2u)
 			for i, v := range x {

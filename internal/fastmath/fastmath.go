@@ -92,3 +92,22 @@ const invSqrt2Pi = 0.3989422804014327
 func GELUDeriv(x float64) float64 {
 	return 0.5*Erfc(-x/math.Sqrt2) + x*Exp(-0.5*x*x)*invSqrt2Pi
 }
+
+// GELUs sets dst[i] = x[i]·Φ(x[i]), the exact GELU, for i < len(x) (dst may
+// be x): with GELU (float32 accuracy) for float32 data, with package math's
+// erfc for float64. It is the one GELU kernel of tensor and of gemm's
+// epilogue.
+func GELUs[T ~float32 | ~float64](dst, x []T) {
+	dst = dst[:len(x)]
+	var z T
+	if _, f32 := any(z).(float32); f32 {
+		for i, v := range x {
+			dst[i] = T(GELU(float64(v)))
+		}
+		return
+	}
+	for i, v := range x {
+		u := float64(v)
+		dst[i] = T(0.5 * u * math.Erfc(-u/math.Sqrt2))
+	}
+}

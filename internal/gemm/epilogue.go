@@ -128,16 +128,7 @@ func ActForward[T float](dst, x []T, act Act) {
 			vec.ReLUF64(d, any(x).([]float64))
 		}
 	case ActGELU:
-		if isF32[T]() {
-			for i, v := range x {
-				dst[i] = T(fastmath.GELU(float64(v)))
-			}
-			return
-		}
-		for i, v := range x {
-			u := float64(v)
-			dst[i] = T(0.5 * u * math.Erfc(-u/math.Sqrt2))
-		}
+		fastmath.GELUs(dst, x)
 	case ActGELUTanh:
 		for i, v := range x {
 			u := float64(v)
