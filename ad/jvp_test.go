@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/gradcheck"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -38,51 +39,7 @@ func TestJVPEveryRow(t *testing.T) {
 	for _, c := range ruleCases() {
 		label := fmt.Sprintf("%s/%s %v", c.rule, c.name, c.shapes)
 		xs, vs := caseInputs(r, c)
-		y, jv, err := ad.JVP(c.f, xs, vs)
-		if err != nil {
-			t.Fatalf("%s: %v", label, err)
-		}
-		if !tensor.EqualShape(jv.Shape(), y.Shape()) {
-			t.Fatalf("%s: tangent shape %v for output %v", label, jv.Shape(), y.Shape())
-		}
-		// against the VJP
-		u := randTensor(r, y.Shape(), nil)
-		in := make([]*ad.Value, len(xs))
-		for i, x := range xs {
-			in[i] = ad.Var(x)
-		}
-		gs, err := ad.GradOpts(c.f(in), in, ad.Options{Seed: ad.Const(u)})
-		if err != nil {
-			t.Fatalf("%s: %v", label, err)
-		}
-		lhs, rhs := dot(u, jv), 0.0
-		for i, g := range gs {
-			rhs += dot(g.Tensor(), vs[i])
-		}
-		if !closeTo(lhs, rhs, 1e-10) {
-			t.Errorf("%s: <u, Jv> = %.15g but <Jᵀu, v> = %.15g", label, lhs, rhs)
-		}
-		// against central differences along v
-		const h = 1e-6
-		shifted := func(s float64) *tensor.Tensor {
-			in := make([]*ad.Value, len(xs))
-			for i, x := range xs {
-				xi := x.Clone()
-				for k := range xi.Len() {
-					xi.SetFlat(k, x.AtFlat(k)+s*vs[i].AtFlat(k))
-				}
-				in[i] = ad.Const(xi)
-			}
-			return c.f(in).Tensor()
-		}
-		fp, fm := shifted(h), shifted(-h)
-		for k := range jv.Len() {
-			num := (fp.AtFlat(k) - fm.AtFlat(k)) / (2 * h)
-			if an := jv.AtFlat(k); math.Abs(an-num) > 1e-5*math.Max(1e-2, math.Max(math.Abs(an), math.Abs(num))) {
-				t.Errorf("%s: J·v[%d] = %.10g, central difference %.10g", label, k, an, num)
-				break
-			}
-		}
+		checkJVP(t, r, label, c.f, xs, vs)
 	}
 }
 
@@ -245,6 +202,103 @@ func TestJacFwdUnitSeed(t *testing.T) {
 		for k := range jf[0].Len() {
 			if !closeTo(jf[0].AtFlat(k), jr[0].AtFlat(k), 1e-12) {
 				t.Fatalf("%s: forward J %v, reverse %v", name, jf[0].Data(), jr[0].Data())
+			}
+		}
+	}
+}
+
+// checkJVP checks f's JVP at xs along vs: its shape, against the VJP
+// (⟨u, J·v⟩ = ⟨Jᵀ·u, v⟩ for a random u) and against central differences
+// of f along v. It returns f's output shape.
+func checkJVP(t *testing.T, r *rand.Rand, label string, f gradcheck.Func, xs, vs []*tensor.Tensor) []int {
+	t.Helper()
+	y, jv, err := ad.JVP(f, xs, vs)
+	if err != nil {
+		t.Fatalf("%s: JVP: %v", label, err)
+	}
+	if !tensor.EqualShape(jv.Shape(), y.Shape()) {
+		t.Fatalf("%s: tangent shape %v for output %v", label, jv.Shape(), y.Shape())
+	}
+	u := randTensor(r, y.Shape(), nil)
+	in := make([]*ad.Value, len(xs))
+	for i, x := range xs {
+		in[i] = ad.Var(x)
+	}
+	gs, err := ad.GradOpts(f(in), in, ad.Options{Seed: ad.Const(u)})
+	if err != nil {
+		t.Fatalf("%s: %v", label, err)
+	}
+	lhs, rhs := dot(u, jv), 0.0
+	for i, g := range gs {
+		rhs += dot(g.Tensor(), vs[i])
+	}
+	if !closeTo(lhs, rhs, 1e-10) {
+		t.Errorf("%s: <u, Jv> = %.15g but <Jᵀu, v> = %.15g", label, lhs, rhs)
+	}
+	const h = 1e-6
+	shifted := func(s float64) *tensor.Tensor {
+		in := make([]*ad.Value, len(xs))
+		for i, x := range xs {
+			xi := x.Clone()
+			for k := range xi.Len() {
+				xi.SetFlat(k, x.AtFlat(k)+s*vs[i].AtFlat(k))
+			}
+			in[i] = ad.Const(xi)
+		}
+		return f(in).Tensor()
+	}
+	fp, fm := shifted(h), shifted(-h)
+	for k := range jv.Len() {
+		num := (fp.AtFlat(k) - fm.AtFlat(k)) / (2 * h)
+		if an := jv.AtFlat(k); math.Abs(an-num) > 1e-5*math.Max(1e-2, math.Max(math.Abs(an), math.Abs(num))) {
+			t.Errorf("%s: J·v[%d] = %.10g, central difference %.10g", label, k, an, num)
+			break
+		}
+	}
+	return y.Shape()
+}
+
+// checkJacobiansHVP checks, at xs, that f's forward- and reverse-mode
+// Jacobians agree and that the HVP of ⟨f(x), w⟩ (w random, of f's output
+// shape yShape) along vs is the same forward-over-reverse and
+// reverse-over-reverse.
+func checkJacobiansHVP(t *testing.T, r *rand.Rand, label string, f gradcheck.Func, xs, vs []*tensor.Tensor, yShape []int) {
+	t.Helper()
+	jf, err := ad.JacFwd(f, xs)
+	if err != nil {
+		t.Fatalf("%s: JacFwd: %v", label, err)
+	}
+	jr, err := ad.JacRev(f, xs)
+	if err != nil {
+		t.Fatalf("%s: JacRev: %v", label, err)
+	}
+	for i := range xs {
+		for k := range jf[i].Len() {
+			if !closeTo(jf[i].AtFlat(k), jr[i].AtFlat(k), 1e-12) {
+				t.Errorf("%s: input %d: forward J[%d] = %g, reverse %g", label, i, k, jf[i].AtFlat(k), jr[i].AtFlat(k))
+				break
+			}
+		}
+	}
+	w := ad.Const(randTensor(r, yShape, nil))
+	scalar := func(in []*ad.Value) *ad.Value { return ad.Sum(ad.Mul(f(in), w)) }
+	fwd, err := ad.HVP(scalar, xs, vs)
+	if err != nil {
+		t.Fatalf("%s: HVP: %v", label, err)
+	}
+	in, dirs := make([]*ad.Value, len(xs)), make([]*ad.Value, len(xs))
+	for i, x := range xs {
+		in[i], dirs[i] = ad.Var(x), ad.Const(vs[i])
+	}
+	rev, err := ad.HVPReverse(scalar(in), in, dirs)
+	if err != nil {
+		t.Fatalf("%s: HVPReverse: %v", label, err)
+	}
+	for i := range xs {
+		for k := range fwd[i].Len() {
+			if a, b := fwd[i].AtFlat(k), rev[i].Tensor().AtFlat(k); !closeTo(a, b, 1e-10) {
+				t.Errorf("%s: input %d: forward-over-reverse Hv[%d] = %.15g, reverse-over-reverse %.15g", label, i, k, a, b)
+				break
 			}
 		}
 	}

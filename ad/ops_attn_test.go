@@ -97,87 +97,8 @@ func fusedRowChecks(t *testing.T, cs []ruleCase) {
 		if _, err := gradcheck.CheckSecond(c.f, xs, c.set); err != nil {
 			t.Errorf("%s: second order: %v", label, err)
 		}
-		// JVP against the VJP and central differences.
-		y, jv, err := ad.JVP(c.f, xs, vs)
-		if err != nil {
-			t.Fatalf("%s: JVP: %v", label, err)
-		}
-		u := randTensor(r, y.Shape(), nil)
-		in := make([]*ad.Value, len(xs))
-		for i, x := range xs {
-			in[i] = ad.Var(x)
-		}
-		gs, err := ad.GradOpts(c.f(in), in, ad.Options{Seed: ad.Const(u)})
-		if err != nil {
-			t.Fatalf("%s: %v", label, err)
-		}
-		lhs, rhs := dot(u, jv), 0.0
-		for i, g := range gs {
-			rhs += dot(g.Tensor(), vs[i])
-		}
-		if !closeTo(lhs, rhs, 1e-10) {
-			t.Errorf("%s: <u, Jv> = %.15g but <Jᵀu, v> = %.15g", label, lhs, rhs)
-		}
-		const h = 1e-6
-		shifted := func(s float64) *tensor.Tensor {
-			in := make([]*ad.Value, len(xs))
-			for i, x := range xs {
-				xi := x.Clone()
-				for k := range xi.Len() {
-					xi.SetFlat(k, x.AtFlat(k)+s*vs[i].AtFlat(k))
-				}
-				in[i] = ad.Const(xi)
-			}
-			return c.f(in).Tensor()
-		}
-		fp, fm := shifted(h), shifted(-h)
-		for k := range jv.Len() {
-			num := (fp.AtFlat(k) - fm.AtFlat(k)) / (2 * h)
-			if an := jv.AtFlat(k); math.Abs(an-num) > 1e-5*math.Max(1e-2, math.Max(math.Abs(an), math.Abs(num))) {
-				t.Errorf("%s: J·v[%d] = %.10g, central difference %.10g", label, k, an, num)
-				break
-			}
-		}
-		// Batched Jacobians, both modes.
-		jf, err := ad.JacFwd(c.f, xs)
-		if err != nil {
-			t.Fatalf("%s: JacFwd: %v", label, err)
-		}
-		jr, err := ad.JacRev(c.f, xs)
-		if err != nil {
-			t.Fatalf("%s: JacRev: %v", label, err)
-		}
-		for i := range xs {
-			for k := range jf[i].Len() {
-				if !closeTo(jf[i].AtFlat(k), jr[i].AtFlat(k), 1e-12) {
-					t.Errorf("%s: input %d: forward J[%d] = %g, reverse %g", label, i, k, jf[i].AtFlat(k), jr[i].AtFlat(k))
-					break
-				}
-			}
-		}
-		// HVP: forward-over-reverse against reverse-over-reverse.
-		w := ad.Const(randTensor(r, y.Shape(), nil))
-		scalar := func(in []*ad.Value) *ad.Value { return ad.Sum(ad.Mul(c.f(in), w)) }
-		fwd, err := ad.HVP(scalar, xs, vs)
-		if err != nil {
-			t.Fatalf("%s: HVP: %v", label, err)
-		}
-		dirs := make([]*ad.Value, len(xs))
-		for i, x := range xs {
-			in[i], dirs[i] = ad.Var(x), ad.Const(vs[i])
-		}
-		rev, err := ad.HVPReverse(scalar(in), in, dirs)
-		if err != nil {
-			t.Fatalf("%s: HVPReverse: %v", label, err)
-		}
-		for i := range xs {
-			for k := range fwd[i].Len() {
-				if a, b := fwd[i].AtFlat(k), rev[i].Tensor().AtFlat(k); !closeTo(a, b, 1e-10) {
-					t.Errorf("%s: input %d: forward-over-reverse Hv[%d] = %.15g, reverse-over-reverse %.15g", label, i, k, a, b)
-					break
-				}
-			}
-		}
+		yShape := checkJVP(t, r, label, c.f, xs, vs) // against the VJP and central differences
+		checkJacobiansHVP(t, r, label, c.f, xs, vs, yShape)
 		// float32 against float64.
 		var ys [2][]float64
 		var gds [2][][]float64
