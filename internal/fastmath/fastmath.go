@@ -1,9 +1,12 @@
 // Package fastmath holds elementary functions accurate to float32
 // precision, for the float32 kernels of the packages above it (tensor's
 // activations, gemm's fused epilogue, ad's attention). Each takes and
-// returns a float64, computes without calls into package math on its fast
-// path, and is about twice as fast as its package math counterpart; a
-// float64 kernel keeps package math's full precision instead.
+// returns a float64 and computes without calls into package math on its
+// fast path; a float64 kernel keeps package math's full precision instead.
+// Measured in a loop (BenchmarkGELU, AMD EPYC with AVX-512, one thread):
+// GELU 14–15 ns per element against 19–21 ns with math.Erfc. The loops are bound
+// by the dependency chain of each element (a division, two polynomials and
+// an exponential), not by calls: only SIMD kernels would go much further.
 //
 // Accuracy (tested against package math): Exp within 2·10⁻⁸ relative
 // wherever the result is a normal float32; Erfc within 1.2·10⁻⁷ relative
