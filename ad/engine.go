@@ -624,17 +624,23 @@ func (n *node) savedIntact() bool {
 			return false
 		}
 	}
-	if f, ok := n.at.(*funcAttrs); ok {
-		for _, sv := range f.ins {
+	switch a := n.at.(type) {
+	case *funcAttrs:
+		for _, sv := range a.ins {
 			if sv.v.t.Version() != sv.version {
 				return false
 			}
+		}
+	case *sdpaAttrs: // attention's third operand, v, beside the two slots
+		if v, ok := n.aux.(*Value); ok && v.t.Version() != a.vver {
+			return false
 		}
 	}
 	return true
 }
 
-// checkSaved reports a saved tensor written in place since it was saved.
+// checkSaved reports a saved tensor written in place since it was saved:
+// in the node's slots, a user function's inputs, or attention's v.
 func (n *node) checkSaved() error {
 	for k := range n.sv {
 		sv := &n.sv[k]
@@ -645,10 +651,17 @@ func (n *node) checkSaved() error {
 			return &ModifiedError{Op: n.name(), Input: savedName(k), Saved: sv.version, Now: now, Site: n.site(), ModifiedAt: writeSite(&sv.v.t)}
 		}
 	}
-	if f, ok := n.at.(*funcAttrs); ok {
-		for k, sv := range f.ins {
+	switch a := n.at.(type) {
+	case *funcAttrs:
+		for k, sv := range a.ins {
 			if now := sv.v.t.Version(); now != sv.version {
 				return &ModifiedError{Op: n.name(), Input: fmt.Sprintf("input %d", k), Saved: sv.version, Now: now, Site: n.site(), ModifiedAt: writeSite(&sv.v.t)}
+			}
+		}
+	case *sdpaAttrs:
+		if v, ok := n.aux.(*Value); ok {
+			if now := v.t.Version(); now != a.vver {
+				return &ModifiedError{Op: n.name(), Input: "input 2", Saved: a.vver, Now: now, Site: n.site(), ModifiedAt: writeSite(&v.t)}
 			}
 		}
 	}

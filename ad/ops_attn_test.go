@@ -317,11 +317,14 @@ func TestAttentionMisuse(t *testing.T) {
 	// Writing v in place after the forward pass is caught by backward.
 	q, k, v := ad.Var(tensor.Full(tensor.Float64, 1, 2, 3)), ad.Var(tensor.Full(tensor.Float64, 1, 2, 3)), ad.Var(tensor.Full(tensor.Float64, 1, 2, 3))
 	vv := ad.MulScalar(v, 2) // saved by attention alone
-	y := ad.Sum(ad.ScaledDotProductAttention(q, k, vv, ad.AttentionOptions{}))
+	att := ad.Sum(ad.ScaledDotProductAttention(q, k, vv, ad.AttentionOptions{}))
+	y := ad.Add(att, ad.Sum(ad.Square(k))) // k's square: its rule would run before attention's
 	vv.Tensor().Fill(2)
 	var me *ad.ModifiedError
 	if err := y.Backward(); !errors.As(err, &me) || me.Input != "input 2" {
 		t.Errorf("backward after v was modified: %v", err)
+	} else if q.Grad() != nil || k.Grad() != nil || v.Grad() != nil {
+		t.Errorf("backward after v was modified returned %v but left gradients behind (it must check before any rule runs)", err)
 	}
 }
 
