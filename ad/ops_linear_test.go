@@ -344,3 +344,33 @@ func TestLinearThreadsDeterministic(t *testing.T) {
 		compareLists(t, fmt.Sprintf("%d threads", nt), got, want, 0)
 	}
 }
+
+// Writing a tensor the linear row saved, after the forward pass, makes
+// backward fail with a ModifiedError naming the op, before any gradient is
+// accumulated: the input x (every activation), the weight, and for ReLU the
+// output, which the row keeps instead of a mask (shared with the next layer
+// that saves it as its input).
+func TestLinearModifiedSaved(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, act := range linearActs {
+		for _, what := range []string{"x", "w", "y"} {
+			if what == "y" && act != ad.ActReLU {
+				continue // the other activations keep their pre-activation, not y
+			}
+			xv, wv := ad.Var(randTensor(r, []int{5, 4}, nil)), ad.Var(randTensor(r, []int{3, 4}, nil))
+			b := ad.Var(randTensor(r, []int{3}, nil))
+			x, w := ad.MulScalar(xv, 1), ad.MulScalar(wv, 1) // intermediates, so writing them is allowed
+			y := ad.Linear(x, w, b, act)
+			loss := ad.Add(ad.Sum(y), ad.Sum(ad.Square(b))) // b's square: its rule would run first
+			map[string]*ad.Value{"x": x, "w": w, "y": y}[what].Tensor().Fill(0.5)
+			var me *ad.ModifiedError
+			err := loss.Backward()
+			if !errors.As(err, &me) || me.Op != "linear" {
+				t.Errorf("%v, %s written after the forward pass: backward returned %v, want a ModifiedError naming linear", act, what, err)
+			}
+			if b.Grad() != nil || xv.Grad() != nil || wv.Grad() != nil {
+				t.Errorf("%v, %s written: gradients accumulated before the error", act, what)
+			}
+		}
+	}
+}
