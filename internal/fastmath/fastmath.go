@@ -14,7 +14,10 @@
 // float32 ulps; GELU and GELUDeriv inherit them. NaN gives NaN.
 package fastmath
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 const (
 	ln2Hi   = 6.93147180369123816490e-01 // ln 2 = ln2Hi + ln2Lo
@@ -85,32 +88,92 @@ func Erf(x float64) float64 {
 	return math.Copysign(1-erfcPos(ax), x)
 }
 
-// GELU returns the exact (erf) GELU, x·Φ(x) = x·erfc(−x/√2)/2.
-func GELU(x float64) float64 { return 0.5 * x * Erfc(-x/math.Sqrt2) }
+// GELU returns the exact (erf) GELU, x·Φ(x) = x·erfc(−x/√2)/2. It is 0
+// below −40 (also at −Inf, where the product would be −Inf·0).
+func GELU(x float64) float64 {
+	if x < -40 {
+		return 0
+	}
+	return 0.5 * x * Erfc(-x/math.Sqrt2)
+}
 
 // invSqrt2Pi is 1/√(2π), the standard normal density at 0.
 const invSqrt2Pi = 0.3989422804014327
 
-// GELUDeriv returns the derivative of the exact GELU, Φ(x) + x·φ(x).
+// GELUDeriv returns the derivative of the exact GELU, Φ(x) + x·φ(x): 0 at
+// −Inf and 1 at +Inf (x·φ(x) is taken as 0 where |x| ≥ 40).
 func GELUDeriv(x float64) float64 {
-	return 0.5*Erfc(-x/math.Sqrt2) + x*Exp(-0.5*x*x)*invSqrt2Pi
+	d := 0.5 * Erfc(-x/math.Sqrt2)
+	if math.Abs(x) < 40 {
+		d += x * Exp(-0.5*x*x) * invSqrt2Pi
+	}
+	return d
 }
 
 // GELUs sets dst[i] = x[i]·Φ(x[i]), the exact GELU, for i < len(x) (dst may
-// be x): with GELU (float32 accuracy) for float32 data, with package math's
-// erfc for float64. It is the one GELU kernel of tensor and of gemm's
-// epilogue.
+// be x, but must not overlap it otherwise). For float32 data it runs the
+// SIMD kernels (AVX-512 or AVX2 with FMA, as internal/isa selects; the
+// scalar GELU elsewhere), accurate to float32 precision (see the package
+// doc); float64 uses package math's erfc. It is the one GELU kernel of
+// tensor and of gemm's epilogue.
 func GELUs[T ~float32 | ~float64](dst, x []T) {
 	dst = dst[:len(x)]
+	if len(x) == 0 {
+		return
+	}
 	var z T
 	if _, f32 := any(z).(float32); f32 {
-		for i, v := range x {
-			dst[i] = T(GELU(float64(v)))
-		}
+		geluF32(unsafe.Slice((*float32)(unsafe.Pointer(&dst[0])), len(dst)), unsafe.Slice((*float32)(unsafe.Pointer(&x[0])), len(x)))
 		return
 	}
 	for i, v := range x {
 		u := float64(v)
+		if u < -40 {
+			dst[i] = 0
+			continue
+		}
 		dst[i] = T(0.5 * u * math.Erfc(-u/math.Sqrt2))
+	}
+}
+
+// GELUBackward sets dst[i] = g[i]·GELU′(x[i]) = g[i]·(Φ(x[i]) + x[i]·φ(x[i])),
+// the backward pass of the exact GELU, for i < len(x) (dst may be g or x,
+// but must not overlap them otherwise; g must be as long as x). float32
+// data runs the SIMD kernels, as GELUs, and the product is taken in float64
+// before rounding; float64 data uses package math's erfc and exp.
+func GELUBackward[T ~float32 | ~float64](dst, g, x []T) {
+	dst, g = dst[:len(x)], g[:len(x)]
+	if len(x) == 0 {
+		return
+	}
+	var z T
+	if _, f32 := any(z).(float32); f32 {
+		f := func(s []T) []float32 { return unsafe.Slice((*float32)(unsafe.Pointer(&s[0])), len(s)) }
+		geluBackwardF32(f(dst), f(g), f(x))
+		return
+	}
+	for i, v := range x {
+		u := float64(v)
+		d := 0.5 * math.Erfc(-u/math.Sqrt2)
+		if math.Abs(u) < 40 {
+			d += u * math.Exp(-0.5*u*u) * invSqrt2Pi
+		}
+		dst[i] = T(float64(g[i]) * d)
+	}
+}
+
+// geluF32Go is the pure-Go GELUs of float32 data.
+func geluF32Go(dst, x []float32) {
+	dst = dst[:len(x)]
+	for i, v := range x {
+		dst[i] = float32(GELU(float64(v)))
+	}
+}
+
+// geluBackwardF32Go is the pure-Go GELUBackward of float32 data.
+func geluBackwardF32Go(dst, g, x []float32) {
+	dst, g = dst[:len(x)], g[:len(x)]
+	for i, v := range x {
+		dst[i] = float32(float64(g[i]) * GELUDeriv(float64(v)))
 	}
 }

@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Generates gelu_amd64.s (run in internal/fastmath:
+python3 _gen/gelugen.py > gelu_amd64.s).
+
+The float32 GELU kernels widen each float32 lane to float64, evaluate the
+algorithm of the scalar code (fastmath.go) in float64 lanes, and narrow the
+result: erfc z = t·exp(P(t) − z²) with t = 1/(1 + z/2) (the Chebyshev fit
+of Numerical Recipes), exp a = 2ᵏ·q(r) with k = round(a/ln 2) by the
+shifter trick, r = a − k·ln 2 in two parts and q the degree-8 Taylor
+polynomial, 2ᵏ built from k's bits. The input is first clamped to
+[−20, 20] (NaN kept): beyond, Φ is 0 or 1 to float64 precision and the
+exponentials stay in range without tests.
+
+Each loop iteration runs two independent chains (two vectors of float64
+lanes: 16 float32 with AVX-512, 8 with AVX2) so that the long dependency
+chain of one element overlaps with another's. n is a multiple of that
+block; the Go side pads the tail.
+"""
+import struct
+
+out = []
+
+
+def e(s=""):
+    out.append(s)
+
+
+def bits(f):
+    return struct.unpack("<Q", struct.pack("<d", f))[0]
+
+
+ERFC = [-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
+        0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277]
+FACT = [1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720,
+        1.0 / 5040, 1.0 / 40320]
+
+# name -> 64-bit pattern; each constant is stored 8 times (64 bytes).
+consts = {}
+
+
+def c(name, value=None, raw=None):
+    if name not in consts:
+        consts[name] = raw if raw is not None else bits(value)
+    return f"gelutab<>+{64 * list(consts).index(name)}(SB)"
+
+
+for i, v in enumerate(ERFC):
+    c(f"erfc{i}", v)
+for i, v in enumerate(FACT):
+    c(f"exp{i}", v)
+c("half_rsqrt2", 0.5 / 2 ** 0.5)
+c("one", 1.0)
+c("lo", -20.0)
+c("hi", 20.0)
+c("mhalf", -0.5)
+c("log2e", 1.4426950408889634)
+c("shifter", float.fromhex("0x1.8p52"))
+c("ln2hi", 6.93147180369123816490e-01)
+c("ln2lo", 1.90821492927058770002e-10)
+c("bias", raw=1023)
+c("bias_half", raw=1022)  # 2^(k-1): the factor 1/2 of Φ for free
+c("absmask", raw=(1 << 63) - 1)
+c("signmask", raw=1 << 63)
+c("inv_sqrt2pi", 0.3989422804014327)
+
+
+class ISA:
+    def __init__(self, name, v, h, nlanes):
+        self.name, self.v, self.h, self.lanes = name, v, h, nlanes
+
+    def r(self, i):
+        return f"{self.v}{i}"
+
+
+AVX512 = ISA("AVX512", "Z", "Y", 8)
+AVX2 = ISA("AVX2", "Y", "X", 4)
+
+
+def exp(isa, arg, t1, t2, bias):
+    """t1 = exp(arg)·2^(bias−1023); arg and t2 are clobbered."""
+    return [
+        f"VMULPD {c('log2e')}, {arg}, {t1}",
+        f"VADDPD {c('shifter')}, {t1}, {t1}",  # k + shifter
+        f"VSUBPD {c('shifter')}, {t1}, {t2}",  # k
+        f"VFNMADD231PD {c('ln2hi')}, {t2}, {arg}",  # r = a − k·ln2hi
+        f"VFNMADD231PD {c('ln2lo')}, {t2}, {arg}",  # − k·ln2lo
+        f"VMULPD {c('exp8')}, {arg}, {t2}",
+        f"VADDPD {c('exp7')}, {t2}, {t2}",
+    ] + [f"VFMADD213PD {c(f'exp{i}')}, {arg}, {t2}" for i in range(6, -1, -1)] + [
+        f"VPADDQ {c(bias)}, {t1}, {t1}",  # low 12 bits: k + bias
+        f"VPSLLQ $52, {t1}, {t1}",  # 2^(k+bias−1023)
+        f"VMULPD {t1}, {t2}, {t1}",
+    ]
+
+
+def erfc_t(isa, x, t, p):
+    """t = 1/(1 + |x|/(2√2)), p = P(t); x is kept."""
+    andop = "VPANDQ" if isa is AVX512 else "VANDPD"
+    return [
+        f"{andop} {c('absmask')}, {x}, {t}",
+        f"VMULPD {c('half_rsqrt2')}, {t}, {t}",
+        f"VADDPD {ONE[isa.name]}, {t}, {t}",
+        f"VDIVPD {t}, {ONE[isa.name]}, {t}",
+        f"VMULPD {c('erfc9')}, {t}, {p}",
+        f"VADDPD {c('erfc8')}, {p}, {p}",
+    ] + [f"VFMADD213PD {c(f'erfc{i}')}, {t}, {p}" for i in range(7, -1, -1)]
+
+
+def select_neg(isa, x, h, phi, k):
+    """phi = h where x < 0 (sign bit set), phi unchanged elsewhere; k is
+    the mask register of the chain (AVX-512)."""
+    if isa is AVX512:
+        return [f"VPTESTMQ {c('signmask')}, {x}, {k}", f"VMOVAPD {h}, {k}, {phi}"]
+    return [f"VBLENDVPD {x}, {h}, {phi}, {phi}"]
+
+
+# Registers holding constants in the loop.
+ONE = {"AVX512": "Z31", "AVX2": "Y15"}
+LO = {"AVX512": "Z30", "AVX2": "Y14"}
+HI = {"AVX512": "Z29", "AVX2": "Y13"}
+
+
+def load_clamp(isa, src, x, xc):
+    """x = max(src, −20) widened (NaN kept), xc = min(x, 20)."""
+    return [
+        f"VCVTPS2PD {src}, {x}",
+        f"VMAXPD {x}, {LO[isa.name]}, {x}",  # x is Intel's 2nd source: NaN → x
+        f"VMINPD {x}, {HI[isa.name]}, {xc}",
+    ]
+
+
+def store(isa, v, dst):
+    cvt = "VCVTPD2PS" if isa is AVX512 else "VCVTPD2PSY"
+    return [f"{cvt} {v}, {isa.h}{v[1:]}", f"VMOVUPS {isa.h}{v[1:]}, {dst}"]
+
+
+def fwd_chain(isa, regs, off):
+    x, xc, t, p, w = regs
+    b = isa.lanes * 4 * off
+    return (load_clamp(isa, f"{b}(SI)", x, xc) + erfc_t(isa, xc, t, p) + [
+        f"VMULPD {c('mhalf')}, {xc}, {w}",
+        f"VFMADD231PD {w}, {xc}, {p}",  # P(t) − x²/2
+    ] + exp(isa, p, xc, w, "bias_half") + [
+        f"VMULPD {xc}, {t}, {t}",  # h = t·exp(…)/2 = Φ(−|x|)
+        f"VSUBPD {t}, {ONE[isa.name]}, {p}",
+    ] + select_neg(isa, x, t, p, f"K{off + 1}") + [
+        f"VMULPD {x}, {p}, {p}",
+    ] + store(isa, p, f"{b}(DI)"))
+
+
+def bwd_chain(isa, regs, off):
+    x, t, p, w, a, b_ = regs
+    b = isa.lanes * 4 * off
+    return (load_clamp(isa, f"{b}(SI)", x, x) + erfc_t(isa, x, t, p) + [
+        f"VMULPD {c('mhalf')}, {x}, {w}",
+        f"VMULPD {x}, {w}, {w}",  # −x²/2
+    ] + exp(isa, w, a, b_, "bias") + exp(isa, p, w, b_, "bias_half") + [
+        f"VMULPD {w}, {t}, {t}",
+        f"VMULPD {a}, {t}, {t}",  # h = t·exp(P)·exp(−x²/2)/2 = Φ(−|x|)
+        f"VSUBPD {t}, {ONE[isa.name]}, {p}",
+    ] + select_neg(isa, x, t, p, f"K{off + 1}") + [
+        f"VMULPD {c('inv_sqrt2pi')}, {a}, {a}",  # φ(x)
+        f"VFMADD231PD {a}, {x}, {p}",  # Φ(x) + x·φ(x)
+        f"VCVTPS2PD {b}(DX), {a}",
+        f"VMULPD {a}, {p}, {p}",
+    ] + store(isa, p, f"{b}(DI)"))
+
+
+def interleave(a, b):
+    res = []
+    for i in range(max(len(a), len(b))):
+        if i < len(a):
+            res.append(a[i])
+        if i < len(b):
+            res.append(b[i])
+    return res
+
+
+def kernel(isa, name, args, chain, nregs):
+    block = 2 * isa.lanes
+    shift = block.bit_length() - 1
+    argsz = 8 * len(args) + 8
+    e(f"// func {name}({', '.join(args)} *float32, n int)")
+    e(f"TEXT ·{name}(SB), NOSPLIT, $0-{argsz}")
+    regs = ["DI", "DX", "SI"] if len(args) == 3 else ["DI", "SI"]
+    for i, (a, r) in enumerate(zip(args, regs)):
+        e(f"\tMOVQ {a}+{8 * i}(FP), {r}")
+    e(f"\tMOVQ n+{8 * len(args)}(FP), CX")
+    e(f"\tSHRQ ${shift}, CX")
+    e(f"\tJZ {name}_done")
+    e(f"\tVBROADCASTSD {c('one')}, {ONE[isa.name]}")
+    e(f"\tVBROADCASTSD {c('lo')}, {LO[isa.name]}")
+    e(f"\tVBROADCASTSD {c('hi')}, {HI[isa.name]}")
+    e("\tPCALIGN $32")
+    e(f"{name}_loop:")
+    r0 = [isa.r(i) for i in range(nregs)]
+    r1 = [isa.r(i + nregs) for i in range(nregs)]
+    for ins in interleave(chain(isa, r0, 0), chain(isa, r1, 1)):
+        e("\t" + ins)
+    step = block * 4
+    ptrs = ["DI", "SI"] + (["DX"] if len(args) == 3 else [])
+    for p in ptrs:
+        e(f"\tADDQ ${step}, {p}")
+    e("\tDECQ CX")
+    e(f"\tJNZ {name}_loop")
+    e(f"{name}_done:")
+    e("\tVZEROUPPER")
+    e("\tRET")
+    e()
+
+
+for isa in (AVX512, AVX2):
+    kernel(isa, f"geluF32{isa.name}", ["dst", "x"], fwd_chain, 5)
+    kernel(isa, f"geluBwdF32{isa.name}", ["dst", "grad", "x"], bwd_chain, 6)
+
+head = ["// Code generated by _gen/gelugen.py; DO NOT EDIT.", "",
+        "//go:build !purego", "", '#include "textflag.h"', ""]
+for i, (name, v) in enumerate(consts.items()):
+    for j in range(8):
+        head.append(f"DATA gelutab<>+{64 * i + 8 * j}(SB)/8, $0x{v:016x}")
+head.append(f"GLOBL gelutab<>(SB), RODATA|NOPTR, ${64 * len(consts)}")
+head.append("")
+print("\n".join(head + out))

@@ -1,0 +1,12 @@
+//go:build !amd64 || purego
+
+package fastmath
+
+import "github.com/adjointgo/adjoint/internal/isa"
+
+// level is always Generic without the assembly kernels.
+var level = isa.Generic
+
+func geluF32(dst, x []float32) { geluF32Go(dst, x) }
+
+func geluBackwardF32(dst, g, x []float32) { geluBackwardF32Go(dst, g, x) }
