@@ -148,8 +148,12 @@ func ActDeriv(s float64, act Act) float64 {
 			return 1
 		}
 		return 0
-	case ActGELU:
-		return 0.5*math.Erfc(-s/math.Sqrt2) + s*math.Exp(-0.5*s*s)/math.Sqrt(2*math.Pi)
+	case ActGELU: // 0 at −Inf, 1 at +Inf (s·φ(s) is 0 beyond ±40)
+		d := 0.5 * math.Erfc(-s/math.Sqrt2)
+		if math.Abs(s) < 40 {
+			d += s * math.Exp(-0.5*s*s) / math.Sqrt(2*math.Pi)
+		}
+		return d
 	case ActGELUTanh:
 		u := geluC * (s + 0.044715*s*s*s)
 		t := math.Tanh(u)
@@ -183,10 +187,8 @@ func ActBackward[T float](dst, g, s []T, m, n int, act Act, sum []T) {
 				vec.ReLUGradF64(d, any(gi).([]float64), any(si).([]float64))
 			}
 		default:
-			if act == ActGELU && isF32[T]() {
-				for j, v := range si {
-					d[j] = T(float64(gi[j]) * fastmath.GELUDeriv(float64(v)))
-				}
+			if act == ActGELU { // the row in one call (SIMD kernels for float32)
+				fastmath.GELUBackward(d, gi, si)
 				break
 			}
 			for j, v := range si {
