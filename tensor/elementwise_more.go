@@ -140,11 +140,8 @@ func mathKernel[T Float](op MathOp, dst, x []T, a, b float64) {
 			dst[i] = T(0.5 * u * (1 + math.Tanh(geluC*(u+0.044715*u*u*u))))
 		}
 	case SiLU:
-		if f32 {
-			for i, v := range x {
-				u := float64(v)
-				dst[i] = T(u / (1 + fastmath.Exp(-u)))
-			}
+		if d, ok := any(dst).([]float32); ok { // SIMD, −0 at −Inf
+			fastmath.SiLUsF32(d, any(x).([]float32))
 			return
 		}
 		for i, v := range x {

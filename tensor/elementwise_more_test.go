@@ -118,10 +118,20 @@ func TestArgReduceProdCumsum(t *testing.T) {
 	}
 }
 
+// limit0 is y, or the limit 0 of GELU and SiLU at u = −Inf (where the
+// formula gives −Inf·0).
+func limit0(u, y float64) float64 {
+	if math.IsInf(u, -1) {
+		return 0
+	}
+	return y
+}
+
 // The float32 kernels (fexp, erfc32, erf32 and the activations built on
 // them) agree with package math's float64 functions rounded to float32,
 // within a few float32 ulps, from tiny to saturating arguments; NaN and
-// the infinities give what package math gives.
+// the infinities give what package math gives, but for the limits 0 of
+// GELU and SiLU at −Inf (package math's formulas give −Inf·0 = NaN).
 func TestMathFloat32Accuracy(t *testing.T) {
 	var xs []float64
 	for e := -30.0; e <= 6; e += 0.01 { // ±10^e, and 0
@@ -135,9 +145,9 @@ func TestMathFloat32Accuracy(t *testing.T) {
 	ref := map[MathOp]func(float64) float64{
 		Erf:      math.Erf,
 		Erfc:     math.Erfc,
-		GELU:     func(u float64) float64 { return 0.5 * u * math.Erfc(-u/math.Sqrt2) },
+		GELU:     func(u float64) float64 { return limit0(u, 0.5*u*math.Erfc(-u/math.Sqrt2)) },
 		GELUTanh: func(u float64) float64 { return 0.5 * u * (1 + math.Tanh(geluC*(u+0.044715*u*u*u))) },
-		SiLU:     func(u float64) float64 { return u * sigmoid(u) },
+		SiLU:     func(u float64) float64 { return limit0(u, u*sigmoid(u)) },
 	}
 	x := New(Float32, len(xs))
 	for i, v := range xs {
