@@ -41,6 +41,68 @@ func (heap) alloc(record bool) (*Value, *node) {
 	return &r.v, &r.n
 }
 
+// inlineBytes is the storage a heap value carries inside its own
+// allocation (see heapOutput): 4 float32 or 2 float64 elements. A recorded
+// value and its node take 360 bytes, which the allocator rounds up to its
+// 384-byte size class anyway, so their inline storage costs no memory; a
+// value without a node grows from 160 to 176 bytes.
+const inlineBytes = 16
+
+// The heap's values with inline storage, by dtype, with and without their
+// node. The storage lives and dies with the value: nothing but the value's
+// tensor (and views of it) refers to it, and package internal/pool, which
+// only takes power-of-two capacities from 256 elements up, never recycles it.
+type (
+	recorded32 struct {
+		v   Value
+		n   node
+		buf [inlineBytes / 4]float32
+	}
+	recorded64 struct {
+		v   Value
+		n   node
+		buf [inlineBytes / 8]float64
+	}
+	value32 struct {
+		v   Value
+		buf [inlineBytes / 4]float32
+	}
+	value64 struct {
+		v   Value
+		buf [inlineBytes / 8]float64
+	}
+)
+
+// heapOutput is heap{}.alloc(record) for an element-wise kernel expected to
+// write about n elements of dtype d (its operands' dtype and larger size):
+// when they fit in inlineBytes, the value comes with storage of its own in
+// the same allocation, lent to the kernel as its destination (a scalar
+// header over the inline array, which the kernel's resize reuses), so that
+// a small op allocates once instead of twice. A recorded value always gets
+// the inline storage of d (it is free, see inlineBytes); a kernel that
+// writes another dtype or more elements allocates as before.
+func heapOutput(record bool, d tensor.DType, n int) (*Value, *node) {
+	switch {
+	case record && d == tensor.Float32:
+		r := &recorded32{}
+		r.v.t = *tensor.FromFloat32(r.buf[:1])
+		return &r.v, &r.n
+	case record:
+		r := &recorded64{}
+		r.v.t = *tensor.FromFloat64(r.buf[:1])
+		return &r.v, &r.n
+	case d == tensor.Float32 && n <= inlineBytes/4:
+		r := &value32{}
+		r.v.t = *tensor.FromFloat32(r.buf[:1])
+		return &r.v, nil
+	case d == tensor.Float64 && n <= inlineBytes/8:
+		r := &value64{}
+		r.v.t = *tensor.FromFloat64(r.buf[:1])
+		return &r.v, nil
+	}
+	return &Value{}, nil
+}
+
 func (heap) forward(r *rule, at attrs, out *Value, x, y *tensor.Tensor) {
 	r.forward(&out.t, at, x, y)
 }

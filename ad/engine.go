@@ -127,9 +127,23 @@ func record(r *rule, at attrs, x, y *Value) (*Value, *node) {
 		yt = &y.t
 	}
 	req := x.requires || (y != nil && y.requires)
-	al := allocFor(r.name, x, y)
-	out, n := al.alloc(req)
-	al.forward(r, at, out, &x.t, yt)
+	var out *Value
+	var n *node
+	if a := arenaOf(r.name, x, y); a != nil {
+		out, n = a.alloc(req)
+		a.forward(r, at, out, &x.t, yt)
+	} else {
+		if r.view { // the kernel makes out a view: no storage to lend
+			out, n = heap{}.alloc(req)
+		} else {
+			size := x.t.Len()
+			if yt != nil {
+				size = max(size, yt.Len())
+			}
+			out, n = heapOutput(req, x.t.DType(), size)
+		}
+		r.forward(&out.t, at, &x.t, yt)
+	}
 	out.wrote(r, x)
 	if !req {
 		return out, nil

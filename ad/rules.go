@@ -341,6 +341,23 @@ func (c *vjpCtx) g1(a *Value) []*Value {
 	return c.buf[:1]
 }
 
+// scaled returns g ⊙ y for a VJP that reads g once: written into g itself
+// when the sweep holds g alone (owned: no other value, gradient buffer or
+// caller sees its storage), the sweep is not recorded, nothing carries a
+// tangent or is watched for anomalies, and the product has g's shape and
+// dtype; otherwise Mul(g, y). The sweep's ownership rules then pass g on
+// to the one operand it became the cotangent of (decideOwnership), so a
+// chain of products allocates no cotangent per op.
+func (c *vjpCtx) scaled(g, y *Value) *Value {
+	if c.create || !g.owned || g.tan != nil || y.tan != nil || g.anomaly || y.anomaly ||
+		g.t.DType() != y.t.DType() || !tensor.EqualShape(g.t.Shape(), y.t.Shape()) {
+		return Mul(g, y)
+	}
+	arenaOf("mul", g, y) // a stale operand panics as it would in Mul
+	g.t.Binary(tensor.Mul, &g.t, &y.t)
+	return g
+}
+
 // gN returns n nil cotangents for a variadic rule to fill, in a buffer the
 // sweep reuses.
 func (c *vjpCtx) gN(n int) []*Value {
@@ -386,11 +403,13 @@ var table = [numOps]rule{
 	opMul: {name: "mul", forward: binaryFwd(tensor.Mul), saves: saveOther, broadcasts: true,
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			var gx, gy *Value
-			if c.need[1] {
-				gy = Mul(g, c.in(0))
-			}
-			if c.need[0] {
-				gx = Mul(g, c.in(1))
+			switch {
+			case c.need[0] && c.need[1]:
+				gx, gy = Mul(g, c.in(1)), Mul(g, c.in(0))
+			case c.need[0]:
+				gx = c.scaled(g, c.in(1))
+			case c.need[1]:
+				gy = c.scaled(g, c.in(0))
 			}
 			return c.g2(gx, gy)
 		},

@@ -75,21 +75,24 @@ func New(dtype DType, shape ...int) *Tensor {
 // FromFloat64 returns a float64 tensor of the given shape that uses data as
 // its storage (no copy). len(data) must equal the product of shape.
 func FromFloat64(data []float64, shape ...int) *Tensor {
-	n := checkShape("from float64", shape)
-	if len(data) != n {
-		panic(&ShapeError{Op: "from float64", Shapes: [][]int{shape}, Msg: fmt.Sprintf("%d elements do not fill the shape (want %d)", len(data), n)})
-	}
-	return &Tensor{dtype: Float64, shape: append([]int(nil), shape...), f64: data}
+	return &Tensor{dtype: Float64, shape: storageShape("from float64", len(data), shape), f64: data}
 }
 
 // FromFloat32 returns a float32 tensor of the given shape that uses data as
 // its storage (no copy). len(data) must equal the product of shape.
 func FromFloat32(data []float32, shape ...int) *Tensor {
-	n := checkShape("from float32", shape)
-	if len(data) != n {
-		panic(&ShapeError{Op: "from float32", Shapes: [][]int{shape}, Msg: fmt.Sprintf("%d elements do not fill the shape (want %d)", len(data), n)})
+	return &Tensor{dtype: Float32, shape: storageShape("from float32", len(data), shape), f32: data}
+}
+
+// storageShape checks that n elements fill shape and returns a copy of it
+// (nil for a scalar). FromFloat32 and FromFloat64 call it so that they stay
+// small enough to inline: a caller that only copies the header they return
+// (package ad, wrapping a value's inline storage) then allocates nothing.
+func storageShape(op string, n int, shape []int) []int {
+	if want := checkShape(op, shape); n != want {
+		panic(&ShapeError{Op: op, Shapes: [][]int{slices.Clone(shape)}, Msg: fmt.Sprintf("%d elements do not fill the shape (want %d)", n, want)})
 	}
-	return &Tensor{dtype: Float32, shape: append([]int(nil), shape...), f32: data}
+	return append([]int(nil), shape...)
 }
 
 // Scalar returns a 0-dimensional tensor holding v.
