@@ -215,9 +215,10 @@ const (
 	LogAddExp                // ln(eᵃ+eᵇ) without overflow
 	MaxWeight                // 1 where a > b, ½ where a = b, 0 elsewhere
 	MinWeight                // 1 where a < b, ½ where a = b, 0 elsewhere
+	GELUGrad                 // a·GELU′(b) = a·(Φ(b) + b·φ(b)): the exact GELU's backward, a the gradient
 )
 
-var math2Names = [...]string{"atan2", "hypot", "logaddexp", "max_weight", "min_weight"}
+var math2Names = [...]string{"atan2", "hypot", "logaddexp", "max_weight", "min_weight", "gelu_grad"}
 
 // String returns the op's name.
 func (op Math2Op) String() string {
@@ -232,7 +233,7 @@ func (op Math2Op) String() string {
 // goroutines.
 func (t *Tensor) Math2(op Math2Op, a, b *Tensor) *Tensor {
 	if int(op) >= len(math2Names) {
-		panic(unknownOp("math2", op.String(), "Atan2 … MinWeight"))
+		panic(unknownOp("math2", op.String(), "Atan2 … GELUGrad"))
 	}
 	d := a.dtype
 	if b.dtype != d {
@@ -281,6 +282,24 @@ func math2Split[T Float](op Math2Op, dst, a, b []T) {
 }
 
 func math2Kernel[T Float](op Math2Op, dst, a, b []T, n, da, db int) {
+	if op == GELUGrad { // the slice kernel, SIMD for float32
+		if da == 1 && db == 1 {
+			fastmath.GELUBackward(dst[:n], a[:n], b[:n])
+			return
+		}
+		var ba, bb [64]T // a broadcast operand: gathered in chunks
+		ia, ib := 0, 0
+		for i := 0; i < n; i += len(ba) {
+			m := min(len(ba), n-i)
+			for j := range m {
+				ba[j], bb[j] = a[ia], b[ib]
+				ia += da
+				ib += db
+			}
+			fastmath.GELUBackward(dst[i:i+m], ba[:m], bb[:m])
+		}
+		return
+	}
 	ia, ib := 0, 0
 	for i := 0; i < n; i++ {
 		x, y := a[ia], b[ib]
@@ -303,7 +322,7 @@ func math2Kernel[T Float](op Math2Op, dst, a, b []T, n, da, db int) {
 		case MinWeight:
 			r = b2f[T](x < y) + b2f[T](x == y)/2
 		default:
-			panic(unknownOp("math2", op.String(), "Atan2 … MinWeight"))
+			panic(unknownOp("math2", op.String(), "Atan2 … GELUGrad"))
 		}
 		dst[i] = r
 		ia += da

@@ -72,6 +72,8 @@ func TestMath2Broadcast(t *testing.T) {
 						want = map[bool]float64{true: 1}[x > y] + map[bool]float64{true: 0.5}[x == y]
 					case MinWeight:
 						want = map[bool]float64{true: 1}[x < y] + map[bool]float64{true: 0.5}[x == y]
+					case GELUGrad:
+						want = x * (0.5*math.Erfc(-y/math.Sqrt2) + y*math.Exp(-0.5*y*y)/math.Sqrt(2*math.Pi))
 					}
 					if g := got.At(i, j); math.Abs(g-want) > 1e-6*math.Max(1, math.Abs(want)) {
 						t.Fatalf("%v %v (%v, %v) = %v, want %v", d, op, x, y, g, want)

@@ -67,3 +67,47 @@ func TestUnaryF32SIMD(t *testing.T) {
 		}
 	}
 }
+
+// Math2's GELUGrad, g·GELU′(x), agrees with package math in float64 in
+// both dtypes, on equal shapes of odd length (the slice kernel) and with
+// a broadcast operand (gathered in chunks), with the limits at ±Inf.
+func TestGELUGrad(t *testing.T) {
+	ref := func(g, x float64) float64 {
+		d := 0.5 * math.Erfc(-x/math.Sqrt2)
+		if !math.IsInf(x, 0) {
+			d += x * math.Exp(-0.5*x*x) / math.Sqrt(2*math.Pi)
+		}
+		return g * d
+	}
+	const n = 133
+	xs := make([]float64, n)
+	gs := make([]float64, n)
+	for i := range xs {
+		xs[i] = float64(i-n/2) / 9
+		gs[i] = 1 + float64(i%5)/3
+	}
+	xs[0], xs[1], xs[2] = math.Inf(1), math.Inf(-1), math.NaN()
+	for _, d := range []DType{Float32, Float64} {
+		tol := 3e-7
+		if d == Float64 {
+			tol = 1e-14
+		}
+		x, g := FromFloat64(xs, n).Astype(d), FromFloat64(gs, n).Astype(d)
+		same := new(Tensor).Math2(GELUGrad, g, x)
+		col := new(Tensor).Math2(GELUGrad, FromFloat64([]float64{2}, 1).Astype(d), x)
+		for i := range n {
+			u := x.AtFlat(i)
+			for k, c := range []struct{ got, want float64 }{{same.AtFlat(i), ref(g.AtFlat(i), u)}, {col.AtFlat(i), ref(2, u)}} {
+				if math.IsNaN(c.want) {
+					if !math.IsNaN(c.got) {
+						t.Fatalf("%v case %d: GELUGrad at x=%v = %v, want NaN", d, k, u, c.got)
+					}
+					continue
+				}
+				if math.Abs(c.got-c.want) > tol*math.Max(1, math.Abs(c.want)) {
+					t.Fatalf("%v case %d: GELUGrad at x=%v = %v, want %v", d, k, u, c.got, c.want)
+				}
+			}
+		}
+	}
+}
