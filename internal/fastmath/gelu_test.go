@@ -323,3 +323,24 @@ func TestForcedLevelEnv(t *testing.T) {
 		}
 	}
 }
+
+// The slice kernels allocate nothing, tails included.
+func TestSlicesNoAlloc(t *testing.T) {
+	x := make([]float32, 37)
+	g := make([]float32, 37)
+	d := make([]float32, 37)
+	for _, l := range levels() {
+		atLevel(l, func() {
+			if n := testing.AllocsPerRun(20, func() {
+				GELUs(d, x)
+				GELUBackward(d, g, x)
+				ExpsF32(d, x)
+				TanhsF32(d, x)
+				SigmoidsF32(d, x)
+				SiLUsF32(d, x)
+			}); n != 0 {
+				t.Errorf("%v: %v allocations", l, n)
+			}
+		})
+	}
+}
