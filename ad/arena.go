@@ -100,6 +100,8 @@ func (k bufKey) size() int { return int(k >> 8) }
 // Reset ends the current step: every value made in the arena since the last
 // Reset becomes invalid and its memory is kept for the values of the next
 // step.
+var DebugArena func(string, int, []int)
+
 func (a *Arena) Reset() {
 	// Buffers that sat idle through the whole step are not needed by steps
 	// like it: they go back to the shared pool, so that an arena whose steps
@@ -176,24 +178,43 @@ func (a *Arena) output() *Value {
 		r.lending = true
 		return &r.v
 	}
-	if r.hint.size() > 0 {
-		if c := a.class(r.hint, false); c != nil && len(c.bufs) > 0 {
+	g, hint, exact := a.epoch&1, r.hint, false
+	want := a.shapes[g][a.used-1]
+	if hint.size() == 0 && a.used <= len(a.slots[1-g]) {
+		// A slot new in this generation (the second step, or a step
+		// longer than the one two steps before): the previous step's slot
+		// at this position, of the other generation, tells the size and
+		// shape. Without it the second step would allocate a second set of
+		// buffers while the first step's sat idle, and the process's peak
+		// memory would double. Only a buffer of that very shape is taken, so
+		// that the buffers keep the shapes the slots of the first
+		// generation gave them.
+		hint, want, exact = a.slots[1-g][a.used-1].hint, a.shapes[1-g][a.used-1], true
+	}
+	if hint.size() > 0 && (want != nil || !exact) {
+		if c := a.class(hint, false); c != nil && len(c.bufs) > 0 {
 			bs := c.bufs
 			i := len(bs) - 1
-			if want := a.shapes[a.epoch&1][a.used-1]; want != nil {
-				for j := i; j >= max(0, len(bs)-lookBack); j-- {
+			if want != nil {
+				span := lookBack
+				if exact {
+					span, i = len(bs), -1
+				}
+				for j := len(bs) - 1; j >= max(0, len(bs)-span); j-- {
 					if tensor.EqualShape(bs[j].t.Shape(), want) {
 						i = j
 						break
 					}
 				}
 			}
-			r.v.t = bs[i].t
-			copy(bs[i:], bs[i+1:])
-			bs[len(bs)-1] = freeBuf{}
-			c.bufs = bs[:len(bs)-1]
-			r.own = r.v.t
-			r.lending = true
+			if i >= 0 {
+				r.v.t = bs[i].t
+				copy(bs[i:], bs[i+1:])
+				bs[len(bs)-1] = freeBuf{}
+				c.bufs = bs[:len(bs)-1]
+				r.own = r.v.t
+				r.lending = true
+			}
 		}
 	}
 	return &r.v
@@ -207,10 +228,22 @@ const lookBack = 16
 func (a *Arena) owns(r *recorded, t tensor.Tensor) {
 	r.own = t
 	r.hint = keyOf(t.DType(), t.Cap())
-	if g := a.epoch & 1; r.epoch == a.epoch && a.used > 0 && a.slots[g][a.used-1] == r {
-		a.shapes[g][a.used-1] = t.Shape()
+	if r.epoch != a.epoch {
+		return
+	}
+	// The slot is one of the last taken (a kernel writes its output soon
+	// after taking it, a VJP kernel after a few constants): find it.
+	g := a.epoch & 1
+	for i := a.used - 1; i >= max(0, a.used-ownsBack); i-- {
+		if a.slots[g][i] == r {
+			a.shapes[g][i] = t.Shape()
+			return
+		}
 	}
 }
+
+// ownsBack bounds how far back owns looks for its slot.
+const ownsBack = 8
 
 // adopt records, after the kernel wrote v, whether the slot owns v's storage:
 // the lent buffer if the kernel reused it, or fresh storage the kernel

@@ -31,6 +31,17 @@ func NewEmbedding(num, dim int, dt tensor.DType, rng *rand.Rand) *Embedding {
 // gather: the gradient of a repeated id is the sum over its occurrences.
 func (e *Embedding) Forward(ids []int) *ad.Value { return ad.IndexSelect(e.W, 0, ids) }
 
+// ForwardIn is Forward recorded in the arena ar (nil: none): the table is
+// brought into it with ar.Use, so the lookup's result, and what is computed
+// from it, are values of the arena. Gradients still accumulate into W.
+func (e *Embedding) ForwardIn(ar *ad.Arena, ids []int) *ad.Value {
+	w := e.W
+	if ar != nil {
+		w = ar.Use(w)
+	}
+	return ad.IndexSelect(w, 0, ids)
+}
+
 // Logits uses the table as a tied output projection: h ([N Dim]) · Wᵀ gives
 // [N Num] scores. A model that calls both Forward and Logits trains W from
 // both uses (the gradients add).

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 
 	"github.com/adjointgo/adjoint/ad"
 	"github.com/adjointgo/adjoint/tensor"
@@ -64,14 +65,19 @@ func NewGPT(c GPTConfig, rng *rand.Rand) *GPT {
 // Forward returns the logits, shape [B T Vocab], for a batch of B token
 // sequences of a common length T ≤ Context. Position t's logits depend
 // only on tokens 0..t.
-func (g *GPT) Forward(tokens [][]int) *ad.Value {
-	b, t, flat := g.flatten("forward", tokens)
-	x := ad.Reshape(g.WTE.Forward(flat), b, t, g.Config.DModel)
-	pos := make([]int, t)
-	for i := range pos {
-		pos[i] = i
-	}
-	x = ad.Add(x, g.WPE.Forward(pos)) // [T D] broadcasts over the batch
+func (g *GPT) Forward(tokens [][]int) *ad.Value { return g.ForwardIn(nil, tokens) }
+
+// ForwardIn is Forward with the pass recorded in the arena ar (see
+// ad.Arena): the embedding tables are brought into it with Arena.Use, so
+// that every value of the pass, and of the backward pass through it, lives
+// in the arena and a repeated training step allocates next to nothing. A nil
+// ar is Forward. The result is valid until ar's next Reset.
+func (g *GPT) ForwardIn(ar *ad.Arena, tokens [][]int) *ad.Value {
+	sc := getIDs()
+	defer putIDs(sc)
+	b, t := g.flatten("forward", tokens, sc)
+	x := ad.Reshape(g.WTE.ForwardIn(ar, sc.flat), b, t, g.Config.DModel)
+	x = ad.Add(x, g.WPE.ForwardIn(ar, sc.positions(t))) // [T D] broadcasts over the batch
 	for _, blk := range g.Blocks {
 		x = blk.Forward(x)
 	}
@@ -82,18 +88,45 @@ func (g *GPT) Forward(tokens [][]int) *ad.Value {
 // Loss returns the mean cross-entropy of the next-token predictions:
 // targets[i][t] is the token expected after tokens[i][0..t]. It uses ad's
 // fused CrossEntropy on the [B·T Vocab] logits.
-func (g *GPT) Loss(tokens, targets [][]int) *ad.Value {
-	logits := g.Forward(tokens)
-	b, t, flat := g.flatten("loss", targets)
+func (g *GPT) Loss(tokens, targets [][]int) *ad.Value { return g.LossIn(nil, tokens, targets) }
+
+// LossIn is Loss with the pass recorded in the arena ar (see ForwardIn): a
+// training step that calls ar.Reset, then LossIn, Backward and the
+// optimiser's Step allocates next to nothing once warm. Read the loss
+// (Item) before the next Reset. A nil ar is Loss.
+func (g *GPT) LossIn(ar *ad.Arena, tokens, targets [][]int) *ad.Value {
+	logits := g.ForwardIn(ar, tokens)
+	sc := getIDs()
+	defer putIDs(sc)
+	b, t := g.flatten("loss", targets, sc)
 	if b != len(tokens) || t != len(tokens[0]) {
 		panic(&Error{Op: "gpt loss", Err: ErrShape, Msg: fmt.Sprintf("targets are %d×%d, tokens %d×%d", b, t, len(tokens), len(tokens[0]))})
 	}
-	return ad.CrossEntropy(ad.Reshape(logits, b*t, g.Config.Vocab), flat)
+	return ad.CrossEntropy(ad.Reshape(logits, b*t, g.Config.Vocab), sc.flat)
+}
+
+// idScratch holds the flattened token ids of a batch and the positions
+// 0..T−1 while a pass records them (the ops copy what they keep), reused
+// through idPool so that a step allocates no index list.
+type idScratch struct{ flat, pos []int }
+
+var idPool = sync.Pool{New: func() any { return new(idScratch) }}
+
+func getIDs() *idScratch  { return idPool.Get().(*idScratch) }
+func putIDs(s *idScratch) { idPool.Put(s) }
+
+// positions returns 0, 1, ..., t−1.
+func (s *idScratch) positions(t int) []int {
+	for i := len(s.pos); i < t; i++ {
+		s.pos = append(s.pos, i)
+	}
+	return s.pos[:t]
 }
 
 // flatten checks that ids is a non-empty rectangular batch of token ids in
-// range, with rows no longer than the context, and returns it row-major.
-func (g *GPT) flatten(op string, ids [][]int) (b, t int, flat []int) {
+// range, with rows no longer than the context, and leaves it row-major in
+// sc.flat.
+func (g *GPT) flatten(op string, ids [][]int, sc *idScratch) (b, t int) {
 	if len(ids) == 0 || len(ids[0]) == 0 {
 		panic(&Error{Op: "gpt " + op, Err: ErrShape, Msg: "empty batch (want B ≥ 1 sequences of T ≥ 1 tokens)"})
 	}
@@ -101,7 +134,7 @@ func (g *GPT) flatten(op string, ids [][]int) (b, t int, flat []int) {
 	if t > g.Config.Context {
 		panic(&Error{Op: "gpt " + op, Err: ErrShape, Msg: fmt.Sprintf("sequence length %d exceeds the context %d", t, g.Config.Context)})
 	}
-	flat = make([]int, 0, b*t)
+	flat := sc.flat[:0]
 	for i, row := range ids {
 		if len(row) != t {
 			panic(&Error{Op: "gpt " + op, Err: ErrShape, Msg: fmt.Sprintf("row %d has %d tokens, row 0 has %d (sequences must have one length)", i, len(row), t)})
@@ -113,7 +146,8 @@ func (g *GPT) flatten(op string, ids [][]int) (b, t int, flat []int) {
 		}
 		flat = append(flat, row...)
 	}
-	return b, t, flat
+	sc.flat = flat
+	return b, t
 }
 
 // Params returns nanoGPT's names: "transformer.wte.weight",

@@ -147,8 +147,9 @@ func (g *GPT) forwardWith(tokens [][]int, w *ad.Value, input bool) *ad.Value {
 	} else {
 		out.W = w
 	}
-	b, tt, flat := g.flatten("test", tokens)
-	x := ad.Reshape(in.Forward(flat), b, tt, g.Config.DModel)
+	sc := new(idScratch)
+	b, tt := g.flatten("test", tokens, sc)
+	x := ad.Reshape(in.Forward(sc.flat), b, tt, g.Config.DModel)
 	pos := make([]int, tt)
 	for i := range pos {
 		pos[i] = i

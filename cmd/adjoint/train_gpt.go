@@ -314,6 +314,7 @@ func trainGPT(c gptConfig, onStep func(step int, loss float64), onEval func(gptE
 		}
 	}
 	var stepErr error
+	var ar ad.Arena // each step's values, nodes and buffers, for the next step
 	err = ad.Try(func() {
 		if c.EvalEvery > 0 {
 			evaluate(0)
@@ -324,7 +325,8 @@ func trainGPT(c gptConfig, onStep func(step int, loss float64), onEval func(gptE
 				o.SetLR(lr)
 			}
 			x, y = sampleBatch(r, data.Train, c.Batch, c.Context, x, y)
-			loss := model.Loss(x, y)
+			ar.Reset()
+			loss := model.LossIn(&ar, x, y)
 			l := loss.Item()
 			if !isFinite(l) {
 				stepErr = fmt.Errorf("step %d: the loss is %v, training diverged: try a lower learning rate than --lr %s", step+1, l, fmtNum(c.LR))

@@ -33,6 +33,10 @@ type GPTStep struct {
 	Tokens  [][]int
 	Targets [][]int
 	Loss    float64 // loss of the last Run
+
+	// Arena holds each step's values, nodes and buffers for the next step
+	// (nn.GPT.LossIn), so that a warm step allocates next to nothing.
+	Arena ad.Arena
 }
 
 // NewGPTStep builds the model and the batch from seed.
@@ -54,7 +58,8 @@ func NewGPTStep(seed uint64) *GPTStep {
 // Run performs one training step: forward, fused cross-entropy over the
 // 12·64 positions, backward, SGD update.
 func (s *GPTStep) Run() error {
-	loss := s.Model.Loss(s.Tokens, s.Targets)
+	s.Arena.Reset()
+	loss := s.Model.LossIn(&s.Arena, s.Tokens, s.Targets)
 	s.Opt.ZeroGrad()
 	if err := loss.Backward(); err != nil {
 		return err
@@ -65,7 +70,9 @@ func (s *GPTStep) Run() error {
 }
 
 // SavedBytes returns the activation memory the step's graph saves for the
-// backward pass (ad.Stats).
+// backward pass (ad.Stats). The graph is recorded in the step's arena, in
+// the buffers of the steps before.
 func (s *GPTStep) SavedBytes() int64 {
-	return ad.Stats(s.Model.Loss(s.Tokens, s.Targets)).SavedBytes
+	s.Arena.Reset()
+	return ad.Stats(s.Model.LossIn(&s.Arena, s.Tokens, s.Targets)).SavedBytes
 }
