@@ -2,14 +2,17 @@
 """Generates simd_amd64.s (run in internal/fastmath:
 python3 _gen/simdgen.py > simd_amd64.s).
 
-The float32 GELU kernels widen each float32 lane to float64, evaluate the
-algorithm of the scalar code (fastmath.go) in float64 lanes, and narrow the
-result: erfc z = t·exp(P(t) − z²) with t = 1/(1 + z/2) (the Chebyshev fit
-of Numerical Recipes), exp a = 2ᵏ·q(r) with k = round(a/ln 2) by the
-shifter trick, r = a − k·ln 2 in two parts and q the degree-8 Taylor
-polynomial, 2ᵏ built from k's bits. The input is first clamped to
-[−20, 20] (NaN kept): beyond, Φ is 0 or 1 to float64 precision and the
-exponentials stay in range without tests.
+The float32 kernels widen each float32 lane to float64, compute in
+float64 lanes, and narrow the result once. GELU evaluates the algorithm
+of the scalar code (fastmath.go): erfc z = t·exp(P(t) − z²) with
+t = 1/(1 + z/2) (the Chebyshev fit of Numerical Recipes), exp a = 2ᵏ·q(r)
+with k = round(a/ln 2) by the shifter trick, r = a − k·ln 2 in two parts
+and q the degree-8 Taylor polynomial, 2ᵏ built from k's bits. The input is
+first clamped to [−20, 20] (NaN kept): beyond, Φ is 0 or 1 to float64
+precision and the exponentials stay in range without tests. The backward
+kernel shares exp(−x²/2) between Φ and φ and takes exp(P(t)) as one
+polynomial (see PC). Exp, Sigmoid, SiLU and Tanh use the same exp on
+clamped arguments.
 
 Each loop iteration runs two independent chains (two vectors of float64
 lanes: 16 float32 with AVX-512, 8 with AVX2) so that the long dependency
