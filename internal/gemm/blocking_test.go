@@ -34,3 +34,56 @@ func TestBlocks(t *testing.T) {
 		}
 	}
 }
+
+// Row blocks: multiples of MR, at most mcMax, no more blocks than m needs,
+// and balanced: no block more than MR·(blocks) rows longer than the last.
+func TestRowBlock(t *testing.T) {
+	for _, MR := range []int{4, 6, 12} {
+		for _, mcMax := range []int{4 * MR, 42 * MR, 85 * MR} {
+			for m := 1; m <= 3*mcMax+2*MR; m++ {
+				mc := rowBlock(MR, mcMax, m)
+				need := (m + mcMax - 1) / mcMax
+				nb := (m + mc - 1) / mc
+				last := m - (nb-1)*mc
+				if mc%MR != 0 || mc > mcMax || nb != need || last < mc-nb*MR {
+					t.Fatalf("MR %d mcMax %d m %d: block %d (%d blocks, last %d), want a multiple of MR ≤ mcMax, %d blocks, balanced",
+						MR, mcMax, m, mc, nb, last, need)
+				}
+			}
+		}
+	}
+	// The case that motivated balancing: 512 rows against mc 510.
+	if mc := rowBlock(6, 510, 512); mc != 258 {
+		t.Errorf("rowBlock(6, 510, 512) = %d, want 258", mc)
+	}
+}
+
+// A transposed A is packed once its depth step reaches maxStepT bytes, and
+// read in place below (for kernels that read A in place at all).
+func TestInPlace(t *testing.T) {
+	kn := kernel[float32]{direct: true, maxStepT: 4 << 10}
+	for _, c := range []struct {
+		transA    bool
+		m, k, lda int
+		want      bool
+	}{
+		{false, 1024, 256, 4096, true}, // A not transposed: rows are read along
+		{true, 1024, 256, 1024, false}, // 4 KiB per step
+		{true, 512, 768, 512, true},    // 2 KiB
+		{true, 1023, 256, 1023, true},
+		{true, 2048, 1024, 2048, false},
+		{false, 2048, 1024, 1024, false}, // larger than directMaxBytes
+	} {
+		if got := kn.inPlace(c.transA, c.m, c.k, c.lda); got != c.want {
+			t.Errorf("inPlace(%v, m %d, k %d, lda %d) = %v, want %v", c.transA, c.m, c.k, c.lda, got, c.want)
+		}
+	}
+	kn.maxStepT = 0
+	if !kn.inPlace(true, 1024, 256, 1024) {
+		t.Error("maxStepT 0: transposed A not read in place")
+	}
+	kn.direct = false
+	if kn.inPlace(false, 64, 64, 64) {
+		t.Error("a kernel without direct reads A in place")
+	}
+}
