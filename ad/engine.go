@@ -148,7 +148,12 @@ func record(r *rule, at attrs, x, y *Value) (*Value, *node) {
 	if !req {
 		return out, nil
 	}
-	n.rule, n.at, n.pooled = r, at, out.slot != nil
+	// n is new (zero): only what is not zero is stored, for fewer pointer
+	// writes (each a write barrier while the collector marks).
+	n.rule, n.pooled = r, out.slot != nil
+	if at != nil {
+		n.at = at
+	}
 	n.inline[0].set(x) // n is new (zero): its edges are filled in place
 	if y != nil {
 		n.inline[1].set(y)
@@ -247,10 +252,13 @@ func applyN(r *rule, at attrs, xs []*Value) *Value {
 	return out
 }
 
-// set fills the zero edge e as edgeTo(v), field by field.
+// set fills the zero edge e as edgeTo(v), field by field, storing only
+// the fields that are not zero.
 func (e *edge) set(v *Value) {
-	e.n, e.shape = v.n, v.t.Shape()
-	if v.isVar() {
+	e.shape = v.t.Shape()
+	if v.n != nil {
+		e.n = v.n
+	} else if v.gs != nil { // v.isVar()
 		e.leaf = v.leaf()
 	}
 }
@@ -269,8 +277,14 @@ func (n *node) save(i int, v *Value) {
 }
 
 func (n *node) release() {
-	n.sv = [3]saved{}
-	n.aux = nil
+	for k := range n.sv { // only the slots in use: fewer pointer writes
+		if n.sv[k].v != nil {
+			n.sv[k] = saved{}
+		}
+	}
+	if n.aux != nil {
+		n.aux = nil
+	}
 	if a, ok := n.at.(*ceAttrs); ok && !n.pooled {
 		a.probs = nil // an arena keeps it for the next step's kernel
 	}
@@ -502,6 +516,7 @@ func sweepExcl(y *Value, targets []*Value, o Options, excl []bool) (result []*Va
 		}
 	}
 	cur = nil
+	s.grads = s.grads[:0] // every node ran and took (cleared) its entry: nothing for end to clear
 	if s.held != nil {
 		s.flushHeld()
 	}
@@ -688,6 +703,9 @@ func (s *sweeper) deliver(n *node, g *Value) {
 	if n.retained != nil {
 		n.retained.accumulate(g, s.o.CreateGraph)
 	}
+	if len(s.target) == 0 { // no intermediate target (Backward, or Grad of Vars)
+		return
+	}
 	for _, i := range s.target[n] {
 		s.result[i] = g
 		g.owned = false // handed to the caller
@@ -719,7 +737,10 @@ func (s *sweeper) vjp(n *node, g *Value) []*Value {
 	}
 	var gin []*Value
 	if any && g != nil {
-		s.ctx.n, s.ctx.need = n, needs
+		s.ctx.n = n
+		if len(needs) != len(s.ctx.need) || cap(s.ctx.need) == 0 || &needs[:1][0] != &s.ctx.need[:1][0] {
+			s.ctx.need = needs // else it is already this slice (a pointer write spared)
+		}
 		gin = n.rule.vjp(&s.ctx, g)
 	}
 	fin := s.ctx.fin[:0]
@@ -741,7 +762,9 @@ func (s *sweeper) vjp(n *node, g *Value) []*Value {
 		}
 		fin = append(fin, gj)
 	}
-	s.ctx.fin = fin
+	if cap(fin) != cap(s.ctx.fin) { // append grew it: keep the new buffer
+		s.ctx.fin = fin
+	}
 	return fin
 }
 
