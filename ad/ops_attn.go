@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/adjointgo/adjoint/internal/fastmath"
 	"github.com/adjointgo/adjoint/internal/gemm"
 	"github.com/adjointgo/adjoint/internal/workers"
 	"github.com/adjointgo/adjoint/tensor"
@@ -20,6 +21,15 @@ type AttentionOptions struct {
 	// Scale multiplies the scores q·kᵀ; 0 means 1/√d, d the feature size
 	// of queries and keys.
 	Scale float64
+	// Heads, if not zero, says that q, k and v hold Heads heads side by
+	// side in their last axis — q is [..., T, Heads·d], k [..., S, Heads·d],
+	// v [..., S, Heads·dv], as a linear projection writes them — and that
+	// the output is [..., T, Heads·dv], head h in features h·dv..(h+1)·dv−1.
+	// It is attention over the heads split off and moved before T (a
+	// reshape to [..., T, Heads, d] and a permute to [..., Heads, T, d]),
+	// with the result moved back, without those copies: the kernels read
+	// and write the heads in place.
+	Heads int
 }
 
 // ScaledDotProductAttention returns softmax(Scale·q·kᵀ + M)·v, with M zero
@@ -46,8 +56,12 @@ func ScaledDotProductAttention(q, k, v *Value, o AttentionOptions) *Value {
 	if math.IsNaN(o.Scale) || math.IsInf(o.Scale, 0) {
 		panic(&Error{Op: sdpaName, Err: ErrArgument, Msg: fmt.Sprintf("scale %v is not finite", o.Scale)})
 	}
+	if o.Heads < 0 {
+		panic(&Error{Op: sdpaName, Err: ErrArgument, Msg: fmt.Sprintf("%d heads", o.Heads)})
+	}
 	at := newAttrs[sdpaAttrs](q, k)
-	at.causal = o.Causal
+	at.causal, at.heads = o.Causal, max(o.Heads, 1)
+	at.packed = o.Heads > 0
 	at.shapes(q, k, v)
 	at.scale = o.Scale
 	if at.scale == 0 {
@@ -88,12 +102,29 @@ type sdpaAttrs struct {
 	out, gq, gk, gv []int // output shape; cotangent shapes (the output's leading axes)
 	qo, ko, vo      []int // per output batch, the index of the operand's matrix
 	idx             []int // scratch: a multi-index over the leading axes
+
+	// With Heads (packed), a batch is a head of a matrix of the leading
+	// axes, and the kernels address it in place: batch b's rows start at
+	// offset off[b] of its tensor and lie ld elements apart.
+	heads  int // 1 unless packed
+	packed bool
+	lay    sdpaLayout
+}
+
+// sdpaLayout: per batch, where the kernels find the rows of each tensor
+// (q, k, v, the output o, and the cotangents, which have the layouts of
+// the output's leading axes), and the distance between rows.
+type sdpaLayout struct {
+	q, k, v, o, gq, gk, gv []int // offsets per batch
+	ldq, ldk, ldv, ldo     int   // row strides of q, k, v and o (the cotangents: those of q, k, v)
 }
 
 func (a *sdpaAttrs) reset() {
 	clear(a.edges)
+	l := a.lay
 	*a = sdpaAttrs{edges: a.edges[:0], lse: a.lse[:0], out: a.out[:0], gq: a.gq[:0], gk: a.gk[:0], gv: a.gv[:0],
-		qo: a.qo[:0], ko: a.ko[:0], vo: a.vo[:0], idx: a.idx[:0]}
+		qo: a.qo[:0], ko: a.ko[:0], vo: a.vo[:0], idx: a.idx[:0],
+		lay: sdpaLayout{q: l.q[:0], k: l.k[:0], v: l.v[:0], o: l.o[:0], gq: l.gq[:0], gk: l.gk[:0], gv: l.gv[:0]}}
 }
 
 func (a *sdpaAttrs) edgeList() []edge { return a.edges }
@@ -126,6 +157,11 @@ func (a *sdpaAttrs) shapes(q, k, v *Value) {
 	if ks[len(ks)-1] != a.d {
 		bad("query and key feature sizes differ (%d vs %d)", a.d, ks[len(ks)-1])
 	}
+	h := a.heads
+	if a.d%h != 0 || a.dv%h != 0 {
+		bad("%d heads do not divide the feature sizes %d (queries, keys) and %d (values)", h, a.d, a.dv)
+	}
+	a.d, a.dv = a.d/h, a.dv/h
 	if vs[len(vs)-2] != a.s {
 		bad("%d keys but %d values", a.s, vs[len(vs)-2])
 	}
@@ -155,12 +191,12 @@ func (a *sdpaAttrs) shapes(q, k, v *Value) {
 		a.out[i] = n
 		a.nb *= n
 	}
-	a.out[r], a.out[r+1] = a.t, a.dv
+	a.out[r], a.out[r+1] = a.t, h*a.dv
 	set := func(dst []int, x, y int) []int {
 		dst = append(dst[:0], a.out[:r]...)
 		return append(dst, x, y)
 	}
-	a.gq, a.gk, a.gv = set(a.gq, a.t, a.d), set(a.gk, a.s, a.d), set(a.gv, a.s, a.dv)
+	a.gq, a.gk, a.gv = set(a.gq, a.t, h*a.d), set(a.gk, a.s, h*a.d), set(a.gv, a.s, h*a.dv)
 	// Batch offsets: the matrix of each operand for each output batch.
 	a.qo, a.ko, a.vo = fusedGrow(a.qo, a.nb), fusedGrow(a.ko, a.nb), fusedGrow(a.vo, a.nb)
 	a.idx = fusedGrow(a.idx, r)
@@ -180,6 +216,26 @@ func (a *sdpaAttrs) shapes(q, k, v *Value) {
 			a.idx[i] = 0
 		}
 	}
+	a.layout()
+}
+
+// layout fills in a.lay from the matrix indices qo, ko, vo: batch b is
+// head b mod heads of matrix b / heads (one head per matrix unless packed).
+func (a *sdpaAttrs) layout() {
+	h, l := a.heads, &a.lay
+	T, S, d, dv := a.t, a.s, a.d, a.dv
+	l.ldq, l.ldk, l.ldv, l.ldo = h*d, h*d, h*dv, h*dv
+	n := a.nb * h
+	l.q, l.k, l.v, l.o = fusedGrow(l.q, n), fusedGrow(l.k, n), fusedGrow(l.v, n), fusedGrow(l.o, n)
+	l.gq, l.gk, l.gv = fusedGrow(l.gq, n), fusedGrow(l.gk, n), fusedGrow(l.gv, n)
+	for m := range a.nb {
+		for j := range h {
+			b := m*h + j
+			l.q[b], l.k[b], l.v[b] = a.qo[m]*T*h*d+j*d, a.ko[m]*S*h*d+j*d, a.vo[m]*S*h*dv+j*dv
+			l.o[b] = m*T*h*dv + j*dv
+			l.gq[b], l.gk[b], l.gv[b] = m*T*h*d+j*d, m*S*h*d+j*d, m*S*h*dv+j*dv
+		}
+	}
 }
 
 // sdpaRow is attention's row. It is a variable beside its op rather than
@@ -189,7 +245,7 @@ var sdpaRow = rule{name: sdpaName, broadcasts: true,
 	forwardN: func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
 		a := at.(*sdpaAttrs)
 		resizeTo(dst, xs[0].DType(), a.out)
-		a.lse = fusedGrow(a.lse, a.nb*a.t)
+		a.lse = fusedGrow(a.lse, a.nb*a.heads*a.t)
 		if dst.DType() == tensor.Float32 {
 			runSDPA[float32](a, false, [3]bool{}, xs[0], xs[1], xs[2], dst, nil, nil, nil, nil)
 		} else {
@@ -199,7 +255,10 @@ var sdpaRow = rule{name: sdpaName, broadcasts: true,
 	vjp: sdpaVJP,
 	jvp: func(c *jvpCtx, ts []*Value) *Value {
 		a := c.at.(*sdpaAttrs)
-		q, k, v := c.in(0), c.in(1), c.in(2)
+		q, k, v := a.split(c.in(0)), a.split(c.in(1)), a.split(c.in(2))
+		if a.packed {
+			ts = []*Value{a.split(ts[0]), a.split(ts[1]), a.split(ts[2])}
+		}
 		p := sdpaProbs(q, k, a)
 		var tS, tO *Value
 		if ts[0] != nil {
@@ -216,8 +275,46 @@ var sdpaRow = rule{name: sdpaName, broadcasts: true,
 		if ts[2] != nil {
 			tO = addT(tO, MatMul(p, ts[2]))
 		}
-		return tO
+		return a.merge(tO)
 	}}
+
+// split returns x ([..., T, heads·f], packed) as [..., heads, T, f], with
+// this package's ops (differentiable): the layout sdpaProbs and the
+// recorded rules compute in. Unpacked attributes, or a nil x, return x.
+func (a *sdpaAttrs) split(x *Value) *Value {
+	if !a.packed || x == nil {
+		return x
+	}
+	s := x.Shape()
+	r := len(s)
+	sh := make([]int, 0, r+1)
+	sh = append(append(sh, s[:r-1]...), a.heads, s[r-1]/a.heads)
+	return Permute(Reshape(x, sh...), swapPerm(r+1)...)
+}
+
+// merge is the inverse of split: [..., heads, T, f] to [..., T, heads·f].
+func (a *sdpaAttrs) merge(y *Value) *Value {
+	if !a.packed || y == nil {
+		return y
+	}
+	y = Permute(y, swapPerm(len(y.Shape()))...)
+	s := y.Shape()
+	r := len(s)
+	sh := make([]int, 0, r-1)
+	sh = append(append(sh, s[:r-2]...), s[r-2]*s[r-1])
+	return Reshape(y, sh...)
+}
+
+// swapPerm returns the permutation of r axes that swaps the third and the
+// second last.
+func swapPerm(r int) []int {
+	p := make([]int, r)
+	for i := range p {
+		p[i] = i
+	}
+	p[r-3], p[r-2] = p[r-2], p[r-3]
+	return p
+}
 
 // sdpaProbs returns the attention probabilities softmax(scale·q·kᵀ + M)
 // with this package's ops (differentiable; for the JVP and the recorded
@@ -254,18 +351,19 @@ func sdpaVJP(c *vjpCtx, g *Value) []*Value {
 	v := c.savedValue(&sv)
 	out := c.gN(3)
 	if c.create || fusedTangents(g, q, k, v) {
+		q, k, v, g := a.split(q), a.split(k), a.split(v), a.split(g)
 		p := sdpaProbs(q, k, a)
 		if c.need[2] {
-			out[2] = MatMulT(p, g, true, false)
+			out[2] = a.merge(MatMulT(p, g, true, false))
 		}
 		if c.need[0] || c.need[1] {
 			dP := MatMulT(g, v, false, true)
 			dS := MulScalar(Mul(p, Sub(dP, SumKeepDims(Mul(p, dP), -1))), a.scale)
 			if c.need[0] {
-				out[0] = MatMul(dS, k)
+				out[0] = a.merge(MatMul(dS, k))
 			}
 			if c.need[1] {
-				out[1] = MatMulT(dS, q, true, false)
+				out[1] = a.merge(MatMulT(dS, q, true, false))
 			}
 		}
 		return out
@@ -317,7 +415,8 @@ type sdpaTask[T float32 | float64] struct {
 var sdpaTasks32, sdpaTasks64 sync.Pool
 
 func runSDPA[T float32 | float64](a *sdpaAttrs, back bool, need [3]bool, q, k, v, o, g, dq, dk, dv *tensor.Tensor) {
-	if a.nb == 0 || a.t == 0 {
+	nb := a.nb * a.heads
+	if nb == 0 || a.t == 0 {
 		return
 	}
 	pool := &sdpaTasks64
@@ -337,10 +436,10 @@ func runSDPA[T float32 | float64](a *sdpaAttrs, back bool, need [3]bool, q, k, v
 		return fusedData[T](t)
 	}
 	w.o, w.g, w.dq, w.dk, w.dv = opt(o), opt(g), opt(dq), opt(dk), opt(dv)
-	flops := 4 * float64(a.nb) * float64(a.t) * float64(a.s) * float64(a.d+a.dv)
+	flops := 4 * float64(nb) * float64(a.t) * float64(a.s) * float64(a.d+a.dv)
 	w.parts = 1
-	if th := gemm.Threads(); th > 1 && a.nb > 1 && flops >= 1<<21 {
-		w.parts = min(a.nb, th)
+	if th := gemm.Threads(); th > 1 && nb > 1 && flops >= 1<<21 {
+		w.parts = min(nb, th)
 	}
 	for len(w.scratch) < w.parts {
 		w.scratch = append(w.scratch, nil)
@@ -355,7 +454,7 @@ func runSDPA[T float32 | float64](a *sdpaAttrs, back bool, need [3]bool, q, k, v
 }
 
 func (w *sdpaTask[T]) Run(p int) {
-	for b := p; b < w.a.nb; b += w.parts {
+	for b := p; b < w.a.nb*w.a.heads; b += w.parts {
 		if w.back {
 			w.backward(b, w.scratch[p])
 		} else {
@@ -386,29 +485,29 @@ func (a *sdpaAttrs) span(t0, t1 int) (n, m int) {
 // visible keys (keeping its log-sum-exp), and the output P·v: the keys all
 // rows of the block see in one product, the few others (causal) row by row.
 func (w *sdpaTask[T]) forward(b int, buf []T) {
-	a := w.a
-	T_, S, d, dv := a.t, a.s, a.d, a.dv
-	q, k, v := w.q[a.qo[b]*T_*d:], w.k[a.ko[b]*S*d:], w.v[a.vo[b]*S*dv:]
-	o, lse := w.o[b*T_*dv:(b+1)*T_*dv], a.lse[b*T_:(b+1)*T_]
+	a, l := w.a, &w.a.lay
+	T_, d, dv := a.t, a.d, a.dv
+	q, k, v := w.q[l.q[b]:], w.k[l.k[b]:], w.v[l.v[b]:]
+	o, lse := w.o[l.o[b]:], a.lse[b*T_:(b+1)*T_]
 	gm, axpy := fusedGemm[T](), fusedAxpy[T]()
 	for t0 := 0; t0 < T_; t0 += sdpaBlock {
 		t1 := min(t0+sdpaBlock, T_)
 		rows := t1 - t0
 		n, m := a.span(t0, t1)
 		sb := buf[:rows*n]
-		gm(false, true, rows, n, d, T(a.scale), q[t0*d:], d, k, d, 0, sb, n)
+		gm(false, true, rows, n, d, T(a.scale), q[t0*l.ldq:], l.ldq, k, l.ldk, 0, sb, n)
 		for i := range rows {
 			row := sb[i*n : (i+1)*n]
 			nj := a.visible(t0 + i)
 			lse[t0+i] = softmaxRow(row[:nj])
 			clear(row[nj:])
 		}
-		gm(false, false, rows, dv, m, 1, sb, n, v, dv, 0, o[t0*dv:], dv)
-		if a.causal {
+		gm(false, false, rows, dv, m, 1, sb, n, v, l.ldv, 0, o[t0*l.ldo:], l.ldo)
+		if a.causal && m < n {
 			for i := range rows {
-				ot := o[(t0+i)*dv : (t0+i+1)*dv]
+				ot := o[(t0+i)*l.ldo : (t0+i)*l.ldo+dv]
 				for j := m; j < a.visible(t0+i); j++ {
-					axpy(ot, sb[i*n+j], v[j*dv:(j+1)*dv])
+					axpy(ot, sb[i*n+j], v[j*l.ldv:j*l.ldv+dv])
 				}
 			}
 		}
@@ -423,6 +522,19 @@ func softmaxRow[T float32 | float64](row []T) float64 {
 			mx = f
 		}
 	}
+	if fusedIsF32[T]() {
+		r := fusedF32(row)
+		expShift(r, float32(mx))
+		s := 0.0
+		for _, e := range r {
+			s += float64(e)
+		}
+		inv := float32(1 / s)
+		for j := range r {
+			r[j] *= inv
+		}
+		return mx + math.Log(s)
+	}
 	s, exp := 0.0, fusedExp[T]()
 	for j, x := range row {
 		e := exp(float64(x) - mx)
@@ -436,26 +548,47 @@ func softmaxRow[T float32 | float64](row []T) float64 {
 	return mx + math.Log(s)
 }
 
+// clearRows zeroes the rows×cols matrix x, rows ld elements apart.
+func clearRows[T float32 | float64](x []T, rows, cols, ld int) {
+	if ld == cols {
+		clear(x[:rows*cols])
+		return
+	}
+	for i := range rows {
+		clear(x[i*ld : i*ld+cols])
+	}
+}
+
+// expShift sets r[j] = e^(r[j] − c) with the SIMD exponential of
+// fastmath: the float32 kernels' softmax (the difference of two float32
+// numbers rounded once to float32, as PyTorch's float32 softmax computes it).
+func expShift(r []float32, c float32) {
+	for j := range r {
+		r[j] -= c
+	}
+	fastmath.ExpsF32(r, r)
+}
+
 // backward computes the cotangents of output batch b, per block of query
 // rows: P = exp(S − lse) recomputed over the keys the block sees, dv += Pᵀ·g,
 // dP = g·vᵀ, dS = scale·P⊙(dP − rowsum(P⊙dP)), dq = dS·k, dk += dSᵀ·q.
 // Masked entries of P and dS are exact zeros.
 func (w *sdpaTask[T]) backward(b int, buf []T) {
-	a := w.a
+	a, l := w.a, &w.a.lay
 	T_, S, d, dv := a.t, a.s, a.d, a.dv
-	q, k, v := w.q[a.qo[b]*T_*d:], w.k[a.ko[b]*S*d:], w.v[a.vo[b]*S*dv:]
-	g, lse := w.g[b*T_*dv:], a.lse[b*T_:(b+1)*T_]
+	q, k, v := w.q[l.q[b]:], w.k[l.k[b]:], w.v[l.v[b]:]
+	g, lse := w.g[l.o[b]:], a.lse[b*T_:(b+1)*T_]
 	var dq, dk, dvv []T
 	if w.need[0] {
-		dq = w.dq[b*T_*d : (b+1)*T_*d]
+		dq = w.dq[l.gq[b]:]
 	}
 	if w.need[1] {
-		dk = w.dk[b*S*d : (b+1)*S*d]
-		clear(dk)
+		dk = w.dk[l.gk[b]:]
+		clearRows(dk, S, d, l.ldk)
 	}
 	if w.need[2] {
-		dvv = w.dv[b*S*dv : (b+1)*S*dv]
-		clear(dvv)
+		dvv = w.dv[l.gv[b]:]
+		clearRows(dvv, S, dv, l.ldv)
 	}
 	gm, exp := fusedGemm[T](), fusedExp[T]()
 	half := len(buf) / 2
@@ -464,22 +597,26 @@ func (w *sdpaTask[T]) backward(b int, buf []T) {
 		rows := t1 - t0
 		n, _ := a.span(t0, t1)
 		pb, db := buf[:rows*n], buf[half:half+rows*n]
-		gm(false, true, rows, n, d, T(a.scale), q[t0*d:], d, k, d, 0, pb, n)
+		gm(false, true, rows, n, d, T(a.scale), q[t0*l.ldq:], l.ldq, k, l.ldk, 0, pb, n)
 		for i := range rows {
 			row := pb[i*n : (i+1)*n]
 			nj, l := a.visible(t0+i), lse[t0+i]
-			for j, x := range row[:nj] {
-				row[j] = T(exp(float64(x) - l))
+			if fusedIsF32[T]() {
+				expShift(fusedF32(row[:nj]), float32(l))
+			} else {
+				for j, x := range row[:nj] {
+					row[j] = T(exp(float64(x) - l))
+				}
 			}
 			clear(row[nj:])
 		}
 		if w.need[2] {
-			gm(true, false, n, dv, rows, 1, pb, n, g[t0*dv:], dv, 1, dvv, dv)
+			gm(true, false, n, dv, rows, 1, pb, n, g[t0*l.ldo:], l.ldo, 1, dvv, l.ldv)
 		}
 		if !w.need[0] && !w.need[1] {
 			continue
 		}
-		gm(false, true, rows, n, dv, 1, g[t0*dv:], dv, v, dv, 0, db, n)
+		gm(false, true, rows, n, dv, 1, g[t0*l.ldo:], l.ldo, v, l.ldv, 0, db, n)
 		for i := range rows {
 			p, dp := pb[i*n:(i+1)*n], db[i*n:(i+1)*n]
 			nj := a.visible(t0 + i)
@@ -493,10 +630,10 @@ func (w *sdpaTask[T]) backward(b int, buf []T) {
 			clear(dp[nj:])
 		}
 		if w.need[0] {
-			gm(false, false, rows, d, n, 1, db, n, k, d, 0, dq[t0*d:], d)
+			gm(false, false, rows, d, n, 1, db, n, k, l.ldk, 0, dq[t0*l.ldq:], l.ldq)
 		}
 		if w.need[1] {
-			gm(true, false, n, d, rows, 1, db, n, q[t0*d:], d, 1, dk, d)
+			gm(true, false, n, d, rows, 1, db, n, q[t0*l.ldq:], l.ldq, 1, dk, l.ldk)
 		}
 	}
 }

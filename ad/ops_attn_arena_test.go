@@ -21,6 +21,12 @@ func attnRowCases() []rowCase {
 				y = ad.ScaledDotProductAttention(h(p, x, 0), h(p, x, 1), h(p, x, 2), ad.AttentionOptions{Causal: true, Scale: 0.5})
 				return y, ad.Sum(ad.Square(y))
 			}},
+		{name: "scaled_dot_product_attention_heads", rules: []string{"scaled_dot_product_attention"},
+			params: [][]int{{2, 4, 6}, {2, 4, 6}, {2, 4, 4}}, inputs: [][]int{{2, 4, 6}, {2, 4, 6}, {2, 4, 4}},
+			step: func(p, x []*ad.Value) (y, l *ad.Value) {
+				y = ad.ScaledDotProductAttention(h(p, x, 0), h(p, x, 1), h(p, x, 2), ad.AttentionOptions{Causal: true, Heads: 2})
+				return y, ad.Sum(ad.Square(y))
+			}},
 		{name: "layer_norm", rules: []string{"layer_norm"}, params: [][]int{{4, 6}, {6}, {6}}, inputs: [][]int{{4, 6}, {4, 6}},
 			step: func(p, x []*ad.Value) (y, l *ad.Value) {
 				y = ad.LayerNorm(h(p, x, 0), p[1], p[2], 1e-5)

@@ -54,6 +54,15 @@ func fusedData[T float32 | float64](t *tensor.Tensor) []T {
 	return f.([]T)
 }
 
+// fusedF32 returns s as []float32 (T must be float32): the same memory,
+// for the float32 kernels of fastmath.
+func fusedF32[T float32 | float64](s []T) []float32 {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&s[0])), len(s))
+}
+
 // fusedGrow returns s with length n, reallocated only when its capacity is
 // short.
 func fusedGrow[T any](s []T, n int) []T {

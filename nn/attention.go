@@ -21,8 +21,10 @@ import (
 // on later inputs at all, bit for bit. The attention itself is ad's fused
 // ScaledDotProductAttention row, which saves q, k, v and T numbers per row
 // (not the T×T probabilities) and recomputes the probabilities in the
-// backward pass; with the projections (Linear), Reshape and Permute around
-// it, gradients of any order follow from the rows' rules.
+// backward pass; it reads the heads where the projections (Linear) write
+// them, side by side in the last axis (AttentionOptions.Heads), so no
+// reshape or permute copies them. Gradients of any order follow from the
+// rows' rules.
 type MultiHeadAttention struct {
 	Q, K, V, Out *Linear
 	Heads        int
@@ -93,14 +95,11 @@ func (m *MultiHeadAttention) Forward(x *ad.Value) *ad.Value {
 	if len(s) != 3 || s[2] != m.DModel() {
 		panic(&Error{Op: "attention", Err: ErrShape, Msg: fmt.Sprintf("input shape %v, want [B T %d]", s, m.DModel())})
 	}
-	b, t, d, h := s[0], s[1], s[2], m.Heads
-	hd := d / h
-	split := func(l *Linear) *ad.Value { // [B T D] → [B H T hd]
-		return ad.Permute(ad.Reshape(l.Forward(x), b, t, h, hd), 0, 2, 1, 3)
-	}
-	q, k, v := split(m.Q), split(m.K), split(m.V)
-	y := ad.ScaledDotProductAttention(q, k, v, ad.AttentionOptions{Causal: m.Causal}) // [B H T hd], scaled by 1/√hd
-	y = ad.Reshape(ad.Permute(y, 0, 2, 1, 3), b, t, d)                                // [B T D]
+	// q, k, v [B T D] hold the heads side by side (head h: features
+	// h·hd..(h+1)·hd−1); the attention reads them, and writes y [B T D],
+	// in that layout (AttentionOptions.Heads), without permuting copies.
+	q, k, v := m.Q.Forward(x), m.K.Forward(x), m.V.Forward(x)
+	y := ad.ScaledDotProductAttention(q, k, v, ad.AttentionOptions{Causal: m.Causal, Heads: m.Heads}) // scaled by 1/√hd
 	return m.Out.Forward(y)
 }
 
