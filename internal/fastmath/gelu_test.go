@@ -265,9 +265,9 @@ func TestGELUMaxError(t *testing.T) {
 	}
 }
 
-// BenchmarkGELUs times the slice kernels at each level on 4096 float32
-// values in [−6, 6] (the scalar loop is the generic level): ns/element
-// is the figure to read.
+// BenchmarkGELUs times the slice kernels of both GELUs at each level on
+// 4096 float32 values in [−6, 6] (the scalar loop is the generic level):
+// ns/element is the figure to read.
 func BenchmarkGELUs(b *testing.B) {
 	const n = 4096
 	xs := make([]float32, n)
@@ -290,6 +290,22 @@ func BenchmarkGELUs(b *testing.B) {
 			atLevel(l, func() {
 				for range b.N {
 					GELUBackward(dst, gs, xs)
+				}
+			})
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/element")
+		})
+		b.Run("tanh_fwd/"+l.String(), func(b *testing.B) {
+			atLevel(l, func() {
+				for range b.N {
+					GELUTanhs(dst, xs)
+				}
+			})
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/element")
+		})
+		b.Run("tanh_bwd/"+l.String(), func(b *testing.B) {
+			atLevel(l, func() {
+				for range b.N {
+					GELUTanhBackward(dst, gs, xs)
 				}
 			})
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/element")
@@ -338,6 +354,8 @@ func TestSlicesNoAlloc(t *testing.T) {
 				TanhsF32(d, x)
 				SigmoidsF32(d, x)
 				SiLUsF32(d, x)
+				GELUTanhs(d, x)
+				GELUTanhBackward(d, g, x)
 			}); n != 0 {
 				t.Errorf("%v: %v allocations", l, n)
 			}

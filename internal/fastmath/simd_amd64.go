@@ -51,6 +51,18 @@ func tanhF32AVX512(dst, x *float32, n int)
 //go:noescape
 func tanhF32AVX2(dst, x *float32, n int)
 
+//go:noescape
+func geluTanhF32AVX512(dst, x *float32, n int)
+
+//go:noescape
+func geluTanhF32AVX2(dst, x *float32, n int)
+
+//go:noescape
+func geluTanhBwdF32AVX512(dst, grad, x *float32, n int)
+
+//go:noescape
+func geluTanhBwdF32AVX2(dst, grad, x *float32, n int)
+
 // unaryOp names the one-operand kernels.
 type unaryOp int
 
@@ -60,6 +72,15 @@ const (
 	opSigmoid
 	opSiLU
 	opTanh
+	opGELUTanh
+)
+
+// backwardOp names the backward kernels, dst = g·f′(x).
+type backwardOp int
+
+const (
+	opGELUBwd backwardOp = iota
+	opGELUTanhBwd
 )
 
 // block is the number of elements the kernels of level process at once,
@@ -110,6 +131,31 @@ func callUnary(op unaryOp, l isa.Level, dst, x *float32, n int) {
 		} else {
 			tanhF32AVX2(dst, x, n)
 		}
+	case opGELUTanh:
+		if avx512 {
+			geluTanhF32AVX512(dst, x, n)
+		} else {
+			geluTanhF32AVX2(dst, x, n)
+		}
+	}
+}
+
+// callBackward runs the backward kernel of op as callUnary does.
+func callBackward(op backwardOp, l isa.Level, dst, g, x *float32, n int) {
+	avx512 := l == isa.AVX512
+	switch op {
+	case opGELUBwd:
+		if avx512 {
+			geluBwdF32AVX512(dst, g, x, n)
+		} else {
+			geluBwdF32AVX2(dst, g, x, n)
+		}
+	case opGELUTanhBwd:
+		if avx512 {
+			geluTanhBwdF32AVX512(dst, g, x, n)
+		} else {
+			geluTanhBwdF32AVX2(dst, g, x, n)
+		}
 	}
 }
 
@@ -144,34 +190,33 @@ func geluF32(dst, x []float32) {
 	}
 }
 
-// geluBackwardF32 is GELUBackward for float32, tail as in unary.
-func geluBackwardF32(dst, g, x []float32) {
-	w := block(level)
+// backward runs op over g and x into dst (len(dst), len(g) ≥ len(x)) with
+// the SIMD kernels, tail as in unary. It reports false, doing nothing, at
+// the Generic level.
+func backward(op backwardOp, dst, g, x []float32) bool {
+	l := level
+	w := block(l)
 	if w == 0 {
-		geluBackwardF32Go(dst, g, x)
-		return
+		return false
 	}
-	avx512 := level == isa.AVX512
 	n := len(x) &^ (w - 1)
 	if n > 0 {
 		_, _ = dst[n-1], g[n-1]
-		if avx512 {
-			geluBwdF32AVX512(unsafe.SliceData(dst), unsafe.SliceData(g), unsafe.SliceData(x), n)
-		} else {
-			geluBwdF32AVX2(unsafe.SliceData(dst), unsafe.SliceData(g), unsafe.SliceData(x), n)
-		}
+		callBackward(op, l, unsafe.SliceData(dst), unsafe.SliceData(g), unsafe.SliceData(x), n)
 	}
-	r := len(x) - n
-	if r == 0 {
-		return
+	if r := len(x) - n; r > 0 {
+		var bg, bx, bd [16]float32
+		copy(bg[:], g[n:len(x)])
+		copy(bx[:], x[n:])
+		callBackward(op, l, &bd[0], &bg[0], &bx[0], w)
+		copy(dst[n:], bd[:r])
 	}
-	var bg, bx, bd [16]float32
-	copy(bg[:], g[n:])
-	copy(bx[:], x[n:])
-	if avx512 {
-		geluBwdF32AVX512(&bd[0], &bg[0], &bx[0], w)
-	} else {
-		geluBwdF32AVX2(&bd[0], &bg[0], &bx[0], w)
+	return true
+}
+
+// geluBackwardF32 is GELUBackward for float32.
+func geluBackwardF32(dst, g, x []float32) {
+	if !backward(opGELUBwd, dst, g, x) {
+		geluBackwardF32Go(dst, g, x)
 	}
-	copy(dst[n:], bd[:r])
 }

@@ -16,10 +16,22 @@ const (
 	opSigmoid
 	opSiLU
 	opTanh
+	opGELUTanh
+)
+
+// backwardOp names the backward kernels, dst = g·f′(x).
+type backwardOp int
+
+const (
+	opGELUBwd backwardOp = iota
+	opGELUTanhBwd
 )
 
 // unary reports false: there are no SIMD kernels in this build.
 func unary(op unaryOp, dst, x []float32) bool { return false }
+
+// backward reports false: there are no SIMD kernels in this build.
+func backward(op backwardOp, dst, g, x []float32) bool { return false }
 
 func geluF32(dst, x []float32) { geluF32Go(dst, x) }
 

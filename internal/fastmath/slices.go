@@ -1,6 +1,9 @@
 package fastmath
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // ExpsF32 sets dst[i] = e^x[i] for i < len(x) (dst may be x, but must not
 // overlap it otherwise). The SIMD kernels (see the package doc) compute in
@@ -68,4 +71,72 @@ func sigmoid64(x float64) float64 {
 	}
 	e := math.Exp(x)
 	return e / (1 + e)
+}
+
+// geluC is √(2/π), the constant of GELU's tanh form.
+var geluC = math.Sqrt(2 / math.Pi)
+
+// GELUTanhs sets dst[i] to the tanh form of GELU,
+// x·(1 + tanh(√(2/π)(x + 0.044715x³)))/2 = x·σ(2√(2/π)(x + 0.044715x³)),
+// for i < len(x) (dst may be x, but must not overlap it otherwise). float32
+// data runs the SIMD kernels (float64 lanes, the σ form: no cancellation
+// for x < 0); float64 data, and float32 at the generic level, use
+// math.Tanh as package tensor and gemm did. 0 at −Inf (−0 from the SIMD
+// kernels), +Inf at +Inf.
+func GELUTanhs[T ~float32 | ~float64](dst, x []T) {
+	dst = dst[:len(x)]
+	if len(x) == 0 {
+		return
+	}
+	var z T
+	if _, f32 := any(z).(float32); f32 {
+		f := func(s []T) []float32 { return unsafe.Slice((*float32)(unsafe.Pointer(&s[0])), len(s)) }
+		if unary(opGELUTanh, f(dst), f(x)) {
+			return
+		}
+	}
+	for i, v := range x {
+		u := float64(v)
+		if u < -40 {
+			dst[i] = 0
+			continue
+		}
+		dst[i] = T(0.5 * u * (1 + math.Tanh(geluC*(u+0.044715*u*u*u))))
+	}
+}
+
+// GELUTanhBackward sets dst[i] = g[i]·GELUTanh′(x[i]), the backward pass of
+// GELU's tanh form, for i < len(x) (dst may be g or x, but must not
+// overlap them otherwise; g must be as long as x), with the SIMD kernels
+// for float32 data as GELUTanhs. GELUTanh′ is 0 at −Inf and 1 at +Inf.
+func GELUTanhBackward[T ~float32 | ~float64](dst, g, x []T) {
+	dst, g = dst[:len(x)], g[:len(x)]
+	if len(x) == 0 {
+		return
+	}
+	var z T
+	if _, f32 := any(z).(float32); f32 {
+		f := func(s []T) []float32 { return unsafe.Slice((*float32)(unsafe.Pointer(&s[0])), len(s)) }
+		if backward(opGELUTanhBwd, f(dst), f(g), f(x)) {
+			return
+		}
+	}
+	for i, v := range x {
+		dst[i] = T(float64(g[i]) * geluTanhDeriv(float64(v)))
+	}
+}
+
+// geluTanhDeriv is the derivative of GELU's tanh form in float64:
+// (1 + t)/2 + x·(1 − t²)·u′/2 with t = tanh u; 0 and 1 beyond ±40.
+func geluTanhDeriv(s float64) float64 {
+	switch {
+	case s < -40:
+		return 0
+	case s > 40:
+		return 1
+	}
+	u := geluC * (s + 0.044715*s*s*s)
+	t := math.Tanh(u)
+	du := geluC * (1 + 3*0.044715*s*s)
+	return 0.5*(1+t) + 0.5*s*(1-t*t)*du
 }
