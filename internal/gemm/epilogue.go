@@ -129,11 +129,8 @@ func ActForward[T float](dst, x []T, act Act) {
 		}
 	case ActGELU:
 		fastmath.GELUs(dst, x)
-	case ActGELUTanh:
-		for i, v := range x {
-			u := float64(v)
-			dst[i] = T(0.5 * u * (1 + math.Tanh(geluC*(u+0.044715*u*u*u))))
-		}
+	case ActGELUTanh: // SIMD for float32, math.Tanh for float64
+		fastmath.GELUTanhs(dst, x)
 	default:
 		panic("gemm: unknown activation")
 	}
@@ -186,11 +183,11 @@ func ActBackward[T float](dst, g, s []T, m, n int, act Act, sum []T) {
 			case []float64:
 				vec.ReLUGradF64(d, any(gi).([]float64), any(si).([]float64))
 			}
+		case ActGELU: // the row in one call (SIMD kernels for float32)
+			fastmath.GELUBackward(d, gi, si)
+		case ActGELUTanh:
+			fastmath.GELUTanhBackward(d, gi, si)
 		default:
-			if act == ActGELU { // the row in one call (SIMD kernels for float32)
-				fastmath.GELUBackward(d, gi, si)
-				break
-			}
 			for j, v := range si {
 				d[j] = T(float64(gi[j]) * ActDeriv(float64(v), act))
 			}

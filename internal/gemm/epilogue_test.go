@@ -21,6 +21,9 @@ func refAct(v float64, act Act) float64 {
 		}
 		return v * 0.5 * (1 + math.Erf(v/math.Sqrt2))
 	case ActGELUTanh:
+		if math.IsInf(v, -1) { // the limit, not −Inf·0
+			return 0
+		}
 		return 0.5 * v * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(v+0.044715*v*v*v)))
 	}
 	return v
@@ -275,45 +278,59 @@ func TestActBackward(t *testing.T) {
 	}
 }
 
-// ActBackward of float32 data with the exact GELU (internal/fastmath's
-// SIMD kernels, a row at a time) agrees with g·GELU′ in float64 to float32
+// ActBackward of float32 data with either GELU (internal/fastmath's SIMD
+// kernels, a row at a time) agrees with g·act′ in float64 to float32
 // accuracy, on rows of odd length, into g itself, with the bias gradient.
 func TestActBackwardGELUF32(t *testing.T) {
-	rng := rand.New(rand.NewPCG(19, 20))
-	const m, n = 3, 37
-	g, s := make([]float32, m*n), make([]float32, m*n)
-	for i := range g {
-		g[i], s[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64()*3)
-	}
-	s[5], s[6], s[7] = float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())
-	want := make([]float64, m*n)
-	wantSum := make([]float64, n)
-	for i, v := range s {
-		x := float64(v)
-		d := 0.5 * math.Erfc(-x/math.Sqrt2)
-		if !math.IsInf(x, 0) {
-			d += x * math.Exp(-0.5*x*x) / math.Sqrt(2*math.Pi)
-		}
-		want[i] = float64(g[i]) * d
-		wantSum[i%n] += want[i]
-	}
-	dst, sum := make([]float32, m*n), make([]float32, n)
-	ActBackward(dst, g, s, m, n, ActGELU, sum)
-	ActBackward(g, g, s, m, n, ActGELU, nil)
-	for i, w := range want {
-		if math.IsNaN(w) {
-			if !math.IsNaN(float64(dst[i])) || !math.IsNaN(float64(g[i])) {
-				t.Errorf("dst[%d] = %v, in place %v, want NaN", i, dst[i], g[i])
+	deriv := map[Act]func(x float64) float64{
+		ActGELU: func(x float64) float64 {
+			d := 0.5 * math.Erfc(-x/math.Sqrt2)
+			if !math.IsInf(x, 0) {
+				d += x * math.Exp(-0.5*x*x) / math.Sqrt(2*math.Pi)
 			}
-			continue
-		}
-		if math.Abs(float64(dst[i])-w) > 3e-7*math.Max(1, math.Abs(w)) || g[i] != dst[i] {
-			t.Errorf("dst[%d] = %v, in place %v, want %v", i, dst[i], g[i], w)
-		}
+			return d
+		},
+		ActGELUTanh: func(x float64) float64 { // the σ form: σ + x·σ(1 − σ)·v′
+			if math.IsInf(x, 0) {
+				return map[bool]float64{true: 1}[x > 0]
+			}
+			c := math.Sqrt(2 / math.Pi)
+			s := 1 / (1 + math.Exp(-2*c*(x+0.044715*x*x*x)))
+			return s + x*s*(1-s)*2*c*(1+3*0.044715*x*x)
+		},
 	}
-	for j := range sum {
-		if j != 7%n && !closeTo(float64(sum[j]), wantSum[j], 1e-5) {
-			t.Errorf("sum[%d] = %v, want %v", j, sum[j], wantSum[j])
+	for _, act := range []Act{ActGELU, ActGELUTanh} {
+		rng := rand.New(rand.NewPCG(19, 20))
+		const m, n = 3, 37
+		g, s := make([]float32, m*n), make([]float32, m*n)
+		for i := range g {
+			g[i], s[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64()*3)
+		}
+		s[5], s[6], s[7] = float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())
+		want := make([]float64, m*n)
+		wantSum := make([]float64, n)
+		for i, v := range s {
+			want[i] = float64(g[i]) * deriv[act](float64(v))
+			wantSum[i%n] += want[i]
+		}
+		dst, sum := make([]float32, m*n), make([]float32, n)
+		ActBackward(dst, g, s, m, n, act, sum)
+		ActBackward(g, g, s, m, n, act, nil)
+		for i, w := range want {
+			if math.IsNaN(w) {
+				if !math.IsNaN(float64(dst[i])) || !math.IsNaN(float64(g[i])) {
+					t.Errorf("%v: dst[%d] = %v, in place %v, want NaN", act, i, dst[i], g[i])
+				}
+				continue
+			}
+			if math.Abs(float64(dst[i])-w) > 3e-7*math.Max(1, math.Abs(w)) || g[i] != dst[i] {
+				t.Errorf("%v: dst[%d] = %v, in place %v, want %v", act, i, dst[i], g[i], w)
+			}
+		}
+		for j := range sum {
+			if j != 7%n && !closeTo(float64(sum[j]), wantSum[j], 1e-5) {
+				t.Errorf("%v: sum[%d] = %v, want %v", act, j, sum[j], wantSum[j])
+			}
 		}
 	}
 }
