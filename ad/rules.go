@@ -348,14 +348,44 @@ func (c *vjpCtx) g1(a *Value) []*Value {
 // dtype; otherwise Mul(g, y). The sweep's ownership rules then pass g on
 // to the one operand it became the cotangent of (decideOwnership), so a
 // chain of products allocates no cotangent per op.
-func (c *vjpCtx) scaled(g, y *Value) *Value {
+func (c *vjpCtx) scaled(g, y *Value) *Value { return c.inPlace(tensor.Mul, Mul, g, y) }
+
+// inPlace returns op(g, y), computed by f (the op's differentiable form)
+// unless it can be written into g (see scaled).
+func (c *vjpCtx) inPlace(op tensor.BinaryOp, f func(a, b *Value) *Value, g, y *Value) *Value {
 	if c.create || !g.owned || g.tan != nil || y.tan != nil || g.anomaly || y.anomaly ||
 		g.t.DType() != y.t.DType() || !tensor.EqualShape(g.t.Shape(), y.t.Shape()) {
-		return Mul(g, y)
+		return f(g, y)
 	}
-	arenaOf("mul", g, y) // a stale operand panics as it would in Mul
-	g.t.Binary(tensor.Mul, &g.t, &y.t)
+	arenaOf(inPlaceName(op), g, y) // a stale operand panics as it would in f
+	g.t.Binary(op, &g.t, &y.t)
 	return g
+}
+
+// inPlaceName names the ops inPlace writes, for its stale-operand error.
+func inPlaceName(op tensor.BinaryOp) string {
+	if op == tensor.Div {
+		return "div"
+	}
+	return "mul"
+}
+
+// mulCot and divCot are Mul(v, w) and Div(v, w) for the derivative d of an
+// element-wise row (see elementwise): in a VJP, where v is the cotangent,
+// written into v when the sweep holds it alone (see scaled); in a JVP,
+// where v is a tangent, always new.
+func mulCot(c primals, v, w *Value) *Value {
+	if vc, ok := c.(*vjpCtx); ok {
+		return vc.inPlace(tensor.Mul, Mul, v, w)
+	}
+	return Mul(v, w)
+}
+
+func divCot(c primals, v, w *Value) *Value {
+	if vc, ok := c.(*vjpCtx); ok {
+		return vc.inPlace(tensor.Div, Div, v, w)
+	}
+	return Div(v, w)
 }
 
 // gN returns n nil cotangents for a variadic rule to fill, in a buffer the
@@ -482,35 +512,35 @@ var table = [numOps]rule{
 	opPowScalar: withForward(elementwise("pow_scalar", 0, saveIn0, func(c primals, v *Value) *Value {
 		p := c.attrs().(*scalarAttrs).c
 		if p == 2 {
-			return Mul(v, MulScalar(c.in(0), 2))
+			return mulCot(c, v, MulScalar(c.in(0), 2))
 		}
-		return Mul(v, MulScalar(PowScalar(c.in(0), p-1), p))
+		return mulCot(c, v, MulScalar(PowScalar(c.in(0), p-1), p))
 	}), func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) { dst.PowScalar(x, at.(*scalarAttrs).c) }),
-	opSquare: elementwise("square", tensor.Square, saveIn0, func(c primals, v *Value) *Value { return Mul(v, MulScalar(c.in(0), 2)) }),
+	opSquare: elementwise("square", tensor.Square, saveIn0, func(c primals, v *Value) *Value { return mulCot(c, v, MulScalar(c.in(0), 2)) }),
 	// exp saves its output: d(eˣ) = eˣ·dx.
-	opExp: elementwise("exp", tensor.Exp, saveOut, func(c primals, v *Value) *Value { return Mul(v, c.out()) }),
-	opLog: elementwise("log", tensor.Log, saveIn0, func(c primals, v *Value) *Value { return Div(v, c.in(0)) }),
+	opExp: elementwise("exp", tensor.Exp, saveOut, func(c primals, v *Value) *Value { return mulCot(c, v, c.out()) }),
+	opLog: elementwise("log", tensor.Log, saveIn0, func(c primals, v *Value) *Value { return divCot(c, v, c.in(0)) }),
 	// sqrt: d√x = dx/(2√x); at x = 0 the derivative is +Inf (documented).
-	opSqrt: elementwise("sqrt", tensor.Sqrt, saveOut, func(c primals, v *Value) *Value { return Div(v, MulScalar(c.out(), 2)) }),
+	opSqrt: elementwise("sqrt", tensor.Sqrt, saveOut, func(c primals, v *Value) *Value { return divCot(c, v, MulScalar(c.out(), 2)) }),
 	// abs: d|x| = sign(x)·dx with sign(0) = 0, so abs'(0) = 0.
-	opAbs: elementwise("abs", tensor.Abs, saveIn0, func(c primals, v *Value) *Value { return Mul(v, Sign(c.in(0))) }),
+	opAbs: elementwise("abs", tensor.Abs, saveIn0, func(c primals, v *Value) *Value { return mulCot(c, v, Sign(c.in(0))) }),
 	// sign is piecewise constant: its derivative is 0 everywhere it exists.
 	opSign: {name: "sign", forward: unaryFwd(tensor.Sign),
 		vjp: func(c *vjpCtx, g *Value) []*Value { return c.g1(nil) },
 		jvp: func(c *jvpCtx, ts []*Value) *Value { return nil }},
-	opSin: elementwise("sin", tensor.Sin, saveIn0, func(c primals, v *Value) *Value { return Mul(v, Cos(c.in(0))) }),
-	opCos: elementwise("cos", tensor.Cos, saveIn0, func(c primals, v *Value) *Value { return Neg(Mul(v, Sin(c.in(0)))) }),
+	opSin: elementwise("sin", tensor.Sin, saveIn0, func(c primals, v *Value) *Value { return mulCot(c, v, Cos(c.in(0))) }),
+	opCos: elementwise("cos", tensor.Cos, saveIn0, func(c primals, v *Value) *Value { return Neg(mulCot(c, v, Sin(c.in(0)))) }),
 	// tanh saves its output: d tanh x = (1 − tanh² x)·dx.
 	opTanh: elementwise("tanh", tensor.Tanh, saveOut, func(c primals, v *Value) *Value {
-		return Mul(v, AddScalar(Neg(Square(c.out())), 1))
+		return mulCot(c, v, AddScalar(Neg(Square(c.out())), 1))
 	}),
 	// sigmoid saves its output: dσ = σ(1 − σ)·dx.
 	opSigmoid: elementwise("sigmoid", tensor.Sigmoid, saveOut, func(c primals, v *Value) *Value {
 		y := c.out()
-		return Mul(v, Mul(y, AddScalar(Neg(y), 1)))
+		return mulCot(c, v, Mul(y, AddScalar(Neg(y), 1)))
 	}),
 	// softplus: d ln(1+eˣ) = σ(x)·dx.
-	opSoftplus: elementwise("softplus", tensor.Softplus, saveIn0, func(c primals, v *Value) *Value { return Mul(v, Sigmoid(c.in(0))) }),
+	opSoftplus: elementwise("softplus", tensor.Softplus, saveIn0, func(c primals, v *Value) *Value { return mulCot(c, v, Sigmoid(c.in(0))) }),
 	// relu keeps a 1-bit mask of y = relu(x) > 0, or y itself when a
 	// consumer saves y anyway (see settleRelu); relu'(0) = 0.
 	opRelu: {name: "relu", forward: unaryFwd(tensor.Relu), saves: saveOutIf,
