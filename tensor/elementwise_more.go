@@ -127,18 +127,8 @@ func mathKernel[T Float](op MathOp, dst, x []T, a, b float64) {
 		}
 	case GELU:
 		fastmath.GELUs(dst, x)
-	case GELUTanh:
-		if f32 { // x·(1+tanh u)/2 = x·σ(2u)
-			for i, v := range x {
-				u := float64(v)
-				dst[i] = T(u / (1 + fastmath.Exp(-2*geluC*(u+0.044715*u*u*u))))
-			}
-			return
-		}
-		for i, v := range x {
-			u := float64(v)
-			dst[i] = T(0.5 * u * (1 + math.Tanh(geluC*(u+0.044715*u*u*u))))
-		}
+	case GELUTanh: // SIMD for float32 (x·σ(2u)), math.Tanh for float64
+		fastmath.GELUTanhs(dst, x)
 	case SiLU:
 		if d, ok := any(dst).([]float32); ok { // SIMD, −0 at −Inf
 			fastmath.SiLUsF32(d, any(x).([]float32))
@@ -210,15 +200,16 @@ type Math2Op uint8
 
 // The functions of Math2Op.
 const (
-	Atan2     Math2Op = iota // atan2(a, b): the angle of the point (b, a)
-	Hypot                    // √(a²+b²) without overflow
-	LogAddExp                // ln(eᵃ+eᵇ) without overflow
-	MaxWeight                // 1 where a > b, ½ where a = b, 0 elsewhere
-	MinWeight                // 1 where a < b, ½ where a = b, 0 elsewhere
-	GELUGrad                 // a·GELU′(b) = a·(Φ(b) + b·φ(b)): the exact GELU's backward, a the gradient
+	Atan2        Math2Op = iota // atan2(a, b): the angle of the point (b, a)
+	Hypot                       // √(a²+b²) without overflow
+	LogAddExp                   // ln(eᵃ+eᵇ) without overflow
+	MaxWeight                   // 1 where a > b, ½ where a = b, 0 elsewhere
+	MinWeight                   // 1 where a < b, ½ where a = b, 0 elsewhere
+	GELUGrad                    // a·GELU′(b) = a·(Φ(b) + b·φ(b)): the exact GELU's backward, a the gradient
+	GELUTanhGrad                // a·GELUTanh′(b): the backward of GELU's tanh form, a the gradient
 )
 
-var math2Names = [...]string{"atan2", "hypot", "logaddexp", "max_weight", "min_weight", "gelu_grad"}
+var math2Names = [...]string{"atan2", "hypot", "logaddexp", "max_weight", "min_weight", "gelu_grad", "gelu_tanh_grad"}
 
 // String returns the op's name.
 func (op Math2Op) String() string {
@@ -233,7 +224,7 @@ func (op Math2Op) String() string {
 // goroutines.
 func (t *Tensor) Math2(op Math2Op, a, b *Tensor) *Tensor {
 	if int(op) >= len(math2Names) {
-		panic(unknownOp("math2", op.String(), "Atan2 … GELUGrad"))
+		panic(unknownOp("math2", op.String(), "Atan2 … GELUTanhGrad"))
 	}
 	d := a.dtype
 	if b.dtype != d {
@@ -282,9 +273,13 @@ func math2Split[T Float](op Math2Op, dst, a, b []T) {
 }
 
 func math2Kernel[T Float](op Math2Op, dst, a, b []T, n, da, db int) {
-	if op == GELUGrad { // the slice kernel, SIMD for float32
+	if op == GELUGrad || op == GELUTanhGrad { // the slice kernels, SIMD for float32
+		bwd := fastmath.GELUBackward[T]
+		if op == GELUTanhGrad {
+			bwd = fastmath.GELUTanhBackward[T]
+		}
 		if da == 1 && db == 1 {
-			fastmath.GELUBackward(dst[:n], a[:n], b[:n])
+			bwd(dst[:n], a[:n], b[:n])
 			return
 		}
 		var ba, bb [64]T // a broadcast operand: gathered in chunks
@@ -296,7 +291,7 @@ func math2Kernel[T Float](op Math2Op, dst, a, b []T, n, da, db int) {
 				ia += da
 				ib += db
 			}
-			fastmath.GELUBackward(dst[i:i+m], ba[:m], bb[:m])
+			bwd(dst[i:i+m], ba[:m], bb[:m])
 		}
 		return
 	}
@@ -322,7 +317,7 @@ func math2Kernel[T Float](op Math2Op, dst, a, b []T, n, da, db int) {
 		case MinWeight:
 			r = b2f[T](x < y) + b2f[T](x == y)/2
 		default:
-			panic(unknownOp("math2", op.String(), "Atan2 … GELUGrad"))
+			panic(unknownOp("math2", op.String(), "Atan2 … GELUTanhGrad"))
 		}
 		dst[i] = r
 		ia += da

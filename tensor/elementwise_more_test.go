@@ -74,6 +74,10 @@ func TestMath2Broadcast(t *testing.T) {
 						want = map[bool]float64{true: 1}[x < y] + map[bool]float64{true: 0.5}[x == y]
 					case GELUGrad:
 						want = x * (0.5*math.Erfc(-y/math.Sqrt2) + y*math.Exp(-0.5*y*y)/math.Sqrt(2*math.Pi))
+					case GELUTanhGrad:
+						u := geluC * (y + 0.044715*y*y*y)
+						th := math.Tanh(u)
+						want = x * (0.5*(1+th) + 0.5*y*(1-th*th)*geluC*(1+3*0.044715*y*y))
 					}
 					if g := got.At(i, j); math.Abs(g-want) > 1e-6*math.Max(1, math.Abs(want)) {
 						t.Fatalf("%v %v (%v, %v) = %v, want %v", d, op, x, y, g, want)
@@ -120,8 +124,8 @@ func TestArgReduceProdCumsum(t *testing.T) {
 	}
 }
 
-// limit0 is y, or the limit 0 of GELU and SiLU at u = −Inf (where the
-// formula gives −Inf·0).
+// limit0 is y, or the limit 0 of the GELUs and SiLU at u = −Inf (where
+// the formula gives −Inf·0).
 func limit0(u, y float64) float64 {
 	if math.IsInf(u, -1) {
 		return 0
@@ -133,7 +137,7 @@ func limit0(u, y float64) float64 {
 // them) agree with package math's float64 functions rounded to float32,
 // within a few float32 ulps, from tiny to saturating arguments; NaN and
 // the infinities give what package math gives, but for the limits 0 of
-// GELU and SiLU at −Inf (package math's formulas give −Inf·0 = NaN).
+// the GELUs and SiLU at −Inf (package math's formulas give −Inf·0 = NaN).
 func TestMathFloat32Accuracy(t *testing.T) {
 	var xs []float64
 	for e := -30.0; e <= 6; e += 0.01 { // ±10^e, and 0
@@ -148,7 +152,7 @@ func TestMathFloat32Accuracy(t *testing.T) {
 		Erf:      math.Erf,
 		Erfc:     math.Erfc,
 		GELU:     func(u float64) float64 { return limit0(u, 0.5*u*math.Erfc(-u/math.Sqrt2)) },
-		GELUTanh: func(u float64) float64 { return 0.5 * u * (1 + math.Tanh(geluC*(u+0.044715*u*u*u))) },
+		GELUTanh: func(u float64) float64 { return limit0(u, 0.5*u*(1+math.Tanh(geluC*(u+0.044715*u*u*u)))) },
 		SiLU:     func(u float64) float64 { return limit0(u, u*sigmoid(u)) },
 	}
 	x := New(Float32, len(xs))

@@ -68,16 +68,27 @@ func TestUnaryF32SIMD(t *testing.T) {
 	}
 }
 
-// Math2's GELUGrad, g·GELU′(x), agrees with package math in float64 in
-// both dtypes, on equal shapes of odd length (the slice kernel) and with
-// a broadcast operand (gathered in chunks), with the limits at ±Inf.
+// Math2's GELUGrad and GELUTanhGrad, g·GELU′(x), agree with package math
+// in float64 in both dtypes, on equal shapes of odd length (the slice
+// kernels) and with a broadcast operand (gathered in chunks), with the
+// limits at ±Inf.
 func TestGELUGrad(t *testing.T) {
-	ref := func(g, x float64) float64 {
-		d := 0.5 * math.Erfc(-x/math.Sqrt2)
-		if !math.IsInf(x, 0) {
-			d += x * math.Exp(-0.5*x*x) / math.Sqrt(2*math.Pi)
-		}
-		return g * d
+	refs := map[Math2Op]func(g, x float64) float64{
+		GELUGrad: func(g, x float64) float64 {
+			d := 0.5 * math.Erfc(-x/math.Sqrt2)
+			if !math.IsInf(x, 0) {
+				d += x * math.Exp(-0.5*x*x) / math.Sqrt(2*math.Pi)
+			}
+			return g * d
+		},
+		GELUTanhGrad: func(g, x float64) float64 {
+			if math.IsInf(x, 0) {
+				return g * map[bool]float64{true: 1}[x > 0]
+			}
+			u := geluC * (x + 0.044715*x*x*x)
+			th := math.Tanh(u)
+			return g * (0.5*(1+th) + 0.5*x*(1-th*th)*geluC*(1+3*0.044715*x*x))
+		},
 	}
 	const n = 133
 	xs := make([]float64, n)
@@ -87,25 +98,27 @@ func TestGELUGrad(t *testing.T) {
 		gs[i] = 1 + float64(i%5)/3
 	}
 	xs[0], xs[1], xs[2] = math.Inf(1), math.Inf(-1), math.NaN()
-	for _, d := range []DType{Float32, Float64} {
-		tol := 3e-7
-		if d == Float64 {
-			tol = 1e-14
-		}
-		x, g := FromFloat64(xs, n).Astype(d), FromFloat64(gs, n).Astype(d)
-		same := new(Tensor).Math2(GELUGrad, g, x)
-		col := new(Tensor).Math2(GELUGrad, FromFloat64([]float64{2}, 1).Astype(d), x)
-		for i := range n {
-			u := x.AtFlat(i)
-			for k, c := range []struct{ got, want float64 }{{same.AtFlat(i), ref(g.AtFlat(i), u)}, {col.AtFlat(i), ref(2, u)}} {
-				if math.IsNaN(c.want) {
-					if !math.IsNaN(c.got) {
-						t.Fatalf("%v case %d: GELUGrad at x=%v = %v, want NaN", d, k, u, c.got)
+	for op, ref := range refs {
+		for _, d := range []DType{Float32, Float64} {
+			tol := 3e-7
+			if d == Float64 {
+				tol = 1e-14
+			}
+			x, g := FromFloat64(xs, n).Astype(d), FromFloat64(gs, n).Astype(d)
+			same := new(Tensor).Math2(op, g, x)
+			col := new(Tensor).Math2(op, FromFloat64([]float64{2}, 1).Astype(d), x)
+			for i := range n {
+				u := x.AtFlat(i)
+				for k, c := range []struct{ got, want float64 }{{same.AtFlat(i), ref(g.AtFlat(i), u)}, {col.AtFlat(i), ref(2, u)}} {
+					if math.IsNaN(c.want) {
+						if !math.IsNaN(c.got) {
+							t.Fatalf("%v %v case %d: at x=%v = %v, want NaN", op, d, k, u, c.got)
+						}
+						continue
 					}
-					continue
-				}
-				if math.Abs(c.got-c.want) > tol*math.Max(1, math.Abs(c.want)) {
-					t.Fatalf("%v case %d: GELUGrad at x=%v = %v, want %v", d, k, u, c.got, c.want)
+					if math.Abs(c.got-c.want) > tol*math.Max(1, math.Abs(c.want)) {
+						t.Fatalf("%v %v case %d: at x=%v = %v, want %v", op, d, k, u, c.got, c.want)
+					}
 				}
 			}
 		}
