@@ -399,7 +399,7 @@ func sdpaVJP(c *vjpCtx, g *Value) []*Value {
 
 // sdpaBlock is the number of query rows the kernels take at once: the
 // scores of a block (sdpaBlock×S) are the only T×S-sized scratch.
-const sdpaBlock = 32
+const sdpaBlock = 64
 
 // sdpaTask runs the forward or backward kernel over the output batches,
 // split across goroutines when the work pays for it. Tasks are pooled.
@@ -446,7 +446,7 @@ func runSDPA[T float32 | float64](a *sdpaAttrs, back bool, need [3]bool, q, k, v
 	}
 	blk := min(sdpaBlock, a.t)
 	for p := range w.parts {
-		w.scratch[p] = fusedGrow(w.scratch[p], 2*blk*a.s)
+		w.scratch[p] = fusedGrow(w.scratch[p], 2*blk*a.s+a.s*a.dv) // scores, their cotangents, a copy of v
 	}
 	workers.Run(w.parts, w)
 	w.a, w.q, w.k, w.v, w.o, w.g, w.dq, w.dk, w.dv = nil, nil, nil, nil, nil, nil, nil, nil, nil
@@ -482,14 +482,20 @@ func (a *sdpaAttrs) span(t0, t1 int) (n, m int) {
 
 // forward computes output batch b: per block of query rows, the scores
 // S = scale·q·kᵀ over the keys the block sees, each row's softmax over its
-// visible keys (keeping its log-sum-exp), and the output P·v: the keys all
-// rows of the block see in one product, the few others (causal) row by row.
+// visible keys (keeping its log-sum-exp), and the output P·v in one
+// product over those keys. With Causal, a row's probabilities of the keys
+// it does not see are exact zeros, which add nothing (fma(0, x, acc) = acc
+// for a finite x): its output does not depend on those keys' values, bit
+// for bit — unless one is an Inf or a NaN (0·Inf is NaN). Such values the
+// product reads as 0, and they are added, afterwards, to the rows that see
+// them only (a non-finite term gives the same sum in any order).
 func (w *sdpaTask[T]) forward(b int, buf []T) {
 	a, l := w.a, &w.a.lay
-	T_, d, dv := a.t, a.d, a.dv
+	T_, S, d, dv := a.t, a.s, a.d, a.dv
 	q, k, v := w.q[l.q[b]:], w.k[l.k[b]:], w.v[l.v[b]:]
 	o, lse := w.o[l.o[b]:], a.lse[b*T_:(b+1)*T_]
-	gm, axpy := fusedGemm[T](), fusedAxpy[T]()
+	gm := fusedGemm[T]()
+	blk := min(sdpaBlock, T_)
 	for t0 := 0; t0 < T_; t0 += sdpaBlock {
 		t1 := min(t0+sdpaBlock, T_)
 		rows := t1 - t0
@@ -502,16 +508,50 @@ func (w *sdpaTask[T]) forward(b int, buf []T) {
 			lse[t0+i] = softmaxRow(row[:nj])
 			clear(row[nj:])
 		}
-		gm(false, false, rows, dv, m, 1, sb, n, v, l.ldv, 0, o[t0*l.ldo:], l.ldo)
-		if a.causal && m < n {
-			for i := range rows {
-				ot := o[(t0+i)*l.ldo : (t0+i)*l.ldo+dv]
-				for j := m; j < a.visible(t0+i); j++ {
-					axpy(ot, sb[i*n+j], v[j*l.ldv:j*l.ldv+dv])
+		vb, ldv := v, l.ldv
+		clean := m == n || finiteRows(v[m*l.ldv:], n-m, dv, l.ldv)
+		if !clean { // a copy of v's first n rows, the non-finite values of rows m.. as 0
+			vb, ldv = buf[2*blk*S:2*blk*S+n*dv], dv
+			for j := range n {
+				src, dst := v[j*l.ldv:j*l.ldv+dv], vb[j*dv:(j+1)*dv]
+				copy(dst, src)
+				if j >= m {
+					for c, x := range dst {
+						if x-x != 0 {
+							dst[c] = 0
+						}
+					}
+				}
+			}
+		}
+		gm(false, false, rows, dv, n, 1, sb, n, vb, ldv, 0, o[t0*l.ldo:], l.ldo)
+		if !clean {
+			for j := m; j < n; j++ {
+				for c, x := range v[j*l.ldv : j*l.ldv+dv] {
+					if x-x == 0 {
+						continue
+					}
+					for i := range rows {
+						if j < a.visible(t0+i) {
+							o[(t0+i)*l.ldo+c] += sb[i*n+j] * x
+						}
+					}
 				}
 			}
 		}
 	}
+}
+
+// finiteRows reports whether no element of the rows×cols matrix x (rows
+// ld elements apart) is an Inf or a NaN.
+func finiteRows[T float32 | float64](x []T, rows, cols, ld int) bool {
+	var acc T
+	for i := range rows {
+		for _, e := range x[i*ld : i*ld+cols] {
+			acc += e - e // 0 for a finite e, NaN otherwise
+		}
+	}
+	return acc == 0
 }
 
 // softmaxRow replaces row by its softmax and returns its log-sum-exp.
