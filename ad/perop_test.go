@@ -175,8 +175,8 @@ func TestInlineStorage(t *testing.T) {
 	}
 }
 
-// The element-wise rows whose VJP multiplies or divides the cotangent in
-// place when the sweep holds it alone give the gradients a recorded sweep
+// The element-wise rows whose VJP multiplies, divides or masks the
+// cotangent in place when the sweep holds it alone give the gradients a recorded sweep
 // (CreateGraph, which never writes in place) gives, through two
 // applications of the op with a product between them.
 func TestInPlaceRowsMatchRecorded(t *testing.T) {
@@ -184,6 +184,11 @@ func TestInPlaceRowsMatchRecorded(t *testing.T) {
 		"exp": ad.Exp, "log": ad.Log, "sqrt": ad.Sqrt, "abs": ad.Abs, "sin": ad.Sin, "cos": ad.Cos,
 		"tanh": ad.Tanh, "sigmoid": ad.Sigmoid, "softplus": ad.Softplus, "square": ad.Square,
 		"pow_scalar": func(x *ad.Value) *ad.Value { return ad.PowScalar(x, 1.5) },
+		// relu keeping a bit mask, and relu sharing its output with a
+		// consumer that saves it (square), shifted so that some inputs are
+		// negative
+		"relu":        func(x *ad.Value) *ad.Value { return ad.Relu(ad.AddScalar(x, -0.8)) },
+		"relu_shared": func(x *ad.Value) *ad.Value { return ad.Square(ad.Relu(ad.AddScalar(x, -0.8))) },
 	}
 	x0 := tensor.FromFloat64([]float64{0.3, 0.7, 1.1, 1.6, 0.9}, 5)
 	w := ad.Const(tensor.FromFloat64([]float64{1.2, 0.8, 1.1, 0.6, 1.3}, 5))

@@ -353,13 +353,22 @@ func (c *vjpCtx) scaled(g, y *Value) *Value { return c.inPlace(tensor.Mul, Mul, 
 // inPlace returns op(g, y), computed by f (the op's differentiable form)
 // unless it can be written into g (see scaled).
 func (c *vjpCtx) inPlace(op tensor.BinaryOp, f func(a, b *Value) *Value, g, y *Value) *Value {
-	if c.create || !g.owned || g.tan != nil || y.tan != nil || g.anomaly || y.anomaly ||
-		g.t.DType() != y.t.DType() || !tensor.EqualShape(g.t.Shape(), y.t.Shape()) {
+	if !c.writable(g, y) {
 		return f(g, y)
 	}
 	arenaOf(inPlaceName(op), g, y) // a stale operand panics as it would in f
 	g.t.Binary(op, &g.t, &y.t)
 	return g
+}
+
+// writable reports whether a VJP may write its result into the cotangent
+// g instead of a new value (see scaled), reading y (nil for none) of g's
+// shape and dtype.
+func (c *vjpCtx) writable(g, y *Value) bool {
+	if c.create || !g.owned || g.tan != nil || g.anomaly || g.t.IsView() {
+		return false
+	}
+	return y == nil || y.tan == nil && !y.anomaly && g.t.DType() == y.t.DType() && tensor.EqualShape(g.t.Shape(), y.t.Shape())
 }
 
 // inPlaceName names the ops inPlace writes, for its stale-operand error.
@@ -545,10 +554,22 @@ var table = [numOps]rule{
 	// consumer saves y anyway (see settleRelu); relu'(0) = 0.
 	opRelu: {name: "relu", forward: unaryFwd(tensor.Relu), saves: saveOutIf,
 		vjp: func(c *vjpCtx, g *Value) []*Value {
+			// Into g itself when the sweep holds it alone (see scaled).
 			if m, ok := c.n.aux.(*bitMask); ok {
+				if c.writable(g, nil) && tensor.EqualShape(g.t.Shape(), m.shape) {
+					arenaOf("mask_mul", g, nil)
+					m.apply(&g.t, &g.t)
+					return c.g1(g)
+				}
 				return c.g1(maskMul(g, m))
 			}
-			return c.g1(reluGrad(g, c.out(), 0))
+			y := c.out()
+			if c.writable(g, y) {
+				arenaOf("relu_grad", g, y)
+				reluGradKernel(&g.t, &g.t, &y.t)
+				return c.g1(g)
+			}
+			return c.g1(reluGrad(g, y, 0))
 		},
 		jvp: func(c *jvpCtx, ts []*Value) *Value { return reluGrad(ts[0], c.out(), c.b) }},
 	// relu_grad passes g where y > 0 and zeroes it elsewhere: relu's VJP
