@@ -35,10 +35,15 @@ func scaled(t *tensor.Tensor, a float64) *tensor.Tensor { return t.Scale(t, a, 0
 // checkFloor is check with an absolute floor of 1e-2: the key bias adds
 // the same q·b to every score of a row, which the softmax cancels, so its
 // true gradient is 0 and its central differences are rounding noise
-// (~1e-9), which the default floor of 1e-4 would count as an error.
+// (~1e-9), which the default floor of 1e-4 would count as an error. The
+// step is 1e-5, not the default 1e-6: a transformer block's forward pass
+// rounds to about 1e-14 (LayerNorm, GELU, attention), which central
+// differences with h = 1e-6 turn into errors of 1e-9 to 1e-8 in its
+// gradients — the whole tolerance — while h = 1e-5 keeps both that noise
+// and the truncation error near 1e-10.
 func checkFloor(t *testing.T, name string, f gradcheck.Func, xs ...*tensor.Tensor) {
 	t.Helper()
-	res, err := gradcheck.Check(f, xs, &gradcheck.Settings{Floor: 1e-2})
+	res, err := gradcheck.Check(f, xs, &gradcheck.Settings{Floor: 1e-2, Step: 1e-5})
 	if err != nil || !res.OK {
 		t.Fatalf("%s: %v %v", name, res, err)
 	}
