@@ -46,3 +46,23 @@ func TestKernelArgumentsDoNotEscape(t *testing.T) {
 		}
 	}
 }
+
+// FromFloat32 and FromFloat64 inline: a caller that copies the header of a
+// scalar over its own storage (package ad, lending a value's inline
+// storage to a kernel) allocates nothing, and the header holds that
+// storage.
+func TestFromFloatHeaderAllocatesNothing(t *testing.T) {
+	var buf32 [4]float32
+	var buf64 [2]float64
+	var a, b Tensor
+	f := func() {
+		a = *FromFloat32(buf32[:1])
+		b = *FromFloat64(buf64[:1])
+	}
+	if n := testing.AllocsPerRun(10, f); n != 0 {
+		t.Errorf("%v allocations for two scalar headers over given storage, want 0", n)
+	}
+	if &a.Float32s()[0] != &buf32[0] || &b.Float64s()[0] != &buf64[0] || a.Dims() != 0 || b.Len() != 1 {
+		t.Errorf("the headers do not hold the given storage as scalars")
+	}
+}
