@@ -80,9 +80,8 @@ var geluC = math.Sqrt(2 / math.Pi)
 // x·(1 + tanh(√(2/π)(x + 0.044715x³)))/2 = x·σ(2√(2/π)(x + 0.044715x³)),
 // for i < len(x) (dst may be x, but must not overlap it otherwise). float32
 // data runs the SIMD kernels (float64 lanes, the σ form: no cancellation
-// for x < 0); float64 data, and float32 at the generic level, use
-// math.Tanh as package tensor and gemm did. 0 at −Inf (−0 from the SIMD
-// kernels), +Inf at +Inf.
+// for x < 0), or the σ form with Exp at the generic level; float64 data
+// uses math.Tanh. 0 at −Inf (−0 from the SIMD kernels), +Inf at +Inf.
 func GELUTanhs[T ~float32 | ~float64](dst, x []T) {
 	dst = dst[:len(x)]
 	if len(x) == 0 {
@@ -94,6 +93,15 @@ func GELUTanhs[T ~float32 | ~float64](dst, x []T) {
 		if unary(opGELUTanh, f(dst), f(x)) {
 			return
 		}
+		for i, v := range x { // x·σ(2u) with Exp: no cancellation where x < 0
+			u := float64(v)
+			if u < -40 {
+				dst[i] = 0
+				continue
+			}
+			dst[i] = T(u / (1 + Exp(-2*geluC*(u+0.044715*u*u*u))))
+		}
+		return
 	}
 	for i, v := range x {
 		u := float64(v)
