@@ -22,14 +22,14 @@
 // -test.benchtime 300x six times, the fastest run of each; an AMD EPYC
 // "Turin-like" virtual CPU with AVX-512, one thread, on a machine loaded
 // by other builds, so the slow runs vary by 2× and more). "scalar" is the
-// generic level: the scalar fastmath loop (GELU, GELU′, as before these
-// kernels) or package math's (GELU's tanh form and its derivative, exp,
-// tanh, sigmoid, SiLU) in the same binary:
+// generic level: the scalar loops of fastmath (GELU, GELU′, GELU's tanh
+// form, as before these kernels) or of package math (the tanh form's
+// derivative, exp, tanh, sigmoid, SiLU) in the same binary:
 //
 //	                  scalar   AVX2   AVX-512
 //	GELUs               21.5    2.5     1.2
 //	GELUBackward        26.3    2.6     1.6
-//	GELUTanhs           29.6    1.3     0.7
+//	GELUTanhs           20.3    1.3     0.7
 //	GELUTanhBackward    15.8    1.7     0.8
 //	ExpsF32              6.7    0.7     0.6
 //	TanhsF32            27.6    1.2     0.8
