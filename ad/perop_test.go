@@ -175,8 +175,8 @@ func TestInlineStorage(t *testing.T) {
 	}
 }
 
-// The element-wise rows whose VJP multiplies, divides or masks the
-// cotangent in place when the sweep holds it alone give the gradients a recorded sweep
+// The element-wise rows whose VJP multiplies, divides, negates or masks
+// the cotangent in place when the sweep holds it alone give the gradients a recorded sweep
 // (CreateGraph, which never writes in place) gives, through two
 // applications of the op with a product between them.
 func TestInPlaceRowsMatchRecorded(t *testing.T) {
@@ -187,6 +187,8 @@ func TestInPlaceRowsMatchRecorded(t *testing.T) {
 		// relu keeping a bit mask, and relu sharing its output with a
 		// consumer that saves it (square), shifted so that some inputs are
 		// negative
+		"neg":         ad.Neg,
+		"mul_scalar":  func(x *ad.Value) *ad.Value { return ad.MulScalar(x, -1.7) },
 		"relu":        func(x *ad.Value) *ad.Value { return ad.Relu(ad.AddScalar(x, -0.8)) },
 		"relu_shared": func(x *ad.Value) *ad.Value { return ad.Square(ad.Relu(ad.AddScalar(x, -0.8))) },
 	}

@@ -507,7 +507,14 @@ var table = [numOps]rule{
 		}},
 	opNeg: linear("neg", unaryFwd(tensor.Neg),
 		func(c *jvpCtx, t *Value) *Value { return Neg(t) },
-		func(c *vjpCtx, g *Value) *Value { return Neg(g) }),
+		func(c *vjpCtx, g *Value) *Value {
+			if c.writable(g, nil) { // into g itself (see scaled)
+				arenaOf("neg", g, nil)
+				g.t.Apply(tensor.Neg, &g.t)
+				return g
+			}
+			return Neg(g)
+		}),
 	// add_scalar: x + c has the identity as its derivative.
 	opAddScalar: {name: "add_scalar",
 		forward: func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) { dst.Scale(x, 1, at.(*scalarAttrs).c) },
@@ -516,7 +523,15 @@ var table = [numOps]rule{
 	opMulScalar: linear("mul_scalar",
 		func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) { dst.Scale(x, at.(*scalarAttrs).c, 0) },
 		func(c *jvpCtx, t *Value) *Value { return MulScalar(t, c.at.(*scalarAttrs).c) },
-		func(c *vjpCtx, g *Value) *Value { return MulScalar(g, c.n.at.(*scalarAttrs).c) }),
+		func(c *vjpCtx, g *Value) *Value {
+			k := c.n.at.(*scalarAttrs).c
+			if c.writable(g, nil) { // into g itself (see scaled)
+				arenaOf("mul_scalar", g, nil)
+				g.t.Scale(&g.t, k, 0)
+				return g
+			}
+			return MulScalar(g, k)
+		}),
 	// pow_scalar: d(xᶜ) = c·xᶜ⁻¹·dx.
 	opPowScalar: withForward(elementwise("pow_scalar", 0, saveIn0, func(c primals, v *Value) *Value {
 		p := c.attrs().(*scalarAttrs).c
