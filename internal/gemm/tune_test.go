@@ -45,13 +45,16 @@ var tuneShapes = []tuneShape{
 // MLP and GPT training steps, transposes as in their backward pass) on one
 // goroutine under several cache-block settings, interleaved round by round
 // so that other load on the machine hits all settings alike, and prints
-// each setting's best GFLOP/s and its ratio to the first setting's. It is
+// each setting's best GFLOP/s (best of 15 batches of about 3 ms per round:
+// short batches are likelier to run without being preempted) and its ratio to the first setting's. It is
 // a measuring tool, skipped unless ADJOINT_TUNE is set:
 //
-//	ADJOINT_TUNE="kc,mc,nc,stepT;..."  the settings (0: the kernel's own;
-//	                                   mc as for f32, halved for f64; stepT
-//	                                   the kernel's maxStepT in bytes, -1 for
-//	                                   none: Aᵀ always read in place)
+//	ADJOINT_TUNE="kc,mc,nc,stepT,direct;..."  the settings (0 or missing:
+//	                                   the kernel's own; mc as for f32,
+//	                                   halved for f64; stepT the kernel's
+//	                                   maxStepT in bytes, -1 for none: Aᵀ
+//	                                   always read in place; direct -1: A
+//	                                   always packed)
 //	ADJOINT_TUNE_SHAPES=sq1024,mlp.dw  the shapes (all when unset)
 //	ADJOINT_TUNE_DT=f32                the types (f32,f64 when unset)
 //	ADJOINT_TUNE_ROUNDS=3              the rounds
@@ -65,11 +68,11 @@ func TestTune(t *testing.T) {
 	}
 	defer SetThreads(Threads())
 	SetThreads(1)
-	var vars [][4]int
+	var vars [][5]int
 	for _, s := range strings.Split(spec, ";") {
 		f := strings.Split(s, ",")
-		var v [4]int
-		for i := range min(len(f), 4) {
+		var v [5]int
+		for i := range min(len(f), 5) {
 			v[i], _ = strconv.Atoi(f[i])
 		}
 		vars = append(vars, v)
@@ -127,7 +130,7 @@ func TestTune(t *testing.T) {
 
 // tuneRun returns the best GFLOP/s of product sh with kn modified by the
 // setting v.
-func tuneRun[T float](t *testing.T, kn *kernel[T], v [4]int, sh tuneShape) float64 {
+func tuneRun[T float](t *testing.T, kn *kernel[T], v [5]int, sh tuneShape) float64 {
 	own := *kn
 	if v[0] > 0 {
 		kn.kc = v[0]
@@ -146,6 +149,9 @@ func tuneRun[T float](t *testing.T, kn *kernel[T], v [4]int, sh tuneShape) float
 		kn.maxStepT = v[3]
 	case v[3] < 0:
 		kn.maxStepT = 0
+	}
+	if v[4] < 0 {
+		kn.direct = false
 	}
 	a, b, c := make([]T, sh.m*sh.k), make([]T, sh.k*sh.n), make([]T, sh.m*sh.n)
 	for i := range a {
@@ -176,13 +182,13 @@ func tuneRun[T float](t *testing.T, kn *kernel[T], v [4]int, sh tuneShape) float
 		for range reps {
 			run()
 		}
-		if time.Since(t0) > 20*time.Millisecond {
+		if time.Since(t0) > 3*time.Millisecond {
 			break
 		}
 		reps *= 2
 	}
 	bestT := time.Duration(1 << 62)
-	for range 3 {
+	for range 15 {
 		t0 := time.Now()
 		for range reps {
 			run()

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# GEMM block settings and kernels against OpenBLAS on the square products and
+# those of the training steps (the shapes of TestTune in
+# internal/gemm/tune_test.go), one thread, interleaved round by round:
+#
+#   bench/blocking.sh                     the kernels' own blocks
+#   TUNE="0,0,0,0;0,240,0,0" bench/blocking.sh   two settings (see TestTune)
+#
+# Each round runs TestTune at the native level, then with ADJOINT_CPU=avx2
+# on an AVX-512 CPU, then PyTorch with OPENBLAS_CORETYPE=Haswell and, where
+# the CPU has AVX-512, SkylakeX. The table gives each side's best GFLOP/s
+# over the rounds and adjoint's ratio to the OpenBLAS kernels of the same
+# level (the first setting's; the others' ratios to it are in the raw lines).
+#
+# Environment: TUNE ("0,0,0,0"), SHAPES (all), DTYPES (f32,f64), ROUNDS (3),
+# PY (/usr/bin/python3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TUNE="${TUNE:-0,0,0,0}"
+SHAPES="${SHAPES:-}"
+DTYPES="${DTYPES:-f32,f64}"
+ROUNDS="${ROUNDS:-3}"
+PY="${PY:-/usr/bin/python3}"
+flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2-) "
+has() { [[ "$flags" == *" $1 "* ]]; }
+levels="native"
+cts="Haswell"
+if has avx512f && has avx512bw && has avx512vl && has avx512dq; then
+	levels="avx512 avx2"
+	cts="SkylakeX Haswell"
+fi
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+go test -c -o "$tmp/gemm.test" ./internal/gemm
+echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+for r in $(seq "$ROUNDS"); do
+	for l in $levels; do
+		echo "# round $r/$ROUNDS adjoint $l" >&2
+		cpu="$l"
+		[ "$l" = native ] && cpu=""
+		ADJOINT_CPU="$cpu" ADJOINT_TUNE="$TUNE" ADJOINT_TUNE_SHAPES="$SHAPES" ADJOINT_TUNE_DT="$DTYPES" \
+			ADJOINT_TUNE_ROUNDS=1 "$tmp/gemm.test" -test.run '^TestTune$' | grep '^TUNE' | sed "s/^TUNE/TUNE $l/" >>"$tmp/go.txt"
+	done
+	for ct in $cts; do
+		echo "# round $r/$ROUNDS OpenBLAS $ct" >&2
+		OPENBLAS_CORETYPE=$ct OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$PY" bench/blocking_torch.py --shapes "$SHAPES" \
+			--dtypes "$DTYPES"  | sed "s/^PEER/PEER $ct/" >>"$tmp/peer.txt"
+	done
+done
+"$PY" - "$tmp" <<'PYEOF'
+import collections, sys
+tmp = sys.argv[1]
+go, peer, order = collections.defaultdict(float), collections.defaultdict(float), []
+for line in open(f"{tmp}/go.txt"):
+    f = line.split()  # TUNE level dt shape vN [settings] g GFLOP/s ratio
+    k = (f[1], f[2], f[3], f[4])
+    g = float(f[-3])
+    if k not in go:
+        order.append(k)
+    go[k] = max(go[k], g)
+for line in open(f"{tmp}/peer.txt"):
+    _, ct, dt, shape, g = line.split()
+    peer[(ct, dt, shape)] = max(peer[(ct, dt, shape)], float(g))
+peerOf = {"avx512": "SkylakeX", "avx2": "Haswell", "native": "Haswell"}
+print()
+print("| level | dtype | shape | setting | adjoint GFLOP/s | OpenBLAS GFLOP/s | ratio |")
+print("|---|---|---|---|---|---|---|")
+for k in order:
+    l, dt, shape, v = k
+    p = peer.get((peerOf[l], dt, shape), 0)
+    print(f"| {l} | {dt} | {shape} | {v} | {go[k]:.1f} | {p:.1f} | {go[k] / p:.2f} |" if p else f"| {l} | {dt} | {shape} | {v} | {go[k]:.1f} | – | – |")
+PYEOF
