@@ -282,37 +282,100 @@ func normForward[T float32 | float64](a *normAttrs, x, gamma, beta, y *tensor.Te
 // normRows is normForward for the rows [lo, hi).
 func normRows[T float32 | float64](a *normAttrs, xd, gd, bd, yd []T, lo, hi int) {
 	C := a.c
+	if gd != nil {
+		gd = gd[:C]
+	}
+	if bd != nil {
+		bd = bd[:C]
+	}
 	for r := lo; r < hi; r++ {
 		xr, yr := xd[r*C:(r+1)*C], yd[r*C:(r+1)*C]
+		yr = yr[:len(xr)]
 		mean := 0.0
 		if !a.rms {
-			for _, v := range xr {
-				mean += float64(v)
-			}
-			mean /= float64(C)
+			mean = rowSum(xr) / float64(C)
 		}
-		ss := 0.0
-		for _, v := range xr {
-			d := float64(v) - mean
-			ss += d * d
-		}
-		rstd := 1 / math.Sqrt(ss/float64(C)+a.eps)
+		rstd := 1 / math.Sqrt(rowSquares(xr, mean)/float64(C)+a.eps)
 		if a.rms {
 			a.stats[r] = rstd
 		} else {
 			a.stats[2*r], a.stats[2*r+1] = mean, rstd
 		}
-		for j, v := range xr {
-			h := (float64(v) - mean) * rstd
-			if gd != nil {
-				h *= float64(gd[j])
+		// One loop per case, the branches out of the element loop.
+		switch {
+		case gd != nil && bd != nil:
+			for j, v := range xr {
+				yr[j] = T((float64(v)-mean)*rstd*float64(gd[j]) + float64(bd[j]))
 			}
-			if bd != nil {
-				h += float64(bd[j])
+		case gd != nil:
+			for j, v := range xr {
+				yr[j] = T((float64(v) - mean) * rstd * float64(gd[j]))
 			}
-			yr[j] = T(h)
+		case bd != nil:
+			for j, v := range xr {
+				yr[j] = T((float64(v)-mean)*rstd + float64(bd[j]))
+			}
+		default:
+			for j, v := range xr {
+				yr[j] = T((float64(v) - mean) * rstd)
+			}
 		}
 	}
+}
+
+// The row reductions below keep four partial sums, combined at the end: a
+// single running sum would wait on each addition's latency (four cycles)
+// for every element, which made them the norms' main cost.
+
+// rowSum returns Σ x[j] in float64.
+func rowSum[T float32 | float64](x []T) float64 {
+	var s0, s1, s2, s3 float64
+	j := 0
+	for ; j+4 <= len(x); j += 4 {
+		s0 += float64(x[j])
+		s1 += float64(x[j+1])
+		s2 += float64(x[j+2])
+		s3 += float64(x[j+3])
+	}
+	for ; j < len(x); j++ {
+		s0 += float64(x[j])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// rowSquares returns Σ (x[j] − c)² in float64.
+func rowSquares[T float32 | float64](x []T, c float64) float64 {
+	var s0, s1, s2, s3 float64
+	j := 0
+	for ; j+4 <= len(x); j += 4 {
+		d0, d1, d2, d3 := float64(x[j])-c, float64(x[j+1])-c, float64(x[j+2])-c, float64(x[j+3])-c
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+	}
+	for ; j < len(x); j++ {
+		d := float64(x[j]) - c
+		s0 += d * d
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// rowDot returns Σ x[j]·y[j] (y at least as long as x).
+func rowDot(x, y []float64) float64 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float64
+	j := 0
+	for ; j+4 <= len(x); j += 4 {
+		s0 += x[j] * y[j]
+		s1 += x[j+1] * y[j+1]
+		s2 += x[j+2] * y[j+2]
+		s3 += x[j+3] * y[j+3]
+	}
+	for ; j < len(x); j++ {
+		s0 += x[j] * y[j]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // normBackward writes dx (when dx is not nil) row by row, and sums dgamma
@@ -327,30 +390,40 @@ func normBackward[T float32 | float64](a *normAttrs, x, gamma, g, dx, dgamma, db
 		dxd = fusedData[T](dx)
 	}
 	C := a.c
-	a.acc = fusedGrow(a.acc, 2*C)
-	clear(a.acc)
-	accG, accB := a.acc[:C], a.acc[C:]
+	a.acc = fusedGrow(a.acc, 4*C)
+	clear(a.acc[:2*C])
+	accG, accB := a.acc[:C], a.acc[C:2*C]
+	hs, us := a.acc[2*C:3*C], a.acc[3*C:4*C] // the row's x̂ and u = g·γ, for the second pass
+	if gm != nil {
+		gm = gm[:C]
+	}
 	for r := range a.rows {
 		xr, gr := xd[r*C:(r+1)*C], gd[r*C:(r+1)*C]
+		gr = gr[:len(xr)]
 		mean, rstd := 0.0, 0.0
 		if a.rms {
 			rstd = a.stats[r]
 		} else {
 			mean, rstd = a.stats[2*r], a.stats[2*r+1]
 		}
-		su, sux := 0.0, 0.0 // Σu, Σu·x̂
+		var su, sux float64 // Σu, Σu·x̂
 		for j, v := range xr {
 			h := (float64(v) - mean) * rstd
 			gj := float64(gr[j])
 			accG[j] += gj * h
 			accB[j] += gj
-			u := gj
-			if gm != nil {
-				u *= float64(gm[j])
-			}
-			su += u
-			sux += u * h
+			hs[j] = h
 		}
+		if gm != nil {
+			for j, gv := range gr {
+				us[j] = float64(gv) * float64(gm[j])
+			}
+		} else {
+			for j, gv := range gr {
+				us[j] = float64(gv)
+			}
+		}
+		su, sux = rowSum(us), rowDot(us, hs)
 		if dxd == nil {
 			continue
 		}
@@ -359,13 +432,9 @@ func normBackward[T float32 | float64](a *normAttrs, x, gamma, g, dx, dgamma, db
 			mu = 0
 		}
 		dr := dxd[r*C : (r+1)*C]
-		for j, v := range xr {
-			h := (float64(v) - mean) * rstd
-			u := float64(gr[j])
-			if gm != nil {
-				u *= float64(gm[j])
-			}
-			dr[j] = T(rstd * (u - mu - h*mux))
+		dr = dr[:len(us)]
+		for j, u := range us {
+			dr[j] = T(rstd * (u - mu - hs[j]*mux))
 		}
 	}
 	if dgamma != nil {
