@@ -38,3 +38,20 @@ func ExampleLayerNorm() {
 	// [-1.3416 -0.4472 0.8944 3.6833 -1.3416 -0.4472 0.8944 3.6833]
 	// [0.3651 0.7303 1.0954 1.4606 -0.8165 0.0000 0.8165 1.6330]
 }
+
+// Two heads packed side by side, as one linear projection writes them:
+// features 0–1 of each position are head 0, features 2–3 head 1. Each head
+// attends on its own — with a large scale, almost only to the key equal to
+// its query — and the output keeps the layout (head 0's values in feature
+// 0, head 1's in feature 1).
+func ExampleAttentionOptions_heads() {
+	qk := ad.Const(tensor.FromFloat64([]float64{
+		1, 0, 0, 1, // position 0: head 0 (1, 0), head 1 (0, 1)
+		0, 1, 1, 0, // position 1: head 0 (0, 1), head 1 (1, 0)
+	}, 2, 4))
+	v := ad.Const(tensor.FromFloat64([]float64{1, 10, 2, 20}, 2, 2)) // one value per head and position
+	y := ad.ScaledDotProductAttention(qk, qk, v, ad.AttentionOptions{Heads: 2, Scale: 10})
+	fmt.Printf("%.4f\n", y.Data())
+	// Output:
+	// [1.0000 10.0005 2.0000 19.9995]
+}
