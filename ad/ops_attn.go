@@ -565,10 +565,7 @@ func softmaxRow[T float32 | float64](row []T) float64 {
 	if fusedIsF32[T]() {
 		r := fusedF32(row)
 		expShift(r, float32(mx))
-		s := 0.0
-		for _, e := range r {
-			s += float64(e)
-		}
+		s := rowSum(r)
 		inv := float32(1 / s)
 		for j := range r {
 			r[j] *= inv
@@ -586,6 +583,24 @@ func softmaxRow[T float32 | float64](row []T) float64 {
 		row[j] *= inv
 	}
 	return mx + math.Log(s)
+}
+
+// rowDotT returns Σ x[j]·y[j] in float64 (y at least as long as x), with
+// four partial sums (see rowSum).
+func rowDotT[T float32 | float64](x, y []T) float64 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float64
+	j := 0
+	for ; j+4 <= len(x); j += 4 {
+		s0 += float64(x[j]) * float64(y[j])
+		s1 += float64(x[j+1]) * float64(y[j+1])
+		s2 += float64(x[j+2]) * float64(y[j+2])
+		s3 += float64(x[j+3]) * float64(y[j+3])
+	}
+	for ; j < len(x); j++ {
+		s0 += float64(x[j]) * float64(y[j])
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // clearRows zeroes the rows×cols matrix x, rows ld elements apart.
@@ -660,10 +675,7 @@ func (w *sdpaTask[T]) backward(b int, buf []T) {
 		for i := range rows {
 			p, dp := pb[i*n:(i+1)*n], db[i*n:(i+1)*n]
 			nj := a.visible(t0 + i)
-			D := 0.0
-			for j := range nj {
-				D += float64(p[j]) * float64(dp[j])
-			}
+			D := rowDotT(p[:nj], dp[:nj])
 			for j := range nj {
 				dp[j] = T(a.scale * float64(p[j]) * (float64(dp[j]) - D))
 			}

@@ -361,23 +361,6 @@ func rowSquares[T float32 | float64](x []T, c float64) float64 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// rowDot returns Σ x[j]·y[j] (y at least as long as x).
-func rowDot(x, y []float64) float64 {
-	y = y[:len(x)]
-	var s0, s1, s2, s3 float64
-	j := 0
-	for ; j+4 <= len(x); j += 4 {
-		s0 += x[j] * y[j]
-		s1 += x[j+1] * y[j+1]
-		s2 += x[j+2] * y[j+2]
-		s3 += x[j+3] * y[j+3]
-	}
-	for ; j < len(x); j++ {
-		s0 += x[j] * y[j]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
 // normBackward writes dx (when dx is not nil) row by row, and sums dgamma
 // and dbeta over the rows (in float64).
 func normBackward[T float32 | float64](a *normAttrs, x, gamma, g, dx, dgamma, dbeta *tensor.Tensor) {
@@ -423,7 +406,7 @@ func normBackward[T float32 | float64](a *normAttrs, x, gamma, g, dx, dgamma, db
 				us[j] = float64(gv)
 			}
 		}
-		su, sux = rowSum(us), rowDot(us, hs)
+		su, sux = rowSum(us), rowDotT(us, hs)
 		if dxd == nil {
 			continue
 		}
