@@ -131,15 +131,32 @@ func erfDeriv(c primals, v *Value) *Value {
 // density.
 func geluDeriv(c primals, v *Value) *Value {
 	x := c.in(0)
+	if fastCot(c, v, x) {
+		return math2Const(tensor.GELUGrad, v, x)
+	}
 	phi := MulScalar(Exp(MulScalar(Square(x), -0.5)), invSqrt2Pi)
 	cdf := AddScalar(MulScalar(Erf(MulScalar(x, 1/math.Sqrt2)), 0.5), 0.5)
 	return Mul(v, Add(cdf, Mul(x, phi)))
+}
+
+// fastCot reports whether the derivative d(c, v) of an element-wise row
+// may be computed as one constant kernel, tensor.Math2(op, v, x): in a
+// VJP that records nothing (no CreateGraph, no tangents riding along, no
+// anomaly tracking) on operands of one dtype and shape. Elsewhere (a JVP,
+// double backward) it is written with differentiable ops.
+func fastCot(c primals, v, x *Value) bool {
+	vc, ok := c.(*vjpCtx)
+	return ok && !vc.create && v.tan == nil && x.tan == nil && !v.anomaly && !x.anomaly &&
+		v.t.DType() == x.t.DType() && tensor.EqualShape(v.t.Shape(), x.t.Shape())
 }
 
 // geluTanhDeriv is v·((1+t)/2 + x·(1−t²)·u′/2) with t = tanh u,
 // u = c(x + 0.044715x³), u′ = c(1 + 3·0.044715x²).
 func geluTanhDeriv(c primals, v *Value) *Value {
 	x := c.in(0)
+	if fastCot(c, v, x) {
+		return math2Const(tensor.GELUTanhGrad, v, x)
+	}
 	x2 := Square(x)
 	u := MulScalar(Mul(x, AddScalar(MulScalar(x2, geluTanhCubic), 1)), geluTanhC)
 	t := Tanh(u)
