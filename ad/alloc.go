@@ -161,9 +161,13 @@ func allocFor(op string, x, y *Value) allocator {
 // release recycles the storage of a value the sweep owns alone, through
 // the allocator it came from.
 func release(v *Value) {
-	if v == nil || !v.owned {
-		return
+	if v != nil && v.owned { // inlined: most values are not the sweep's alone
+		releaseOwned(v)
 	}
+}
+
+// releaseOwned is release for a value the sweep owns.
+func releaseOwned(v *Value) {
 	v.owned = false
 	if poisonReleased { // tests: make any later read of released storage visible
 		v.t.Fill(math.NaN())

@@ -129,7 +129,11 @@ func record(r *rule, at attrs, x, y *Value) (*Value, *node) {
 	req := x.requires || (y != nil && y.requires)
 	var out *Value
 	var n *node
-	if a := arenaOf(r.name, x, y); a != nil {
+	var a *Arena
+	if x.slot != nil || (y != nil && y.slot != nil) { // else no arena: arenaOf's common case, without the call
+		a = arenaOf(r.name, x, y)
+	}
+	if a != nil {
 		out, n = a.alloc(req)
 		a.forward(r, at, out, &x.t, yt)
 	} else {
@@ -179,12 +183,12 @@ func record(r *rule, at attrs, x, y *Value) (*Value, *node) {
 		}
 	}
 	settleRelu(x, m&saveIn0 != 0)
-	if m&saveIn0 != 0 {
+	if m&saveIn0 != 0 && x.n != nil { // a leaf is no ReLU's output: no call
 		shareReluOutput(x)
 	}
 	if y != nil {
 		settleRelu(y, m&saveIn1 != 0)
-		if m&saveIn1 != 0 {
+		if m&saveIn1 != 0 && y.n != nil {
 			shareReluOutput(y)
 		}
 	}
@@ -700,6 +704,13 @@ func (n *node) checkSaved() error {
 // deliver hands n's completed cotangent g to whoever asked for it: a
 // RetainGrad buffer, or the caller when n's output is a target.
 func (s *sweeper) deliver(n *node, g *Value) {
+	if n.retained != nil || len(s.target) > 0 { // inlined: usually neither
+		s.deliverTo(n, g)
+	}
+}
+
+// deliverTo is deliver for a node that is retained or may be a target.
+func (s *sweeper) deliverTo(n *node, g *Value) {
 	if n.retained != nil {
 		n.retained.accumulate(g, s.o.CreateGraph)
 	}

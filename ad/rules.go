@@ -1241,11 +1241,18 @@ type bitMask struct {
 // per element and lets go of v. If v was written in place in between, the
 // ReLU keeps v with its old version, so that backward reports the
 // modification instead of using a mask of the wrong data.
+//
+// It is small enough to inline into every op's recording: only a tentative
+// node (always a ReLU's) goes on to settle.
 func settleRelu(v *Value, consumerSaves bool) {
-	n := v.n
-	if n == nil || n.rule != row(opRelu) || !n.tentative {
-		return
+	if n := v.n; n != nil && n.tentative {
+		settle(v, consumerSaves)
 	}
+}
+
+// settle is settleRelu for v, the output of a tentative ReLU node.
+func settle(v *Value, consumerSaves bool) {
+	n := v.n
 	n.tentative = false
 	s := n.sv[2]
 	if consumerSaves || s.v != v || s.version != v.t.Version() {
