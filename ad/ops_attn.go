@@ -637,17 +637,30 @@ func (w *sdpaTask[T]) backward(b int, buf []T) {
 	if w.need[0] {
 		dq = w.dq[l.gq[b]:]
 	}
+	// The blocks run last first: the last sees the most keys (all of them
+	// unless causal with T < S), so its products write dk and dv (β = 0)
+	// and the others add to them; the keys no block sees are cleared.
+	last := (T_ - 1) / sdpaBlock * sdpaBlock
+	nl, _ := a.span(last, T_)
 	if w.need[1] {
 		dk = w.dk[l.gk[b]:]
-		clearRows(dk, S, d, l.ldk)
+		if nl < S {
+			clearRows(dk[nl*l.ldk:], S-nl, d, l.ldk)
+		}
 	}
 	if w.need[2] {
 		dvv = w.dv[l.gv[b]:]
-		clearRows(dvv, S, dv, l.ldv)
+		if nl < S {
+			clearRows(dvv[nl*l.ldv:], S-nl, dv, l.ldv)
+		}
 	}
 	gm, exp := fusedGemm[T](), fusedExp[T]()
 	half := len(buf) / 2
-	for t0 := 0; t0 < T_; t0 += sdpaBlock {
+	for t0 := last; t0 >= 0; t0 -= sdpaBlock {
+		beta := T(1)
+		if t0 == last {
+			beta = 0
+		}
 		t1 := min(t0+sdpaBlock, T_)
 		rows := t1 - t0
 		n, _ := a.span(t0, t1)
@@ -666,7 +679,7 @@ func (w *sdpaTask[T]) backward(b int, buf []T) {
 			clear(row[nj:])
 		}
 		if w.need[2] {
-			gm(true, false, n, dv, rows, 1, pb, n, g[t0*l.ldo:], l.ldo, 1, dvv, l.ldv)
+			gm(true, false, n, dv, rows, 1, pb, n, g[t0*l.ldo:], l.ldo, beta, dvv, l.ldv)
 		}
 		if !w.need[0] && !w.need[1] {
 			continue
@@ -685,7 +698,7 @@ func (w *sdpaTask[T]) backward(b int, buf []T) {
 			gm(false, false, rows, d, n, 1, db, n, k, l.ldk, 0, dq[t0*l.ldq:], l.ldq)
 		}
 		if w.need[1] {
-			gm(true, false, n, d, rows, 1, db, n, q[t0*l.ldq:], l.ldq, 1, dk, l.ldk)
+			gm(true, false, n, d, rows, 1, db, n, q[t0*l.ldq:], l.ldq, beta, dk, l.ldk)
 		}
 	}
 }
