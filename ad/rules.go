@@ -341,17 +341,14 @@ func (c *vjpCtx) g1(a *Value) []*Value {
 	return c.buf[:1]
 }
 
-// scaled returns g ⊙ y for a VJP that reads g once: written into g itself
-// when the sweep holds g alone (owned: no other value, gradient buffer or
-// caller sees its storage), the sweep is not recorded, nothing carries a
-// tangent or is watched for anomalies, and the product has g's shape and
-// dtype; otherwise Mul(g, y). The sweep's ownership rules then pass g on
+// inPlace returns op(g, y) for a VJP that reads g once, where f is the op's
+// differentiable form (Mul, Div): written into g itself when the sweep
+// holds g alone (owned: no other value, gradient buffer or caller sees its
+// storage), the sweep is not recorded, nothing carries a tangent or is
+// watched for anomalies, and the result has g's shape and dtype (see
+// writable); otherwise f(g, y). The sweep's ownership rules then pass g on
 // to the one operand it became the cotangent of (decideOwnership), so a
-// chain of products allocates no cotangent per op.
-func (c *vjpCtx) scaled(g, y *Value) *Value { return c.inPlace(tensor.Mul, Mul, g, y) }
-
-// inPlace returns op(g, y), computed by f (the op's differentiable form)
-// unless it can be written into g (see scaled).
+// chain of element-wise ops allocates no cotangent per op.
 func (c *vjpCtx) inPlace(op tensor.BinaryOp, f func(a, b *Value) *Value, g, y *Value) *Value {
 	if !c.writable(g, y) {
 		return f(g, y)
@@ -362,7 +359,7 @@ func (c *vjpCtx) inPlace(op tensor.BinaryOp, f func(a, b *Value) *Value, g, y *V
 }
 
 // writable reports whether a VJP may write its result into the cotangent
-// g instead of a new value (see scaled), reading y (nil for none) of g's
+// g instead of a new value (see inPlace), reading y (nil for none) of g's
 // shape and dtype.
 func (c *vjpCtx) writable(g, y *Value) bool {
 	if c.create || !g.owned || g.tan != nil || g.anomaly || g.t.IsView() {
@@ -379,9 +376,46 @@ func inPlaceName(op tensor.BinaryOp) string {
 	return "mul"
 }
 
+// mulSaved and divSaved are mulCot(c, v, w) and divCot(c, v, w) for w
+// the value saved in slot (0, 1: operands, 2: the output). Written in
+// place, the product reads the saved tensor itself: no detached twin of it
+// is made (see vjpCtx.savedValue).
+func mulSaved(c primals, v *Value, slot int) *Value {
+	if vc, ok := c.(*vjpCtx); ok {
+		return vc.inPlaceSaved(tensor.Mul, Mul, v, slot)
+	}
+	return Mul(v, slotOf(c, slot))
+}
+
+func divSaved(c primals, v *Value, slot int) *Value {
+	if vc, ok := c.(*vjpCtx); ok {
+		return vc.inPlaceSaved(tensor.Div, Div, v, slot)
+	}
+	return Div(v, slotOf(c, slot))
+}
+
+// slotOf returns the primal in slot: operand 0 or 1, or the output (2).
+func slotOf(c primals, slot int) *Value {
+	if slot == 2 {
+		return c.out()
+	}
+	return c.in(slot)
+}
+
+// inPlaceSaved is inPlace with y the value saved in slot, read directly
+// when the result is written into g, through c.saved otherwise.
+func (c *vjpCtx) inPlaceSaved(op tensor.BinaryOp, f func(a, b *Value) *Value, g *Value, slot int) *Value {
+	if y := c.n.sv[slot].v; y != nil && c.writable(g, y) {
+		arenaOf(inPlaceName(op), g, nil) // a stale g panics as it would in f
+		g.t.Binary(op, &g.t, &y.t)
+		return g
+	}
+	return f(g, c.saved(slot))
+}
+
 // mulCot and divCot are Mul(v, w) and Div(v, w) for the derivative d of an
 // element-wise row (see elementwise): in a VJP, where v is the cotangent,
-// written into v when the sweep holds it alone (see scaled); in a JVP,
+// written into v when the sweep holds it alone (see inPlace); in a JVP,
 // where v is a tangent, always new.
 func mulCot(c primals, v, w *Value) *Value {
 	if vc, ok := c.(*vjpCtx); ok {
@@ -446,9 +480,9 @@ var table = [numOps]rule{
 			case c.need[0] && c.need[1]:
 				gx, gy = Mul(g, c.in(1)), Mul(g, c.in(0))
 			case c.need[0]:
-				gx = c.scaled(g, c.in(1))
+				gx = mulSaved(c, g, 1)
 			case c.need[1]:
-				gy = c.scaled(g, c.in(0))
+				gy = mulSaved(c, g, 0)
 			}
 			return c.g2(gx, gy)
 		},
@@ -508,7 +542,7 @@ var table = [numOps]rule{
 	opNeg: linear("neg", unaryFwd(tensor.Neg),
 		func(c *jvpCtx, t *Value) *Value { return Neg(t) },
 		func(c *vjpCtx, g *Value) *Value {
-			if c.writable(g, nil) { // into g itself (see scaled)
+			if c.writable(g, nil) { // into g itself (see inPlace)
 				arenaOf("neg", g, nil)
 				g.t.Apply(tensor.Neg, &g.t)
 				return g
@@ -525,7 +559,7 @@ var table = [numOps]rule{
 		func(c *jvpCtx, t *Value) *Value { return MulScalar(t, c.at.(*scalarAttrs).c) },
 		func(c *vjpCtx, g *Value) *Value {
 			k := c.n.at.(*scalarAttrs).c
-			if c.writable(g, nil) { // into g itself (see scaled)
+			if c.writable(g, nil) { // into g itself (see inPlace)
 				arenaOf("mul_scalar", g, nil)
 				g.t.Scale(&g.t, k, 0)
 				return g
@@ -542,8 +576,8 @@ var table = [numOps]rule{
 	}), func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) { dst.PowScalar(x, at.(*scalarAttrs).c) }),
 	opSquare: elementwise("square", tensor.Square, saveIn0, func(c primals, v *Value) *Value { return mulCot(c, v, MulScalar(c.in(0), 2)) }),
 	// exp saves its output: d(eˣ) = eˣ·dx.
-	opExp: elementwise("exp", tensor.Exp, saveOut, func(c primals, v *Value) *Value { return mulCot(c, v, c.out()) }),
-	opLog: elementwise("log", tensor.Log, saveIn0, func(c primals, v *Value) *Value { return divCot(c, v, c.in(0)) }),
+	opExp: elementwise("exp", tensor.Exp, saveOut, func(c primals, v *Value) *Value { return mulSaved(c, v, 2) }),
+	opLog: elementwise("log", tensor.Log, saveIn0, func(c primals, v *Value) *Value { return divSaved(c, v, 0) }),
 	// sqrt: d√x = dx/(2√x); at x = 0 the derivative is +Inf (documented).
 	opSqrt: elementwise("sqrt", tensor.Sqrt, saveOut, func(c primals, v *Value) *Value { return divCot(c, v, MulScalar(c.out(), 2)) }),
 	// abs: d|x| = sign(x)·dx with sign(0) = 0, so abs'(0) = 0.
@@ -569,7 +603,7 @@ var table = [numOps]rule{
 	// consumer saves y anyway (see settleRelu); relu'(0) = 0.
 	opRelu: {name: "relu", forward: unaryFwd(tensor.Relu), saves: saveOutIf,
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			// Into g itself when the sweep holds it alone (see scaled).
+			// Into g itself when the sweep holds it alone (see inPlace).
 			if m, ok := c.n.aux.(*bitMask); ok {
 				if c.writable(g, nil) && tensor.EqualShape(g.t.Shape(), m.shape) {
 					arenaOf("mask_mul", g, nil)
@@ -578,13 +612,12 @@ var table = [numOps]rule{
 				}
 				return c.g1(maskMul(g, m))
 			}
-			y := c.out()
-			if c.writable(g, y) {
-				arenaOf("relu_grad", g, y)
+			if y := c.n.sv[2].v; y != nil && c.writable(g, y) { // reads the saved output itself: no twin
+				arenaOf("relu_grad", g, nil)
 				reluGradKernel(&g.t, &g.t, &y.t)
 				return c.g1(g)
 			}
-			return c.g1(reluGrad(g, y, 0))
+			return c.g1(reluGrad(g, c.out(), 0))
 		},
 		jvp: func(c *jvpCtx, ts []*Value) *Value { return reluGrad(ts[0], c.out(), c.b) }},
 	// relu_grad passes g where y > 0 and zeroes it elsewhere: relu's VJP
