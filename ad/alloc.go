@@ -49,9 +49,11 @@ func (heap) alloc(record bool) (*Value, *node) {
 const inlineBytes = 16
 
 // The heap's values with inline storage, by dtype, with and without their
-// node. The storage lives and dies with the value: nothing but the value's
-// tensor (and views of it) refers to it, and package internal/pool, which
-// only takes power-of-two capacities from 256 elements up, never recycles it.
+// node. Once lent to the kernel, the array is the value's storage like any
+// other: its tensor and views of it refer to it, and an arena may take it
+// over with a gradient buffer (see leafState.adoptArena), the allocation
+// living on as long as anything refers to it. Package internal/pool, which
+// takes only power-of-two capacities from 256 elements up, drops it.
 type (
 	recorded32 struct {
 		v   Value
