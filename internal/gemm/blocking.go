@@ -19,6 +19,8 @@ import (
 //     rereads each B vector 12 times per load and was measured fastest with
 //     a 32 KiB panel (kc 256 on the Xeon they were tuned on);
 //   - mc: the block of A (mc rows of kc values) fills about half of L2;
+//     it is the largest block: a product of m rows is cut into as few
+//     blocks as fit, of equal size up to the rounding to MR (rowBlock);
 //   - nc: the packed B block (kc×nc) fills the core's share of L3.
 //
 // kc is kept within [64, 256] (deeper blocks were not faster where

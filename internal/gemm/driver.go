@@ -215,7 +215,7 @@ func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, 
 	}
 	MR, NR := kn.mr, kn.nr
 	mc := roundUp((m+3*nt-1)/(3*nt), MR)
-	mc = min(max(mc, 4*MR), kn.mc)
+	mc = rowBlock(MR, min(max(mc, 4*MR), kn.mc), m)
 	// Column slabs when A has too few rows to share out, and also when it
 	// fits one serial row block (m ≤ mc): then each goroutine packs only its
 	// own part of B, which stays in its core's cache, and reads A as a serial
