@@ -58,32 +58,35 @@ func TestRowBlock(t *testing.T) {
 	}
 }
 
-// A transposed A is packed once its depth step reaches maxStepT bytes, and
-// read in place below (for kernels that read A in place at all).
+// A transposed A is packed once its depth step reaches maxStepT bytes and B
+// has 16 panels or more, and read in place otherwise (for kernels that read
+// A in place at all).
 func TestInPlace(t *testing.T) {
-	kn := kernel[float32]{direct: true, maxStepT: 4 << 10}
+	kn := kernel[float32]{nr: 16, direct: true, maxStepT: 4 << 10}
 	for _, c := range []struct {
-		transA    bool
-		m, k, lda int
-		want      bool
+		transA       bool
+		m, n, k, lda int
+		want         bool
 	}{
-		{false, 1024, 256, 4096, true}, // A not transposed: rows are read along
-		{true, 1024, 256, 1024, false}, // 4 KiB per step
-		{true, 512, 768, 512, true},    // 2 KiB
-		{true, 1023, 256, 1023, true},
-		{true, 2048, 1024, 2048, false},
-		{false, 2048, 1024, 1024, false}, // larger than directMaxBytes
+		{false, 1024, 1024, 256, 4096, true}, // A not transposed: rows are read along
+		{true, 1024, 1024, 256, 1024, false}, // 4 KiB per step
+		{true, 1024, 256, 256, 1024, false},  // 16 panels of B
+		{true, 1024, 255, 256, 1024, true},   // 15 and a part
+		{true, 512, 1024, 768, 512, true},    // 2 KiB
+		{true, 1023, 1024, 256, 1023, true},
+		{true, 2048, 2048, 1024, 2048, false},
+		{false, 2048, 2048, 1024, 1024, false}, // larger than directMaxBytes
 	} {
-		if got := kn.inPlace(c.transA, c.m, c.k, c.lda); got != c.want {
-			t.Errorf("inPlace(%v, m %d, k %d, lda %d) = %v, want %v", c.transA, c.m, c.k, c.lda, got, c.want)
+		if got := kn.inPlace(c.transA, c.m, c.n, c.k, c.lda); got != c.want {
+			t.Errorf("inPlace(%v, m %d, n %d, k %d, lda %d) = %v, want %v", c.transA, c.m, c.n, c.k, c.lda, got, c.want)
 		}
 	}
 	kn.maxStepT = 0
-	if !kn.inPlace(true, 1024, 256, 1024) {
+	if !kn.inPlace(true, 1024, 1024, 256, 1024) {
 		t.Error("maxStepT 0: transposed A not read in place")
 	}
 	kn.direct = false
-	if kn.inPlace(false, 64, 64, 64) {
+	if kn.inPlace(false, 64, 64, 64, 64) {
 		t.Error("a kernel without direct reads A in place")
 	}
 }

@@ -28,7 +28,7 @@ type kernel[T float] struct {
 	kc, mc, nc int // cache blocks: kc (depth), mc rows of A (multiple of mr), nc columns of B (multiple of nr)
 	fn         microKernel[T]
 	direct     bool       // fn takes any rsa, csa (else only packed panels)
-	maxStepT   int        // with direct: Aᵀ is read in place only while lda·size < maxStepT bytes (0: always)
+	maxStepT   int        // with direct: Aᵀ is packed when lda·size ≥ maxStepT bytes (0: never), see inPlace
 	pool       *sync.Pool // of *buffers[T]
 	jobs       *sync.Pool // of *job[T]
 }
@@ -244,7 +244,7 @@ func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, 
 			kn.pool.Put(j.shared[i])
 		}
 	}()
-	j.direct = kn.inPlace(transA, m, k, lda) && (ep == nil || ep.SumA == nil)
+	j.direct = kn.inPlace(transA, m, n, k, lda) && (ep == nil || ep.SumA == nil)
 	if ep != nil && ep.SumA != nil {
 		clear(ep.SumA[:m])
 	}
@@ -416,7 +416,7 @@ func serial[T float](kn *kernel[T], buf *buffers[T], transA, transB bool, m, n, 
 	// measured, hardware prefetch keeps the MR row streams fed, and packing
 	// costs up to a quarter of the time of a 64×64 product. Large ones
 	// pack, which keeps the L2 working set contiguous whatever lda is.
-	direct := kn.inPlace(transA, m, k, lda)
+	direct := kn.inPlace(transA, m, n, k, lda)
 	sums := ep != nil && ep.SumA != nil && j0 == 0
 	if sums {
 		direct = false // the sums are taken from the packed panels
@@ -482,21 +482,24 @@ func sumPacked[T float](sum, ap []T, MR, mc, kc int) {
 	}
 }
 
-// inPlace reports whether a product reads its m×k A (stored transposed
+// inPlace reports whether an m×n×k product reads its A (stored transposed
 // when transA is set, rows lda apart) in place rather than packing it.
 //
 // A transposed A read in place steps lda elements from one depth step to the
-// next; kernels with maxStepT set pack it when that step reaches maxStepT
-// bytes. For the AVX2 kernels that is 4 KiB: a page, and one L1 set, per
-// step. Packing measured 1.4–1.5× faster there for the weight gradient of
-// a 1024-wide layer (Xᵀ·G, lda 1024) and 1.3× for f64 at lda 512, and
-// 5–10 % slower at 2 KiB steps and below (tune_test.go).
-func (kn *kernel[T]) inPlace(transA bool, m, k, lda int) bool {
+// next. Kernels with maxStepT set pack it when that step reaches maxStepT
+// bytes (4 KiB: a page, and one L1 set, per step) and B has at least 16
+// panels: the in-place penalty is paid once per B panel, the packing once.
+// Measured on the AVX2 kernels, packing was 1.4–1.5× faster for Aᵀ·B at
+// n = 1024 (f32) and 512 (f64) and for the weight gradient of a 1024-wide
+// layer (Xᵀ·G), 1.3× for f64 at lda 512 and n = 128 (16 panels), and 5–10 %
+// slower at 2 KiB steps; on the AVX-512 ones 1.04–1.10× faster at n = 1024
+// and 10 % slower at n = 128 (8 panels of f64). See tune_test.go.
+func (kn *kernel[T]) inPlace(transA bool, m, n, k, lda int) bool {
 	es := int(unsafe.Sizeof(T(0)))
 	if !kn.direct || m*k*es > directMaxBytes {
 		return false
 	}
-	return !transA || kn.maxStepT == 0 || lda*es < kn.maxStepT
+	return !transA || kn.maxStepT == 0 || lda*es < kn.maxStepT || n < 16*kn.nr
 }
 
 // directMaxBytes is the size of A up to which serial reads A in place

@@ -74,8 +74,8 @@ func d256(kc int, a []float64, rsa, csa int, b, c []float64, ldc int, alpha, bet
 
 func avx512Kernels() (kernel[float32], kernel[float64]) {
 	c, all := isa.CacheSizes(), l1Share{1, 1}
-	return withBlocks(kernel[float32]{name: "avx512", mr: 12, nr: 32, fn: s512, pool: &pool32, jobs: &jobs32, direct: true}, all, c),
-		withBlocks(kernel[float64]{name: "avx512", mr: 12, nr: 16, fn: d512, pool: &pool64, jobs: &jobs64, direct: true}, all, c)
+	return withBlocks(kernel[float32]{name: "avx512", mr: 12, nr: 32, fn: s512, pool: &pool32, jobs: &jobs32, direct: true, maxStepT: 4 << 10}, all, c),
+		withBlocks(kernel[float64]{name: "avx512", mr: 12, nr: 16, fn: d512, pool: &pool64, jobs: &jobs64, direct: true, maxStepT: 4 << 10}, all, c)
 }
 
 func avx2Kernels() (kernel[float32], kernel[float64]) {
