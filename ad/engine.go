@@ -754,7 +754,10 @@ func (s *sweeper) vjp(n *node, g *Value) []*Value {
 		}
 		gin = n.rule.vjp(&s.ctx, g)
 	}
-	fin := s.ctx.fin[:0]
+	if len(es) > cap(s.ctx.fin) {
+		s.ctx.fin = make([]*Value, len(es), 2*len(es))
+	}
+	fin := s.ctx.fin[:len(es)] // entries written only when they change (setRef)
 	if s.preSet {
 		s.pre = [8]*Value{}
 		s.preSet = false
@@ -771,10 +774,7 @@ func (s *sweeper) vjp(n *node, g *Value) []*Value {
 			}
 			gj = sumTo(gj, es[j].shape)
 		}
-		fin = append(fin, gj)
-	}
-	if cap(fin) != cap(s.ctx.fin) { // append grew it: keep the new buffer
-		s.ctx.fin = fin
+		setRef(&fin[j], gj)
 	}
 	return fin
 }

@@ -335,10 +335,22 @@ func linear(name string, fwd func(dst *tensor.Tensor, at attrs, x, _ *tensor.Ten
 }
 
 // g1 and g2 return the cotangent list of a unary and a binary rule, in a
-// buffer the sweep reuses (read before the next rule runs).
+// buffer the sweep reuses (read before the next rule runs). They write
+// only the entries that change: a chain's cotangent, passed on or written
+// in place, is often the one the entry holds, and every pointer write into
+// the buffer is a write barrier while the collector marks (see setRef).
 func (c *vjpCtx) g1(a *Value) []*Value {
-	c.buf[0] = a
+	setRef(&c.buf[0], a)
 	return c.buf[:1]
+}
+
+// setRef stores v in *p unless *p is v already: a compare instead of a
+// write barrier, which while the collector marks records both pointers
+// for it to shade.
+func setRef(p **Value, v *Value) {
+	if *p != v {
+		*p = v
+	}
 }
 
 // inPlace returns op(g, y) for a VJP that reads g once, where f is the op's
@@ -439,7 +451,8 @@ func (c *vjpCtx) gN(n int) []*Value {
 }
 
 func (c *vjpCtx) g2(a, b *Value) []*Value {
-	c.buf[0], c.buf[1] = a, b
+	setRef(&c.buf[0], a)
+	setRef(&c.buf[1], b)
 	return c.buf[:2]
 }
 
