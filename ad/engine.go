@@ -489,13 +489,25 @@ func sweepExcl(y *Value, targets []*Value, o Options, excl []bool) (result []*Va
 		return nil, err
 	}
 	s.excl = excl
-	s.grads[0] = seed
 	seed.owned = o.Seed == nil && !o.CreateGraph
-	for len(s.ready) > 0 { // reverse topological order: every consumer of n has run
-		n := s.ready[len(s.ready)-1]
-		s.ready = s.ready[:len(s.ready)-1]
-		g := s.grads[n.slot-1] // n's cotangent, complete
-		s.grads[n.slot-1] = nil
+	// next is the node to sweep next and g its complete cotangent: the
+	// output first, then the node that route made ready last, which is the
+	// one the stack s.ready would give, held here instead of in s.ready and
+	// s.grads (in a chain, every node): three pointer writes fewer per
+	// node, each a write barrier while the collector marks.
+	next, nextG := y.n, seed
+	for next != nil || len(s.ready) > 0 { // reverse topological order: every consumer of n has run
+		var n *node
+		var g *Value // n's cotangent, complete
+		if next != nil {
+			n, g = next, nextG
+		} else {
+			n = s.ready[len(s.ready)-1]
+			s.ready = s.ready[:len(s.ready)-1]
+			if g = s.grads[n.slot-1]; g != nil {
+				s.grads[n.slot-1] = nil
+			}
+		}
 		cur = n
 		if n.dbg != nil && n.dbg.hooks != nil && g != nil {
 			g = runHooks(n.dbg.hooks, g, n, o.DetectAnomaly)
@@ -514,7 +526,7 @@ func sweepExcl(y *Value, targets []*Value, o Options, excl []bool) (result []*Va
 		if !o.RetainGraph && (s.useful == nil || s.useful[n.slot-1]) {
 			n.release() // its rule has run (a pruned node's has not: it stays sweepable)
 		}
-		s.route(n, gin)
+		next, nextG = s.route(n, gin)
 		if recycleG {
 			release(g) // its VJP has run and no cotangent aliases it
 		}
@@ -643,7 +655,7 @@ func (s *sweeper) begin(y *Value, targets, result []*Value, o Options) error {
 		}
 	}
 	s.grads = append(s.grads[:0], make([]*Value, len(s.nodes))...)
-	s.ready = append(s.ready[:0], y.n)
+	s.ready = s.ready[:0] // the sweep starts from y.n, held apart (see sweepExcl)
 	s.ctx.create = o.CreateGraph
 	s.ctx.al = allocFor("backward", y, nil)
 	return nil
@@ -781,20 +793,37 @@ func (s *sweeper) vjp(n *node, g *Value) []*Value {
 
 // route adds each operand's cotangent into its producer's (which becomes
 // ready once all its consumers have run), or into the leaf's gradient
-// buffer (Backward) or the target's result (Grad).
-func (s *sweeper) route(n *node, gin []*Value) {
+// buffer (Backward) or the target's result (Grad). It returns the last
+// producer that became ready, with its complete cotangent, for the sweep
+// to run next; the others wait on the stack s.ready, their cotangents in
+// s.grads.
+func (s *sweeper) route(n *node, gin []*Value) (next *node, nextG *Value) {
 	es := n.ins()
 	for j := range es {
 		e, gj := &es[j], gin[j]
 		switch {
 		case e.n != nil:
 			k := e.n.slot - 1
+			if s.deps[k]--; s.deps[k] > 0 {
+				if gj != nil {
+					s.grads[k] = addGrad(s.grads[k], gj, s.o.CreateGraph)
+				}
+				continue
+			}
+			acc := s.grads[k] // what e.n's other consumers gave, summed
+			if acc != nil {
+				s.grads[k] = nil
+			}
 			if gj != nil {
-				s.grads[k] = addGrad(s.grads[k], gj, s.o.CreateGraph)
+				acc = addGrad(acc, gj, s.o.CreateGraph)
 			}
-			if s.deps[k]--; s.deps[k] == 0 {
-				s.ready = append(s.ready, e.n)
+			if next != nil { // an earlier operand became ready too: it waits
+				if nextG != nil {
+					s.grads[next.slot-1] = nextG
+				}
+				s.ready = append(s.ready, next)
 			}
+			next, nextG = e.n, acc
 		case e.leaf == nil || gj == nil:
 		case e.leaf.gs.hooks != nil:
 			s.hold(e.leaf, gj) // summed, hooked and delivered at the end of the sweep
@@ -811,6 +840,7 @@ func (s *sweeper) route(n *node, gin []*Value) {
 			}
 		}
 	}
+	return next, nextG
 }
 
 // sweepIDs numbers the sweeps, so that a node can tell which one holds it.
