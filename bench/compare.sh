@@ -22,6 +22,9 @@
 # kernels), printed beside PyTorch's Haswell column with their ratio; AVX2=0
 # skips that run, AVX2=1 forces it.
 #
+# bench/blocking.sh compares the training steps' rectangular products (and
+# cache-block settings) with OpenBLAS the same way.
+#
 # A full matmul run takes about three minutes on two cores. Two-thread
 # figures need the machine to itself: under Linux's autogroup scheduling, one
 # busy process of another session is enough to hold any process here to one
