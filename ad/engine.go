@@ -21,8 +21,8 @@ type node struct {
 	freed     bool          // saved values released by a backward pass
 	pooled    bool          // the node is an arena's (its attributes are reused by the next step)
 	tentative bool          // a ReLU that has not yet settled what it keeps (settleRelu)
-	slot      int32         // scratch index during a sweep (0 outside one)
-	busy      atomic.Uint32 // id of the sweep holding the node, 0 when none
+	slot      int32         // scratch index during a sweep (stale outside one)
+	busy      atomic.Uint64 // id of the sweep holding the node or that last held it (see claim), 0 when none
 }
 
 // manyEdges marks a node whose operand edges are in its attributes
@@ -561,7 +561,7 @@ func checkFresh(y *Value, targets []*Value, seed *Value) error {
 // the finished graph.
 type sweeper struct {
 	o      Options
-	id     uint32   // this sweep's claim on its nodes (node.busy)
+	id     uint64   // this sweep's claim on its nodes (node.busy; see claim)
 	nodes  []*node  // reachable from the output, in discovery order (slot = index+1)
 	deps   []int32  // consumers of each node not yet swept
 	grads  []*Value // each node's cotangent as it accumulates
@@ -589,12 +589,12 @@ var sweepers = sync.Pool{New: func() any { return new(sweeper) }}
 func (s *sweeper) begin(y *Value, targets, result []*Value, o Options) error {
 	s.o, s.result = o, result
 	s.id = sweepIDs.Add(1)
-	if s.id == 0 {
-		s.id = sweepIDs.Add(1)
+	if !activeSweeps[s.id%uint64(len(activeSweeps))].CompareAndSwap(0, s.id) {
+		s.id |= unlisted // its slot is another sweep's: end clears its claims
 	}
 	s.nodes, s.deps = s.nodes[:0], s.deps[:0]
-	if !y.n.busy.CompareAndSwap(0, s.id) {
-		return concurrentErr(y.n)
+	if _, err := s.claim(y.n); err != nil {
+		return err
 	}
 	prune := false      // with targets: some reachable Var is not one (see needPruning)
 	if targets != nil { // intermediate targets are read off their node
@@ -632,12 +632,12 @@ func (s *sweeper) begin(y *Value, targets, result []*Value, o Options) error {
 				}
 				continue
 			}
-			if p.busy.CompareAndSwap(0, s.id) {
+			if fresh, err := s.claim(p); err != nil {
+				return err
+			} else if fresh {
 				s.nodes = append(s.nodes, p)
 				s.deps = append(s.deps, 0)
 				p.slot = int32(len(s.nodes))
-			} else if p.busy.Load() != s.id {
-				return concurrentErr(p)
 			}
 			s.deps[p.slot-1]++
 		}
@@ -843,20 +843,65 @@ func (s *sweeper) route(n *node, gin []*Value) (next *node, nextG *Value) {
 	return next, nextG
 }
 
-// sweepIDs numbers the sweeps, so that a node can tell which one holds it.
-var sweepIDs atomic.Uint32
+// sweepIDs numbers the sweeps, so that a node can tell which one holds it
+// (64 bits: an id is never reused).
+var sweepIDs atomic.Uint64
+
+// activeSweeps lists the sweeps under way, each in the slot of its id
+// modulo the table's length, so that a sweep need not give back its
+// claims on the nodes one by one when it ends (an atomic store per node):
+// a node's claim by a sweep that has ended is free to take (see claim). A
+// sweep that finds its slot taken marks its id unlisted and clears its
+// claims at the end instead.
+var activeSweeps [64]atomic.Uint64
+
+// unlisted marks the id of a sweep not in activeSweeps.
+const unlisted = 1 << 63
+
+// sweepActive reports whether the sweep with this id is under way (an
+// unlisted id held by a node always is: the sweep clears it when it ends).
+// A false answer is read from the store with which that sweep ended, so
+// everything the sweep wrote into its nodes happened before it.
+func sweepActive(id uint64) bool {
+	return id&unlisted != 0 || activeSweeps[id%uint64(len(activeSweeps))].Load() == id
+}
+
+// claim takes n for this sweep: fresh when it was free (never claimed, or
+// by a sweep that has ended), not fresh when this sweep holds it already;
+// an error when another sweep under way holds it.
+func (s *sweeper) claim(n *node) (fresh bool, err error) {
+	if n.busy.CompareAndSwap(0, s.id) { // never swept: the common case
+		return true, nil
+	}
+	for {
+		old := n.busy.Load()
+		if old == s.id {
+			return false, nil
+		}
+		if sweepActive(old) {
+			return false, concurrentErr(n)
+		}
+		if n.busy.CompareAndSwap(old, s.id) {
+			return true, nil
+		}
+	}
+}
 
 func concurrentErr(n *node) error {
 	return &Error{Op: "backward", Err: ErrConcurrent, Msg: fmt.Sprintf("the graph through %s is being swept by another backward pass at the same time; "+
 		"sweep one graph from one goroutine (or serialise the calls), and build separate graphs for concurrent work", n.name())}
 }
 
-// end releases the nodes' claims and returns the sweeper, cleared of
+// end ends the sweep's claims on its nodes (by leaving activeSweeps, or
+// one by one for an unlisted sweep) and returns the sweeper, cleared of
 // references into the finished graph, to the pool.
 func (s *sweeper) end() {
-	for _, n := range s.nodes {
-		n.slot = 0
-		n.busy.Store(0)
+	if s.id&unlisted != 0 {
+		for _, n := range s.nodes {
+			n.busy.Store(0)
+		}
+	} else {
+		activeSweeps[s.id%uint64(len(activeSweeps))].Store(0) // after the sweep's last write into its nodes
 	}
 	clear(s.nodes)
 	clear(s.grads)
