@@ -43,9 +43,9 @@ func (heap) alloc(record bool) (*Value, *node) {
 
 // inlineBytes is the storage a heap value carries inside its own
 // allocation (see heapOutput): 4 float32 or 2 float64 elements. A recorded
-// value and its node take 360 bytes, which the allocator rounds up to its
-// 384-byte size class anyway, so their inline storage costs no memory; a
-// value without a node grows from 160 to 176 bytes.
+// value and its node take 336 bytes, 352 with the storage: exactly the
+// allocator's 352-byte size class (TestRecordedSizeClass keeps them there);
+// a value without a node grows from 160 to 176 bytes.
 const inlineBytes = 16
 
 // The heap's values with inline storage, by dtype, with and without their

@@ -56,11 +56,13 @@ func DetectAnomaly(v *Value) *Value {
 }
 
 // nodeDebug is what a node keeps only on request: the call site of its op
-// (anomaly detection) and the gradient hooks of its output.
+// (anomaly detection), the gradient hooks of its output, and the buffer
+// that RetainGrad asked its output's gradient to be kept in.
 type nodeDebug struct {
-	file  string // the caller's file, "" when not recorded
-	line  int
-	hooks []func(*Value) *Value
+	file     string // the caller's file, "" when not recorded
+	line     int
+	hooks    []func(*Value) *Value
+	retained *leafState
 }
 
 // debug returns n's debug record, making it if needed.

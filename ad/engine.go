@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/adjointgo/adjoint/tensor"
 )
@@ -11,12 +12,11 @@ import (
 // node is one recorded op application.
 type node struct {
 	rule      *rule
-	at        attrs    // the row's own attribute type (see rules.go), or nil
-	inline    [2]edge  // edges to the operands of unary and binary ops
-	sv        [3]saved // what the VJP reads (rule.saves): operand 0, operand 1, output
-	aux       any      // non-Value data the VJP reads (ReLU's bit mask, ...)
-	retained  *leafState
-	dbg       *nodeDebug    // call site (anomaly detection) and gradient hooks, or nil
+	at        attrs         // the row's own attribute type (see rules.go), or nil
+	inline    [2]edge       // edges to the operands of unary and binary ops
+	sv        [3]saved      // what the VJP reads (rule.saves): operand 0, operand 1, output
+	aux       any           // non-Value data the VJP reads (ReLU's bit mask, ...)
+	dbg       *nodeDebug    // call site (anomaly detection), gradient hooks and RetainGrad's buffer, or nil
 	nin       uint8         // operands in inline, or manyEdges (then they are in edges)
 	freed     bool          // saved values released by a backward pass
 	pooled    bool          // the node is an arena's (its attributes are reused by the next step)
@@ -39,9 +39,33 @@ func (n *node) ins() []edge {
 
 // edge connects a node to one operand.
 type edge struct {
-	n     *node  // producer of the operand, nil for leaves and constants
-	leaf  *Value // the operand if it is a Var
-	shape []int  // the operand's shape (for undoing broadcasting)
+	n    *node  // producer of the operand, nil for leaves and constants
+	leaf *Value // the operand if it is a Var
+	dims dims   // the operand's shape (for undoing broadcasting): see shape
+}
+
+// shape returns the operand's shape when the op was recorded.
+func (e *edge) shape() []int { return e.dims.slice() }
+
+// dims is a shape slice without its capacity: 16 bytes where the slice
+// takes 24, so that a node with its two edges (and the value it shares an
+// allocation with, see heapOutput) fits in a smaller size class. It refers
+// to the shape's own array, as the slice did, which nothing writes into
+// once a tensor has it (a tensor changing shape gets a new slice).
+type dims struct {
+	p *int // the first dimension; nil for a nil shape
+	n int
+}
+
+func dimsOf(s []int) dims { return dims{unsafe.SliceData(s), len(s)} }
+
+// slice returns the shape, with no capacity beyond its length (an append
+// to it copies).
+func (d dims) slice() []int {
+	if d.p == nil {
+		return nil
+	}
+	return unsafe.Slice(d.p, d.n)
 }
 
 func (e *edge) requires() bool { return e.n != nil || e.leaf != nil }
@@ -259,7 +283,7 @@ func applyN(r *rule, at attrs, xs []*Value) *Value {
 // set fills the zero edge e as edgeTo(v), field by field, storing only
 // the fields that are not zero.
 func (e *edge) set(v *Value) {
-	e.shape = v.t.Shape()
+	e.dims = dimsOf(v.t.Shape())
 	if v.n != nil {
 		e.n = v.n
 	} else if v.gs != nil { // v.isVar()
@@ -268,7 +292,7 @@ func (e *edge) set(v *Value) {
 }
 
 func edgeTo(v *Value) edge {
-	e := edge{n: v.n, shape: v.t.Shape()}
+	e := edge{n: v.n, dims: dimsOf(v.t.Shape())}
 	if v.isVar() {
 		e.leaf = v.leaf()
 	}
@@ -357,7 +381,7 @@ func (c *vjpCtx) constant(t *tensor.Tensor) *Value {
 
 // inShape returns the shape of operand i (rules that undo a reshape, a
 // reduction or a slice need it; the operand itself need not be saved).
-func (c *vjpCtx) inShape(i int) []int { return c.n.ins()[i].shape }
+func (c *vjpCtx) inShape(i int) []int { return c.n.ins()[i].shape() }
 
 // Backward computes the gradient of the scalar v with respect to every Var
 // it depends on and adds it into their gradient buffers (read with Grad;
@@ -716,15 +740,15 @@ func (n *node) checkSaved() error {
 // deliver hands n's completed cotangent g to whoever asked for it: a
 // RetainGrad buffer, or the caller when n's output is a target.
 func (s *sweeper) deliver(n *node, g *Value) {
-	if n.retained != nil || len(s.target) > 0 { // inlined: usually neither
+	if n.dbg != nil || len(s.target) > 0 { // inlined: usually neither
 		s.deliverTo(n, g)
 	}
 }
 
-// deliverTo is deliver for a node that is retained or may be a target.
+// deliverTo is deliver for a node that may be retained or a target.
 func (s *sweeper) deliverTo(n *node, g *Value) {
-	if n.retained != nil {
-		n.retained.accumulate(g, s.o.CreateGraph)
+	if n.dbg != nil && n.dbg.retained != nil {
+		n.dbg.retained.accumulate(g, s.o.CreateGraph)
 	}
 	if len(s.target) == 0 { // no intermediate target (Backward, or Grad of Vars)
 		return
@@ -779,12 +803,12 @@ func (s *sweeper) vjp(n *node, g *Value) []*Value {
 		if j < len(gin) && needs[j] {
 			gj = gin[j]
 		}
-		if gj != nil && !tensor.EqualShape(gj.t.Shape(), es[j].shape) {
+		if gj != nil && !tensor.EqualShape(gj.t.Shape(), es[j].shape()) {
 			if j < len(s.pre) {
 				s.pre[j] = gj
 				s.preSet = true
 			}
-			gj = sumTo(gj, es[j].shape)
+			gj = sumTo(gj, es[j].shape())
 		}
 		setRef(&fin[j], gj)
 	}

@@ -50,7 +50,7 @@ func (v *Value) Inputs() []*Value {
 			continue
 		}
 		h := &Value{n: es[i].n, slot: v.slot}
-		h.t = *tensor.Full(operandDType(v.n, v.t.DType()), math.NaN(), es[i].shape...)
+		h.t = *tensor.Full(operandDType(v.n, v.t.DType()), math.NaN(), es[i].shape()...)
 		out[i] = h
 	}
 	return out
@@ -198,13 +198,13 @@ func (d *dotWriter) walk(v *Value) {
 			var from int
 			switch {
 			case e.leaf != nil:
-				from = d.leaf(e.leaf, e.shape, e.leaf.t.DType(), false)
+				from = d.leaf(e.leaf, e.shape(), e.leaf.t.DType(), false)
 			case e.n == nil: // a constant operand
 				c := savedOperand(op.n, i)
 				if c != nil {
 					dt = c.t.DType()
 				}
-				from = d.leaf(c, e.shape, dt, false)
+				from = d.leaf(c, e.shape(), dt, false)
 			default:
 				id, seen := d.nodes[e.n]
 				if !seen {
@@ -213,7 +213,7 @@ func (d *dotWriter) walk(v *Value) {
 					if s := operand(op.n, i); s != nil {
 						dt = s.t.DType()
 					}
-					queue = append(queue, dotOp{e.n, e.shape, dt})
+					queue = append(queue, dotOp{e.n, e.shape(), dt})
 				}
 				from = id
 			}

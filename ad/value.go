@@ -161,7 +161,7 @@ func (v *Value) ZeroGrad() {
 func (v *Value) RetainGrad() {
 	if v.n != nil && v.gs == nil {
 		v.gs = &leafState{}
-		v.n.retained = v.gs
+		v.n.debug().retained = v.gs
 	}
 }
 
