@@ -279,18 +279,17 @@ func normForward[T float32 | float64](a *normAttrs, x, gamma, beta, y *tensor.Te
 	normRows(a, xd, gd, bd, yd, 0, a.rows)
 }
 
-// normRows is normForward for the rows [lo, hi).
+// normRows is normForward for the rows [lo, hi). It first computes every
+// row's statistics, then (layer_norm with gamma and beta, the GPT's) writes
+// y four rows at a time: each column's gamma and beta are loaded and
+// converted once for the four rows, and the four rows' element chains are
+// independent. Each element's arithmetic is the one of a row at a time
+// ((x − mean)·rstd·gamma + beta in float64), so the results are the same
+// to the bit.
 func normRows[T float32 | float64](a *normAttrs, xd, gd, bd, yd []T, lo, hi int) {
 	C := a.c
-	if gd != nil {
-		gd = gd[:C]
-	}
-	if bd != nil {
-		bd = bd[:C]
-	}
 	for r := lo; r < hi; r++ {
-		xr, yr := xd[r*C:(r+1)*C], yd[r*C:(r+1)*C]
-		yr = yr[:len(xr)]
+		xr := xd[r*C : (r+1)*C]
 		mean := 0.0
 		if !a.rms {
 			mean = rowSum(xr) / float64(C)
@@ -301,6 +300,45 @@ func normRows[T float32 | float64](a *normAttrs, xd, gd, bd, yd []T, lo, hi int)
 		} else {
 			a.stats[2*r], a.stats[2*r+1] = mean, rstd
 		}
+	}
+	if gd != nil && bd != nil && !a.rms {
+		gd, bd = gd[:C], bd[:C]
+		r := lo
+		for ; r+4 <= hi; r += 4 {
+			x0 := xd[r*C : (r+1)*C]
+			x1, x2, x3 := xd[(r+1)*C:(r+2)*C], xd[(r+2)*C:(r+3)*C], xd[(r+3)*C:(r+4)*C]
+			y0, y1, y2, y3 := yd[r*C:(r+1)*C], yd[(r+1)*C:(r+2)*C], yd[(r+2)*C:(r+3)*C], yd[(r+3)*C:(r+4)*C]
+			x1, x2, x3 = x1[:len(x0)], x2[:len(x0)], x3[:len(x0)]
+			y0, y1, y2, y3 = y0[:len(x0)], y1[:len(x0)], y2[:len(x0)], y3[:len(x0)]
+			g, b := gd[:len(x0)], bd[:len(x0)]
+			st := a.stats[2*r : 2*r+8]
+			m0, s0, m1, s1 := st[0], st[1], st[2], st[3]
+			m2, s2, m3, s3 := st[4], st[5], st[6], st[7]
+			for j, v := range x0 {
+				gj, bj := float64(g[j]), float64(b[j])
+				y0[j] = T((float64(v)-m0)*s0*gj + bj)
+				y1[j] = T((float64(x1[j])-m1)*s1*gj + bj)
+				y2[j] = T((float64(x2[j])-m2)*s2*gj + bj)
+				y3[j] = T((float64(x3[j])-m3)*s3*gj + bj)
+			}
+		}
+		lo = r
+	}
+	if gd != nil {
+		gd = gd[:C]
+	}
+	if bd != nil {
+		bd = bd[:C]
+	}
+	for r := lo; r < hi; r++ {
+		xr, yr := xd[r*C:(r+1)*C], yd[r*C:(r+1)*C]
+		yr = yr[:len(xr)]
+		mean, rstd := 0.0, 0.0
+		if a.rms {
+			rstd = a.stats[r]
+		} else {
+			mean, rstd = a.stats[2*r], a.stats[2*r+1]
+		}
 		// One loop per case, the branches out of the element loop.
 		switch {
 		case gd != nil && bd != nil:
@@ -308,8 +346,9 @@ func normRows[T float32 | float64](a *normAttrs, xd, gd, bd, yd []T, lo, hi int)
 				yr[j] = T((float64(v)-mean)*rstd*float64(gd[j]) + float64(bd[j]))
 			}
 		case gd != nil:
+			g := gd[:len(xr)]
 			for j, v := range xr {
-				yr[j] = T((float64(v) - mean) * rstd * float64(gd[j]))
+				yr[j] = T((float64(v) - mean) * rstd * float64(g[j]))
 			}
 		case bd != nil:
 			for j, v := range xr {
@@ -390,23 +429,21 @@ func normBackward[T float32 | float64](a *normAttrs, x, gamma, g, dx, dgamma, db
 			mean, rstd = a.stats[2*r], a.stats[2*r+1]
 		}
 		var su, sux float64 // Σu, Σu·x̂
-		for j, v := range xr {
-			h := (float64(v) - mean) * rstd
-			gj := float64(gr[j])
-			accG[j] += gj * h
-			accB[j] += gj
-			hs[j] = h
-		}
 		if gm != nil {
-			for j, gv := range gr {
-				us[j] = float64(gv) * float64(gm[j])
-			}
+			su, sux = normRowPass(xr, gr, gm, accG, accB, hs, us, mean, rstd)
 		} else {
+			for j, v := range xr {
+				h := (float64(v) - mean) * rstd
+				gj := float64(gr[j])
+				accG[j] += gj * h
+				accB[j] += gj
+				hs[j] = h
+			}
 			for j, gv := range gr {
 				us[j] = float64(gv)
 			}
+			su, sux = rowSum(us), rowDotT(us, hs)
 		}
-		su, sux = rowSum(us), rowDotT(us, hs)
 		if dxd == nil {
 			continue
 		}
@@ -432,4 +469,55 @@ func normBackward[T float32 | float64](a *normAttrs, x, gamma, g, dx, dgamma, db
 			d[j] = T(accB[j])
 		}
 	}
+}
+
+// normRowPass is the first pass of normBackward over one row with gamma:
+// it stores x̂ in hs and u = g·gamma in us, adds g·x̂ and g to accG and
+// accB, and returns Σu and Σu·x̂ with the four partial sums of rowSum and
+// rowDotT (the same additions in the same order, so the same results to
+// the bit as those three passes).
+func normRowPass[T float32 | float64](xr, gr, gm []T, accG, accB, hs, us []float64, mean, rstd float64) (su, sux float64) {
+	n := len(xr)
+	gr, gm, accG, accB, hs, us = gr[:n], gm[:n], accG[:n], accB[:n], hs[:n], us[:n]
+	var s0, s1, s2, s3, d0, d1, d2, d3 float64
+	j := 0
+	for ; j+4 <= n; j += 4 {
+		h0 := (float64(xr[j]) - mean) * rstd
+		h1 := (float64(xr[j+1]) - mean) * rstd
+		h2 := (float64(xr[j+2]) - mean) * rstd
+		h3 := (float64(xr[j+3]) - mean) * rstd
+		g0, g1, g2, g3 := float64(gr[j]), float64(gr[j+1]), float64(gr[j+2]), float64(gr[j+3])
+		accG[j] += g0 * h0
+		accG[j+1] += g1 * h1
+		accG[j+2] += g2 * h2
+		accG[j+3] += g3 * h3
+		accB[j] += g0
+		accB[j+1] += g1
+		accB[j+2] += g2
+		accB[j+3] += g3
+		hs[j], hs[j+1], hs[j+2], hs[j+3] = h0, h1, h2, h3
+		u0, u1 := g0*float64(gm[j]), g1*float64(gm[j+1])
+		u2, u3 := g2*float64(gm[j+2]), g3*float64(gm[j+3])
+		us[j], us[j+1], us[j+2], us[j+3] = u0, u1, u2, u3
+		s0 += u0
+		s1 += u1
+		s2 += u2
+		s3 += u3
+		d0 += u0 * h0
+		d1 += u1 * h1
+		d2 += u2 * h2
+		d3 += u3 * h3
+	}
+	for ; j < n; j++ {
+		h := (float64(xr[j]) - mean) * rstd
+		gj := float64(gr[j])
+		accG[j] += gj * h
+		accB[j] += gj
+		hs[j] = h
+		u := gj * float64(gm[j])
+		us[j] = u
+		s0 += u
+		d0 += u * h
+	}
+	return (s0 + s1) + (s2 + s3), (d0 + d1) + (d2 + d3)
 }
