@@ -551,15 +551,24 @@ func (w *sdpaTask[T]) forward(b int, buf []T) {
 }
 
 // finiteRows reports whether no element of the rows×cols matrix x (rows
-// ld elements apart) is an Inf or a NaN.
+// ld elements apart) is an Inf or a NaN. e − e is 0 for a finite e and
+// NaN otherwise; four sums keep the additions independent.
 func finiteRows[T float32 | float64](x []T, rows, cols, ld int) bool {
-	var acc T
+	var a0, a1, a2, a3 T
 	for i := range rows {
-		for _, e := range x[i*ld : i*ld+cols] {
-			acc += e - e // 0 for a finite e, NaN otherwise
+		r := x[i*ld : i*ld+cols]
+		j := 0
+		for ; j+4 <= len(r); j += 4 {
+			a0 += r[j] - r[j]
+			a1 += r[j+1] - r[j+1]
+			a2 += r[j+2] - r[j+2]
+			a3 += r[j+3] - r[j+3]
+		}
+		for ; j < len(r); j++ {
+			a0 += r[j] - r[j]
 		}
 	}
-	return acc == 0
+	return (a0+a1)+(a2+a3) == 0
 }
 
 // softmaxBlock32 is softmaxRow for the rows×n scores of the float32 block
@@ -591,22 +600,15 @@ func softmaxBlock32(a *sdpaAttrs, sb []float32, rows, n, t0 int, lse []float64) 
 }
 
 // rowMax returns the largest element of row as float64, NaN if there is
-// one (−Inf for an empty row). Four running maxima (the builtin max, which
-// propagates NaN) keep the comparisons independent.
+// one (−Inf for an empty row).
 func rowMax[T float32 | float64](row []T) float64 {
-	inf := T(math.Inf(-1))
-	m0, m1, m2, m3 := inf, inf, inf, inf
-	j := 0
-	for ; j+4 <= len(row); j += 4 {
-		m0 = max(m0, row[j])
-		m1 = max(m1, row[j+1])
-		m2 = max(m2, row[j+2])
-		m3 = max(m3, row[j+3])
+	mx := math.Inf(-1)
+	for _, x := range row {
+		if f := float64(x); f > mx || f != f { // NaN propagates
+			mx = f
+		}
 	}
-	for ; j < len(row); j++ {
-		m0 = max(m0, row[j])
-	}
-	return float64(max(max(m0, m1), max(m2, m3)))
+	return mx
 }
 
 // shift subtracts c from every element of r.

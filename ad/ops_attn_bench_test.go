@@ -9,7 +9,8 @@ import (
 )
 
 // BenchmarkAttention: the GPT's attention ([12 4 64 32], causal, float32)
-// forward and backward, fused against the composition it replaces.
+// forward and backward, fused against the composition it replaces, and the
+// fused forward pass alone.
 func BenchmarkAttention(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	shape := []int{12, 4, 64, 32}
@@ -18,6 +19,13 @@ func BenchmarkAttention(b *testing.B) {
 		x[i] = randTensor(r, shape, nil).Astype(tensor.Float32)
 	}
 	o := ad.AttentionOptions{Causal: true}
+	b.Run("fused-forward", func(b *testing.B) { // constants: no node, no backward
+		q, k, v := ad.Const(x[0]), ad.Const(x[1]), ad.Const(x[2])
+		b.ReportAllocs()
+		for range b.N {
+			ad.ScaledDotProductAttention(q, k, v, o)
+		}
+	})
 	for _, c := range []struct {
 		name string
 		f    func(q, k, v *ad.Value, o ad.AttentionOptions) *ad.Value
