@@ -7,6 +7,7 @@ import (
 
 	"github.com/adjointgo/adjoint/internal/fastmath"
 	"github.com/adjointgo/adjoint/internal/gemm"
+	"github.com/adjointgo/adjoint/internal/vec"
 	"github.com/adjointgo/adjoint/internal/workers"
 	"github.com/adjointgo/adjoint/tensor"
 )
@@ -666,7 +667,9 @@ func clearRows[T float32 | float64](x []T, rows, cols, ld int) {
 // backward computes the cotangents of output batch b, per block of query
 // rows: P = exp(S − lse) recomputed over the keys the block sees, dv += Pᵀ·g,
 // dP = g·vᵀ, dS = scale·P⊙(dP − rowsum(P⊙dP)), dq = dS·k, dk += dSᵀ·q.
-// Masked entries of P and dS are exact zeros.
+// Masked entries of P and dS are exact zeros. The buffer holds dS/scale
+// (with float32, P⊙dP − rowsum(P⊙dP)·P in the vector kernels), and the
+// scale is the alpha of the two products that read it.
 func (w *sdpaTask[T]) backward(b int, buf []T) {
 	a, l := w.a, &w.a.lay
 	T_, S, d, dv := a.t, a.s, a.d, a.dv
@@ -734,20 +737,26 @@ func (w *sdpaTask[T]) backward(b int, buf []T) {
 			continue
 		}
 		gm(false, true, rows, n, dv, 1, g[t0*l.ldo:], l.ldo, v, l.ldv, 0, db, n)
-		for i := range rows {
+		for i := range rows { // dS/scale: the scale is the products' alpha
 			p, dp := pb[i*n:(i+1)*n], db[i*n:(i+1)*n]
 			nj := a.visible(t0 + i)
 			D := rowDotT(p[:nj], dp[:nj])
-			for j := range nj {
-				dp[j] = T(a.scale * float64(p[j]) * (float64(dp[j]) - D))
+			if fusedIsF32[T]() { // p⊙dp − D·p, vectorised
+				p32, dp32 := fusedF32(p[:nj]), fusedF32(dp[:nj])
+				vec.MulF32(dp32, p32, dp32)
+				vec.AxpyF32(dp32, float32(-D), p32)
+			} else {
+				for j := range nj {
+					dp[j] = p[j] * (dp[j] - T(D))
+				}
 			}
 			clear(dp[nj:])
 		}
 		if w.need[0] {
-			gm(false, false, rows, d, n, 1, db, n, k, l.ldk, 0, dq[t0*l.ldq:], l.ldq)
+			gm(false, false, rows, d, n, T(a.scale), db, n, k, l.ldk, 0, dq[t0*l.ldq:], l.ldq)
 		}
 		if w.need[1] {
-			gm(true, false, n, d, rows, 1, db, n, q[t0*l.ldq:], l.ldq, beta, dk, l.ldk)
+			gm(true, false, n, d, rows, T(a.scale), db, n, q[t0*l.ldq:], l.ldq, beta, dk, l.ldk)
 		}
 	}
 }
