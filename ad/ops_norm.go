@@ -280,12 +280,8 @@ func normForward[T float32 | float64](a *normAttrs, x, gamma, beta, y *tensor.Te
 }
 
 // normRows is normForward for the rows [lo, hi). It first computes every
-// row's statistics, then (layer_norm with gamma and beta, the GPT's) writes
-// y four rows at a time: each column's gamma and beta are loaded and
-// converted once for the four rows, and the four rows' element chains are
-// independent. Each element's arithmetic is the one of a row at a time
-// ((x − mean)·rstd·gamma + beta in float64), so the results are the same
-// to the bit.
+// row's statistics, then writes y four rows at a time where there is a
+// gamma (normRows4), the remaining rows one at a time.
 func normRows[T float32 | float64](a *normAttrs, xd, gd, bd, yd []T, lo, hi int) {
 	C := a.c
 	for r := lo; r < hi; r++ {
@@ -301,28 +297,8 @@ func normRows[T float32 | float64](a *normAttrs, xd, gd, bd, yd []T, lo, hi int)
 			a.stats[2*r], a.stats[2*r+1] = mean, rstd
 		}
 	}
-	if gd != nil && bd != nil && !a.rms {
-		gd, bd = gd[:C], bd[:C]
-		r := lo
-		for ; r+4 <= hi; r += 4 {
-			x0 := xd[r*C : (r+1)*C]
-			x1, x2, x3 := xd[(r+1)*C:(r+2)*C], xd[(r+2)*C:(r+3)*C], xd[(r+3)*C:(r+4)*C]
-			y0, y1, y2, y3 := yd[r*C:(r+1)*C], yd[(r+1)*C:(r+2)*C], yd[(r+2)*C:(r+3)*C], yd[(r+3)*C:(r+4)*C]
-			x1, x2, x3 = x1[:len(x0)], x2[:len(x0)], x3[:len(x0)]
-			y0, y1, y2, y3 = y0[:len(x0)], y1[:len(x0)], y2[:len(x0)], y3[:len(x0)]
-			g, b := gd[:len(x0)], bd[:len(x0)]
-			st := a.stats[2*r : 2*r+8]
-			m0, s0, m1, s1 := st[0], st[1], st[2], st[3]
-			m2, s2, m3, s3 := st[4], st[5], st[6], st[7]
-			for j, v := range x0 {
-				gj, bj := float64(g[j]), float64(b[j])
-				y0[j] = T((float64(v)-m0)*s0*gj + bj)
-				y1[j] = T((float64(x1[j])-m1)*s1*gj + bj)
-				y2[j] = T((float64(x2[j])-m2)*s2*gj + bj)
-				y3[j] = T((float64(x3[j])-m3)*s3*gj + bj)
-			}
-		}
-		lo = r
+	if gd != nil {
+		lo = normRows4(a, xd, gd, bd, yd, lo, hi)
 	}
 	if gd != nil {
 		gd = gd[:C]
@@ -520,4 +496,51 @@ func normRowPass[T float32 | float64](xr, gr, gm []T, accG, accB, hs, us []float
 		d0 += u * h
 	}
 	return (s0 + s1) + (s2 + s3), (d0 + d1) + (d2 + d3)
+}
+
+// normRows4 writes y for the rows [lo, hi) that make up whole groups of
+// four (gamma not nil) and returns the first row it left. Each column's
+// gamma and beta are loaded and converted once for the four rows, and the
+// four rows' element chains are independent. Each element's arithmetic is
+// the one of a row at a time ((x − mean)·rstd·gamma (+ beta) in float64),
+// so the results are the same to the bit.
+func normRows4[T float32 | float64](a *normAttrs, xd, gd, bd, yd []T, lo, hi int) int {
+	C := a.c
+	gd = gd[:C]
+	r := lo
+	for ; r+4 <= hi; r += 4 {
+		x0 := xd[r*C : (r+1)*C]
+		n := len(x0)
+		x1, x2, x3 := xd[(r+1)*C : (r+2)*C][:n], xd[(r+2)*C : (r+3)*C][:n], xd[(r+3)*C : (r+4)*C][:n]
+		y0, y1, y2, y3 := yd[r*C : (r+1)*C][:n], yd[(r+1)*C : (r+2)*C][:n], yd[(r+2)*C : (r+3)*C][:n], yd[(r+3)*C : (r+4)*C][:n]
+		g := gd[:n]
+		var m0, s0, m1, s1, m2, s2, m3, s3 float64
+		if a.rms {
+			st := a.stats[r : r+4]
+			s0, s1, s2, s3 = st[0], st[1], st[2], st[3]
+		} else {
+			st := a.stats[2*r : 2*r+8]
+			m0, s0, m1, s1 = st[0], st[1], st[2], st[3]
+			m2, s2, m3, s3 = st[4], st[5], st[6], st[7]
+		}
+		if bd == nil {
+			for j, v := range x0 {
+				gj := float64(g[j])
+				y0[j] = T((float64(v) - m0) * s0 * gj)
+				y1[j] = T((float64(x1[j]) - m1) * s1 * gj)
+				y2[j] = T((float64(x2[j]) - m2) * s2 * gj)
+				y3[j] = T((float64(x3[j]) - m3) * s3 * gj)
+			}
+			continue
+		}
+		b := bd[:n]
+		for j, v := range x0 {
+			gj, bj := float64(g[j]), float64(b[j])
+			y0[j] = T((float64(v)-m0)*s0*gj + bj)
+			y1[j] = T((float64(x1[j])-m1)*s1*gj + bj)
+			y2[j] = T((float64(x2[j])-m2)*s2*gj + bj)
+			y3[j] = T((float64(x3[j])-m3)*s3*gj + bj)
+		}
+	}
+	return r
 }
