@@ -7,7 +7,6 @@ import (
 
 	"github.com/adjointgo/adjoint/internal/fastmath"
 	"github.com/adjointgo/adjoint/internal/gemm"
-	"github.com/adjointgo/adjoint/internal/vec"
 	"github.com/adjointgo/adjoint/internal/workers"
 	"github.com/adjointgo/adjoint/tensor"
 )
@@ -399,12 +398,8 @@ func sdpaVJP(c *vjpCtx, g *Value) []*Value {
 }
 
 // sdpaBlock is the number of query rows the kernels take at once: the
-// scores of a block (sdpaBlock×S) are the only T×S-sized scratch. With
-// Causal, a block's products run over the keys its last row sees, so
-// smaller blocks skip more of the masked triangle (at T = 64, two blocks
-// of 32 do 3/4 of the multiply-adds of one of 64) at the cost of more,
-// smaller products: 32 was the faster on the GPT's shape.
-const sdpaBlock = 32
+// scores of a block (sdpaBlock×S) are the only T×S-sized scratch.
+const sdpaBlock = 64
 
 // sdpaTask runs the forward or backward kernel over the output batches,
 // split across goroutines when the work pays for it. Tasks are pooled.
@@ -552,24 +547,15 @@ func (w *sdpaTask[T]) forward(b int, buf []T) {
 }
 
 // finiteRows reports whether no element of the rows×cols matrix x (rows
-// ld elements apart) is an Inf or a NaN. e − e is 0 for a finite e and
-// NaN otherwise; four sums keep the additions independent.
+// ld elements apart) is an Inf or a NaN.
 func finiteRows[T float32 | float64](x []T, rows, cols, ld int) bool {
-	var a0, a1, a2, a3 T
+	var acc T
 	for i := range rows {
-		r := x[i*ld : i*ld+cols]
-		j := 0
-		for ; j+4 <= len(r); j += 4 {
-			a0 += r[j] - r[j]
-			a1 += r[j+1] - r[j+1]
-			a2 += r[j+2] - r[j+2]
-			a3 += r[j+3] - r[j+3]
-		}
-		for ; j < len(r); j++ {
-			a0 += r[j] - r[j]
+		for _, e := range x[i*ld : i*ld+cols] {
+			acc += e - e // 0 for a finite e, NaN otherwise
 		}
 	}
-	return (a0+a1)+(a2+a3) == 0
+	return acc == 0
 }
 
 // softmaxBlock32 is softmaxRow for the rows×n scores of the float32 block
@@ -667,9 +653,7 @@ func clearRows[T float32 | float64](x []T, rows, cols, ld int) {
 // backward computes the cotangents of output batch b, per block of query
 // rows: P = exp(S − lse) recomputed over the keys the block sees, dv += Pᵀ·g,
 // dP = g·vᵀ, dS = scale·P⊙(dP − rowsum(P⊙dP)), dq = dS·k, dk += dSᵀ·q.
-// Masked entries of P and dS are exact zeros. The buffer holds dS/scale
-// (with float32, P⊙dP − rowsum(P⊙dP)·P in the vector kernels), and the
-// scale is the alpha of the two products that read it.
+// Masked entries of P and dS are exact zeros.
 func (w *sdpaTask[T]) backward(b int, buf []T) {
 	a, l := w.a, &w.a.lay
 	T_, S, d, dv := a.t, a.s, a.d, a.dv
@@ -737,26 +721,20 @@ func (w *sdpaTask[T]) backward(b int, buf []T) {
 			continue
 		}
 		gm(false, true, rows, n, dv, 1, g[t0*l.ldo:], l.ldo, v, l.ldv, 0, db, n)
-		for i := range rows { // dS/scale: the scale is the products' alpha
+		for i := range rows {
 			p, dp := pb[i*n:(i+1)*n], db[i*n:(i+1)*n]
 			nj := a.visible(t0 + i)
 			D := rowDotT(p[:nj], dp[:nj])
-			if fusedIsF32[T]() { // p⊙dp − D·p, vectorised
-				p32, dp32 := fusedF32(p[:nj]), fusedF32(dp[:nj])
-				vec.MulF32(dp32, p32, dp32)
-				vec.AxpyF32(dp32, float32(-D), p32)
-			} else {
-				for j := range nj {
-					dp[j] = p[j] * (dp[j] - T(D))
-				}
+			for j := range nj {
+				dp[j] = T(a.scale * float64(p[j]) * (float64(dp[j]) - D))
 			}
 			clear(dp[nj:])
 		}
 		if w.need[0] {
-			gm(false, false, rows, d, n, T(a.scale), db, n, k, l.ldk, 0, dq[t0*l.ldq:], l.ldq)
+			gm(false, false, rows, d, n, 1, db, n, k, l.ldk, 0, dq[t0*l.ldq:], l.ldq)
 		}
 		if w.need[1] {
-			gm(true, false, n, d, rows, T(a.scale), db, n, q[t0*l.ldq:], l.ldq, beta, dk, l.ldk)
+			gm(true, false, n, d, rows, 1, db, n, q[t0*l.ldq:], l.ldq, beta, dk, l.ldk)
 		}
 	}
 }
