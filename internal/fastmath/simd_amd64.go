@@ -63,26 +63,6 @@ func geluTanhBwdF32AVX512(dst, grad, x *float32, n int)
 //go:noescape
 func geluTanhBwdF32AVX2(dst, grad, x *float32, n int)
 
-// unaryOp names the one-operand kernels.
-type unaryOp int
-
-const (
-	opGELU unaryOp = iota
-	opExp
-	opSigmoid
-	opSiLU
-	opTanh
-	opGELUTanh
-)
-
-// backwardOp names the backward kernels, dst = g·f′(x).
-type backwardOp int
-
-const (
-	opGELUBwd backwardOp = iota
-	opGELUTanhBwd
-)
-
 // block is the number of elements the kernels of level process at once,
 // 0 for the pure-Go loops.
 func block(l isa.Level) int {

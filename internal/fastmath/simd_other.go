@@ -7,26 +7,6 @@ import "github.com/adjointgo/adjoint/internal/isa"
 // level is always Generic without the assembly kernels.
 var level = isa.Generic
 
-// unaryOp names the one-operand kernels.
-type unaryOp int
-
-const (
-	opGELU unaryOp = iota
-	opExp
-	opSigmoid
-	opSiLU
-	opTanh
-	opGELUTanh
-)
-
-// backwardOp names the backward kernels, dst = g·f′(x).
-type backwardOp int
-
-const (
-	opGELUBwd backwardOp = iota
-	opGELUTanhBwd
-)
-
 // unary reports false: there are no SIMD kernels in this build.
 func unary(op unaryOp, dst, x []float32) bool { return false }
 

@@ -5,6 +5,26 @@ import (
 	"unsafe"
 )
 
+// unaryOp names the one-operand kernels.
+type unaryOp int
+
+const (
+	opGELU unaryOp = iota
+	opExp
+	opSigmoid
+	opSiLU
+	opTanh
+	opGELUTanh
+)
+
+// backwardOp names the backward kernels, dst = g·f′(x).
+type backwardOp int
+
+const (
+	opGELUBwd backwardOp = iota
+	opGELUTanhBwd
+)
+
 // ExpsF32 sets dst[i] = e^x[i] for i < len(x) (dst may be x, but must not
 // overlap it otherwise). The SIMD kernels (see the package doc) compute in
 // float64 lanes and round once to float32: within 2·10⁻⁸ relative before
