@@ -297,7 +297,7 @@ func Conv2d(x, w *Value, opts Conv2dOptions) *Value {
 	} else { // one per group: [G O/G K]·[G K N·L]
 		cols, kern = Reshape(im2col(x, a), g, k, n*oh*ow), Reshape(w, g, o/g, k)
 	}
-	return Permute(Reshape(MatMul(kern, cols), o, n, oh, ow), 1, 0, 2, 3)
+	return Reshape(convSwap(Reshape(MatMul(kern, cols), o, n, oh*ow), o, n), n, o, oh, ow)
 }
 
 // Conv1dOptions are the parameters of Conv1d; zero fields take the

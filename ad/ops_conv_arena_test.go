@@ -14,18 +14,18 @@ func convRowCases() []rowCase {
 	ws1, conv1 := []int{3, 2, 2, 3}, ad.Conv2dOptions{Dilation: [2]int{2, 1}, Padding: [2]int{0, 1}}
 	pool := ad.Pool2dOptions{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}}
 	return []rowCase{
-		{name: "conv2d", rules: []string{"permute", "reshape", "im2col", "matmul", "col2im"}, params: [][]int{xs, ws}, inputs: [][]int{xs},
+		{name: "conv2d", rules: []string{"conv_swap", "reshape", "im2col", "matmul", "col2im"}, params: [][]int{xs, ws}, inputs: [][]int{xs},
 			step:   func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.Conv2d(img(p, x), p[1], conv); return y, ad.Sum(y) },
 			exempt: "the kernels, a Var outside the arena, are reshaped to [groups O/groups C/groups·kH·kW] on the heap each step (the reshape's value, node and attributes, and its VJP's)",
 			allocs: 10},
-		{name: "conv2d_arena_kernels_grouped", rules: []string{"permute", "reshape", "im2col", "matmul", "col2im"}, params: [][]int{xs, ws}, inputs: [][]int{xs, ws},
+		{name: "conv2d_arena_kernels_grouped", rules: []string{"conv_swap", "reshape", "im2col", "matmul", "col2im"}, params: [][]int{xs, ws}, inputs: [][]int{xs, ws},
 			step: func(p, x []*ad.Value) (y, l *ad.Value) {
 				y = ad.Conv2d(img(p, x), ad.Mul(p[1], x[1]), conv)
 				return y, ad.Sum(y)
 			},
 			exempt: "groups > 1 multiply batched (3-D) matrices, and a batched matmul's step allocates in an arena (as MatMul of [2 3 4]·[2 4 5] alone does)",
 			allocs: 6},
-		{name: "conv2d_arena_kernels", rules: []string{"permute", "reshape", "im2col", "matmul", "col2im"}, params: [][]int{xs, ws1}, inputs: [][]int{xs, ws1},
+		{name: "conv2d_arena_kernels", rules: []string{"conv_swap", "reshape", "im2col", "matmul", "col2im"}, params: [][]int{xs, ws1}, inputs: [][]int{xs, ws1},
 			step: func(p, x []*ad.Value) (y, l *ad.Value) {
 				y = ad.Conv2d(img(p, x), ad.Mul(p[1], x[1]), conv1)
 				return y, ad.Sum(y)

@@ -62,9 +62,16 @@ func convRuleCases() []ruleCase {
 			f: unary(func(g *ad.Value) *ad.Value { return ad.Sin(ad.Col2im(g, 4, 5, 2, 2, 1, 1, 0, 0, 1, 1)) })},
 		ruleCase{rule: "col2im", name: "stride, padding, dilation", shapes: [][]int{{3 * 6, 1, 3 * 2}}, smooth: true,
 			f: unary(func(g *ad.Value) *ad.Value { return ad.Sin(ad.Col2im(g, 5, 4, 2, 3, 2, 2, 1, 1, 2, 1)) })})
-	// Norm and IndexAdd (ops_more_pnorm_test.go) come last, so that the
-	// random inputs drawn for the cases before them stay as they were.
-	return append(append(cs, poolRuleCases()...), pnormRuleCases()...)
+	// Norm and IndexAdd (ops_more_pnorm_test.go) come after the cases
+	// above, so that the random inputs drawn for those stay as they were.
+	cs = append(append(cs, poolRuleCases()...), pnormRuleCases()...)
+	// conv_swap (Conv2d's [O N L] → [N O L]) is linear: sin gives it a
+	// Hessian. The second case has a leading axis, as a batched tangent does.
+	return append(cs,
+		ruleCase{rule: "conv_swap", shapes: [][]int{{3, 2, 4}}, smooth: true,
+			f: unary(func(v *ad.Value) *ad.Value { return ad.Sin(ad.ConvSwap(v, 3, 2)) })},
+		ruleCase{rule: "conv_swap", name: "leading axis", shapes: [][]int{{2, 2, 3, 5}}, smooth: true,
+			f: unary(func(v *ad.Value) *ad.Value { return ad.Sin(ad.ConvSwap(v, 2, 3)) })})
 }
 
 // naiveConv is the direct convolution of x with w.

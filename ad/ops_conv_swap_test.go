@@ -1,0 +1,43 @@
+package ad_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// A convolution large enough that its output swap ([O N L] → [N O L]),
+// im2col, col2im and the pools are split across goroutines gives the same
+// bits with one, two and three threads, forward and backward
+// (TestConv2dMatchesDirect checks the values, through the same rows).
+func TestConv2dThreadsDeterministic(t *testing.T) {
+	defer tensor.SetThreads(0)
+	r := rand.New(rand.NewPCG(51, 52))
+	for _, c := range []convCase{
+		{[]int{32, 4, 28, 28}, []int{16, 4, 5, 5}, ad.Conv2dOptions{}},
+		{[]int{16, 4, 30, 29}, []int{24, 2, 3, 3}, ad.Conv2dOptions{Groups: 2, Padding: [2]int{1, 0}}},
+	} {
+		x := randTensor(r, c.x, nil).Astype(tensor.Float32)
+		w := randTensor(r, c.w, nil).Astype(tensor.Float32)
+		var want [][]float64
+		for _, nt := range []int{1, 2, 3} {
+			tensor.SetThreads(nt)
+			xv, wv := ad.Var(x), ad.Var(w)
+			y := ad.Conv2d(xv, wv, c.opts)
+			p := ad.MaxPool2d(ad.Relu(y), ad.Pool2dOptions{Kernel: [2]int{2, 2}})
+			gs, err := ad.Grad(ad.Sum(ad.Square(p)), xv, wv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := [][]float64{y.Data(), p.Data(), gs[0].Data(), gs[1].Data()}
+			if want == nil {
+				want = got
+				continue
+			}
+			compareLists(t, fmt.Sprintf("%v, %d threads", c.x, nt), got, want, 0)
+		}
+	}
+}
