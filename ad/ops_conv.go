@@ -271,6 +271,20 @@ type Conv2dOptions struct {
 // "conv2d" and the shapes.
 func Conv2d(x, w *Value, opts Conv2dOptions) *Value {
 	defer rethrow()
+	return conv2d(x, w, nil, opts)
+}
+
+// Conv2dBias returns Conv2d(x, w, opts) plus the bias b, one value per
+// output channel (b has O elements, of any shape): the bits of Add with b
+// reshaped to [O 1 1], the bias added as the GEMM's output is laid out as
+// [N O H' W'] rather than in a pass of its own. Misfits panic as Conv2d's
+// do, naming "conv2d" (or "conv_bias_swap" for a bias of the wrong size).
+func Conv2dBias(x, w, b *Value, opts Conv2dOptions) *Value {
+	defer rethrow()
+	return conv2d(x, w, b, opts)
+}
+
+func conv2d(x, w, b *Value, opts Conv2dOptions) *Value {
 	xs, ws := x.Shape(), w.Shape()
 	if len(xs) != 4 || len(ws) != 4 {
 		panic(shapeErr("conv2d", [][]int{xs, ws}, "want x [N C H W] and w [O C/groups kH kW]"))
@@ -297,7 +311,16 @@ func Conv2d(x, w *Value, opts Conv2dOptions) *Value {
 	} else { // one per group: [G O/G K]·[G K N·L]
 		cols, kern = Reshape(im2col(x, a), g, k, n*oh*ow), Reshape(w, g, o/g, k)
 	}
-	return Reshape(convSwap(Reshape(MatMul(kern, cols), o, n, oh*ow), o, n), n, o, oh, ow)
+	y := Reshape(MatMul(kern, cols), o, n, oh*ow)
+	if b == nil {
+		y = convSwap(y, o, n)
+	} else {
+		if bs := b.Shape(); len(bs) != 1 {
+			b = Reshape(b, tensor.Size(bs))
+		}
+		y = convBiasSwap(y, b, o, n)
+	}
+	return Reshape(y, n, o, oh, ow)
 }
 
 // Conv1dOptions are the parameters of Conv1d; zero fields take the

@@ -30,6 +30,11 @@ func convRowCases() []rowCase {
 				y = ad.Conv2d(img(p, x), ad.Mul(p[1], x[1]), conv1)
 				return y, ad.Sum(y)
 			}},
+		{name: "conv2d_bias", rules: []string{"conv_bias_swap", "reshape", "im2col", "matmul", "col2im", "sum"}, params: [][]int{xs, ws1, {3}}, inputs: [][]int{xs, ws1},
+			step: func(p, x []*ad.Value) (y, l *ad.Value) {
+				y = ad.Conv2dBias(img(p, x), ad.Mul(p[1], x[1]), p[2], conv1)
+				return y, ad.Sum(y)
+			}},
 		{name: "max_pool2d", rules: []string{"max_pool2d", "max_pool2d_back"}, params: [][]int{xs}, inputs: [][]int{xs},
 			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.MaxPool2d(img(p, x), pool); return y, ad.Sum(y) }},
 		{name: "avg_pool2d", rules: []string{"avg_pool2d", "avg_pool2d_back"}, params: [][]int{xs}, inputs: [][]int{xs},

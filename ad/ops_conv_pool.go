@@ -96,10 +96,11 @@ func poolApply(r *rule, a *convAttrs, v, x *Value) *Value {
 	return apply(r, a, v, x)
 }
 
-// poolRowList lists the pooling rows and Conv2d's conv_swap, for the tests.
+// poolRowList lists the pooling rows and Conv2d's conv_swap and conv_bias_swap, for
+// the tests.
 func poolRowList() []*rule {
 	p := &poolRules
-	return []*rule{&p.maxPool, &p.maxPoolBack, &p.maxPoolLin, &p.avgPool, &p.avgPoolBack, &swapRow}
+	return []*rule{&p.maxPool, &p.maxPoolBack, &p.maxPoolLin, &p.avgPool, &p.avgPoolBack, &swapRow, &biasSwapRow}
 }
 
 // poolKind selects a pooling kernel.

@@ -15,13 +15,20 @@ import (
 // exchanged, and its JVP is itself on the tangent (a batched tangent's
 // extra leading axis is one more of the leading axes). A copy gives the
 // same bits whatever the split.
+//
+// conv_bias_swap(v, bias) is the same swap adding bias [A] to the rows of
+// each a (the convolution's bias, one per output channel) as it copies
+// them: the bits of Add on the swapped output, without Add's serial
+// broadcasting pass. Its VJP is the transposed swap for v and the sum of
+// the cotangent over all axes but the channels' for bias; its JVP is the
+// swap of v's tangent plus bias's tangent, broadcast.
 
 // swapAttrs: the sizes of the two swapped axes, as the operand has them.
 type swapAttrs struct{ a, b int }
 
 func (s *swapAttrs) reset() { *s = swapAttrs{} }
 
-var swapRow rule
+var swapRow, biasSwapRow rule
 
 func init() {
 	swapRow = linear("conv_swap", swapFwd,
@@ -33,6 +40,37 @@ func init() {
 			s := c.n.at.(*swapAttrs)
 			return convSwap(g, s.b, s.a)
 		})
+	biasSwapRow = rule{name: "conv_bias_swap", forward: swapFwd,
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			s := c.n.at.(*swapAttrs)
+			gs := g.Shape()
+			l := gs[len(gs)-1]
+			p := tensor.Size(gs) / max(s.a*l, 1)
+			return c.g2(convSwap(g, s.b, s.a), Sum(Reshape(g, p, s.a, l), 0, 2))
+		},
+		jvp: func(c *jvpCtx, ts []*Value) *Value {
+			s := c.at.(*swapAttrs)
+			var t *Value
+			if ts[0] != nil {
+				t = convSwap(ts[0], s.a, s.b)
+			}
+			if ts[1] != nil {
+				ys := c.out().Shape()
+				shape := c.bshape(make([]int, len(ys)))
+				for i := range shape {
+					shape[i] = 1
+				}
+				if c.b == 1 {
+					shape[0] = c.lvl.batch
+				}
+				shape[len(shape)-2] = s.a
+				t = addT(t, Reshape(ts[1], shape...))
+				if want := c.bshape(ys); !tensor.EqualShape(t.Shape(), want) {
+					t = BroadcastTo(t, want...)
+				}
+			}
+			return t
+		}}
 }
 
 // convSwap returns v [… a b L] with the axes of sizes a and b swapped:
@@ -43,12 +81,22 @@ func convSwap(v *Value, a, b int) *Value {
 	return apply(&swapRow, s, v, nil)
 }
 
-func swapFwd(dst *tensor.Tensor, at attrs, v, _ *tensor.Tensor) {
+// convBiasSwap is convSwap adding bias [a] along the a axis.
+func convBiasSwap(v, bias *Value, a, b int) *Value {
+	s := newAttrs[swapAttrs](v, bias)
+	s.a, s.b = a, b
+	return apply(&biasSwapRow, s, v, bias)
+}
+
+func swapFwd(dst *tensor.Tensor, at attrs, v, bias *tensor.Tensor) {
 	s := at.(*swapAttrs)
 	vs := v.Shape()
 	r := len(vs)
 	if r < 3 || vs[r-3] != s.a || vs[r-2] != s.b {
 		panic(shapeErr("conv_swap", [][]int{vs}, "want [… %d %d L]", s.a, s.b))
+	}
+	if bias != nil && (bias.Len() != s.a || bias.DType() != v.DType()) {
+		panic(shapeErr("conv_bias_swap", [][]int{vs, bias.Shape()}, "want a bias of %d elements of the same dtype", s.a))
 	}
 	var sb [8]int
 	shape := append(sb[:0], vs...)
@@ -56,32 +104,49 @@ func swapFwd(dst *tensor.Tensor, at attrs, v, _ *tensor.Tensor) {
 	resizeTo(dst, v.DType(), shape)
 	p, l := tensor.Size(vs[:r-3]), vs[r-1]
 	if v.DType() == tensor.Float32 {
-		swapRun(dst.Float32s(), v.Float32s(), p, s.a, s.b, l)
+		var bs []float32
+		if bias != nil {
+			bs = bias.Float32s()
+		}
+		swapRun(dst.Float32s(), v.Float32s(), bs, p, s.a, s.b, l)
 	} else {
-		swapRun(dst.Float64s(), v.Float64s(), p, s.a, s.b, l)
+		var bs []float64
+		if bias != nil {
+			bs = bias.Float64s()
+		}
+		swapRun(dst.Float64s(), v.Float64s(), bs, p, s.a, s.b, l)
 	}
 }
 
-// swapRun writes src [p a b l] into dst [p b a l], split by output rows
-// (p·b of them, each a·l elements) when large.
-func swapRun[T float32 | float64](dst, src []T, p, a, b, l int) {
+// swapRun writes src [p a b l] into dst [p b a l], adding bias[k] to
+// the rows of k < a unless bias is nil, split by output rows (p·b of them,
+// each a·l elements) when large.
+func swapRun[T float32 | float64](dst, src, bias []T, p, a, b, l int) {
 	rows := p * b
 	if !parallel.SplitWorth(rows, len(src)) {
-		swapRows(dst, src, a, b, l, 0, rows)
+		swapRows(dst, src, bias, a, b, l, 0, rows)
 		return
 	}
-	parallel.Split(rows, len(src), func(lo, hi int) { swapRows(dst, src, a, b, l, lo, hi) })
+	parallel.Split(rows, len(src), func(lo, hi int) { swapRows(dst, src, bias, a, b, l, lo, hi) })
 }
 
 // swapRows writes the output rows [lo, hi) of swapRun: row q = (i, j) of
 // dst [p b a l] gathers src[i, k, j, :] for k < a.
-func swapRows[T float32 | float64](dst, src []T, a, b, l, lo, hi int) {
+func swapRows[T float32 | float64](dst, src, bias []T, a, b, l, lo, hi int) {
 	for q := lo; q < hi; q++ {
 		i, j := q/b, q%b
 		out := dst[q*a*l:][:a*l]
 		base := i*a*b*l + j*l
 		for k := range a {
-			copy(out[k*l:][:l], src[base+k*b*l:][:l])
+			o, in := out[k*l:][:l], src[base+k*b*l:][:l]
+			if bias == nil {
+				copy(o, in)
+				continue
+			}
+			c := bias[k]
+			for e, v := range in {
+				o[e] = v + c
+			}
 		}
 	}
 }

@@ -3,15 +3,17 @@ package ad_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/adjointgo/adjoint/ad"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
-// A convolution large enough that its output swap ([O N L] → [N O L]),
-// im2col, col2im and the pools are split across goroutines gives the same
-// bits with one, two and three threads, forward and backward
+// A convolution with a bias large enough that its output swap ([O N L] →
+// [N O L], adding the bias), im2col, col2im and the pools are split across
+// goroutines gives the same bits with one, two and three threads, forward
+// and backward, and the same bits as Conv2d plus the bias
 // (TestConv2dMatchesDirect checks the values, through the same rows).
 func TestConv2dThreadsDeterministic(t *testing.T) {
 	defer tensor.SetThreads(0)
@@ -22,17 +24,21 @@ func TestConv2dThreadsDeterministic(t *testing.T) {
 	} {
 		x := randTensor(r, c.x, nil).Astype(tensor.Float32)
 		w := randTensor(r, c.w, nil).Astype(tensor.Float32)
+		b := randTensor(r, c.w[:1], nil).Astype(tensor.Float32)
 		var want [][]float64
 		for _, nt := range []int{1, 2, 3} {
 			tensor.SetThreads(nt)
-			xv, wv := ad.Var(x), ad.Var(w)
-			y := ad.Conv2d(xv, wv, c.opts)
+			xv, wv, bv := ad.Var(x), ad.Var(w), ad.Var(b)
+			y := ad.Conv2dBias(xv, wv, bv, c.opts)
+			if sum := ad.Add(ad.Conv2d(xv, wv, c.opts), ad.Reshape(bv, c.w[0], 1, 1)); !slices.Equal(y.Data(), sum.Data()) {
+				t.Fatalf("%v, %d threads: Conv2dBias differs from Conv2d plus the bias", c.x, nt)
+			}
 			p := ad.MaxPool2d(ad.Relu(y), ad.Pool2dOptions{Kernel: [2]int{2, 2}})
-			gs, err := ad.Grad(ad.Sum(ad.Square(p)), xv, wv)
+			gs, err := ad.Grad(ad.Sum(ad.Square(p)), xv, wv, bv)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := [][]float64{y.Data(), p.Data(), gs[0].Data(), gs[1].Data()}
+			got := [][]float64{y.Data(), p.Data(), gs[0].Data(), gs[1].Data(), gs[2].Data()}
 			if want == nil {
 				want = got
 				continue

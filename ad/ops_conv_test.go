@@ -67,11 +67,21 @@ func convRuleCases() []ruleCase {
 	cs = append(append(cs, poolRuleCases()...), pnormRuleCases()...)
 	// conv_swap (Conv2d's [O N L] → [N O L]) is linear: sin gives it a
 	// Hessian. The second case has a leading axis, as a batched tangent does.
+	// conv_bias_swap is checked through Conv2dBias, bilinear in x and w
+	// like the conv2d cases above.
 	return append(cs,
 		ruleCase{rule: "conv_swap", shapes: [][]int{{3, 2, 4}}, smooth: true,
 			f: unary(func(v *ad.Value) *ad.Value { return ad.Sin(ad.ConvSwap(v, 3, 2)) })},
 		ruleCase{rule: "conv_swap", name: "leading axis", shapes: [][]int{{2, 2, 3, 5}}, smooth: true,
-			f: unary(func(v *ad.Value) *ad.Value { return ad.Sin(ad.ConvSwap(v, 2, 3)) })})
+			f: unary(func(v *ad.Value) *ad.Value { return ad.Sin(ad.ConvSwap(v, 2, 3)) })},
+		ruleCase{rule: "conv_bias_swap", name: "conv2d with bias", shapes: [][]int{{2, 2, 6, 7}, {3, 2, 3, 2}, {3}}, smooth: true,
+			f: func(xs []*ad.Value) *ad.Value {
+				return ad.Conv2dBias(xs[0], xs[1], xs[2], ad.Conv2dOptions{Stride: [2]int{2, 1}, Padding: [2]int{1, 0}})
+			}},
+		ruleCase{rule: "conv_bias_swap", name: "grouped, bias [O 1 1]", shapes: [][]int{{2, 4, 5, 5}, {4, 2, 3, 3}, {4, 1, 1}}, smooth: true,
+			f: func(xs []*ad.Value) *ad.Value {
+				return ad.Conv2dBias(xs[0], xs[1], xs[2], ad.Conv2dOptions{Groups: 2})
+			}})
 }
 
 // naiveConv is the direct convolution of x with w.

@@ -96,11 +96,10 @@ func (l *Conv2d) Out() int { return l.W.Shape()[0] }
 // Forward returns the convolution of x [N In H W] plus the bias: [N Out H'
 // W'].
 func (l *Conv2d) Forward(x *ad.Value) *ad.Value {
-	y := ad.Conv2d(x, l.W, l.Opts)
 	if l.B != nil {
-		y = ad.Add(y, ad.Reshape(l.B, l.Out(), 1, 1))
+		return ad.Conv2dBias(x, l.W, l.B, l.Opts) // the bias added as the output is laid out
 	}
-	return y
+	return ad.Conv2d(x, l.W, l.Opts)
 }
 
 // Params returns "weight" and, if present, "bias".
