@@ -547,15 +547,25 @@ func (w *sdpaTask[T]) forward(b int, buf []T) {
 }
 
 // finiteRows reports whether no element of the rows×cols matrix x (rows
-// ld elements apart) is an Inf or a NaN.
+// ld elements apart) is an Inf or a NaN. (Four sums: one chain of
+// dependent additions took about 4 % of the GPT's attention, forward and
+// backward, scanning v's rows for the causal forward.)
 func finiteRows[T float32 | float64](x []T, rows, cols, ld int) bool {
-	var acc T
+	var a0, a1, a2, a3 T
 	for i := range rows {
-		for _, e := range x[i*ld : i*ld+cols] {
-			acc += e - e // 0 for a finite e, NaN otherwise
+		r := x[i*ld : i*ld+cols]
+		j := 0
+		for ; j+4 <= len(r); j += 4 {
+			a0 += r[j] - r[j] // 0 for a finite element, NaN otherwise
+			a1 += r[j+1] - r[j+1]
+			a2 += r[j+2] - r[j+2]
+			a3 += r[j+3] - r[j+3]
+		}
+		for ; j < len(r); j++ {
+			a0 += r[j] - r[j]
 		}
 	}
-	return acc == 0
+	return (a0+a1)+(a2+a3) == 0
 }
 
 // softmaxBlock32 is softmaxRow for the rows×n scores of the float32 block

@@ -400,3 +400,33 @@ func FuzzAttention(f *testing.F) {
 		}
 	})
 }
+
+// A single NaN or Inf anywhere in a later value row (dv = 7: every lane of
+// the four-sum scan and its tail) leaves the causal outputs before it
+// unchanged, bit for bit, and reaches the rows that see it.
+func TestAttentionCausalOneBadValue(t *testing.T) {
+	r := rand.New(rand.NewPCG(43, 44))
+	const T, dv = 70, 7
+	for _, d := range []tensor.DType{tensor.Float64, tensor.Float32} {
+		q, k, v := randTensor(r, []int{1, T, 8}, nil).Astype(d), randTensor(r, []int{1, T, 8}, nil).Astype(d), randTensor(r, []int{1, T, dv}, nil).Astype(d)
+		o := ad.AttentionOptions{Causal: true}
+		base := ad.ScaledDotProductAttention(ad.Const(q), ad.Const(k), ad.Const(v), o).Data()
+		for _, p := range []int{1, 40, 69} {
+			for c := range dv {
+				for _, bad := range []float64{math.NaN(), math.Inf(-1)} {
+					vp := v.Clone()
+					vp.SetFlat(p*dv+c, bad)
+					got := ad.ScaledDotProductAttention(ad.Const(q), ad.Const(k), ad.Const(vp), o).Data()
+					for i := range p * dv {
+						if math.Float64bits(got[i]) != math.Float64bits(base[i]) {
+							t.Fatalf("%v: output %d changed (%v → %v) with v[%d,%d] = %v", d, i, base[i], got[i], p, c, bad)
+						}
+					}
+					if x := got[p*dv+c]; !math.IsNaN(x) && !math.IsInf(x, 0) {
+						t.Fatalf("%v: output [%d,%d] = %v, want it to see v[%d,%d] = %v", d, p, c, x, p, c, bad)
+					}
+				}
+			}
+		}
+	}
+}
