@@ -198,7 +198,11 @@ func poolKernel[T float32 | float64](k poolKind, a *convAttrs, dst, v, x []T, lo
 			maxPlane(dst[q*ohw:][:ohw], nil, x[(q%mx)*hw:][:hw], v[q*hw:][:hw], a, k)
 		case poolMaxBack:
 			d := dst[q*hw:][:hw]
-			clear(d)
+			if a.is22() { // maxPlane22 writes every element its windows cover
+				clearUncovered22(d, a.h, a.w)
+			} else {
+				clear(d)
+			}
 			maxPlane(v[q*ohw:][:ohw], d, x[(q%mx)*hw:][:hw], nil, a, k)
 		case poolAvgFwd:
 			avgPlane(dst[q*ohw:][:ohw], v[q*hw:][:hw], a, inv, false)
@@ -227,7 +231,7 @@ func (a *convAttrs) window(y, xo int) (i0, i1, j0, j1 int) {
 // share its weight equally.
 func maxPlane[T float32 | float64](out, back, x, t []T, a *convAttrs, k poolKind) {
 	_, ow := a.outSize()
-	if a.kh == 2 && a.kw == 2 && a.sh == 2 && a.sw == 2 && a.ph == 0 && a.pw == 0 {
+	if a.is22() {
 		maxPlane22(out, back, x, t, a.w, ow, k)
 		return
 	}
@@ -318,8 +322,33 @@ func avgPlane[T float32 | float64](out, x []T, a *convAttrs, inv T, back bool) {
 	}
 }
 
+// is22 reports whether a's window is 2×2 at stride 2 without padding (the
+// common case, which maxPlane22 does): the windows tile the image without
+// overlapping, but for a last row or column when h or w is odd.
+func (a *convAttrs) is22() bool {
+	return a.kh == 2 && a.kw == 2 && a.sh == 2 && a.sw == 2 && a.ph == 0 && a.pw == 0
+}
+
+// clearUncovered22 zeroes the elements of an h×w plane d that no 2×2
+// window at stride 2 covers: the last row when h is odd, the last column
+// when w is odd.
+func clearUncovered22[T float32 | float64](d []T, h, w int) {
+	if w%2 == 1 {
+		for i := range h &^ 1 {
+			d[i*w+w-1] = 0
+		}
+	}
+	if h%2 == 1 {
+		clear(d[(h-1)*w:][:w])
+	}
+}
+
 // maxPlane22 is maxPlane for 2×2 windows at stride 2 without padding (the
-// common case), with the window's four elements in registers.
+// common case), with the window's four elements in registers. For
+// poolMaxBack it writes (rather than adds) each window's four elements of
+// back, which the windows share with no other: wa·g + 0 is the bits of
+// the accumulation into a zeroed plane (−0 included), and the caller
+// zeroes only what no window covers.
 func maxPlane22[T float32 | float64](out, back, x, t []T, w, ow int, k poolKind) {
 	for y := range len(out) / max(ow, 1) {
 		r0, r1 := x[2*y*w:][:2*ow], x[(2*y+1)*w:][:2*ow]
@@ -344,10 +373,10 @@ func maxPlane22[T float32 | float64](out, back, x, t []T, w, ow int, k poolKind)
 				m := max(a, b, c, d)
 				wa, wb, wc, wd := tie(a, m), tie(b, m), tie(c, m), tie(d, m)
 				g /= wa + wb + wc + wd
-				b0[2*xo] += wa * g
-				b0[2*xo+1] += wb * g
-				b1[2*xo] += wc * g
-				b1[2*xo+1] += wd * g
+				b0[2*xo] = wa*g + 0
+				b0[2*xo+1] = wb*g + 0
+				b1[2*xo] = wc*g + 0
+				b1[2*xo+1] = wd*g + 0
 			}
 		}
 	}

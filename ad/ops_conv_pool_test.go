@@ -2,6 +2,7 @@ package ad_test
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/adjointgo/adjoint/ad"
@@ -127,4 +128,31 @@ func naivePool(x *tensor.Tensor, p ad.Pool2dOptions, maxPool bool) *tensor.Tenso
 		}
 	}
 	return out
+}
+
+// max_pool2d_back for 2×2 windows writes every element of its output,
+// whatever the buffer held: where the windows do not reach (the last row
+// and column of an odd-sized image) it writes zeros, and the rest matches
+// the result computed into a fresh buffer.
+func TestMaxPoolBackOverwrites(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 62))
+	for _, s := range [][]int{{2, 3, 7, 5}, {1, 2, 6, 9}, {3, 1, 5, 4}, {2, 2, 6, 6}} {
+		x := randTensor(r, s, nil).Astype(tensor.Float32)
+		g := randTensor(r, []int{s[0], s[1], s[2] / 2, s[3] / 2}, nil).Astype(tensor.Float32)
+		fresh := tensor.New(tensor.Float32, s...)
+		ad.MaxPool2x2BackInto(fresh, g, x)
+		stale := tensor.Full(tensor.Float32, math.NaN(), s...)
+		ad.MaxPool2x2BackInto(stale, g, x)
+		for i, v := range stale.Float32s() {
+			if v != fresh.Float32s()[i] {
+				t.Fatalf("%v: element %d is %v over a stale buffer, %v over a fresh one", s, i, v, fresh.Float32s()[i])
+			}
+		}
+		h, w := s[2], s[3]
+		for i, v := range fresh.Float32s() {
+			if y, xo := i/w%h, i%w; (y >= h&^1 || xo >= w&^1) && v != 0 {
+				t.Fatalf("%v: element %d, outside every window, is %v", s, i, v)
+			}
+		}
+	}
 }
