@@ -232,3 +232,25 @@ func ExampleConv2d() {
 	// [1 1 2 2] [6 6 6 6]
 	// [12 16 24 28] [4]
 }
+
+// The same convolution with its bias fused: Conv2dBias adds one bias per
+// output channel as the result is laid out, with the bits of the Add above.
+func ExampleConv2dBias() {
+	x := ad.Const(tensor.FromFloat64([]float64{
+		1, 2, 3,
+		4, 5, 6,
+		7, 8, 9,
+	}, 1, 1, 3, 3))
+	w := ad.Var(tensor.FromFloat64([]float64{1, 0, 0, -1}, 1, 1, 2, 2))
+	b := ad.Var(tensor.FromFloat64([]float64{10}, 1))
+	y := ad.Conv2dBias(x, w, b, ad.Conv2dOptions{})
+	g, err := ad.Grad(ad.Sum(y), w, b)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(y.Shape(), y.Data())
+	fmt.Println(g[0].Data(), g[1].Data())
+	// Output:
+	// [1 1 2 2] [6 6 6 6]
+	// [12 16 24 28] [4]
+}
