@@ -314,11 +314,25 @@ func TestGemmPanics(t *testing.T) {
 func TestSmallNoAlloc(t *testing.T) {
 	a, b, c := make([]float32, 64*64), make([]float32, 64*64), make([]float32, 64*64)
 	Sgemm(false, false, 64, 64, 64, 1, a, 64, b, 64, 0, c, 64)
-	if n := testing.AllocsPerRun(50, func() {
+	if n := fewestAllocs(func() {
 		Sgemm(false, true, 64, 64, 64, 1, a, 64, b, 64, 0, c, 64)
 	}); n > 0 {
 		t.Errorf("64×64 Sgemm allocates %v times per call", n)
 	}
+}
+
+// fewestAllocs is the fewest allocations per call of f over three rounds
+// of testing.AllocsPerRun. AllocsPerRun counts every allocation of the
+// process, so under load a leftover goroutine of an earlier test or a
+// collection emptying the packing-buffer pool can add some to one round
+// (TestEpilogueNoAlloc failed once that way in CI, and not in 20 runs
+// alone); an allocation f makes on every call shows in every round.
+func fewestAllocs(f func()) float64 {
+	n := testing.AllocsPerRun(50, f)
+	for range 2 {
+		n = min(n, testing.AllocsPerRun(50, f))
+	}
+	return n
 }
 
 func TestKernelName(t *testing.T) {
