@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # GEMM block settings and kernels against OpenBLAS on the square products and
-# those of the training steps (the shapes of TestTune in
+# those of the training steps (the shapes of BenchmarkTune in
 # internal/gemm/tune_test.go), one thread, interleaved round by round:
 #
 #   bench/blocking.sh                     the kernels' own blocks
-#   TUNE="0,0,0,0;0,240,0,0" bench/blocking.sh   two settings (see TestTune)
+#   TUNE="0,0,0,0;0,240,0,0" bench/blocking.sh   two settings (see BenchmarkTune)
 #
-# Each round runs TestTune at the native level, then with ADJOINT_CPU=avx2
+# Each round runs BenchmarkTune at the native level, then with ADJOINT_CPU=avx2
 # on an AVX-512 CPU, then PyTorch with OPENBLAS_CORETYPE=Haswell and, where
 # the CPU has AVX-512, SkylakeX. The table gives each side's best GFLOP/s
 # over the rounds and adjoint's ratio to the OpenBLAS kernels of the same
@@ -39,7 +39,7 @@ for r in $(seq "$ROUNDS"); do
 		cpu="$l"
 		[ "$l" = native ] && cpu=""
 		ADJOINT_CPU="$cpu" ADJOINT_TUNE="$TUNE" ADJOINT_TUNE_SHAPES="$SHAPES" ADJOINT_TUNE_DT="$DTYPES" \
-			ADJOINT_TUNE_ROUNDS=1 "$tmp/gemm.test" -test.run '^TestTune$' | grep '^TUNE' | sed "s/^TUNE/TUNE $l/" >>"$tmp/go.txt"
+			ADJOINT_TUNE_ROUNDS=1 "$tmp/gemm.test" -test.run '^$' -test.bench '^BenchmarkTune$' -test.benchtime 1x | grep '^TUNE' | sed "s/^TUNE/TUNE $l/" >>"$tmp/go.txt"
 	done
 	for ct in $cts; do
 		echo "# round $r/$ROUNDS OpenBLAS $ct" >&2

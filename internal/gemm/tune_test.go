@@ -45,30 +45,32 @@ var tuneShapes = []tuneShape{
 	{"gpt.down.dw", 128, 512, 768, true, false},
 }
 
-// TestTune times the products of tuneShapes (square ones, and those of the
+// BenchmarkTune times the products of tuneShapes (square ones, and those of the
 // MLP and GPT training steps, transposes as in their backward pass) on one
 // goroutine under several cache-block settings, interleaved round by round
 // so that other load on the machine hits all settings alike, and prints
 // each setting's best GFLOP/s (best of 15 batches of about 3 ms per round:
-// short batches are likelier to run without being preempted) and its ratio to the first setting's. It is
-// a measuring tool, skipped unless ADJOINT_TUNE is set:
+// short batches are likelier to run without being preempted) and its
+// ratio to the first setting's. It is a measuring tool (run it once:
+// -bench '^BenchmarkTune$' -benchtime 1x), driven by the environment:
 //
 //	ADJOINT_TUNE="kc,mc,nc,stepT,direct;..."  the settings (0 or missing:
 //	                                   the kernel's own; mc as for f32,
 //	                                   halved for f64; stepT the kernel's
 //	                                   maxStepT in bytes, -1 for none: Aᵀ
 //	                                   always read in place; direct -1: A
-//	                                   always packed)
+//	                                   always packed; unset: the
+//	                                   kernel's own blocks alone)
 //	ADJOINT_TUNE_SHAPES=sq1024,mlp.dw  the shapes (all when unset)
 //	ADJOINT_TUNE_DT=f32                the types (f32,f64 when unset)
 //	ADJOINT_TUNE_ROUNDS=3              the rounds
 //
 // bench/blocking.sh runs it beside PyTorch (OpenBLAS) on the same shapes.
 // The products are checked against the kernel's own settings.
-func TestTune(t *testing.T) {
+func BenchmarkTune(b *testing.B) {
 	spec := os.Getenv("ADJOINT_TUNE")
 	if spec == "" {
-		t.Skip("ADJOINT_TUNE not set")
+		spec = "0,0,0,0"
 	}
 	defer SetThreads(Threads())
 	SetThreads(1)
@@ -112,10 +114,10 @@ func TestTune(t *testing.T) {
 					var g float64
 					if dt == "f32" {
 						kn := f32
-						g = tuneRun(t, &kn, v, sh)
+						g = tuneRun(b, &kn, v, sh)
 					} else {
 						kn := f64
-						g = tuneRun(t, &kn, v, sh)
+						g = tuneRun(b, &kn, v, sh)
 					}
 					if _, ok := best[k]; !ok {
 						order = append(order, k)
@@ -134,7 +136,7 @@ func TestTune(t *testing.T) {
 
 // tuneRun returns the best GFLOP/s of product sh with kn modified by the
 // setting v.
-func tuneRun[T float](t *testing.T, kn *kernel[T], v [5]int, sh tuneShape) float64 {
+func tuneRun[T float](t testing.TB, kn *kernel[T], v [5]int, sh tuneShape) float64 {
 	own := *kn
 	if v[0] > 0 {
 		kn.kc = v[0]
