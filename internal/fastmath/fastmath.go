@@ -55,7 +55,6 @@ package fastmath
 
 import (
 	"math"
-	"unsafe"
 )
 
 const (
@@ -162,7 +161,7 @@ func GELUs[T ~float32 | ~float64](dst, x []T) {
 	}
 	var z T
 	if _, f32 := any(z).(float32); f32 {
-		geluF32(unsafe.Slice((*float32)(unsafe.Pointer(&dst[0])), len(dst)), unsafe.Slice((*float32)(unsafe.Pointer(&x[0])), len(x)))
+		geluF32(f32s(dst), f32s(x))
 		return
 	}
 	for i, v := range x {
@@ -187,8 +186,7 @@ func GELUBackward[T ~float32 | ~float64](dst, g, x []T) {
 	}
 	var z T
 	if _, f32 := any(z).(float32); f32 {
-		f := func(s []T) []float32 { return unsafe.Slice((*float32)(unsafe.Pointer(&s[0])), len(s)) }
-		geluBackwardF32(f(dst), f(g), f(x))
+		geluBackwardF32(f32s(dst), f32s(g), f32s(x))
 		return
 	}
 	for i, v := range x {

@@ -109,8 +109,7 @@ func GELUTanhs[T ~float32 | ~float64](dst, x []T) {
 	}
 	var z T
 	if _, f32 := any(z).(float32); f32 {
-		f := func(s []T) []float32 { return unsafe.Slice((*float32)(unsafe.Pointer(&s[0])), len(s)) }
-		if unary(opGELUTanh, f(dst), f(x)) {
+		if unary(opGELUTanh, f32s(dst), f32s(x)) {
 			return
 		}
 		for i, v := range x { // x·σ(2u) with Exp: no cancellation where x < 0
@@ -144,8 +143,7 @@ func GELUTanhBackward[T ~float32 | ~float64](dst, g, x []T) {
 	}
 	var z T
 	if _, f32 := any(z).(float32); f32 {
-		f := func(s []T) []float32 { return unsafe.Slice((*float32)(unsafe.Pointer(&s[0])), len(s)) }
-		if backward(opGELUTanhBwd, f(dst), f(g), f(x)) {
+		if backward(opGELUTanhBwd, f32s(dst), f32s(g), f32s(x)) {
 			return
 		}
 	}
@@ -167,4 +165,10 @@ func geluTanhDeriv(s float64) float64 {
 	t := math.Tanh(u)
 	du := geluC * (1 + 3*0.044715*s*s)
 	return 0.5*(1+t) + 0.5*s*(1-t*t)*du
+}
+
+// f32s views s, a non-empty slice of a type whose underlying type is
+// float32, as a []float32 (the SIMD kernels' element type).
+func f32s[T ~float32 | ~float64](s []T) []float32 {
+	return unsafe.Slice((*float32)(unsafe.Pointer(&s[0])), len(s))
 }
