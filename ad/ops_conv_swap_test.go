@@ -1,9 +1,11 @@
 package ad_test
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/adjointgo/adjoint/ad"
@@ -45,5 +47,31 @@ func TestConv2dThreadsDeterministic(t *testing.T) {
 			}
 			compareLists(t, fmt.Sprintf("%v, %d threads", c.x, nt), got, want, 0)
 		}
+	}
+}
+
+// A bias whose size is not the number of output channels, or whose dtype
+// differs, is an *ad.Error wrapping ErrShape that names conv_bias_swap and
+// the shapes, never a broadcast or a silently short read.
+func TestConv2dBiasBadBias(t *testing.T) {
+	x := ad.Const(tensor.Full(tensor.Float64, 0, 1, 2, 5, 5))
+	w := ad.Var(tensor.Full(tensor.Float64, 0, 3, 2, 3, 3))
+	for name, b := range map[string]*ad.Value{
+		"5 elements for 3 channels": ad.Var(tensor.Full(tensor.Float64, 0, 5)),
+		"1 element":                 ad.Var(tensor.Full(tensor.Float64, 0, 1)),
+		"float32 bias":              ad.Var(tensor.Full(tensor.Float32, 0, 3)),
+	} {
+		func() {
+			defer func() {
+				var e *ad.Error
+				r := recover()
+				err, _ := r.(error)
+				if !errors.As(err, &e) || !errors.Is(err, ad.ErrShape) || !strings.Contains(err.Error(), "conv_bias_swap") {
+					t.Errorf("%s: recovered %v, want an *ad.Error wrapping ErrShape naming conv_bias_swap", name, r)
+				}
+			}()
+			ad.Conv2dBias(x, w, b, ad.Conv2dOptions{})
+			t.Errorf("%s: no panic", name)
+		}()
 	}
 }
