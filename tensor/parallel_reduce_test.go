@@ -105,7 +105,7 @@ func TestParallelReductionsBitIdentical(t *testing.T) {
 						t.Fatalf("%v special=%v %s: %d threads differ from 1 at element %d: %v vs %v", d, special, k.name, threads, i, got.AtFlat(max(i, 0)), want.AtFlat(max(i, 0)))
 					}
 					if math.Float64bits(wl) != math.Float64bits(gl) {
-						t.Fatalf("%v %s: loss %v (%d threads) vs %v (1)", d, k.name, gl, threads, wl)
+						t.Fatalf("%v %s: loss %v %x (%d threads) vs %v %x (1)", d, k.name, gl, math.Float64bits(gl), threads, wl, math.Float64bits(wl))
 					}
 				}
 			}

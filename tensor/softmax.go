@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/adjointgo/adjoint/internal/fastmath"
 	"github.com/adjointgo/adjoint/internal/parallel"
 )
 
@@ -131,6 +132,9 @@ func crossEntropy[T Float](p, x []T, targets []int, n, c int) float64 {
 func crossEntropyRow[T Float](p, x []T, targets []int, i, c int) float64 {
 	row := x[i*c : (i+1)*c]
 	pr := p[i*c : (i+1)*c]
+	if p32, ok := any(pr).([]float32); ok && c >= 16 {
+		return crossEntropyRow32(p32, any(row).([]float32), targets[i])
+	}
 	mx := math.Inf(-1)
 	for _, v := range row {
 		mx = math.Max(mx, float64(v))
@@ -146,4 +150,51 @@ func crossEntropyRow[T Float](p, x []T, targets []int, i, c int) float64 {
 		pr[j] = T(float64(pr[j]) * inv)
 	}
 	return mx + math.Log(s) - float64(row[targets[i]])
+}
+
+// crossEntropyRow32 is crossEntropyRow for a float32 row of at least 16
+// classes, with the exponentials in one fastmath.ExpsF32 call (one
+// math.Exp per element took ~2 % of the GPT's training step: 768 rows of 65
+// characters). The shifted logit d = x − max is exact in float64; the
+// kernel takes it rounded to float32, d₃₂, and the product e^d₃₂·(1 + (d −
+// d₃₂)) restores the rounding (|d − d₃₂| ≤ 2⁻²⁴|d|, so the neglected term is
+// below 10⁻¹³ relative): an error of half an ulp in d would otherwise be
+// up to 6·10⁻⁶ relative in a probability of e⁻¹⁰⁰. The sum, the
+// normalisation and the loss are float64, as in the generic path.
+func crossEntropyRow32(pr, row []float32, target int) float64 {
+	mx := row[0]
+	for _, v := range row[1:] {
+		mx = max(mx, v) // NaN wins
+	}
+	fm := float64(mx)
+	for j, v := range row {
+		pr[j] = float32(float64(v) - fm)
+	}
+	fastmath.ExpsF32(pr, pr)
+	s := 0.0
+	for j, e := range pr {
+		ef := float64(e)
+		if ef > 0 { // d finite, in (−104, 0]
+			d := float64(row[j]) - fm
+			ef *= 1 + (d - float64(float32(d)))
+		}
+		s += ef
+	}
+	inv := 1 / s
+	for j, e := range pr {
+		ef := float64(e)
+		if ef > 0 {
+			d := float64(row[j]) - fm
+			ef *= 1 + (d - float64(float32(d)))
+		}
+		pr[j] = float32(ef * inv)
+	}
+	l := fm + math.Log(s) - float64(row[target])
+	if l != l {
+		// One NaN for every row that has one (as math.Max gives the
+		// float64 path): adding the rows' losses then gives the same bits
+		// whichever operand order the compiler picks.
+		return math.NaN()
+	}
+	return l
 }
