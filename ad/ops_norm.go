@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/adjointgo/adjoint/internal/parallel"
+	"github.com/adjointgo/adjoint/internal/vec"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -279,11 +280,23 @@ func normForward[T float32 | float64](a *normAttrs, x, gamma, beta, y *tensor.Te
 	normRows(a, xd, gd, bd, yd, 0, a.rows)
 }
 
-// normRows is normForward for the rows [lo, hi). It first computes every
-// row's statistics, then writes y four rows at a time where there is a
-// gamma (normRows4), the remaining rows one at a time.
+// normRows is normForward for the rows [lo, hi). In float32 with a gamma
+// the assembly kernel of vec.NormForwardF32 does it where the CPU allows
+// (the same arithmetic, so the same bits). Otherwise it first computes
+// every row's statistics, then writes y four rows at a time where there is
+// a gamma (normRows4), the remaining rows one at a time.
 func normRows[T float32 | float64](a *normAttrs, xd, gd, bd, yd []T, lo, hi int) {
 	C := a.c
+	if x32, ok := any(xd).([]float32); ok && gd != nil {
+		per := 2
+		if a.rms {
+			per = 1
+		}
+		y32, g32, b32 := any(yd).([]float32), any(gd).([]float32), any(bd).([]float32)
+		if vec.NormForwardF32(x32[lo*C:hi*C], y32[lo*C:hi*C], g32, b32, a.stats[per*lo:per*hi], hi-lo, C, a.eps, a.rms) {
+			return
+		}
+	}
 	for r := lo; r < hi; r++ {
 		xr := xd[r*C : (r+1)*C]
 		mean := 0.0
@@ -319,7 +332,7 @@ func normRows[T float32 | float64](a *normAttrs, xd, gd, bd, yd []T, lo, hi int)
 		switch {
 		case gd != nil && bd != nil:
 			for j, v := range xr {
-				yr[j] = T((float64(v)-mean)*rstd*float64(gd[j]) + float64(bd[j]))
+				yr[j] = T(float64((float64(v)-mean)*rstd*float64(gd[j])) + float64(bd[j]))
 			}
 		case gd != nil:
 			g := gd[:len(xr)]
@@ -328,7 +341,7 @@ func normRows[T float32 | float64](a *normAttrs, xd, gd, bd, yd []T, lo, hi int)
 			}
 		case bd != nil:
 			for j, v := range xr {
-				yr[j] = T((float64(v)-mean)*rstd + float64(bd[j]))
+				yr[j] = T(float64((float64(v)-mean)*rstd) + float64(bd[j]))
 			}
 		default:
 			for j, v := range xr {
@@ -364,14 +377,14 @@ func rowSquares[T float32 | float64](x []T, c float64) float64 {
 	j := 0
 	for ; j+4 <= len(x); j += 4 {
 		d0, d1, d2, d3 := float64(x[j])-c, float64(x[j+1])-c, float64(x[j+2])-c, float64(x[j+3])-c
-		s0 += d0 * d0
-		s1 += d1 * d1
-		s2 += d2 * d2
-		s3 += d3 * d3
+		s0 += float64(d0 * d0)
+		s1 += float64(d1 * d1)
+		s2 += float64(d2 * d2)
+		s3 += float64(d3 * d3)
 	}
 	for ; j < len(x); j++ {
 		d := float64(x[j]) - c
-		s0 += d * d
+		s0 += float64(d * d)
 	}
 	return (s0 + s1) + (s2 + s3)
 }
@@ -388,6 +401,19 @@ func normBackward[T float32 | float64](a *normAttrs, x, gamma, g, dx, dgamma, db
 		dxd = fusedData[T](dx)
 	}
 	C := a.c
+	if x32, ok := any(xd).([]float32); ok && gm != nil {
+		// The assembly kernel (vec.NormBackwardF32): the same arithmetic,
+		// so the same bits, with its own scratch after accG and accB.
+		a.acc = fusedGrow(a.acc, 2*C+vec.NormScratch(C))
+		clear(a.acc[:2*C])
+		accG, accB := a.acc[:C], a.acc[C:2*C]
+		if vec.NormBackwardF32(x32, any(gd).([]float32), any(gm).([]float32), any(dxd).([]float32),
+			a.stats, accG, accB, a.acc[2*C:], a.rows, C, a.rms) {
+			normAccOut(accG, dgamma)
+			normAccOut(accB, dbeta)
+			return
+		}
+	}
 	a.acc = fusedGrow(a.acc, 4*C)
 	clear(a.acc[:2*C])
 	accG, accB := a.acc[:C], a.acc[C:2*C]
@@ -411,7 +437,7 @@ func normBackward[T float32 | float64](a *normAttrs, x, gamma, g, dx, dgamma, db
 			for j, v := range xr {
 				h := (float64(v) - mean) * rstd
 				gj := float64(gr[j])
-				accG[j] += gj * h
+				accG[j] += float64(gj * h)
 				accB[j] += gj
 				hs[j] = h
 			}
@@ -430,21 +456,26 @@ func normBackward[T float32 | float64](a *normAttrs, x, gamma, g, dx, dgamma, db
 		dr := dxd[r*C : (r+1)*C]
 		dr = dr[:len(us)]
 		for j, u := range us {
-			dr[j] = T(rstd * (u - mu - hs[j]*mux))
+			dr[j] = T(rstd * (u - mu - float64(hs[j]*mux)))
 		}
 	}
-	if dgamma != nil {
-		d := fusedData[T](dgamma)
-		for j := range d {
-			d[j] = T(accG[j])
-		}
+	normAccOut(accG, dgamma)
+	normAccOut(accB, dbeta)
+}
+
+// normAccOut rounds the float64 sums acc into d (nothing when d is nil).
+func normAccOut(acc []float64, d *tensor.Tensor) {
+	if d == nil {
+		return
 	}
-	if dbeta != nil {
-		d := fusedData[T](dbeta)
-		for j := range d {
-			d[j] = T(accB[j])
+	if d.DType() == tensor.Float32 {
+		o := fusedData[float32](d)
+		for j := range o {
+			o[j] = float32(acc[j])
 		}
+		return
 	}
+	copy(fusedData[float64](d), acc)
 }
 
 // normRowPass is the first pass of normBackward over one row with gamma:
@@ -463,10 +494,10 @@ func normRowPass[T float32 | float64](xr, gr, gm []T, accG, accB, hs, us []float
 		h2 := (float64(xr[j+2]) - mean) * rstd
 		h3 := (float64(xr[j+3]) - mean) * rstd
 		g0, g1, g2, g3 := float64(gr[j]), float64(gr[j+1]), float64(gr[j+2]), float64(gr[j+3])
-		accG[j] += g0 * h0
-		accG[j+1] += g1 * h1
-		accG[j+2] += g2 * h2
-		accG[j+3] += g3 * h3
+		accG[j] += float64(g0 * h0)
+		accG[j+1] += float64(g1 * h1)
+		accG[j+2] += float64(g2 * h2)
+		accG[j+3] += float64(g3 * h3)
 		accB[j] += g0
 		accB[j+1] += g1
 		accB[j+2] += g2
@@ -479,21 +510,21 @@ func normRowPass[T float32 | float64](xr, gr, gm []T, accG, accB, hs, us []float
 		s1 += u1
 		s2 += u2
 		s3 += u3
-		d0 += u0 * h0
-		d1 += u1 * h1
-		d2 += u2 * h2
-		d3 += u3 * h3
+		d0 += float64(u0 * h0)
+		d1 += float64(u1 * h1)
+		d2 += float64(u2 * h2)
+		d3 += float64(u3 * h3)
 	}
 	for ; j < n; j++ {
 		h := (float64(xr[j]) - mean) * rstd
 		gj := float64(gr[j])
-		accG[j] += gj * h
+		accG[j] += float64(gj * h)
 		accB[j] += gj
 		hs[j] = h
 		u := gj * float64(gm[j])
 		us[j] = u
 		s0 += u
-		d0 += u * h
+		d0 += float64(u * h)
 	}
 	return (s0 + s1) + (s2 + s3), (d0 + d1) + (d2 + d3)
 }
@@ -536,10 +567,10 @@ func normRows4[T float32 | float64](a *normAttrs, xd, gd, bd, yd []T, lo, hi int
 		b := bd[:n]
 		for j, v := range x0 {
 			gj, bj := float64(g[j]), float64(b[j])
-			y0[j] = T((float64(v)-m0)*s0*gj + bj)
-			y1[j] = T((float64(x1[j])-m1)*s1*gj + bj)
-			y2[j] = T((float64(x2[j])-m2)*s2*gj + bj)
-			y3[j] = T((float64(x3[j])-m3)*s3*gj + bj)
+			y0[j] = T(float64((float64(v)-m0)*s0*gj) + bj)
+			y1[j] = T(float64((float64(x1[j])-m1)*s1*gj) + bj)
+			y2[j] = T(float64((float64(x2[j])-m2)*s2*gj) + bj)
+			y3[j] = T(float64((float64(x3[j])-m3)*s3*gj) + bj)
 		}
 	}
 	return r
