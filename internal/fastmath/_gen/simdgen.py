@@ -89,6 +89,74 @@ c("gt_2c", 2 * GC)
 c("gt_6ca", 6 * GC * GA)
 
 
+# float32 data of the fast paths: name -> list of float32 values, each
+# padded to a multiple of 16 (64 bytes); broadcast constants hold 16 copies.
+consts32 = {}
+
+
+def f32bits(v):
+    return struct.unpack("<I", struct.pack("<f", v))[0]
+
+
+def c32(name, values=None, raw=None, off=0):
+    """The address of float32 table name (created from values, or a
+    broadcast of value or raw bits), plus off bytes."""
+    if name not in consts32:
+        if raw is not None:
+            vals = [raw] * 16
+        elif isinstance(values, list):
+            vals = [f32bits(v) for v in values]
+            vals += [0] * (-len(vals) % 16)
+        else:
+            vals = [f32bits(values)] * 16
+        consts32[name] = vals
+    start = 0
+    for n, v in consts32.items():
+        if n == name:
+            break
+        start += 4 * len(v)
+    return f"gelu32tab<>+{start + off}(SB)"
+
+
+# The fast paths of the exact GELU (see gelufit.py): Φ(−|x|) on 64
+# intervals of 1/8 (|x| < 7.9375), GELU′(−|x|) on 32 intervals of 1/4
+# (|x| < 7.875), as float32 polynomials in u = |x|·S − j.
+FWD_S, FWD_N, FWD_DEG = 8, 64, 6
+BWD_S, BWD_N, BWD_DEG = 4, 32, 5
+FWD_BOUND = (FWD_N - 0.5) / FWD_S
+BWD_BOUND = (BWD_N - 0.5) / BWD_S
+
+
+def gelu_tables():
+    import sys
+    import gelufit
+    log = lambda s: print(s, file=sys.stderr)
+    fwd = gelufit.table(gelufit.phi_neg, FWD_S, FWD_N, FWD_DEG, True, True, log)
+    # The forward kernel evaluates −(c₀lo + u·(c₁ + …)): all but c₀hi negated.
+    for k in range(1, len(fwd)):
+        fwd[k] = [-v for v in fwd[k]]
+    for k, row in enumerate(fwd):
+        c32(f"gfwd{k}", row)
+    bwd = gelufit.table(gelufit.gelu_deriv_neg, BWD_S, BWD_N, BWD_DEG, False, False, log)
+    for k, row in enumerate(bwd):
+        c32(f"gbwd{k}", row)
+    return len(fwd), len(bwd)
+
+
+N_FWD, N_BWD = gelu_tables()
+c32("f_abs", raw=0x7FFFFFFF)
+c32("f_sign", raw=0x80000000)
+c32("f_one", 1.0)
+c32("f_shifter", float.fromhex("0x1.8p23"))
+c32("f_fwd_s", float(FWD_S))
+c32("f_bwd_s", float(BWD_S))
+c32("f_fwd_bound", FWD_BOUND)
+c32("f_bwd_bound", BWD_BOUND)
+c32("f_hi32", raw=32)  # bit 5 of the index: the upper half of a 64-entry table
+c32("f_fwd_idx", raw=FWD_N - 1)
+c32("f_bwd_idx", raw=BWD_N - 1)
+
+
 class ISA:
     def __init__(self, name, v, h, nlanes):
         self.name, self.v, self.h, self.lanes = name, v, h, nlanes
@@ -297,6 +365,92 @@ def gelu_tanh_bwd_chain(isa, regs, off):
     ] + store(isa, a, f"{o}(DI)"))
 
 
+def off32(name):
+    """The byte offset of float32 table name in gelu32tab."""
+    return int(c32(name).split("+")[1].split("(")[0])
+
+
+def lookup(isa, name, n, dst):
+    """dst = entry j of the n-entry float32 table name, j the interval
+    index: in the low bits of Z2 (AVX-512: VPERMT2PS on 32 entries, two
+    and a blend by K2, bit 5 of j, on 64) or the integer in Y2 (AVX2: a
+    gather from the table at R8, the mask rebuilt in Y7 each time)."""
+    if isa is AVX512:
+        res = [f"VMOVUPS {c32(name)}, {dst}", f"VPERMT2PS {c32(name, off=64)}, Z2, {dst}"]
+        if n == 64:
+            res += [f"VMOVUPS {c32(name, off=128)}, Z6", f"VPERMT2PS {c32(name, off=192)}, Z2, Z6",
+                    f"VBLENDMPS Z6, {dst}, K2, {dst}"]
+        return res
+    return ["VPCMPEQD Y7, Y7, Y7", f"VGATHERDPS Y7, {off32(name)}(R8)(Y2*4), {dst}"]
+
+
+def fast_index(isa, bound, scale, n, slow):
+    """x in 0, a = |x| in 1, j = round(a·S) in 2 (its bits in a float32
+    above the shifter; AVX2: the integer), u = a·S − j in 3; a jump to
+    slow where a lane has |x| ≥ bound or NaN."""
+    v = isa.v
+    if isa is AVX512:
+        res = ["VMOVUPS (SI), Z0", f"VPANDD {c32('f_abs')}, Z0, Z1",
+               f"VCMPPS $5, {c32(bound)}, Z1, K1",  # not (a < bound): NaN too
+               "KORTESTW K1, K1", f"JNZ {slow}"]
+    else:
+        res = ["VMOVUPS (SI), Y0", f"VANDPS {c32('f_abs')}, Y0, Y1",
+               f"VCMPPS $5, {c32(bound)}, Y1, Y5", "VMOVMSKPS Y5, AX", "TESTL AX, AX", f"JNZ {slow}"]
+    res += [
+        f"VMULPS {c32(scale)}, {v}1, {v}3",  # a·S: exact
+        f"VADDPS {c32('f_shifter')}, {v}3, {v}2",  # j in the low bits
+        f"VSUBPS {c32('f_shifter')}, {v}2, {v}5",
+        f"VSUBPS {v}5, {v}3, {v}3",  # u, exact
+    ]
+    if isa is AVX512:
+        if n == 64:
+            res.append(f"VPTESTMD {c32('f_hi32')}, Z2, K2")
+    else:
+        res.append(f"VPAND {c32('f_fwd_idx' if n == 64 else 'f_bwd_idx')}, Y2, Y2")
+    return res
+
+
+def horner(isa, prefix, first, last, n):
+    """4 = the polynomial in u (in 3) with coefficients table prefix+k,
+    k from first (the highest degree) down to last."""
+    v = isa.v
+    res = lookup(isa, f"{prefix}{first}", n, f"{v}4")
+    for k in range(first - 1, last - 1, -1):
+        res += lookup(isa, f"{prefix}{k}", n, f"{v}5") + [f"VFMADD213PS {v}5, {v}3, {v}4"]
+    return res
+
+
+def fast_fwd(isa, slow):
+    """GELU in float32 lanes for |x| < FWD_BOUND: with h = Φ(−a) =
+    hi + lo + u·q(u) (gelufit.py), T = −(lo + u·q) from the negated
+    tables, GELU = x·C + a·T, C = hi for x < 0 (x·h) and 1 − hi for x ≥ 0
+    (x − x·h), one rounding of the sum."""
+    v = isa.v
+    res = fast_index(isa, "f_fwd_bound", "f_fwd_s", FWD_N, slow)
+    res += horner(isa, "gfwd", N_FWD - 1, 1, FWD_N)
+    res += [f"VMULPS {v}1, {v}4, {v}4"]  # a·T
+    res += lookup(isa, "gfwd0", FWD_N, f"{v}5")  # hi
+    if isa is AVX512:
+        res += [f"VPTESTNMD {c32('f_sign')}, Z0, K3", "VSUBPS Z5, Z28, K3, Z5"]
+    else:
+        res += ["VSUBPS Y5, Y12, Y6", "VBLENDVPS Y0, Y5, Y6, Y5"]
+    return res + [f"VFMADD213PS {v}4, {v}0, {v}5", f"VMOVUPS {v}5, (DI)"]
+
+
+def fast_bwd(isa, slow):
+    """GELU′·g in float32 lanes for |x| < BWD_BOUND: s = GELU′(−a) by the
+    table, g·s for x < 0 and g − g·s for x ≥ 0 (GELU′(x) = 1 − s)."""
+    v = isa.v
+    res = fast_index(isa, "f_bwd_bound", "f_bwd_s", BWD_N, slow)
+    res += horner(isa, "gbwd", N_BWD - 1, 0, BWD_N)
+    res += [f"VMOVUPS (DX), {v}6", f"VMULPS {v}6, {v}4, {v}4"]
+    if isa is AVX512:
+        res += [f"VPTESTNMD {c32('f_sign')}, Z0, K3", "VSUBPS Z4, Z6, K3, Z4"]
+    else:
+        res += ["VSUBPS Y4, Y6, Y6", "VBLENDVPS Y0, Y4, Y6, Y4"]
+    return res + [f"VMOVUPS {v}4, (DI)"]
+
+
 def interleave(a, b):
     res = []
     for i in range(max(len(a), len(b))):
@@ -307,7 +461,10 @@ def interleave(a, b):
     return res
 
 
-def kernel(isa, name, args, chain, nregs, lo="lo", hi="hi"):
+def kernel(isa, name, args, chain, nregs, lo="lo", hi="hi", fast=None):
+    """A kernel of two float64 chains per block; with fast, the block
+    first tries fast(isa, slow label), a float32 path that jumps to the
+    chains where a lane is out of its range."""
     block = 2 * isa.lanes
     shift = block.bit_length() - 1
     argsz = 8 * len(args) + 8
@@ -322,12 +479,25 @@ def kernel(isa, name, args, chain, nregs, lo="lo", hi="hi"):
     e(f"\tVBROADCASTSD {c('one')}, {ONE[isa.name]}")
     e(f"\tVBROADCASTSD {c(lo)}, {LO[isa.name]}")
     e(f"\tVBROADCASTSD {c(hi)}, {HI[isa.name]}")
+    if fast:
+        if isa is AVX512:
+            e(f"\tVMOVUPS {c32('f_one')}, Z28")
+        else:
+            e(f"\tVMOVUPS {c32('f_one')}, Y12")
+            e("\tLEAQ gelu32tab<>(SB), R8")
     e("\tPCALIGN $32")
     e(f"{name}_loop:")
     r0 = [isa.r(i) for i in range(nregs)]
     r1 = [isa.r(i + nregs) for i in range(nregs)]
-    for ins in interleave(chain(isa, r0, 0), chain(isa, r1, 1)):
-        e("\t" + ins)
+    chains = interleave(chain(isa, r0, 0), chain(isa, r1, 1))
+    if fast:
+        for ins in fast(isa, f"{name}_slow"):
+            e("\t" + ins)
+    else:
+        for ins in chains:
+            e("\t" + ins)
+    if fast:
+        e(f"{name}_next:")
     step = block * 4
     ptrs = ["DI", "SI"] + (["DX"] if len(args) == 3 else [])
     for p in ptrs:
@@ -337,12 +507,17 @@ def kernel(isa, name, args, chain, nregs, lo="lo", hi="hi"):
     e(f"{name}_done:")
     e("\tVZEROUPPER")
     e("\tRET")
+    if fast:
+        e(f"{name}_slow:")
+        for ins in chains:
+            e("\t" + ins)
+        e(f"\tJMP {name}_next")
     e()
 
 
 for isa in (AVX512, AVX2):
-    kernel(isa, f"geluF32{isa.name}", ["dst", "x"], fwd_chain, 5)
-    kernel(isa, f"geluBwdF32{isa.name}", ["dst", "grad", "x"], bwd_chain, 6)
+    kernel(isa, f"geluF32{isa.name}", ["dst", "x"], fwd_chain, 5, fast=fast_fwd)
+    kernel(isa, f"geluBwdF32{isa.name}", ["dst", "grad", "x"], bwd_chain, 6, fast=fast_bwd)
     kernel(isa, f"expF32{isa.name}", ["dst", "x"], exp_chain, 3, "exp_lo", "exp_hi")
     kernel(isa, f"sigmoidF32{isa.name}", ["dst", "x"], sigmoid_chain, 4, "exp_lo", "sig_hi")
     kernel(isa, f"siluF32{isa.name}", ["dst", "x"], silu_chain, 4, "exp_lo", "sig_hi")
@@ -356,5 +531,11 @@ for i, (name, v) in enumerate(consts.items()):
     for j in range(8):
         head.append(f"DATA gelutab<>+{64 * i + 8 * j}(SB)/8, $0x{v:016x}")
 head.append(f"GLOBL gelutab<>(SB), RODATA|NOPTR, ${64 * len(consts)}")
+n32 = 0
+for name, vals in consts32.items():
+    for v in vals:
+        head.append(f"DATA gelu32tab<>+{4 * n32}(SB)/4, $0x{v:08x}")
+        n32 += 1
+head.append(f"GLOBL gelu32tab<>(SB), RODATA|NOPTR, ${4 * n32}")
 head.append("")
 print("\n".join(head + out))

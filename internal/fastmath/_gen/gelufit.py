@@ -1,0 +1,119 @@
+"""Piecewise polynomial tables of the float32 GELU kernels (imported by
+simdgen.py; needs mpmath).
+
+The kernels take a = |x| and j = round(a·S), the interval of a, and
+evaluate a polynomial in u = a·S − j (exact in float32; |u| ≤ 1/2, and
+u ≥ 0 in interval 0) with the coefficients of interval j looked up by
+lane:
+
+  forward   h(a) = Φ(−a) = erfc(a/√2)/2, to a relative error of a few
+            10⁻⁹, so that x·Φ(x) = x·h (x < 0) or x − x·h (x ≥ 0)
+            keeps float32 accuracy in relative terms on both sides;
+  backward  s(a) = GELU′(−a) = Φ(−a) − a·φ(a), to an absolute error of a
+            few 10⁻⁹ (GELU′(x) = 1 − GELU′(−x), so GELU′(x) is s or 1 − s).
+
+The intervals are narrow enough that |c₁u| stays below about c₀/2 in the
+forward tables even where Φ(−a) falls fastest (its logarithmic derivative
+is about a), so Horner's scheme in float32 loses little to cancellation:
+see the error budget in simdgen.py. Each coefficient is fitted by weighted
+least squares at Chebyshev points (near minimax), then rounded to float32
+in order of degree with the higher ones refitted to absorb the rounding;
+c₀ of the forward table is split into hi + lo, hi a multiple of 2⁻²⁴ so
+that 1 − hi is exact in float32 (where c₀ ≥ 2⁻⁶).
+"""
+import struct
+
+import mpmath as mp
+
+mp.mp.dps = 40
+
+
+def f32(v):
+    """v rounded to the nearest float32 (via float64)."""
+    return struct.unpack("<f", struct.pack("<f", float(v)))[0]
+
+
+def phi_neg(a):
+    return mp.erfc(a / mp.sqrt(2)) / 2
+
+
+def gelu_deriv_neg(a):
+    return phi_neg(a) - a * mp.exp(-a * a / 2) / mp.sqrt(2 * mp.pi)
+
+
+def _lsq(us, fs, ws, fixed, deg):
+    """Weighted least squares for the coefficients after the fixed ones."""
+    k0 = len(fixed)
+    m = deg + 1 - k0
+    rows = []
+    rhs = []
+    for u, f, w in zip(us, fs, ws):
+        r = f - sum(c * u ** k for k, c in enumerate(fixed))
+        rows.append([w * u ** (k0 + i) for i in range(m)])
+        rhs.append(w * r)
+    A = mp.matrix(rows)
+    b = mp.matrix(rhs)
+    x = mp.qr_solve(A, b)[0]
+    return [x[i] for i in range(m)]
+
+
+def fit_interval(f, S, j, deg, relative, split_c0):
+    """Coefficients (float32) of f on interval j of step 1/S."""
+    ulo = mp.mpf(0) if j == 0 else mp.mpf(-0.5)
+    uhi = mp.mpf(0.5)
+    npts = 4 * (deg + 1)
+    us = [(ulo + uhi) / 2 + (uhi - ulo) / 2 * mp.cos(mp.pi * (i + 0.5) / npts) for i in range(npts)]
+    us += [ulo, uhi]
+    fs = [f((j + u) / S) for u in us]
+    ws = [1 / abs(v) if relative else mp.mpf(1) for v in fs]
+    fixed = []
+    out = []
+    while len(fixed) <= deg:
+        c = _lsq(us, fs, ws, fixed, deg)[0]
+        if not fixed and split_c0:
+            # hi a multiple of 2⁻²⁴ (1 − hi exact) where c₀ ≥ 2⁻⁶; below,
+            # hi = c₀ in float32, and 1 − hi rounds by at most 2⁻²⁵ of a
+            # result near 1 (where x·Φ(−x) is below 2⁻⁶·x anyway).
+            if c >= mp.mpf(2) ** -6:
+                hi = mp.mpf(round(float(c) * 2 ** 24)) / 2 ** 24
+            else:
+                hi = mp.mpf(f32(c))
+            lo = f32(c - hi)
+            out += [float(hi), lo]
+            fixed.append(hi + lo)
+            continue
+        c = f32(c)
+        out.append(c)
+        fixed.append(mp.mpf(c))
+    return out
+
+
+def max_error(f, S, j, coefs, relative, split_c0):
+    """The largest error of the float32 coefficients (exact arithmetic) at
+    257 points of interval j."""
+    cs = [coefs[0] + coefs[1]] + coefs[2:] if split_c0 else coefs
+    ulo = 0 if j == 0 else -0.5
+    m = 0
+    for i in range(257):
+        u = mp.mpf(ulo) + (mp.mpf(0.5) - ulo) * i / 256
+        want = f((j + u) / S)
+        got = sum(mp.mpf(c) * u ** k for k, c in enumerate(cs))
+        e = abs(got - want)
+        if relative:
+            e /= abs(want)
+        m = max(m, e)
+    return m
+
+
+def table(f, S, n, deg, relative, split_c0, log=None):
+    """The coefficient tables: table[k][j] is coefficient k (c₀ hi, c₀ lo,
+    c₁, … with split_c0) of interval j < n."""
+    rows = []
+    worst = 0
+    for j in range(n):
+        cs = fit_interval(f, S, j, deg, relative, split_c0)
+        worst = max(worst, max_error(f, S, j, cs, relative, split_c0))
+        rows.append(cs)
+    if log:
+        log(f"{f.__name__}: S={S} n={n} degree {deg}: fit error ≤ {mp.nstr(worst, 3)}")
+    return [[r[k] for r in rows] for k in range(len(rows[0]))]
