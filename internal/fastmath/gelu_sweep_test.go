@@ -1,0 +1,76 @@
+package fastmath
+
+import (
+	"math"
+	"os"
+	"testing"
+
+	"github.com/adjointgo/adjoint/internal/isa"
+)
+
+// sweepStride is the step, in float32 bit patterns, of TestGELUSweep:
+// every pattern with ADJOINT_GELU_SWEEP=all (minutes), every 101st by
+// default, every 997th with -short.
+func sweepStride() uint32 {
+	switch {
+	case os.Getenv("ADJOINT_GELU_SWEEP") == "all":
+		return 1
+	case testing.Short():
+		return 997
+	}
+	return 101
+}
+
+// The SIMD kernels of both GELUs agree with package math, with the
+// tolerances of TestGELUsF32 and TestGELUBackwardF32 (g = 1), over the
+// float32 values of magnitude 2⁻³⁰ to 8 and their negatives in steps of
+// sweepStride bit patterns: the whole range of the float32 polynomial
+// tables (|x| < 7.9375 and < 7.875) and past it into the float64 chains.
+// Below 2⁻³⁰ the tables' first interval is evaluated at u < 2⁻²⁷, where
+// the polynomials are their constant terms to float32 precision.
+func TestGELUSweep(t *testing.T) {
+	const n = 4096
+	stride := sweepStride()
+	lo, hi := math.Float32bits(0x1p-30), math.Float32bits(8)
+	xs := make([]float32, 0, n)
+	y := make([]float32, n)
+	d := make([]float32, n)
+	ones := make([]float32, n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	for _, l := range levels() {
+		if l == isa.Generic {
+			continue // the scalar algorithm, covered by TestErfGELU
+		}
+		var worstY, worstD float64
+		check := func() {
+			atLevel(l, func() {
+				GELUs(y[:len(xs)], xs)
+				GELUBackward(d[:len(xs)], ones[:len(xs)], xs)
+			})
+			for i, x := range xs {
+				if err := checkGELU(x, y[i]); err != nil {
+					t.Fatalf("%v: %v", l, err)
+				}
+				w := refGELU(float64(x))
+				worstY = math.Max(worstY, math.Abs(float64(y[i])-w)/math.Abs(w))
+				wd := refGELUDeriv(float64(x))
+				e := math.Abs(float64(d[i]) - wd)
+				if e > 2.4e-7*math.Max(math.Abs(wd), 1) {
+					t.Fatalf("%v: GELU′(%v) = %v, want %v (error %.3g)", l, x, d[i], wd, e)
+				}
+				worstD = math.Max(worstD, e)
+			}
+			xs = xs[:0]
+		}
+		for b := lo; b <= hi; b += stride {
+			xs = append(xs, math.Float32frombits(b), -math.Float32frombits(b))
+			if len(xs) == n {
+				check()
+			}
+		}
+		check()
+		t.Logf("%v, every %d float32: GELU relative error ≤ %.3g, GELU′ absolute error ≤ %.3g", l, stride, worstY, worstD)
+	}
+}
