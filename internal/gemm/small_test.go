@@ -1,0 +1,185 @@
+package gemm
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// smallLim is the visible width of row t (the row kernels' clamp).
+func smallLim(t, off, cap int) int { return min(max(t+off, 0), cap) }
+
+// smallClose reports whether got is want to within tol relative, or both
+// are the same kind of non-finite value (NaN, +Inf or −Inf).
+func smallClose(got, want float32, tol float64) bool {
+	g, w := float64(got), float64(want)
+	if math.IsNaN(w) || math.IsInf(w, 0) {
+		return math.IsNaN(w) && math.IsNaN(g) || g == w
+	}
+	return math.Abs(g-w) <= tol*math.Max(math.Abs(w), 1e-30)
+}
+
+// smallRowsData returns rows of random values, with NaN, ±Inf, and large
+// values sprinkled in where bad is set.
+func smallRowsData(r *rand.Rand, n int, bad bool) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * 3)
+		if bad && r.IntN(40) == 0 {
+			x[i] = []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 1e30, -1e30}[r.IntN(5)]
+		}
+	}
+	return x
+}
+
+// Every row kernel against a plain Go loop, on every kernel this CPU
+// runs, with rows of every visible width (0 to NR), offsets that clamp
+// both ways, and NaN and Inf values.
+func TestSmallRows(t *testing.T) {
+	ks := SmallKernelsF32()
+	if len(ks) == 0 {
+		t.Skip("no direct kernels in this build")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, k := range ks {
+		NR := k.NR
+		const T = 45
+		for _, c := range []struct{ t0, t1, off, cap int }{
+			{0, T, 1, NR}, {3, T, 1 - NR, NR}, {0, T, -30, NR - 5}, {5, 20, 100, NR}, {7, 7, 0, NR}, {0, T, 0, 0},
+		} {
+			for _, bad := range []bool{false, true} {
+				p := smallRowsData(r, T*NR, bad)
+				q := smallRowsData(r, T*NR, bad)
+				m := smallRowsData(r, T, false)
+				s := smallRowsData(r, T, false)
+				lim := func(t int) int { return smallLim(t, c.off, c.cap) }
+				check := func(what string, row, j int, got, want float32, tol float64) {
+					t.Helper()
+					if !smallClose(got, want, tol) {
+						t.Fatalf("%s %s %+v bad=%v: row %d [%d] = %v, want %v", k.Name, what, c, bad, row, j, got, want)
+					}
+				}
+				// RowMax (NaN passed over or kept: either is allowed; the
+				// rows with a NaN are left out of the comparison).
+				mm := append([]float32(nil), m...)
+				k.RowMax(p, mm, c.t0, c.t1, c.off, c.cap)
+				for tt := range T {
+					want := m[tt]
+					nan := false
+					if tt >= c.t0 && tt < c.t1 {
+						for j := range lim(tt) {
+							x := p[tt*NR+j]
+							nan = nan || x != x
+							if x > want {
+								want = x
+							}
+						}
+					}
+					if !nan {
+						check("RowMax", tt, 0, mm[tt], want, 0)
+					}
+				}
+				// RowExp
+				pe, se := append([]float32(nil), p...), append([]float32(nil), s...)
+				k.RowExp(pe, m, se, c.t0, c.t1, c.off, c.cap)
+				for tt := range T {
+					sum := float64(s[tt])
+					for j := range NR {
+						want := p[tt*NR+j]
+						if tt >= c.t0 && tt < c.t1 {
+							want = 0
+							if j < lim(tt) {
+								want = float32(math.Exp(float64(p[tt*NR+j] - m[tt])))
+								if float64(p[tt*NR+j]-m[tt]) < -88 {
+									want = 0 // flushed
+								}
+								if float64(p[tt*NR+j]-m[tt]) < -87 && pe[tt*NR+j] < 1e-37 {
+									want = pe[tt*NR+j] // near the flush: either
+								}
+							}
+							sum += float64(want)
+						}
+						check("RowExp", tt, j, pe[tt*NR+j], want, 1e-6)
+					}
+					check("RowExp sum", tt, -1, se[tt], float32(sum), 1e-5)
+				}
+				// RowDot
+				d := append([]float32(nil), s...)
+				k.RowDot(p, q, d, c.t0, c.t1, c.off, c.cap)
+				for tt := range T {
+					want := float64(s[tt])
+					if tt >= c.t0 && tt < c.t1 {
+						for j := range lim(tt) {
+							want += float64(p[tt*NR+j]) * float64(q[tt*NR+j])
+						}
+					}
+					if math.IsInf(want, 0) || math.IsNaN(want) || math.Abs(want) > 1e20 {
+						if w, g := float64(d[tt]), want; (w-w == 0) != (g-g == 0) && math.Abs(want) < 1e37 {
+							t.Fatalf("%s RowDot %+v: row %d = %v, want %v", k.Name, c, tt, d[tt], want)
+						}
+						continue
+					}
+					if math.Abs(float64(d[tt])-want) > 1e-5*(1+math.Abs(want)) {
+						t.Fatalf("%s RowDot %+v: row %d = %v, want %v", k.Name, c, tt, d[tt], want)
+					}
+				}
+				// RowDS
+				qd := append([]float32(nil), q...)
+				k.RowDS(p, qd, s, c.t0, c.t1, c.off, c.cap)
+				for tt := range T {
+					for j := range NR {
+						want := q[tt*NR+j]
+						if tt >= c.t0 && tt < c.t1 {
+							want = 0
+							if j < lim(tt) {
+								want = p[tt*NR+j] * (q[tt*NR+j] - s[tt])
+							}
+						}
+						check("RowDS", tt, j, qd[tt*NR+j], want, 0)
+					}
+				}
+				// RowScale
+				ps := append([]float32(nil), p...)
+				k.RowScale(ps, s, c.t0, c.t1)
+				for tt := range T {
+					for j := range NR {
+						want := p[tt*NR+j]
+						if tt >= c.t0 && tt < c.t1 {
+							want *= s[tt]
+						}
+						check("RowScale", tt, j, ps[tt*NR+j], want, 0)
+					}
+				}
+			}
+		}
+	}
+}
+
+// Tile, on packed panels and A read in place both ways, against ref.
+func TestSmallTile(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, k := range SmallKernelsF32() {
+		for _, c := range []struct{ m, n, kc int }{{1, 1, 1}, {k.MR, k.NR, 32}, {k.MR - 1, k.NR - 3, 7}, {3, 5, 64}} {
+			for _, transA := range []bool{false, true} {
+				const lda = 70
+				a := smallRowsData(r, (k.MR+c.kc)*lda, false)
+				b := smallRowsData(r, c.kc*c.n, false)
+				bp := make([]float32, k.PackLen(c.kc, c.n))
+				k.Pack(bp, false, b, c.n, c.kc, c.n)
+				got := make([]float32, c.m*c.n)
+				want := make([]float32, c.m*c.n)
+				rs, cs := lda, 1
+				if transA {
+					rs, cs = 1, lda
+				}
+				k.Tile(c.kc, a, rs, cs, bp, got, c.n, 0.5, 0, c.m, c.n)
+				ref(transA, false, c.m, c.n, c.kc, 0.5, a, lda, b, c.n, 0, want, c.n)
+				for i := range got {
+					if !smallClose(got[i], want[i], 1e-4) && math.Abs(float64(got[i]-want[i])) > 1e-4 {
+						t.Fatalf("%s %+v transA=%v: [%d] = %v, want %v", k.Name, c, transA, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
