@@ -438,886 +438,678 @@ DATA gelutab<>+3440(SB)/8, $0x3fcb6676bf7450f1
 DATA gelutab<>+3448(SB)/8, $0x3fcb6676bf7450f1
 GLOBL gelutab<>(SB), RODATA|NOPTR, $3456
 DATA gelu32tab<>+0(SB)/4, $0x3f000000
-DATA gelu32tab<>+4(SB)/4, $0x3ee688b6
-DATA gelu32tab<>+8(SB)/4, $0x3ecd765e
-DATA gelu32tab<>+12(SB)/4, $0x3eb5293c
-DATA gelu32tab<>+16(SB)/4, $0x3e9df8a2
-DATA gelu32tab<>+20(SB)/4, $0x3e882f42
-DATA gelu32tab<>+24(SB)/4, $0x3e681100
-DATA gelu32tab<>+28(SB)/4, $0x3e435da8
-DATA gelu32tab<>+32(SB)/4, $0x3e227684
-DATA gelu32tab<>+36(SB)/4, $0x3e056bec
-DATA gelu32tab<>+40(SB)/4, $0x3dd85ee8
-DATA gelu32tab<>+44(SB)/4, $0x3dad30c8
-DATA gelu32tab<>+48(SB)/4, $0x3d88d238
-DATA gelu32tab<>+52(SB)/4, $0x3d555330
-DATA gelu32tab<>+56(SB)/4, $0x3d241510
-DATA gelu32tab<>+60(SB)/4, $0x3cf901c0
-DATA gelu32tab<>+64(SB)/4, $0x3cba5e80
-DATA gelu32tab<>+68(SB)/4, $0x3c899220
-DATA gelu32tab<>+72(SB)/4, $0x3c484928
-DATA gelu32tab<>+76(SB)/4, $0x3c0fc2d1
-DATA gelu32tab<>+80(SB)/4, $0x3bcb7a73
-DATA gelu32tab<>+84(SB)/4, $0x3b8df736
-DATA gelu32tab<>+88(SB)/4, $0x3b434822
-DATA gelu32tab<>+92(SB)/4, $0x3b046448
-DATA gelu32tab<>+96(SB)/4, $0x3ab0ef10
-DATA gelu32tab<>+100(SB)/4, $0x3a690d7a
-DATA gelu32tab<>+104(SB)/4, $0x3a17437f
-DATA gelu32tab<>+108(SB)/4, $0x39c180df
-DATA gelu32tab<>+112(SB)/4, $0x3973ede5
-DATA gelu32tab<>+116(SB)/4, $0x39177fc0
-DATA gelu32tab<>+120(SB)/4, $0x38b96cab
-DATA gelu32tab<>+124(SB)/4, $0x385f9bb3
-DATA gelu32tab<>+128(SB)/4, $0x3804d6bd
-DATA gelu32tab<>+132(SB)/4, $0x379b7f57
-DATA gelu32tab<>+136(SB)/4, $0x373352de
-DATA gelu32tab<>+140(SB)/4, $0x36cbbada
-DATA gelu32tab<>+144(SB)/4, $0x36640394
-DATA gelu32tab<>+148(SB)/4, $0x35fb6384
-DATA gelu32tab<>+152(SB)/4, $0x358882b7
-DATA gelu32tab<>+156(SB)/4, $0x35120a4d
-DATA gelu32tab<>+160(SB)/4, $0x3499e518
-DATA gelu32tab<>+164(SB)/4, $0x341fbd47
-DATA gelu32tab<>+168(SB)/4, $0x33a350b6
-DATA gelu32tab<>+172(SB)/4, $0x332475c6
-DATA gelu32tab<>+176(SB)/4, $0x32a31e7d
-DATA gelu32tab<>+180(SB)/4, $0x321f59a3
-DATA gelu32tab<>+184(SB)/4, $0x319951af
-DATA gelu32tab<>+188(SB)/4, $0x311149b2
-DATA gelu32tab<>+192(SB)/4, $0x30879878
-DATA gelu32tab<>+196(SB)/4, $0x2ff944ea
-DATA gelu32tab<>+200(SB)/4, $0x2f61a614
-DATA gelu32tab<>+204(SB)/4, $0x2ec92b7e
-DATA gelu32tab<>+208(SB)/4, $0x2e30a026
-DATA gelu32tab<>+212(SB)/4, $0x2d98b8ab
-DATA gelu32tab<>+216(SB)/4, $0x2d020bc5
-DATA gelu32tab<>+220(SB)/4, $0x2c5a1b80
-DATA gelu32tab<>+224(SB)/4, $0x2bb41e1b
-DATA gelu32tab<>+228(SB)/4, $0x2b127b05
-DATA gelu32tab<>+232(SB)/4, $0x2a6a9f1f
-DATA gelu32tab<>+236(SB)/4, $0x29b9093d
-DATA gelu32tab<>+240(SB)/4, $0x290fb47a
-DATA gelu32tab<>+244(SB)/4, $0x285bce80
-DATA gelu32tab<>+248(SB)/4, $0x27a589f5
-DATA gelu32tab<>+252(SB)/4, $0x26f587f7
-DATA gelu32tab<>+256(SB)/4, $0xa5df0587
-DATA gelu32tab<>+260(SB)/4, $0xb16fe59a
-DATA gelu32tab<>+264(SB)/4, $0x32b16ed8
-DATA gelu32tab<>+268(SB)/4, $0xb280f411
-DATA gelu32tab<>+272(SB)/4, $0x318cab1f
-DATA gelu32tab<>+276(SB)/4, $0x32a70d9b
-DATA gelu32tab<>+280(SB)/4, $0xb12d6754
-DATA gelu32tab<>+284(SB)/4, $0x31a7f5ac
-DATA gelu32tab<>+288(SB)/4, $0xb2edf2cb
-DATA gelu32tab<>+292(SB)/4, $0xb283e6c6
-DATA gelu32tab<>+296(SB)/4, $0xb195d4ed
-DATA gelu32tab<>+300(SB)/4, $0xb2c7b927
-DATA gelu32tab<>+304(SB)/4, $0x321da6dc
-DATA gelu32tab<>+308(SB)/4, $0x3200b60d
-DATA gelu32tab<>+312(SB)/4, $0xb2028aaf
-DATA gelu32tab<>+316(SB)/4, $0xb2a765fb
-DATA gelu32tab<>+320(SB)/4, $0x31fa6c52
-DATA gelu32tab<>+324(SB)/4, $0x31901904
-DATA gelu32tab<>+328(SB)/4, $0x2fde2cff
-DATA gelu32tab<>+332(SB)/4, $0x2ed9373c
-DATA gelu32tab<>+336(SB)/4, $0x2f01b6f9
-DATA gelu32tab<>+340(SB)/4, $0xacfbcc82
-DATA gelu32tab<>+344(SB)/4, $0x2eb6149f
-DATA gelu32tab<>+348(SB)/4, $0xaee7cceb
-DATA gelu32tab<>+352(SB)/4, $0x2dcf4b72
-DATA gelu32tab<>+356(SB)/4, $0xadae0cb2
-DATA gelu32tab<>+360(SB)/4, $0x2d82fd0e
-DATA gelu32tab<>+364(SB)/4, $0xac81309c
-DATA gelu32tab<>+368(SB)/4, $0x2cd4853c
-DATA gelu32tab<>+372(SB)/4, $0x2bf3a932
-DATA gelu32tab<>+376(SB)/4, $0xab966c02
-DATA gelu32tab<>+380(SB)/4, $0xaae968ba
-DATA gelu32tab<>+384(SB)/4, $0x2bab41a2
-DATA gelu32tab<>+388(SB)/4, $0xab4da5a7
-DATA gelu32tab<>+392(SB)/4, $0xaabf4c57
-DATA gelu32tab<>+396(SB)/4, $0xa9b8cab5
-DATA gelu32tab<>+400(SB)/4, $0xa9dd9a2c
-DATA gelu32tab<>+404(SB)/4, $0x2834a52e
-DATA gelu32tab<>+408(SB)/4, $0x28bebf82
-DATA gelu32tab<>+412(SB)/4, $0x27916b8e
-DATA gelu32tab<>+416(SB)/4, $0x285e1224
-DATA gelu32tab<>+420(SB)/4, $0x2760703e
-DATA gelu32tab<>+424(SB)/4, $0xa758f2ea
-DATA gelu32tab<>+428(SB)/4, $0xa6ac4438
-DATA gelu32tab<>+432(SB)/4, $0xa61e66a2
-DATA gelu32tab<>+436(SB)/4, $0x25d946c6
-DATA gelu32tab<>+440(SB)/4, $0xa4583660
-DATA gelu32tab<>+444(SB)/4, $0x2485638e
-DATA gelu32tab<>+448(SB)/4, $0x247bf0f0
-DATA gelu32tab<>+452(SB)/4, $0xa30ec283
-DATA gelu32tab<>+456(SB)/4, $0xa2fbb4db
-DATA gelu32tab<>+460(SB)/4, $0xa16721c0
-DATA gelu32tab<>+464(SB)/4, $0x21c92a18
-DATA gelu32tab<>+468(SB)/4, $0xa130e6b7
-DATA gelu32tab<>+472(SB)/4, $0x1eb20ccb
-DATA gelu32tab<>+476(SB)/4, $0x9fb12404
-DATA gelu32tab<>+480(SB)/4, $0x9f0772ec
-DATA gelu32tab<>+484(SB)/4, $0x9dd9c5bc
-DATA gelu32tab<>+488(SB)/4, $0x9da23e6c
-DATA gelu32tab<>+492(SB)/4, $0x1d741ce3
-DATA gelu32tab<>+496(SB)/4, $0x1aaa1fd3
-DATA gelu32tab<>+500(SB)/4, $0x1ba754a1
-DATA gelu32tab<>+504(SB)/4, $0x9b419999
-DATA gelu32tab<>+508(SB)/4, $0x1a2c3fea
-DATA gelu32tab<>+512(SB)/4, $0x3d4c422a
-DATA gelu32tab<>+516(SB)/4, $0x3d4aab3d
-DATA gelu32tab<>+520(SB)/4, $0x3d45f95d
-DATA gelu32tab<>+524(SB)/4, $0x3d3e63ca
-DATA gelu32tab<>+528(SB)/4, $0x3d3441e8
-DATA gelu32tab<>+532(SB)/4, $0x3d2804b7
-DATA gelu32tab<>+536(SB)/4, $0x3d1a2eaf
-DATA gelu32tab<>+540(SB)/4, $0x3d0b4acb
-DATA gelu32tab<>+544(SB)/4, $0x3cf7c72c
-DATA gelu32tab<>+548(SB)/4, $0x3cd8f631
-DATA gelu32tab<>+552(SB)/4, $0x3cbb085d
-DATA gelu32tab<>+556(SB)/4, $0x3c9ebb89
-DATA gelu32tab<>+560(SB)/4, $0x3c84a043
-DATA gelu32tab<>+564(SB)/4, $0x3c5a30bc
-DATA gelu32tab<>+568(SB)/4, $0x3c30b22a
-DATA gelu32tab<>+572(SB)/4, $0x3c0cdfd2
-DATA gelu32tab<>+576(SB)/4, $0x3bdd25a2
-DATA gelu32tab<>+580(SB)/4, $0x3baae3a0
-DATA gelu32tab<>+584(SB)/4, $0x3b820170
-DATA gelu32tab<>+588(SB)/4, $0x3b42bd4a
-DATA gelu32tab<>+592(SB)/4, $0x3b0f9783
-DATA gelu32tab<>+596(SB)/4, $0x3ad07916
-DATA gelu32tab<>+600(SB)/4, $0x3a94fd2a
-DATA gelu32tab<>+604(SB)/4, $0x3a51a753
-DATA gelu32tab<>+608(SB)/4, $0x3a11390a
-DATA gelu32tab<>+612(SB)/4, $0x39c61113
-DATA gelu32tab<>+616(SB)/4, $0x3984f9c7
-DATA gelu32tab<>+620(SB)/4, $0x392fc87b
-DATA gelu32tab<>+624(SB)/4, $0x38e4c4bf
-DATA gelu32tab<>+628(SB)/4, $0x38928dfc
-DATA gelu32tab<>+632(SB)/4, $0x3838dc97
-DATA gelu32tab<>+636(SB)/4, $0x37e59104
-DATA gelu32tab<>+640(SB)/4, $0x378c54c7
-DATA gelu32tab<>+644(SB)/4, $0x3728e7d3
-DATA gelu32tab<>+648(SB)/4, $0x36c8257f
-DATA gelu32tab<>+652(SB)/4, $0x36697d22
-DATA gelu32tab<>+656(SB)/4, $0x360614d3
-DATA gelu32tab<>+660(SB)/4, $0x35979afe
-DATA gelu32tab<>+664(SB)/4, $0x3528c324
-DATA gelu32tab<>+668(SB)/4, $0x34b8f2bc
-DATA gelu32tab<>+672(SB)/4, $0x34478b4b
-DATA gelu32tab<>+676(SB)/4, $0x33d3f444
-DATA gelu32tab<>+680(SB)/4, $0x335da546
-DATA gelu32tab<>+684(SB)/4, $0x32e42fcf
-DATA gelu32tab<>+688(SB)/4, $0x32674762
-DATA gelu32tab<>+692(SB)/4, $0x31e6c752
-DATA gelu32tab<>+696(SB)/4, $0x3162b593
-DATA gelu32tab<>+700(SB)/4, $0x30db4246
-DATA gelu32tab<>+704(SB)/4, $0x3050c408
-DATA gelu32tab<>+708(SB)/4, $0x2fc3b16e
-DATA gelu32tab<>+712(SB)/4, $0x2f349855
-DATA gelu32tab<>+716(SB)/4, $0x2ea413f7
-DATA gelu32tab<>+720(SB)/4, $0x2e12c2ac
-DATA gelu32tab<>+724(SB)/4, $0x2d813c49
-DATA gelu32tab<>+728(SB)/4, $0x2ce013e8
-DATA gelu32tab<>+732(SB)/4, $0x2c3f3fd2
-DATA gelu32tab<>+736(SB)/4, $0x2ba0b321
-DATA gelu32tab<>+740(SB)/4, $0x2b04efc4
-DATA gelu32tab<>+744(SB)/4, $0x2a5887ae
-DATA gelu32tab<>+748(SB)/4, $0x29ad9c44
-DATA gelu32tab<>+752(SB)/4, $0x29090a43
-DATA gelu32tab<>+756(SB)/4, $0x2854fdfe
-DATA gelu32tab<>+760(SB)/4, $0x27a2f41a
-DATA gelu32tab<>+764(SB)/4, $0x26f579b7
-DATA gelu32tab<>+768(SB)/4, $0xb309f4f5
-DATA gelu32tab<>+772(SB)/4, $0xb9caab44
-DATA gelu32tab<>+776(SB)/4, $0xba45f95d
-DATA gelu32tab<>+780(SB)/4, $0xba8ecad4
-DATA gelu32tab<>+784(SB)/4, $0xbab441e7
-DATA gelu32tab<>+788(SB)/4, $0xbad205e6
-DATA gelu32tab<>+792(SB)/4, $0xbae74602
-DATA gelu32tab<>+796(SB)/4, $0xbaf3c2e4
-DATA gelu32tab<>+800(SB)/4, $0xbaf7c72a
-DATA gelu32tab<>+804(SB)/4, $0xbaf414f7
-DATA gelu32tab<>+808(SB)/4, $0xbae9ca76
-DATA gelu32tab<>+812(SB)/4, $0xbada41dc
-DATA gelu32tab<>+816(SB)/4, $0xbac6f066
-DATA gelu32tab<>+820(SB)/4, $0xbab14798
-DATA gelu32tab<>+824(SB)/4, $0xba9a9be6
-DATA gelu32tab<>+828(SB)/4, $0xba8411d6
-DATA gelu32tab<>+832(SB)/4, $0xba5d25a3
-DATA gelu32tab<>+836(SB)/4, $0xba3591db
-DATA gelu32tab<>+840(SB)/4, $0xba12419e
-DATA gelu32tab<>+844(SB)/4, $0xb9e740c8
-DATA gelu32tab<>+848(SB)/4, $0xb9b37d65
-DATA gelu32tab<>+852(SB)/4, $0xb988cf77
-DATA gelu32tab<>+856(SB)/4, $0xb94cdc18
-DATA gelu32tab<>+860(SB)/4, $0xb916b044
-DATA gelu32tab<>+864(SB)/4, $0xb8d9d58f
-DATA gelu32tab<>+868(SB)/4, $0xb89abd56
-DATA gelu32tab<>+872(SB)/4, $0xb85815e3
-DATA gelu32tab<>+876(SB)/4, $0xb8145127
-DATA gelu32tab<>+880(SB)/4, $0xb7c82c28
-DATA gelu32tab<>+884(SB)/4, $0xb784d0ad
-DATA gelu32tab<>+888(SB)/4, $0xb72d4ecc
-DATA gelu32tab<>+892(SB)/4, $0xb6de647d
-DATA gelu32tab<>+896(SB)/4, $0xb68c54c7
-DATA gelu32tab<>+900(SB)/4, $0xb62e2f12
-DATA gelu32tab<>+904(SB)/4, $0xb5d4a7d7
-DATA gelu32tab<>+908(SB)/4, $0xb57f60dc
-DATA gelu32tab<>+912(SB)/4, $0xb516d76e
-DATA gelu32tab<>+916(SB)/4, $0xb4af4b37
-DATA gelu32tab<>+920(SB)/4, $0xb44867bc
-DATA gelu32tab<>+924(SB)/4, $0xb3e167d5
-DATA gelu32tab<>+928(SB)/4, $0xb3796e1c
-DATA gelu32tab<>+932(SB)/4, $0xb307c87b
-DATA gelu32tab<>+936(SB)/4, $0xb2917475
-DATA gelu32tab<>+940(SB)/4, $0xb219501e
-DATA gelu32tab<>+944(SB)/4, $0xb19f0112
-DATA gelu32tab<>+948(SB)/4, $0xb1224425
-DATA gelu32tab<>+952(SB)/4, $0xb0a2f280
-DATA gelu32tab<>+956(SB)/4, $0xb02104a9
-DATA gelu32tab<>+960(SB)/4, $0xaf9c9303
-DATA gelu32tab<>+964(SB)/4, $0xaf15d3d6
-DATA gelu32tab<>+968(SB)/4, $0xae8d1700
-DATA gelu32tab<>+972(SB)/4, $0xae02bfe5
-DATA gelu32tab<>+976(SB)/4, $0xad6e7c52
-DATA gelu32tab<>+980(SB)/4, $0xacd60bd2
-DATA gelu32tab<>+984(SB)/4, $0xac3d10c6
-DATA gelu32tab<>+988(SB)/4, $0xaba45ad2
-DATA gelu32tab<>+992(SB)/4, $0xab0c9cb8
-DATA gelu32tab<>+996(SB)/4, $0xaa6ccb0a
-DATA gelu32tab<>+1000(SB)/4, $0xa9c43aec
-DATA gelu32tab<>+1004(SB)/4, $0xa9200c05
-DATA gelu32tab<>+1008(SB)/4, $0xa8807996
-DATA gelu32tab<>+1012(SB)/4, $0xa7cb0207
-DATA gelu32tab<>+1016(SB)/4, $0xa71ddc6b
-DATA gelu32tab<>+1020(SB)/4, $0xa671a3ba
-DATA gelu32tab<>+1024(SB)/4, $0xb907e7a1
-DATA gelu32tab<>+1028(SB)/4, $0xb9050385
-DATA gelu32tab<>+1032(SB)/4, $0xb8f776e5
-DATA gelu32tab<>+1036(SB)/4, $0xb8da1c12
-DATA gelu32tab<>+1040(SB)/4, $0xb8b4403b
-DATA gelu32tab<>+1044(SB)/4, $0xb888863d
-DATA gelu32tab<>+1048(SB)/4, $0xb833c87b
-DATA gelu32tab<>+1052(SB)/4, $0xb7ae2337
-DATA gelu32tab<>+1056(SB)/4, $0x32328244
-DATA gelu32tab<>+1060(SB)/4, $0x3799aeaa
-DATA gelu32tab<>+1064(SB)/4, $0x380c3cf8
-DATA gelu32tab<>+1068(SB)/4, $0x383c7fb8
-DATA gelu32tab<>+1072(SB)/4, $0x385d03de
-DATA gelu32tab<>+1076(SB)/4, $0x386ea8ff
-DATA gelu32tab<>+1080(SB)/4, $0x3872f154
-DATA gelu32tab<>+1084(SB)/4, $0x386c3dbb
-DATA gelu32tab<>+1088(SB)/4, $0x385d23d8
-DATA gelu32tab<>+1092(SB)/4, $0x384840df
-DATA gelu32tab<>+1096(SB)/4, $0x38300c13
-DATA gelu32tab<>+1100(SB)/4, $0x38169ea8
-DATA gelu32tab<>+1104(SB)/4, $0x37fb4715
-DATA gelu32tab<>+1108(SB)/4, $0x37ccac15
-DATA gelu32tab<>+1112(SB)/4, $0x37a2f621
-DATA gelu32tab<>+1116(SB)/4, $0x377ddfd3
-DATA gelu32tab<>+1120(SB)/4, $0x3741a160
-DATA gelu32tab<>+1124(SB)/4, $0x3710af24
-DATA gelu32tab<>+1128(SB)/4, $0x36d3ee3d
-DATA gelu32tab<>+1132(SB)/4, $0x369835e6
-DATA gelu32tab<>+1136(SB)/4, $0x365677b7
-DATA gelu32tab<>+1140(SB)/4, $0x3614455a
-DATA gelu32tab<>+1144(SB)/4, $0x35c93b66
-DATA gelu32tab<>+1148(SB)/4, $0x35860fd8
-DATA gelu32tab<>+1152(SB)/4, $0x352f6a15
-DATA gelu32tab<>+1156(SB)/4, $0x34e16d4b
-DATA gelu32tab<>+1160(SB)/4, $0x348e4a91
-DATA gelu32tab<>+1164(SB)/4, $0x34307c23
-DATA gelu32tab<>+1168(SB)/4, $0x33d71605
-DATA gelu32tab<>+1172(SB)/4, $0x3380cdc5
-DATA gelu32tab<>+1176(SB)/4, $0x33179ed5
-DATA gelu32tab<>+1180(SB)/4, $0x32af6f40
-DATA gelu32tab<>+1184(SB)/4, $0x32478b43
-DATA gelu32tab<>+1188(SB)/4, $0x31df214a
-DATA gelu32tab<>+1192(SB)/4, $0x31754f4b
-DATA gelu32tab<>+1196(SB)/4, $0x310496a2
-DATA gelu32tab<>+1200(SB)/4, $0x308cef3b
-DATA gelu32tab<>+1204(SB)/4, $0x30135098
-DATA gelu32tab<>+1208(SB)/4, $0x2f976eca
-DATA gelu32tab<>+1212(SB)/4, $0x2f191814
-DATA gelu32tab<>+1216(SB)/4, $0x2e98393e
-DATA gelu32tab<>+1220(SB)/4, $0x2e14de87
-DATA gelu32tab<>+1224(SB)/4, $0x2d8f341d
-DATA gelu32tab<>+1228(SB)/4, $0x2d07805b
-DATA gelu32tab<>+1232(SB)/4, $0x2c7c3d4c
-DATA gelu32tab<>+1236(SB)/4, $0x2be6f427
-DATA gelu32tab<>+1240(SB)/4, $0x2b500698
-DATA gelu32tab<>+1244(SB)/4, $0x2ab855ac
-DATA gelu32tab<>+1248(SB)/4, $0x2a20b1df
-DATA gelu32tab<>+1252(SB)/4, $0x2989d28a
-DATA gelu32tab<>+1256(SB)/4, $0x28e897b9
-DATA gelu32tab<>+1260(SB)/4, $0x284119d4
-DATA gelu32tab<>+1264(SB)/4, $0x279dbba2
-DATA gelu32tab<>+1268(SB)/4, $0x26fd8aca
-DATA gelu32tab<>+1272(SB)/4, $0x26488048
-DATA gelu32tab<>+1276(SB)/4, $0x259c0308
-DATA gelu32tab<>+1280(SB)/4, $0xb57763c2
-DATA gelu32tab<>+1284(SB)/4, $0x35c9f7e9
-DATA gelu32tab<>+1288(SB)/4, $0x3641d87c
-DATA gelu32tab<>+1292(SB)/4, $0x3687e8f0
-DATA gelu32tab<>+1296(SB)/4, $0x36a52f9b
-DATA gelu32tab<>+1300(SB)/4, $0x36b6bdc5
-DATA gelu32tab<>+1304(SB)/4, $0x36bba71e
-DATA gelu32tab<>+1308(SB)/4, $0x36b5978d
-DATA gelu32tab<>+1312(SB)/4, $0x36a51061
-DATA gelu32tab<>+1316(SB)/4, $0x368d1a96
-DATA gelu32tab<>+1320(SB)/4, $0x3660452b
-DATA gelu32tab<>+1324(SB)/4, $0x362160e1
-DATA gelu32tab<>+1328(SB)/4, $0x35c752fc
-DATA gelu32tab<>+1332(SB)/4, $0x35297efa
-DATA gelu32tab<>+1336(SB)/4, $0xb3c9823d
-DATA gelu32tab<>+1340(SB)/4, $0xb5350623
-DATA gelu32tab<>+1344(SB)/4, $0xb5934dfc
-DATA gelu32tab<>+1348(SB)/4, $0xb5b7547d
-DATA gelu32tab<>+1352(SB)/4, $0xb5c916db
-DATA gelu32tab<>+1356(SB)/4, $0xb5cb8d3d
-DATA gelu32tab<>+1360(SB)/4, $0xb5c25d64
-DATA gelu32tab<>+1364(SB)/4, $0xb5b1663e
-DATA gelu32tab<>+1368(SB)/4, $0xb59bd5c5
-DATA gelu32tab<>+1372(SB)/4, $0xb5843b35
-DATA gelu32tab<>+1376(SB)/4, $0xb559d57e
-DATA gelu32tab<>+1380(SB)/4, $0xb52e83b2
-DATA gelu32tab<>+1384(SB)/4, $0xb5082f31
-DATA gelu32tab<>+1388(SB)/4, $0xb4cf70c8
-DATA gelu32tab<>+1392(SB)/4, $0xb49a488c
-DATA gelu32tab<>+1396(SB)/4, $0xb46073c9
-DATA gelu32tab<>+1400(SB)/4, $0xb41fca97
-DATA gelu32tab<>+1404(SB)/4, $0xb3dea9c6
-DATA gelu32tab<>+1408(SB)/4, $0xb39806e3
-DATA gelu32tab<>+1412(SB)/4, $0xb34b6fac
-DATA gelu32tab<>+1416(SB)/4, $0xb305766c
-DATA gelu32tab<>+1420(SB)/4, $0xb2abc19e
-DATA gelu32tab<>+1424(SB)/4, $0xb258d209
-DATA gelu32tab<>+1428(SB)/4, $0xb2064fe2
-DATA gelu32tab<>+1432(SB)/4, $0xb1a356dc
-DATA gelu32tab<>+1436(SB)/4, $0xb14306cc
-DATA gelu32tab<>+1440(SB)/4, $0xb0e4a7c4
-DATA gelu32tab<>+1444(SB)/4, $0xb083a159
-DATA gelu32tab<>+1448(SB)/4, $0xb014de65
-DATA gelu32tab<>+1452(SB)/4, $0xafa5656e
-DATA gelu32tab<>+1456(SB)/4, $0xaf348acb
-DATA gelu32tab<>+1460(SB)/4, $0xaec1a43c
-DATA gelu32tab<>+1464(SB)/4, $0xae4c1d11
-DATA gelu32tab<>+1468(SB)/4, $0xadd3739f
-DATA gelu32tab<>+1472(SB)/4, $0xad574e0a
-DATA gelu32tab<>+1476(SB)/4, $0xacd77b0b
-DATA gelu32tab<>+1480(SB)/4, $0xac540281
-DATA gelu32tab<>+1484(SB)/4, $0xabcd14d1
-DATA gelu32tab<>+1488(SB)/4, $0xab430599
-DATA gelu32tab<>+1492(SB)/4, $0xaab65bec
-DATA gelu32tab<>+1496(SB)/4, $0xaa27a8c2
-DATA gelu32tab<>+1500(SB)/4, $0xa9979504
-DATA gelu32tab<>+1504(SB)/4, $0xa906c2df
-DATA gelu32tab<>+1508(SB)/4, $0xa86ba8c2
-DATA gelu32tab<>+1512(SB)/4, $0xa7caa2bf
-DATA gelu32tab<>+1516(SB)/4, $0xa72b5f2c
-DATA gelu32tab<>+1520(SB)/4, $0xa68e8b7b
-DATA gelu32tab<>+1524(SB)/4, $0xa5e93d29
-DATA gelu32tab<>+1528(SB)/4, $0xa53bb247
-DATA gelu32tab<>+1532(SB)/4, $0xa49491bb
-DATA gelu32tab<>+1536(SB)/4, $0x35f8ef2e
-DATA gelu32tab<>+1540(SB)/4, $0x34aea76e
-DATA gelu32tab<>+1544(SB)/4, $0x34887210
-DATA gelu32tab<>+1548(SB)/4, $0x341bb57f
-DATA gelu32tab<>+1552(SB)/4, $0x340cc191
-DATA gelu32tab<>+1556(SB)/4, $0x33abfe1f
-DATA gelu32tab<>+1560(SB)/4, $0xb393f12a
-DATA gelu32tab<>+1564(SB)/4, $0xb385756f
-DATA gelu32tab<>+1568(SB)/4, $0xb4235bc9
-DATA gelu32tab<>+1572(SB)/4, $0xb42d5ec9
-DATA gelu32tab<>+1576(SB)/4, $0xb429f30f
-DATA gelu32tab<>+1580(SB)/4, $0xb44ca40a
-DATA gelu32tab<>+1584(SB)/4, $0xb42be961
-DATA gelu32tab<>+1588(SB)/4, $0xb4351c3b
-DATA gelu32tab<>+1592(SB)/4, $0xb402ff21
-DATA gelu32tab<>+1596(SB)/4, $0xb3bf3dc6
-DATA gelu32tab<>+1600(SB)/4, $0xb3896ba1
-DATA gelu32tab<>+1604(SB)/4, $0xb313c68a
-DATA gelu32tab<>+1608(SB)/4, $0xb25a8a88
-DATA gelu32tab<>+1612(SB)/4, $0x31b20a57
-DATA gelu32tab<>+1616(SB)/4, $0x32c5935f
-DATA gelu32tab<>+1620(SB)/4, $0x32ff2cbc
-DATA gelu32tab<>+1624(SB)/4, $0x330c24aa
-DATA gelu32tab<>+1628(SB)/4, $0x3319fd97
-DATA gelu32tab<>+1632(SB)/4, $0x3311341f
-DATA gelu32tab<>+1636(SB)/4, $0x3301653a
-DATA gelu32tab<>+1640(SB)/4, $0x32e2738f
-DATA gelu32tab<>+1644(SB)/4, $0x32bae531
-DATA gelu32tab<>+1648(SB)/4, $0x3298bc27
-DATA gelu32tab<>+1652(SB)/4, $0x326d6b7a
-DATA gelu32tab<>+1656(SB)/4, $0x32327f40
-DATA gelu32tab<>+1660(SB)/4, $0x3204e8c9
-DATA gelu32tab<>+1664(SB)/4, $0x31be9453
-DATA gelu32tab<>+1668(SB)/4, $0x3186334d
-DATA gelu32tab<>+1672(SB)/4, $0x31387d19
-DATA gelu32tab<>+1676(SB)/4, $0x30f7c8b2
-DATA gelu32tab<>+1680(SB)/4, $0x30a392de
-DATA gelu32tab<>+1684(SB)/4, $0x3052b24e
-DATA gelu32tab<>+1688(SB)/4, $0x3004f701
-DATA gelu32tab<>+1692(SB)/4, $0x2fa4512c
-DATA gelu32tab<>+1696(SB)/4, $0x2f470f06
-DATA gelu32tab<>+1700(SB)/4, $0x2eed09bb
-DATA gelu32tab<>+1704(SB)/4, $0x2e8a469d
-DATA gelu32tab<>+1708(SB)/4, $0x2e1e5573
-DATA gelu32tab<>+1712(SB)/4, $0x2db20760
-DATA gelu32tab<>+1716(SB)/4, $0x2d448b43
-DATA gelu32tab<>+1720(SB)/4, $0x2cd4e40b
-DATA gelu32tab<>+1724(SB)/4, $0x2c626493
-DATA gelu32tab<>+1728(SB)/4, $0x2bec6f48
-DATA gelu32tab<>+1732(SB)/4, $0x2b72d6da
-DATA gelu32tab<>+1736(SB)/4, $0x2af4c498
-DATA gelu32tab<>+1740(SB)/4, $0x2a7241c9
-DATA gelu32tab<>+1744(SB)/4, $0x29ebdf08
-DATA gelu32tab<>+1748(SB)/4, $0x29617c9c
-DATA gelu32tab<>+1752(SB)/4, $0x28d3f619
-DATA gelu32tab<>+1756(SB)/4, $0x2843bf86
-DATA gelu32tab<>+1760(SB)/4, $0x27b1c9ab
-DATA gelu32tab<>+1764(SB)/4, $0x271e9d75
-DATA gelu32tab<>+1768(SB)/4, $0x268b2a8a
-DATA gelu32tab<>+1772(SB)/4, $0x25f0031e
-DATA gelu32tab<>+1776(SB)/4, $0x254b7f6a
-DATA gelu32tab<>+1780(SB)/4, $0x24a9a322
-DATA gelu32tab<>+1784(SB)/4, $0x240b07b2
-DATA gelu32tab<>+1788(SB)/4, $0x23602931
-DATA gelu32tab<>+1792(SB)/4, $0xb5847a20
-DATA gelu32tab<>+1796(SB)/4, $0xb2422584
-DATA gelu32tab<>+1800(SB)/4, $0xb1f5524f
-DATA gelu32tab<>+1804(SB)/4, $0x31c5fe64
-DATA gelu32tab<>+1808(SB)/4, $0xb2032c8d
-DATA gelu32tab<>+1812(SB)/4, $0xb296bf48
-DATA gelu32tab<>+1816(SB)/4, $0x3229dbb0
-DATA gelu32tab<>+1820(SB)/4, $0xb265476a
-DATA gelu32tab<>+1824(SB)/4, $0x312d350c
-DATA gelu32tab<>+1828(SB)/4, $0xb19ab7b3
-DATA gelu32tab<>+1832(SB)/4, $0xb2459915
-DATA gelu32tab<>+1836(SB)/4, $0x310d51e0
-DATA gelu32tab<>+1840(SB)/4, $0xb1c0d4ea
-DATA gelu32tab<>+1844(SB)/4, $0x320df6cd
-DATA gelu32tab<>+1848(SB)/4, $0xb0898bf7
-DATA gelu32tab<>+1852(SB)/4, $0xb03998e4
-DATA gelu32tab<>+1856(SB)/4, $0x312b3ed2
-DATA gelu32tab<>+1860(SB)/4, $0x30fb081b
-DATA gelu32tab<>+1864(SB)/4, $0x316e1ab7
-DATA gelu32tab<>+1868(SB)/4, $0x31483984
-DATA gelu32tab<>+1872(SB)/4, $0x2f76916c
-DATA gelu32tab<>+1876(SB)/4, $0x302767c3
-DATA gelu32tab<>+1880(SB)/4, $0x30e08889
-DATA gelu32tab<>+1884(SB)/4, $0xafc3d755
-DATA gelu32tab<>+1888(SB)/4, $0xafe9cdec
-DATA gelu32tab<>+1892(SB)/4, $0xafb28e3c
-DATA gelu32tab<>+1896(SB)/4, $0xb0398218
-DATA gelu32tab<>+1900(SB)/4, $0xb021967e
-DATA gelu32tab<>+1904(SB)/4, $0xb05503c2
-DATA gelu32tab<>+1908(SB)/4, $0xb033ab07
-DATA gelu32tab<>+1912(SB)/4, $0xaff4d678
-DATA gelu32tab<>+1916(SB)/4, $0xafecd1da
-DATA gelu32tab<>+1920(SB)/4, $0xafabdc4e
-DATA gelu32tab<>+1924(SB)/4, $0xaf83cd34
-DATA gelu32tab<>+1928(SB)/4, $0xaf3e90dd
-DATA gelu32tab<>+1932(SB)/4, $0xaf041fd5
-DATA gelu32tab<>+1936(SB)/4, $0xaebfe125
-DATA gelu32tab<>+1940(SB)/4, $0xae821e47
-DATA gelu32tab<>+1944(SB)/4, $0xae2a89c0
-DATA gelu32tab<>+1948(SB)/4, $0xadd74423
-DATA gelu32tab<>+1952(SB)/4, $0xad854ab3
-DATA gelu32tab<>+1956(SB)/4, $0xad26588a
-DATA gelu32tab<>+1960(SB)/4, $0xacc843ec
-DATA gelu32tab<>+1964(SB)/4, $0xac6d11d2
-DATA gelu32tab<>+1968(SB)/4, $0xac09bfcf
-DATA gelu32tab<>+1972(SB)/4, $0xab9e1105
-DATA gelu32tab<>+1976(SB)/4, $0xab2f76fb
-DATA gelu32tab<>+1980(SB)/4, $0xaabf30bb
-DATA gelu32tab<>+1984(SB)/4, $0xaa4c98ed
-DATA gelu32tab<>+1988(SB)/4, $0xa9d973cc
-DATA gelu32tab<>+1992(SB)/4, $0xa960b076
-DATA gelu32tab<>+1996(SB)/4, $0xa8e225c1
-DATA gelu32tab<>+2000(SB)/4, $0xa8630607
-DATA gelu32tab<>+2004(SB)/4, $0xa7dd4026
-DATA gelu32tab<>+2008(SB)/4, $0xa7556954
-DATA gelu32tab<>+2012(SB)/4, $0xa6c8f5ab
-DATA gelu32tab<>+2016(SB)/4, $0xa63b5c22
-DATA gelu32tab<>+2020(SB)/4, $0xa5aa1102
-DATA gelu32tab<>+2024(SB)/4, $0xa5187de0
-DATA gelu32tab<>+2028(SB)/4, $0xa485dbd3
-DATA gelu32tab<>+2032(SB)/4, $0xa3e74ab8
-DATA gelu32tab<>+2036(SB)/4, $0xa3448234
-DATA gelu32tab<>+2040(SB)/4, $0xa2a3af47
-DATA gelu32tab<>+2044(SB)/4, $0xa206a686
-DATA gelu32tab<>+2048(SB)/4, $0x3f000000
-DATA gelu32tab<>+2052(SB)/4, $0x3e9bf806
-DATA gelu32tab<>+2056(SB)/4, $0x3e07af5c
-DATA gelu32tab<>+2060(SB)/4, $0x3a4af919
-DATA gelu32tab<>+2064(SB)/4, $0xbdaaa14d
-DATA gelu32tab<>+2068(SB)/4, $0xbdfb35ff
-DATA gelu32tab<>+2072(SB)/4, $0xbe028749
-DATA gelu32tab<>+2076(SB)/4, $0xbde32d40
-DATA gelu32tab<>+2080(SB)/4, $0xbdae8e03
-DATA gelu32tab<>+2084(SB)/4, $0xbd7270f2
-DATA gelu32tab<>+2088(SB)/4, $0xbd1a0e15
-DATA gelu32tab<>+2092(SB)/4, $0xbcb47316
-DATA gelu32tab<>+2096(SB)/4, $0xbc43b7ad
-DATA gelu32tab<>+2100(SB)/4, $0xbbc52d73
-DATA gelu32tab<>+2104(SB)/4, $0xbb38ed48
-DATA gelu32tab<>+2108(SB)/4, $0xbaa1b803
-DATA gelu32tab<>+2112(SB)/4, $0xba04075c
-DATA gelu32tab<>+2116(SB)/4, $0xb94972ab
-DATA gelu32tab<>+2120(SB)/4, $0xb88fb753
-DATA gelu32tab<>+2124(SB)/4, $0xb7bfdf95
-DATA gelu32tab<>+2128(SB)/4, $0xb6efcfda
-DATA gelu32tab<>+2132(SB)/4, $0xb60c59fc
-DATA gelu32tab<>+2136(SB)/4, $0xb519e833
-DATA gelu32tab<>+2140(SB)/4, $0xb41e2812
-DATA gelu32tab<>+2144(SB)/4, $0xb318566a
-DATA gelu32tab<>+2148(SB)/4, $0xb209909b
-DATA gelu32tab<>+2152(SB)/4, $0xb0e8f7c7
-DATA gelu32tab<>+2156(SB)/4, $0xafb900e4
-DATA gelu32tab<>+2160(SB)/4, $0xae89ccb7
-DATA gelu32tab<>+2164(SB)/4, $0xad409147
-DATA gelu32tab<>+2168(SB)/4, $0xabfc76f1
-DATA gelu32tab<>+2172(SB)/4, $0xaa9b475b
-DATA gelu32tab<>+2176(SB)/4, $0xbe4c422a
-DATA gelu32tab<>+2180(SB)/4, $0xbe3fc992
-DATA gelu32tab<>+2184(SB)/4, $0xbe1db9ab
-DATA gelu32tab<>+2188(SB)/4, $0xbddda31c
-DATA gelu32tab<>+2192(SB)/4, $0xbd77c72d
-DATA gelu32tab<>+2196(SB)/4, $0xbca3a751
-DATA gelu32tab<>+2200(SB)/4, $0x3c04a042
-DATA gelu32tab<>+2204(SB)/4, $0x3cbbbd4c
-DATA gelu32tab<>+2208(SB)/4, $0x3cdd25a2
-DATA gelu32tab<>+2212(SB)/4, $0x3cc71234
-DATA gelu32tab<>+2216(SB)/4, $0x3c9890fb
-DATA gelu32tab<>+2220(SB)/4, $0x3c4f300f
-DATA gelu32tab<>+2224(SB)/4, $0x3bfe23d1
-DATA gelu32tab<>+2228(SB)/4, $0x3b8e5357
-DATA gelu32tab<>+2232(SB)/4, $0x3b128e0a
-DATA gelu32tab<>+2236(SB)/4, $0x3a8b5e4e
-DATA gelu32tab<>+2240(SB)/4, $0x39f5945c
-DATA gelu32tab<>+2244(SB)/4, $0x3948eda4
-DATA gelu32tab<>+2248(SB)/4, $0x3898efc1
-DATA gelu32tab<>+2252(SB)/4, $0x37d8e2ca
-DATA gelu32tab<>+2256(SB)/4, $0x370f6c20
-DATA gelu32tab<>+2260(SB)/4, $0x36310e8b
-DATA gelu32tab<>+2264(SB)/4, $0x354c2d0e
-DATA gelu32tab<>+2268(SB)/4, $0x345c1150
-DATA gelu32tab<>+2272(SB)/4, $0x335dd05f
-DATA gelu32tab<>+2276(SB)/4, $0x32512a8b
-DATA gelu32tab<>+2280(SB)/4, $0x31389900
-DATA gelu32tab<>+2284(SB)/4, $0x301885b4
-DATA gelu32tab<>+2288(SB)/4, $0x2eec0769
-DATA gelu32tab<>+2292(SB)/4, $0x2dab117e
-DATA gelu32tab<>+2296(SB)/4, $0x2c6853ec
-DATA gelu32tab<>+2300(SB)/4, $0x2b13d662
-DATA gelu32tab<>+2304(SB)/4, $0x33b08f45
-DATA gelu32tab<>+2308(SB)/4, $0x3c42e11f
-DATA gelu32tab<>+2312(SB)/4, $0x3ca8fd4b
-DATA gelu32tab<>+2316(SB)/4, $0x3cc6bfd1
-DATA gelu32tab<>+2320(SB)/4, $0x3cb9d536
-DATA gelu32tab<>+2324(SB)/4, $0x3c8e776a
-DATA gelu32tab<>+2328(SB)/4, $0x3c2e12f4
-DATA gelu32tab<>+2332(SB)/4, $0x3b90f2d7
-DATA gelu32tab<>+2336(SB)/4, $0x33c0b049
-DATA gelu32tab<>+2340(SB)/4, $0xbb1b654f
-DATA gelu32tab<>+2344(SB)/4, $0xbb49ed2c
-DATA gelu32tab<>+2348(SB)/4, $0xbb36745f
-DATA gelu32tab<>+2352(SB)/4, $0xbb0825c6
-DATA gelu32tab<>+2356(SB)/4, $0xbab1427e
-DATA gelu32tab<>+2360(SB)/4, $0xba4e6dfc
-DATA gelu32tab<>+2364(SB)/4, $0xb9d9fd4e
-DATA gelu32tab<>+2368(SB)/4, $0xb9527ebe
-DATA gelu32tab<>+2372(SB)/4, $0xb8bae690
-DATA gelu32tab<>+2376(SB)/4, $0xb819315a
-DATA gelu32tab<>+2380(SB)/4, $0xb7687cd6
-DATA gelu32tab<>+2384(SB)/4, $0xb6a3ac94
-DATA gelu32tab<>+2388(SB)/4, $0xb5d62dd1
-DATA gelu32tab<>+2392(SB)/4, $0xb502695f
-DATA gelu32tab<>+2396(SB)/4, $0xb413f501
-DATA gelu32tab<>+2400(SB)/4, $0xb31c87f3
-DATA gelu32tab<>+2404(SB)/4, $0xb21a89fc
-DATA gelu32tab<>+2408(SB)/4, $0xb10e78aa
-DATA gelu32tab<>+2412(SB)/4, $0xaff56f79
-DATA gelu32tab<>+2416(SB)/4, $0xaec59c90
-DATA gelu32tab<>+2420(SB)/4, $0xad94c927
-DATA gelu32tab<>+2424(SB)/4, $0xac5196fc
-DATA gelu32tab<>+2428(SB)/4, $0xab0a2397
-DATA gelu32tab<>+2432(SB)/4, $0x3b8828fc
-DATA gelu32tab<>+2436(SB)/4, $0x3b6b597a
-DATA gelu32tab<>+2440(SB)/4, $0x3b0af294
-DATA gelu32tab<>+2444(SB)/4, $0x399bc7bd
-DATA gelu32tab<>+2448(SB)/4, $0xbaa52e15
-DATA gelu32tab<>+2452(SB)/4, $0xbb0c26eb
-DATA gelu32tab<>+2456(SB)/4, $0xbb13d267
-DATA gelu32tab<>+2460(SB)/4, $0xbaed51c8
-DATA gelu32tab<>+2464(SB)/4, $0xba936ed6
-DATA gelu32tab<>+2468(SB)/4, $0xb9fbba2e
-DATA gelu32tab<>+2472(SB)/4, $0xb803a7bc
-DATA gelu32tab<>+2476(SB)/4, $0x394cf48f
-DATA gelu32tab<>+2480(SB)/4, $0x39851f71
-DATA gelu32tab<>+2484(SB)/4, $0x3966a722
-DATA gelu32tab<>+2488(SB)/4, $0x3922ca4d
-DATA gelu32tab<>+2492(SB)/4, $0x38c6f3b3
-DATA gelu32tab<>+2496(SB)/4, $0x3858585e
-DATA gelu32tab<>+2500(SB)/4, $0x37d476fd
-DATA gelu32tab<>+2504(SB)/4, $0x373e2a1a
-DATA gelu32tab<>+2508(SB)/4, $0x369c1219
-DATA gelu32tab<>+2512(SB)/4, $0x35ebe92c
-DATA gelu32tab<>+2516(SB)/4, $0x3524b5f5
-DATA gelu32tab<>+2520(SB)/4, $0x3454fc24
-DATA gelu32tab<>+2524(SB)/4, $0x337f848b
-DATA gelu32tab<>+2528(SB)/4, $0x328e6ae0
-DATA gelu32tab<>+2532(SB)/4, $0x3193b288
-DATA gelu32tab<>+2536(SB)/4, $0x308ea593
-DATA gelu32tab<>+2540(SB)/4, $0x2f80698f
-DATA gelu32tab<>+2544(SB)/4, $0x2e57a6c4
-DATA gelu32tab<>+2548(SB)/4, $0x2d29027d
-DATA gelu32tab<>+2552(SB)/4, $0x2bf763af
-DATA gelu32tab<>+2556(SB)/4, $0x2aa929b9
-DATA gelu32tab<>+2560(SB)/4, $0x351b0904
-DATA gelu32tab<>+2564(SB)/4, $0xb98e2fe7
-DATA gelu32tab<>+2568(SB)/4, $0xb9e4dacb
-DATA gelu32tab<>+2572(SB)/4, $0xb9e8ce3a
-DATA gelu32tab<>+2576(SB)/4, $0xb9a4c0cb
-DATA gelu32tab<>+2580(SB)/4, $0xb8fe2368
-DATA gelu32tab<>+2584(SB)/4, $0x385b084f
-DATA gelu32tab<>+2588(SB)/4, $0x392181bd
-DATA gelu32tab<>+2592(SB)/4, $0x393775d0
-DATA gelu32tab<>+2596(SB)/4, $0x3912b2e3
-DATA gelu32tab<>+2600(SB)/4, $0x38aefeac
-DATA gelu32tab<>+2604(SB)/4, $0x38097f02
-DATA gelu32tab<>+2608(SB)/4, $0x346ea97c
-DATA gelu32tab<>+2612(SB)/4, $0xb76e4083
-DATA gelu32tab<>+2616(SB)/4, $0xb78a5660
-DATA gelu32tab<>+2620(SB)/4, $0xb75c43ff
-DATA gelu32tab<>+2624(SB)/4, $0xb70f7c9c
-DATA gelu32tab<>+2628(SB)/4, $0xb6a1d3f8
-DATA gelu32tab<>+2632(SB)/4, $0xb6223c51
-DATA gelu32tab<>+2636(SB)/4, $0xb592b10b
-DATA gelu32tab<>+2640(SB)/4, $0xb4f170be
-DATA gelu32tab<>+2644(SB)/4, $0xb435ef1b
-DATA gelu32tab<>+2648(SB)/4, $0xb37c2ebd
-DATA gelu32tab<>+2652(SB)/4, $0xb2a144b9
-DATA gelu32tab<>+2656(SB)/4, $0xb1bec667
-DATA gelu32tab<>+2660(SB)/4, $0xb0d12b97
-DATA gelu32tab<>+2664(SB)/4, $0xafd4e48e
-DATA gelu32tab<>+2668(SB)/4, $0xaec966dc
-DATA gelu32tab<>+2672(SB)/4, $0xadb14a34
-DATA gelu32tab<>+2676(SB)/4, $0xac9159fa
-DATA gelu32tab<>+2680(SB)/4, $0xab5e260d
-DATA gelu32tab<>+2684(SB)/4, $0xaa1e56bc
-DATA gelu32tab<>+2688(SB)/4, $0xb8757b9f
-DATA gelu32tab<>+2692(SB)/4, $0xb8435cbf
-DATA gelu32tab<>+2696(SB)/4, $0xb79558a0
-DATA gelu32tab<>+2700(SB)/4, $0x376e0215
-DATA gelu32tab<>+2704(SB)/4, $0x3813ab03
-DATA gelu32tab<>+2708(SB)/4, $0x382447c5
-DATA gelu32tab<>+2712(SB)/4, $0x37ef506d
-DATA gelu32tab<>+2716(SB)/4, $0x37468614
-DATA gelu32tab<>+2720(SB)/4, $0xb62b568f
-DATA gelu32tab<>+2724(SB)/4, $0xb72c27c8
-DATA gelu32tab<>+2728(SB)/4, $0xb73eee5d
-DATA gelu32tab<>+2732(SB)/4, $0xb70e7109
-DATA gelu32tab<>+2736(SB)/4, $0xb6990ad7
-DATA gelu32tab<>+2740(SB)/4, $0xb5c05f05
-DATA gelu32tab<>+2744(SB)/4, $0x34a1ebb2
-DATA gelu32tab<>+2748(SB)/4, $0x3571c2e7
-DATA gelu32tab<>+2752(SB)/4, $0x3568b1b9
-DATA gelu32tab<>+2756(SB)/4, $0x35244642
-DATA gelu32tab<>+2760(SB)/4, $0x34c11573
-DATA gelu32tab<>+2764(SB)/4, $0x344572e4
-DATA gelu32tab<>+2768(SB)/4, $0x33b3ee18
-DATA gelu32tab<>+2772(SB)/4, $0x3313fccd
-DATA gelu32tab<>+2776(SB)/4, $0x325d928a
-DATA gelu32tab<>+2780(SB)/4, $0x3197ceca
-DATA gelu32tab<>+2784(SB)/4, $0x30bf383d
-DATA gelu32tab<>+2788(SB)/4, $0x2fde1745
-DATA gelu32tab<>+2792(SB)/4, $0x2eee75e3
-DATA gelu32tab<>+2796(SB)/4, $0x2ded1dc7
-DATA gelu32tab<>+2800(SB)/4, $0x2cdabb7d
-DATA gelu32tab<>+2804(SB)/4, $0x2bbb6c5e
-DATA gelu32tab<>+2808(SB)/4, $0x2a9555c6
-DATA gelu32tab<>+2812(SB)/4, $0x295d810d
-DATA gelu32tab<>+2816(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2820(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2824(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2828(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2832(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2836(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2840(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2844(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2848(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2852(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2856(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2860(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2864(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2868(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2872(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2876(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2880(SB)/4, $0x80000000
-DATA gelu32tab<>+2884(SB)/4, $0x80000000
-DATA gelu32tab<>+2888(SB)/4, $0x80000000
-DATA gelu32tab<>+2892(SB)/4, $0x80000000
-DATA gelu32tab<>+2896(SB)/4, $0x80000000
-DATA gelu32tab<>+2900(SB)/4, $0x80000000
-DATA gelu32tab<>+2904(SB)/4, $0x80000000
-DATA gelu32tab<>+2908(SB)/4, $0x80000000
-DATA gelu32tab<>+2912(SB)/4, $0x80000000
-DATA gelu32tab<>+2916(SB)/4, $0x80000000
-DATA gelu32tab<>+2920(SB)/4, $0x80000000
-DATA gelu32tab<>+2924(SB)/4, $0x80000000
-DATA gelu32tab<>+2928(SB)/4, $0x80000000
-DATA gelu32tab<>+2932(SB)/4, $0x80000000
-DATA gelu32tab<>+2936(SB)/4, $0x80000000
-DATA gelu32tab<>+2940(SB)/4, $0x80000000
-DATA gelu32tab<>+2944(SB)/4, $0x3f800000
-DATA gelu32tab<>+2948(SB)/4, $0x3f800000
-DATA gelu32tab<>+2952(SB)/4, $0x3f800000
-DATA gelu32tab<>+2956(SB)/4, $0x3f800000
-DATA gelu32tab<>+2960(SB)/4, $0x3f800000
-DATA gelu32tab<>+2964(SB)/4, $0x3f800000
-DATA gelu32tab<>+2968(SB)/4, $0x3f800000
-DATA gelu32tab<>+2972(SB)/4, $0x3f800000
-DATA gelu32tab<>+2976(SB)/4, $0x3f800000
-DATA gelu32tab<>+2980(SB)/4, $0x3f800000
-DATA gelu32tab<>+2984(SB)/4, $0x3f800000
-DATA gelu32tab<>+2988(SB)/4, $0x3f800000
-DATA gelu32tab<>+2992(SB)/4, $0x3f800000
-DATA gelu32tab<>+2996(SB)/4, $0x3f800000
-DATA gelu32tab<>+3000(SB)/4, $0x3f800000
-DATA gelu32tab<>+3004(SB)/4, $0x3f800000
-DATA gelu32tab<>+3008(SB)/4, $0x4b400000
-DATA gelu32tab<>+3012(SB)/4, $0x4b400000
-DATA gelu32tab<>+3016(SB)/4, $0x4b400000
-DATA gelu32tab<>+3020(SB)/4, $0x4b400000
-DATA gelu32tab<>+3024(SB)/4, $0x4b400000
-DATA gelu32tab<>+3028(SB)/4, $0x4b400000
-DATA gelu32tab<>+3032(SB)/4, $0x4b400000
-DATA gelu32tab<>+3036(SB)/4, $0x4b400000
-DATA gelu32tab<>+3040(SB)/4, $0x4b400000
-DATA gelu32tab<>+3044(SB)/4, $0x4b400000
-DATA gelu32tab<>+3048(SB)/4, $0x4b400000
-DATA gelu32tab<>+3052(SB)/4, $0x4b400000
-DATA gelu32tab<>+3056(SB)/4, $0x4b400000
-DATA gelu32tab<>+3060(SB)/4, $0x4b400000
-DATA gelu32tab<>+3064(SB)/4, $0x4b400000
-DATA gelu32tab<>+3068(SB)/4, $0x4b400000
-DATA gelu32tab<>+3072(SB)/4, $0x41000000
-DATA gelu32tab<>+3076(SB)/4, $0x41000000
-DATA gelu32tab<>+3080(SB)/4, $0x41000000
-DATA gelu32tab<>+3084(SB)/4, $0x41000000
-DATA gelu32tab<>+3088(SB)/4, $0x41000000
-DATA gelu32tab<>+3092(SB)/4, $0x41000000
-DATA gelu32tab<>+3096(SB)/4, $0x41000000
-DATA gelu32tab<>+3100(SB)/4, $0x41000000
-DATA gelu32tab<>+3104(SB)/4, $0x41000000
-DATA gelu32tab<>+3108(SB)/4, $0x41000000
-DATA gelu32tab<>+3112(SB)/4, $0x41000000
-DATA gelu32tab<>+3116(SB)/4, $0x41000000
-DATA gelu32tab<>+3120(SB)/4, $0x41000000
-DATA gelu32tab<>+3124(SB)/4, $0x41000000
-DATA gelu32tab<>+3128(SB)/4, $0x41000000
-DATA gelu32tab<>+3132(SB)/4, $0x41000000
-DATA gelu32tab<>+3136(SB)/4, $0x40800000
-DATA gelu32tab<>+3140(SB)/4, $0x40800000
-DATA gelu32tab<>+3144(SB)/4, $0x40800000
-DATA gelu32tab<>+3148(SB)/4, $0x40800000
-DATA gelu32tab<>+3152(SB)/4, $0x40800000
-DATA gelu32tab<>+3156(SB)/4, $0x40800000
-DATA gelu32tab<>+3160(SB)/4, $0x40800000
-DATA gelu32tab<>+3164(SB)/4, $0x40800000
-DATA gelu32tab<>+3168(SB)/4, $0x40800000
-DATA gelu32tab<>+3172(SB)/4, $0x40800000
-DATA gelu32tab<>+3176(SB)/4, $0x40800000
-DATA gelu32tab<>+3180(SB)/4, $0x40800000
-DATA gelu32tab<>+3184(SB)/4, $0x40800000
-DATA gelu32tab<>+3188(SB)/4, $0x40800000
-DATA gelu32tab<>+3192(SB)/4, $0x40800000
-DATA gelu32tab<>+3196(SB)/4, $0x40800000
-DATA gelu32tab<>+3200(SB)/4, $0x40fe0000
-DATA gelu32tab<>+3204(SB)/4, $0x40fe0000
-DATA gelu32tab<>+3208(SB)/4, $0x40fe0000
-DATA gelu32tab<>+3212(SB)/4, $0x40fe0000
-DATA gelu32tab<>+3216(SB)/4, $0x40fe0000
-DATA gelu32tab<>+3220(SB)/4, $0x40fe0000
-DATA gelu32tab<>+3224(SB)/4, $0x40fe0000
-DATA gelu32tab<>+3228(SB)/4, $0x40fe0000
-DATA gelu32tab<>+3232(SB)/4, $0x40fe0000
-DATA gelu32tab<>+3236(SB)/4, $0x40fe0000
-DATA gelu32tab<>+3240(SB)/4, $0x40fe0000
-DATA gelu32tab<>+3244(SB)/4, $0x40fe0000
-DATA gelu32tab<>+3248(SB)/4, $0x40fe0000
-DATA gelu32tab<>+3252(SB)/4, $0x40fe0000
-DATA gelu32tab<>+3256(SB)/4, $0x40fe0000
-DATA gelu32tab<>+3260(SB)/4, $0x40fe0000
-DATA gelu32tab<>+3264(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3268(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3272(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3276(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3280(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3284(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3288(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3292(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3296(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3300(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3304(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3308(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3312(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3316(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3320(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3324(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3328(SB)/4, $0x00000020
-DATA gelu32tab<>+3332(SB)/4, $0x00000020
-DATA gelu32tab<>+3336(SB)/4, $0x00000020
-DATA gelu32tab<>+3340(SB)/4, $0x00000020
-DATA gelu32tab<>+3344(SB)/4, $0x00000020
-DATA gelu32tab<>+3348(SB)/4, $0x00000020
-DATA gelu32tab<>+3352(SB)/4, $0x00000020
-DATA gelu32tab<>+3356(SB)/4, $0x00000020
-DATA gelu32tab<>+3360(SB)/4, $0x00000020
-DATA gelu32tab<>+3364(SB)/4, $0x00000020
-DATA gelu32tab<>+3368(SB)/4, $0x00000020
-DATA gelu32tab<>+3372(SB)/4, $0x00000020
-DATA gelu32tab<>+3376(SB)/4, $0x00000020
-DATA gelu32tab<>+3380(SB)/4, $0x00000020
-DATA gelu32tab<>+3384(SB)/4, $0x00000020
-DATA gelu32tab<>+3388(SB)/4, $0x00000020
-DATA gelu32tab<>+3392(SB)/4, $0x0000003f
-DATA gelu32tab<>+3396(SB)/4, $0x0000003f
-DATA gelu32tab<>+3400(SB)/4, $0x0000003f
-DATA gelu32tab<>+3404(SB)/4, $0x0000003f
-DATA gelu32tab<>+3408(SB)/4, $0x0000003f
-DATA gelu32tab<>+3412(SB)/4, $0x0000003f
-DATA gelu32tab<>+3416(SB)/4, $0x0000003f
-DATA gelu32tab<>+3420(SB)/4, $0x0000003f
-DATA gelu32tab<>+3424(SB)/4, $0x0000003f
-DATA gelu32tab<>+3428(SB)/4, $0x0000003f
-DATA gelu32tab<>+3432(SB)/4, $0x0000003f
-DATA gelu32tab<>+3436(SB)/4, $0x0000003f
-DATA gelu32tab<>+3440(SB)/4, $0x0000003f
-DATA gelu32tab<>+3444(SB)/4, $0x0000003f
-DATA gelu32tab<>+3448(SB)/4, $0x0000003f
-DATA gelu32tab<>+3452(SB)/4, $0x0000003f
-DATA gelu32tab<>+3456(SB)/4, $0x0000001f
-DATA gelu32tab<>+3460(SB)/4, $0x0000001f
-DATA gelu32tab<>+3464(SB)/4, $0x0000001f
-DATA gelu32tab<>+3468(SB)/4, $0x0000001f
-DATA gelu32tab<>+3472(SB)/4, $0x0000001f
-DATA gelu32tab<>+3476(SB)/4, $0x0000001f
-DATA gelu32tab<>+3480(SB)/4, $0x0000001f
-DATA gelu32tab<>+3484(SB)/4, $0x0000001f
-DATA gelu32tab<>+3488(SB)/4, $0x0000001f
-DATA gelu32tab<>+3492(SB)/4, $0x0000001f
-DATA gelu32tab<>+3496(SB)/4, $0x0000001f
-DATA gelu32tab<>+3500(SB)/4, $0x0000001f
-DATA gelu32tab<>+3504(SB)/4, $0x0000001f
-DATA gelu32tab<>+3508(SB)/4, $0x0000001f
-DATA gelu32tab<>+3512(SB)/4, $0x0000001f
-DATA gelu32tab<>+3516(SB)/4, $0x0000001f
-GLOBL gelu32tab<>(SB), RODATA|NOPTR, $3520
+DATA gelu32tab<>+4(SB)/4, $0x3e341ad0
+DATA gelu32tab<>+8(SB)/4, $0x3d86dd58
+DATA gelu32tab<>+12(SB)/4, $0x3cc85f20
+DATA gelu32tab<>+16(SB)/4, $0x3c12d6b5
+DATA gelu32tab<>+20(SB)/4, $0x3b5474b9
+DATA gelu32tab<>+24(SB)/4, $0x3a97f25d
+DATA gelu32tab<>+28(SB)/4, $0x39d72a4c
+DATA gelu32tab<>+32(SB)/4, $0x3916ff6d
+DATA gelu32tab<>+36(SB)/4, $0x3852459b
+DATA gelu32tab<>+40(SB)/4, $0x37916196
+DATA gelu32tab<>+44(SB)/4, $0x36c7c396
+DATA gelu32tab<>+48(SB)/4, $0x3608760f
+DATA gelu32tab<>+52(SB)/4, $0x35397718
+DATA gelu32tab<>+56(SB)/4, $0x347add75
+DATA gelu32tab<>+60(SB)/4, $0x33a8eb07
+DATA gelu32tab<>+64(SB)/4, $0x32e28e61
+DATA gelu32tab<>+68(SB)/4, $0x32175bc1
+DATA gelu32tab<>+72(SB)/4, $0x314987d8
+DATA gelu32tab<>+76(SB)/4, $0x3085b9f5
+DATA gelu32tab<>+80(SB)/4, $0x2fb0eca8
+DATA gelu32tab<>+84(SB)/4, $0x2ee9666c
+DATA gelu32tab<>+88(SB)/4, $0x2e19886e
+DATA gelu32tab<>+92(SB)/4, $0x2d4978ad
+DATA gelu32tab<>+96(SB)/4, $0x2c83de0f
+DATA gelu32tab<>+100(SB)/4, $0x2bac38ae
+DATA gelu32tab<>+104(SB)/4, $0x2ae06eab
+DATA gelu32tab<>+108(SB)/4, $0x2a11ee3b
+DATA gelu32tab<>+112(SB)/4, $0x293d6596
+DATA gelu32tab<>+116(SB)/4, $0x287557aa
+DATA gelu32tab<>+120(SB)/4, $0x279e9e67
+DATA gelu32tab<>+124(SB)/4, $0x26ccbe52
+DATA gelu32tab<>+128(SB)/4, $0xadc431b8
+DATA gelu32tab<>+132(SB)/4, $0x3298775a
+DATA gelu32tab<>+136(SB)/4, $0xb2193b52
+DATA gelu32tab<>+140(SB)/4, $0xb2473eff
+DATA gelu32tab<>+144(SB)/4, $0xaf8f9d13
+DATA gelu32tab<>+148(SB)/4, $0x2eec1624
+DATA gelu32tab<>+152(SB)/4, $0x2e54553e
+DATA gelu32tab<>+156(SB)/4, $0x2c77a8f3
+DATA gelu32tab<>+160(SB)/4, $0xacc784ab
+DATA gelu32tab<>+164(SB)/4, $0xaae8b50d
+DATA gelu32tab<>+168(SB)/4, $0xab251821
+DATA gelu32tab<>+172(SB)/4, $0x2a14bde5
+DATA gelu32tab<>+176(SB)/4, $0xa93db9a8
+DATA gelu32tab<>+180(SB)/4, $0x283a0d8e
+DATA gelu32tab<>+184(SB)/4, $0xa7bb3458
+DATA gelu32tab<>+188(SB)/4, $0x2716e852
+DATA gelu32tab<>+192(SB)/4, $0x26071548
+DATA gelu32tab<>+196(SB)/4, $0x253db01c
+DATA gelu32tab<>+200(SB)/4, $0x24e53ccc
+DATA gelu32tab<>+204(SB)/4, $0xa4099fe8
+DATA gelu32tab<>+208(SB)/4, $0xa2ce292e
+DATA gelu32tab<>+212(SB)/4, $0xa229971f
+DATA gelu32tab<>+216(SB)/4, $0x211ebeb9
+DATA gelu32tab<>+220(SB)/4, $0x1ecb1af0
+DATA gelu32tab<>+224(SB)/4, $0x9f16561b
+DATA gelu32tab<>+228(SB)/4, $0x1f2d7610
+DATA gelu32tab<>+232(SB)/4, $0x1e73ef94
+DATA gelu32tab<>+236(SB)/4, $0x9d962cd3
+DATA gelu32tab<>+240(SB)/4, $0x9b58fa00
+DATA gelu32tab<>+244(SB)/4, $0x9b808242
+DATA gelu32tab<>+248(SB)/4, $0x1b389a82
+DATA gelu32tab<>+252(SB)/4, $0x19a0c6a4
+DATA gelu32tab<>+256(SB)/4, $0x3ecc422a
+DATA gelu32tab<>+260(SB)/4, $0x3e846727
+DATA gelu32tab<>+264(SB)/4, $0x3e0327af
+DATA gelu32tab<>+268(SB)/4, $0x3d6b0a81
+DATA gelu32tab<>+272(SB)/4, $0x3cc6635d
+DATA gelu32tab<>+276(SB)/4, $0x3c20bc63
+DATA gelu32tab<>+280(SB)/4, $0x3b7caf0f
+DATA gelu32tab<>+284(SB)/4, $0x3ac1fac8
+DATA gelu32tab<>+288(SB)/4, $0x3a1219ae
+DATA gelu32tab<>+292(SB)/4, $0x39589f4b
+DATA gelu32tab<>+296(SB)/4, $0x389e7431
+DATA gelu32tab<>+300(SB)/4, $0x37e52624
+DATA gelu32tab<>+304(SB)/4, $0x37240802
+DATA gelu32tab<>+308(SB)/4, $0x3668c13f
+DATA gelu32tab<>+312(SB)/4, $0x35a3d4bc
+DATA gelu32tab<>+316(SB)/4, $0x34e4feb0
+DATA gelu32tab<>+320(SB)/4, $0x341f0265
+DATA gelu32tab<>+324(SB)/4, $0x335b880c
+DATA gelu32tab<>+328(SB)/4, $0x3296bb2f
+DATA gelu32tab<>+332(SB)/4, $0x31cdf622
+DATA gelu32tab<>+336(SB)/4, $0x310c1270
+DATA gelu32tab<>+340(SB)/4, $0x303db6e0
+DATA gelu32tab<>+344(SB)/4, $0x2f7fef99
+DATA gelu32tab<>+348(SB)/4, $0x2eabffbb
+DATA gelu32tab<>+352(SB)/4, $0x2de6616d
+DATA gelu32tab<>+356(SB)/4, $0x2d19c996
+DATA gelu32tab<>+360(SB)/4, $0x2c4cb090
+DATA gelu32tab<>+364(SB)/4, $0x2b87d386
+DATA gelu32tab<>+368(SB)/4, $0x2ab3c494
+DATA gelu32tab<>+372(SB)/4, $0x29ed4ed1
+DATA gelu32tab<>+376(SB)/4, $0x291c3f4d
+DATA gelu32tab<>+380(SB)/4, $0x284d44d9
+DATA gelu32tab<>+384(SB)/4, $0xb4e4eb6e
+DATA gelu32tab<>+388(SB)/4, $0xbdf6941f
+DATA gelu32tab<>+392(SB)/4, $0xbdc5b490
+DATA gelu32tab<>+396(SB)/4, $0xbd676ed5
+DATA gelu32tab<>+400(SB)/4, $0xbceacf30
+DATA gelu32tab<>+404(SB)/4, $0xbc5ac861
+DATA gelu32tab<>+408(SB)/4, $0xbbc06c5c
+DATA gelu32tab<>+412(SB)/4, $0xbb223faf
+DATA gelu32tab<>+416(SB)/4, $0xba846f48
+DATA gelu32tab<>+420(SB)/4, $0xb9d2a98f
+DATA gelu32tab<>+424(SB)/4, $0xb9240491
+DATA gelu32tab<>+428(SB)/4, $0xb87ae093
+DATA gelu32tab<>+432(SB)/4, $0xb7bcf61f
+DATA gelu32tab<>+436(SB)/4, $0xb70c74c8
+DATA gelu32tab<>+440(SB)/4, $0xb64e65d6
+DATA gelu32tab<>+444(SB)/4, $0xb5961995
+DATA gelu32tab<>+448(SB)/4, $0xb4d852dd
+DATA gelu32tab<>+452(SB)/4, $0xb41a9a02
+DATA gelu32tab<>+456(SB)/4, $0xb35b55b0
+DATA gelu32tab<>+460(SB)/4, $0xb29a8774
+DATA gelu32tab<>+464(SB)/4, $0xb1d8637d
+DATA gelu32tab<>+468(SB)/4, $0xb116a33b
+DATA gelu32tab<>+472(SB)/4, $0xb0509f0a
+DATA gelu32tab<>+476(SB)/4, $0xaf8fc098
+DATA gelu32tab<>+480(SB)/4, $0xaec533b7
+DATA gelu32tab<>+484(SB)/4, $0xae06af48
+DATA gelu32tab<>+488(SB)/4, $0xad373d0f
+DATA gelu32tab<>+492(SB)/4, $0xac785c18
+DATA gelu32tab<>+496(SB)/4, $0xaba7b7a0
+DATA gelu32tab<>+500(SB)/4, $0xaae1c35c
+DATA gelu32tab<>+504(SB)/4, $0xaa17786d
+DATA gelu32tab<>+508(SB)/4, $0xa94aa4c3
+DATA gelu32tab<>+512(SB)/4, $0xbd8828f2
+DATA gelu32tab<>+516(SB)/4, $0xbbbbc11e
+DATA gelu32tab<>+520(SB)/4, $0x3cde7ebb
+DATA gelu32tab<>+524(SB)/4, $0x3ce17e21
+DATA gelu32tab<>+528(SB)/4, $0x3c9836c0
+DATA gelu32tab<>+532(SB)/4, $0x3c2bbccc
+DATA gelu32tab<>+536(SB)/4, $0x3bae5272
+DATA gelu32tab<>+540(SB)/4, $0x3b24c797
+DATA gelu32tab<>+544(SB)/4, $0x3a93e319
+DATA gelu32tab<>+548(SB)/4, $0x39ff1a76
+DATA gelu32tab<>+552(SB)/4, $0x39552a03
+DATA gelu32tab<>+556(SB)/4, $0x38ad9037
+DATA gelu32tab<>+560(SB)/4, $0x380a492a
+DATA gelu32tab<>+564(SB)/4, $0x3758531c
+DATA gelu32tab<>+568(SB)/4, $0x36a685f5
+DATA gelu32tab<>+572(SB)/4, $0x35fcd2c9
+DATA gelu32tab<>+576(SB)/4, $0x353d92cb
+DATA gelu32tab<>+580(SB)/4, $0x348c980d
+DATA gelu32tab<>+584(SB)/4, $0x33ce7ecb
+DATA gelu32tab<>+588(SB)/4, $0x33164bef
+DATA gelu32tab<>+592(SB)/4, $0x32590580
+DATA gelu32tab<>+596(SB)/4, $0x319b8710
+DATA gelu32tab<>+600(SB)/4, $0x30dd6846
+DATA gelu32tab<>+604(SB)/4, $0x301c9c3d
+DATA gelu32tab<>+608(SB)/4, $0x2f5c4518
+DATA gelu32tab<>+612(SB)/4, $0x2e9a11da
+DATA gelu32tab<>+616(SB)/4, $0x2dd67311
+DATA gelu32tab<>+620(SB)/4, $0x2d148bec
+DATA gelu32tab<>+624(SB)/4, $0x2c4ce38e
+DATA gelu32tab<>+628(SB)/4, $0x2b8cb71f
+DATA gelu32tab<>+632(SB)/4, $0x2ac08848
+DATA gelu32tab<>+636(SB)/4, $0x2a033adb
+DATA gelu32tab<>+640(SB)/4, $0xb830788a
+DATA gelu32tab<>+644(SB)/4, $0x3caf50b0
+DATA gelu32tab<>+648(SB)/4, $0x3bbfd367
+DATA gelu32tab<>+652(SB)/4, $0xbb877b69
+DATA gelu32tab<>+656(SB)/4, $0xbbcbc69a
+DATA gelu32tab<>+660(SB)/4, $0xbba0d47d
+DATA gelu32tab<>+664(SB)/4, $0xbb495b54
+DATA gelu32tab<>+668(SB)/4, $0xbadd9149
+DATA gelu32tab<>+672(SB)/4, $0xba5ff697
+DATA gelu32tab<>+676(SB)/4, $0xb9d4f9c4
+DATA gelu32tab<>+680(SB)/4, $0xb9414fce
+DATA gelu32tab<>+684(SB)/4, $0xb8a91d8c
+DATA gelu32tab<>+688(SB)/4, $0xb80f8e35
+DATA gelu32tab<>+692(SB)/4, $0xb76dac16
+DATA gelu32tab<>+696(SB)/4, $0xb6c096df
+DATA gelu32tab<>+700(SB)/4, $0xb61935a1
+DATA gelu32tab<>+704(SB)/4, $0xb56fe0c1
+DATA gelu32tab<>+708(SB)/4, $0xb4b92381
+DATA gelu32tab<>+712(SB)/4, $0xb40d19e8
+DATA gelu32tab<>+716(SB)/4, $0xb354a696
+DATA gelu32tab<>+720(SB)/4, $0xb29e9d59
+DATA gelu32tab<>+724(SB)/4, $0xb1ea6e1c
+DATA gelu32tab<>+728(SB)/4, $0xb12bc87e
+DATA gelu32tab<>+732(SB)/4, $0xb079ce03
+DATA gelu32tab<>+736(SB)/4, $0xafb4545c
+DATA gelu32tab<>+740(SB)/4, $0xaf015229
+DATA gelu32tab<>+744(SB)/4, $0xae3856bd
+DATA gelu32tab<>+748(SB)/4, $0xad82a27b
+DATA gelu32tab<>+752(SB)/4, $0xacb82a7b
+DATA gelu32tab<>+756(SB)/4, $0xac012a83
+DATA gelu32tab<>+760(SB)/4, $0xab34556c
+DATA gelu32tab<>+764(SB)/4, $0xaa7aa836
+DATA gelu32tab<>+768(SB)/4, $0x3c25fedb
+DATA gelu32tab<>+772(SB)/4, $0xbb4bba21
+DATA gelu32tab<>+776(SB)/4, $0xbbbf9f65
+DATA gelu32tab<>+780(SB)/4, $0xbb23d54f
+DATA gelu32tab<>+784(SB)/4, $0x3921e0a6
+DATA gelu32tab<>+788(SB)/4, $0x3a90a7ad
+DATA gelu32tab<>+792(SB)/4, $0x3a8ca3c0
+DATA gelu32tab<>+796(SB)/4, $0x3a45a5d9
+DATA gelu32tab<>+800(SB)/4, $0x39ec5bfc
+DATA gelu32tab<>+804(SB)/4, $0x397ed776
+DATA gelu32tab<>+808(SB)/4, $0x39002e2a
+DATA gelu32tab<>+812(SB)/4, $0x387402ef
+DATA gelu32tab<>+816(SB)/4, $0x37df1032
+DATA gelu32tab<>+820(SB)/4, $0x3744f663
+DATA gelu32tab<>+824(SB)/4, $0x36a91699
+DATA gelu32tab<>+828(SB)/4, $0x360d9ee7
+DATA gelu32tab<>+832(SB)/4, $0x35687091
+DATA gelu32tab<>+836(SB)/4, $0x34bb7c55
+DATA gelu32tab<>+840(SB)/4, $0x3414a788
+DATA gelu32tab<>+844(SB)/4, $0x33689ab7
+DATA gelu32tab<>+848(SB)/4, $0x32b39d5c
+DATA gelu32tab<>+852(SB)/4, $0x32092d41
+DATA gelu32tab<>+856(SB)/4, $0x314f3e3f
+DATA gelu32tab<>+860(SB)/4, $0x309b1eae
+DATA gelu32tab<>+864(SB)/4, $0x2fe64de7
+DATA gelu32tab<>+868(SB)/4, $0x2f29846e
+DATA gelu32tab<>+872(SB)/4, $0x2e77d77a
+DATA gelu32tab<>+876(SB)/4, $0x2db3da93
+DATA gelu32tab<>+880(SB)/4, $0x2d01a144
+DATA gelu32tab<>+884(SB)/4, $0x2c39e559
+DATA gelu32tab<>+888(SB)/4, $0x2b847cc9
+DATA gelu32tab<>+892(SB)/4, $0x2abbffc8
+DATA gelu32tab<>+896(SB)/4, $0xb9a59744
+DATA gelu32tab<>+900(SB)/4, $0xbb1abe2f
+DATA gelu32tab<>+904(SB)/4, $0x3a313bc6
+DATA gelu32tab<>+908(SB)/4, $0x3ab3657c
+DATA gelu32tab<>+912(SB)/4, $0x3a48854f
+DATA gelu32tab<>+916(SB)/4, $0x39261c8e
+DATA gelu32tab<>+920(SB)/4, $0xb90ef898
+DATA gelu32tab<>+924(SB)/4, $0xb94c7136
+DATA gelu32tab<>+928(SB)/4, $0xb925a13d
+DATA gelu32tab<>+932(SB)/4, $0xb8d896d0
+DATA gelu32tab<>+936(SB)/4, $0xb87ab138
+DATA gelu32tab<>+940(SB)/4, $0xb80528b0
+DATA gelu32tab<>+944(SB)/4, $0xb78550c9
+DATA gelu32tab<>+948(SB)/4, $0xb6fe2cf4
+DATA gelu32tab<>+952(SB)/4, $0xb6690eee
+DATA gelu32tab<>+956(SB)/4, $0xb5cf6d1e
+DATA gelu32tab<>+960(SB)/4, $0xb5334ba3
+DATA gelu32tab<>+964(SB)/4, $0xb4979348
+DATA gelu32tab<>+968(SB)/4, $0xb3fb587d
+DATA gelu32tab<>+972(SB)/4, $0xb34cff5d
+DATA gelu32tab<>+976(SB)/4, $0xb2a462b2
+DATA gelu32tab<>+980(SB)/4, $0xb2020745
+DATA gelu32tab<>+984(SB)/4, $0xb14b0054
+DATA gelu32tab<>+988(SB)/4, $0xb09c8bb7
+DATA gelu32tab<>+992(SB)/4, $0xafef9e3b
+DATA gelu32tab<>+996(SB)/4, $0xaf351580
+DATA gelu32tab<>+1000(SB)/4, $0xae8812c0
+DATA gelu32tab<>+1004(SB)/4, $0xadca6ef2
+DATA gelu32tab<>+1008(SB)/4, $0xad158581
+DATA gelu32tab<>+1012(SB)/4, $0xac5b4dab
+DATA gelu32tab<>+1016(SB)/4, $0xab9fedf7
+DATA gelu32tab<>+1020(SB)/4, $0xaae79fac
+DATA gelu32tab<>+1024(SB)/4, $0xba6d9c34
+DATA gelu32tab<>+1028(SB)/4, $0x3a0e417e
+DATA gelu32tab<>+1032(SB)/4, $0x3a25a562
+DATA gelu32tab<>+1036(SB)/4, $0xb8690134
+DATA gelu32tab<>+1040(SB)/4, $0xb987bb67
+DATA gelu32tab<>+1044(SB)/4, $0xb9744635
+DATA gelu32tab<>+1048(SB)/4, $0xb89565b6
+DATA gelu32tab<>+1052(SB)/4, $0xb539a46f
+DATA gelu32tab<>+1056(SB)/4, $0x37a6f9b6
+DATA gelu32tab<>+1060(SB)/4, $0x37f91c27
+DATA gelu32tab<>+1064(SB)/4, $0x37a78f85
+DATA gelu32tab<>+1068(SB)/4, $0x37714d06
+DATA gelu32tab<>+1072(SB)/4, $0x370187af
+DATA gelu32tab<>+1076(SB)/4, $0x3689bc8d
+DATA gelu32tab<>+1080(SB)/4, $0x3608c655
+DATA gelu32tab<>+1084(SB)/4, $0x358567bf
+DATA gelu32tab<>+1088(SB)/4, $0x34fa0551
+DATA gelu32tab<>+1092(SB)/4, $0x3457b6a5
+DATA gelu32tab<>+1096(SB)/4, $0x33c2463a
+DATA gelu32tab<>+1100(SB)/4, $0x33224e54
+DATA gelu32tab<>+1104(SB)/4, $0x328956b9
+DATA gelu32tab<>+1108(SB)/4, $0x31df059c
+DATA gelu32tab<>+1112(SB)/4, $0x3138acab
+DATA gelu32tab<>+1116(SB)/4, $0x3095253d
+DATA gelu32tab<>+1120(SB)/4, $0x2fe5032a
+DATA gelu32tab<>+1124(SB)/4, $0x2f358e19
+DATA gelu32tab<>+1128(SB)/4, $0x2e885c0e
+DATA gelu32tab<>+1132(SB)/4, $0x2dd2234e
+DATA gelu32tab<>+1136(SB)/4, $0x2d23275e
+DATA gelu32tab<>+1140(SB)/4, $0x2c72de54
+DATA gelu32tab<>+1144(SB)/4, $0x2bb64595
+DATA gelu32tab<>+1148(SB)/4, $0x2b0445c8
+DATA gelu32tab<>+1152(SB)/4, $0x00000000
+DATA gelu32tab<>+1156(SB)/4, $0x3f6e60fb
+DATA gelu32tab<>+1160(SB)/4, $0x3fc0f30c
+DATA gelu32tab<>+1164(SB)/4, $0x3ffc11f6
+DATA gelu32tab<>+1168(SB)/4, $0x40177fbb
+DATA gelu32tab<>+1172(SB)/4, $0x402e3991
+DATA gelu32tab<>+1176(SB)/4, $0x4042f2d8
+DATA gelu32tab<>+1180(SB)/4, $0x40561fbc
+DATA gelu32tab<>+1184(SB)/4, $0x40680e08
+DATA gelu32tab<>+1188(SB)/4, $0x4078f4eb
+DATA gelu32tab<>+1192(SB)/4, $0x40847e9e
+DATA gelu32tab<>+1196(SB)/4, $0x408c231d
+DATA gelu32tab<>+1200(SB)/4, $0x40937436
+DATA gelu32tab<>+1204(SB)/4, $0x409a7bc5
+DATA gelu32tab<>+1208(SB)/4, $0x40a141d4
+DATA gelu32tab<>+1212(SB)/4, $0x40a7cd12
+DATA gelu32tab<>+1216(SB)/4, $0x40ae231b
+DATA gelu32tab<>+1220(SB)/4, $0x40b448b5
+DATA gelu32tab<>+1224(SB)/4, $0x40ba41f9
+DATA gelu32tab<>+1228(SB)/4, $0x40c01276
+DATA gelu32tab<>+1232(SB)/4, $0x40c5bd43
+DATA gelu32tab<>+1236(SB)/4, $0x40cb451c
+DATA gelu32tab<>+1240(SB)/4, $0x40d0ac69
+DATA gelu32tab<>+1244(SB)/4, $0x40d5f551
+DATA gelu32tab<>+1248(SB)/4, $0x40db21bf
+DATA gelu32tab<>+1252(SB)/4, $0x40e0336e
+DATA gelu32tab<>+1256(SB)/4, $0x40e52beb
+DATA gelu32tab<>+1260(SB)/4, $0x40ea0ca1
+DATA gelu32tab<>+1264(SB)/4, $0x40eed6d9
+DATA gelu32tab<>+1268(SB)/4, $0x40f38bc0
+DATA gelu32tab<>+1272(SB)/4, $0x40f82c68
+DATA gelu32tab<>+1276(SB)/4, $0x40fcb9cf
+DATA gelu32tab<>+1280(SB)/4, $0x3f000000
+DATA gelu32tab<>+1284(SB)/4, $0x3e9bf806
+DATA gelu32tab<>+1288(SB)/4, $0x3e07af5c
+DATA gelu32tab<>+1292(SB)/4, $0x3a4af91a
+DATA gelu32tab<>+1296(SB)/4, $0xbdaaa14d
+DATA gelu32tab<>+1300(SB)/4, $0xbdfb35ff
+DATA gelu32tab<>+1304(SB)/4, $0xbe028749
+DATA gelu32tab<>+1308(SB)/4, $0xbde32d40
+DATA gelu32tab<>+1312(SB)/4, $0xbdae8e03
+DATA gelu32tab<>+1316(SB)/4, $0xbd7270f2
+DATA gelu32tab<>+1320(SB)/4, $0xbd1a0e15
+DATA gelu32tab<>+1324(SB)/4, $0xbcb47316
+DATA gelu32tab<>+1328(SB)/4, $0xbc43b7ad
+DATA gelu32tab<>+1332(SB)/4, $0xbbc52d73
+DATA gelu32tab<>+1336(SB)/4, $0xbb38ed48
+DATA gelu32tab<>+1340(SB)/4, $0xbaa1b803
+DATA gelu32tab<>+1344(SB)/4, $0xba04075c
+DATA gelu32tab<>+1348(SB)/4, $0xb94972ab
+DATA gelu32tab<>+1352(SB)/4, $0xb88fb753
+DATA gelu32tab<>+1356(SB)/4, $0xb7bfdf95
+DATA gelu32tab<>+1360(SB)/4, $0xb6efcfda
+DATA gelu32tab<>+1364(SB)/4, $0xb60c59fd
+DATA gelu32tab<>+1368(SB)/4, $0xb519e834
+DATA gelu32tab<>+1372(SB)/4, $0xb41e2812
+DATA gelu32tab<>+1376(SB)/4, $0xb318566b
+DATA gelu32tab<>+1380(SB)/4, $0xb209909c
+DATA gelu32tab<>+1384(SB)/4, $0xb0e8f7c8
+DATA gelu32tab<>+1388(SB)/4, $0xafb900e5
+DATA gelu32tab<>+1392(SB)/4, $0xae89ccb8
+DATA gelu32tab<>+1396(SB)/4, $0xad409149
+DATA gelu32tab<>+1400(SB)/4, $0xabfc76f5
+DATA gelu32tab<>+1404(SB)/4, $0xaa9b475e
+DATA gelu32tab<>+1408(SB)/4, $0xbe4c422a
+DATA gelu32tab<>+1412(SB)/4, $0xbe3fc992
+DATA gelu32tab<>+1416(SB)/4, $0xbe1db9ab
+DATA gelu32tab<>+1420(SB)/4, $0xbddda31c
+DATA gelu32tab<>+1424(SB)/4, $0xbd77c72d
+DATA gelu32tab<>+1428(SB)/4, $0xbca3a751
+DATA gelu32tab<>+1432(SB)/4, $0x3c04a042
+DATA gelu32tab<>+1436(SB)/4, $0x3cbbbd4c
+DATA gelu32tab<>+1440(SB)/4, $0x3cdd25a2
+DATA gelu32tab<>+1444(SB)/4, $0x3cc71234
+DATA gelu32tab<>+1448(SB)/4, $0x3c9890fb
+DATA gelu32tab<>+1452(SB)/4, $0x3c4f300f
+DATA gelu32tab<>+1456(SB)/4, $0x3bfe23d1
+DATA gelu32tab<>+1460(SB)/4, $0x3b8e5357
+DATA gelu32tab<>+1464(SB)/4, $0x3b128e0a
+DATA gelu32tab<>+1468(SB)/4, $0x3a8b5e4e
+DATA gelu32tab<>+1472(SB)/4, $0x39f5945c
+DATA gelu32tab<>+1476(SB)/4, $0x3948eda4
+DATA gelu32tab<>+1480(SB)/4, $0x3898efc1
+DATA gelu32tab<>+1484(SB)/4, $0x37d8e2ca
+DATA gelu32tab<>+1488(SB)/4, $0x370f6c20
+DATA gelu32tab<>+1492(SB)/4, $0x36310e8b
+DATA gelu32tab<>+1496(SB)/4, $0x354c2d0e
+DATA gelu32tab<>+1500(SB)/4, $0x345c1150
+DATA gelu32tab<>+1504(SB)/4, $0x335dd05f
+DATA gelu32tab<>+1508(SB)/4, $0x32512a8c
+DATA gelu32tab<>+1512(SB)/4, $0x31389900
+DATA gelu32tab<>+1516(SB)/4, $0x301885b5
+DATA gelu32tab<>+1520(SB)/4, $0x2eec076a
+DATA gelu32tab<>+1524(SB)/4, $0x2dab117f
+DATA gelu32tab<>+1528(SB)/4, $0x2c6853ed
+DATA gelu32tab<>+1532(SB)/4, $0x2b13d663
+DATA gelu32tab<>+1536(SB)/4, $0x33b03fda
+DATA gelu32tab<>+1540(SB)/4, $0x3c42e11e
+DATA gelu32tab<>+1544(SB)/4, $0x3ca8fd4a
+DATA gelu32tab<>+1548(SB)/4, $0x3cc6bfd0
+DATA gelu32tab<>+1552(SB)/4, $0x3cb9d536
+DATA gelu32tab<>+1556(SB)/4, $0x3c8e776b
+DATA gelu32tab<>+1560(SB)/4, $0x3c2e12f4
+DATA gelu32tab<>+1564(SB)/4, $0x3b90f2d8
+DATA gelu32tab<>+1568(SB)/4, $0x33c1460f
+DATA gelu32tab<>+1572(SB)/4, $0xbb1b654e
+DATA gelu32tab<>+1576(SB)/4, $0xbb49ed2d
+DATA gelu32tab<>+1580(SB)/4, $0xbb367460
+DATA gelu32tab<>+1584(SB)/4, $0xbb0825c7
+DATA gelu32tab<>+1588(SB)/4, $0xbab1427e
+DATA gelu32tab<>+1592(SB)/4, $0xba4e6dfc
+DATA gelu32tab<>+1596(SB)/4, $0xb9d9fd4e
+DATA gelu32tab<>+1600(SB)/4, $0xb9527ebe
+DATA gelu32tab<>+1604(SB)/4, $0xb8bae68f
+DATA gelu32tab<>+1608(SB)/4, $0xb8193158
+DATA gelu32tab<>+1612(SB)/4, $0xb7687cd1
+DATA gelu32tab<>+1616(SB)/4, $0xb6a3ac8f
+DATA gelu32tab<>+1620(SB)/4, $0xb5d62da8
+DATA gelu32tab<>+1624(SB)/4, $0xb5026948
+DATA gelu32tab<>+1628(SB)/4, $0xb413f4f6
+DATA gelu32tab<>+1632(SB)/4, $0xb31c87d4
+DATA gelu32tab<>+1636(SB)/4, $0xb21a89da
+DATA gelu32tab<>+1640(SB)/4, $0xb10e788c
+DATA gelu32tab<>+1644(SB)/4, $0xaff56f3b
+DATA gelu32tab<>+1648(SB)/4, $0xaec59c54
+DATA gelu32tab<>+1652(SB)/4, $0xad94c8ef
+DATA gelu32tab<>+1656(SB)/4, $0xac51969a
+DATA gelu32tab<>+1660(SB)/4, $0xab0a234b
+DATA gelu32tab<>+1664(SB)/4, $0x3b8828ff
+DATA gelu32tab<>+1668(SB)/4, $0x3b6b597a
+DATA gelu32tab<>+1672(SB)/4, $0x3b0af294
+DATA gelu32tab<>+1676(SB)/4, $0x399bc7c3
+DATA gelu32tab<>+1680(SB)/4, $0xbaa52e16
+DATA gelu32tab<>+1684(SB)/4, $0xbb0c26ea
+DATA gelu32tab<>+1688(SB)/4, $0xbb13d267
+DATA gelu32tab<>+1692(SB)/4, $0xbaed51c8
+DATA gelu32tab<>+1696(SB)/4, $0xba936ed6
+DATA gelu32tab<>+1700(SB)/4, $0xb9fbba2d
+DATA gelu32tab<>+1704(SB)/4, $0xb803a7be
+DATA gelu32tab<>+1708(SB)/4, $0x394cf48f
+DATA gelu32tab<>+1712(SB)/4, $0x39851f70
+DATA gelu32tab<>+1716(SB)/4, $0x3966a723
+DATA gelu32tab<>+1720(SB)/4, $0x3922ca4e
+DATA gelu32tab<>+1724(SB)/4, $0x38c6f3b3
+DATA gelu32tab<>+1728(SB)/4, $0x3858585e
+DATA gelu32tab<>+1732(SB)/4, $0x37d476fc
+DATA gelu32tab<>+1736(SB)/4, $0x373e2a1a
+DATA gelu32tab<>+1740(SB)/4, $0x369c1218
+DATA gelu32tab<>+1744(SB)/4, $0x35ebe92b
+DATA gelu32tab<>+1748(SB)/4, $0x3524b5f4
+DATA gelu32tab<>+1752(SB)/4, $0x3454fc21
+DATA gelu32tab<>+1756(SB)/4, $0x337f8486
+DATA gelu32tab<>+1760(SB)/4, $0x328e6adc
+DATA gelu32tab<>+1764(SB)/4, $0x3193b26a
+DATA gelu32tab<>+1768(SB)/4, $0x308ea58d
+DATA gelu32tab<>+1772(SB)/4, $0x2f80696f
+DATA gelu32tab<>+1776(SB)/4, $0x2e57a69d
+DATA gelu32tab<>+1780(SB)/4, $0x2d290257
+DATA gelu32tab<>+1784(SB)/4, $0x2bf76380
+DATA gelu32tab<>+1788(SB)/4, $0x2aa9298f
+DATA gelu32tab<>+1792(SB)/4, $0x3519dd9c
+DATA gelu32tab<>+1796(SB)/4, $0xb98e2f14
+DATA gelu32tab<>+1800(SB)/4, $0xb9e4d972
+DATA gelu32tab<>+1804(SB)/4, $0xb9e8cd08
+DATA gelu32tab<>+1808(SB)/4, $0xb9a4c0af
+DATA gelu32tab<>+1812(SB)/4, $0xb8fe2804
+DATA gelu32tab<>+1816(SB)/4, $0x385b07d3
+DATA gelu32tab<>+1820(SB)/4, $0x392180d6
+DATA gelu32tab<>+1824(SB)/4, $0x39377558
+DATA gelu32tab<>+1828(SB)/4, $0x3912b289
+DATA gelu32tab<>+1832(SB)/4, $0x38aeff4a
+DATA gelu32tab<>+1836(SB)/4, $0x3809806b
+DATA gelu32tab<>+1840(SB)/4, $0x347015f9
+DATA gelu32tab<>+1844(SB)/4, $0xb76e3fdf
+DATA gelu32tab<>+1848(SB)/4, $0xb78a5639
+DATA gelu32tab<>+1852(SB)/4, $0xb75c43f3
+DATA gelu32tab<>+1856(SB)/4, $0xb70f7ca6
+DATA gelu32tab<>+1860(SB)/4, $0xb6a1d465
+DATA gelu32tab<>+1864(SB)/4, $0xb6223d1d
+DATA gelu32tab<>+1868(SB)/4, $0xb592b20a
+DATA gelu32tab<>+1872(SB)/4, $0xb4f172c2
+DATA gelu32tab<>+1876(SB)/4, $0xb435f414
+DATA gelu32tab<>+1880(SB)/4, $0xb37c34c7
+DATA gelu32tab<>+1884(SB)/4, $0xb2a146f4
+DATA gelu32tab<>+1888(SB)/4, $0xb1becb03
+DATA gelu32tab<>+1892(SB)/4, $0xb0d130d8
+DATA gelu32tab<>+1896(SB)/4, $0xafd4e9be
+DATA gelu32tab<>+1900(SB)/4, $0xaec96c40
+DATA gelu32tab<>+1904(SB)/4, $0xadb14f6a
+DATA gelu32tab<>+1908(SB)/4, $0xac915ec6
+DATA gelu32tab<>+1912(SB)/4, $0xab5e2e41
+DATA gelu32tab<>+1916(SB)/4, $0xaa1e5d1c
+DATA gelu32tab<>+1920(SB)/4, $0xb87576ee
+DATA gelu32tab<>+1924(SB)/4, $0xb8435cbd
+DATA gelu32tab<>+1928(SB)/4, $0xb79558b5
+DATA gelu32tab<>+1932(SB)/4, $0x376dfdd6
+DATA gelu32tab<>+1936(SB)/4, $0x3813ab8f
+DATA gelu32tab<>+1940(SB)/4, $0x3824468e
+DATA gelu32tab<>+1944(SB)/4, $0x37ef506c
+DATA gelu32tab<>+1948(SB)/4, $0x37468659
+DATA gelu32tab<>+1952(SB)/4, $0xb62b563e
+DATA gelu32tab<>+1956(SB)/4, $0xb72c2875
+DATA gelu32tab<>+1960(SB)/4, $0xb73eee30
+DATA gelu32tab<>+1964(SB)/4, $0xb70e7105
+DATA gelu32tab<>+1968(SB)/4, $0xb69909ae
+DATA gelu32tab<>+1972(SB)/4, $0xb5c06185
+DATA gelu32tab<>+1976(SB)/4, $0x34a1e1f4
+DATA gelu32tab<>+1980(SB)/4, $0x3571c2a6
+DATA gelu32tab<>+1984(SB)/4, $0x3568b1ac
+DATA gelu32tab<>+1988(SB)/4, $0x352446d7
+DATA gelu32tab<>+1992(SB)/4, $0x34c1157b
+DATA gelu32tab<>+1996(SB)/4, $0x3445738c
+DATA gelu32tab<>+2000(SB)/4, $0x33b3ee83
+DATA gelu32tab<>+2004(SB)/4, $0x3313fd39
+DATA gelu32tab<>+2008(SB)/4, $0x325d939b
+DATA gelu32tab<>+2012(SB)/4, $0x3197cfae
+DATA gelu32tab<>+2016(SB)/4, $0x30bf39a1
+DATA gelu32tab<>+2020(SB)/4, $0x2fde1d66
+DATA gelu32tab<>+2024(SB)/4, $0x2eee7804
+DATA gelu32tab<>+2028(SB)/4, $0x2ded2499
+DATA gelu32tab<>+2032(SB)/4, $0x2cdac024
+DATA gelu32tab<>+2036(SB)/4, $0x2bbb70d9
+DATA gelu32tab<>+2040(SB)/4, $0x2a9558d4
+DATA gelu32tab<>+2044(SB)/4, $0x295d864d
+DATA gelu32tab<>+2048(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2052(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2056(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2060(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2064(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2068(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2072(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2076(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2080(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2084(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2088(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2092(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2096(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2100(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2104(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2108(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2112(SB)/4, $0x80000000
+DATA gelu32tab<>+2116(SB)/4, $0x80000000
+DATA gelu32tab<>+2120(SB)/4, $0x80000000
+DATA gelu32tab<>+2124(SB)/4, $0x80000000
+DATA gelu32tab<>+2128(SB)/4, $0x80000000
+DATA gelu32tab<>+2132(SB)/4, $0x80000000
+DATA gelu32tab<>+2136(SB)/4, $0x80000000
+DATA gelu32tab<>+2140(SB)/4, $0x80000000
+DATA gelu32tab<>+2144(SB)/4, $0x80000000
+DATA gelu32tab<>+2148(SB)/4, $0x80000000
+DATA gelu32tab<>+2152(SB)/4, $0x80000000
+DATA gelu32tab<>+2156(SB)/4, $0x80000000
+DATA gelu32tab<>+2160(SB)/4, $0x80000000
+DATA gelu32tab<>+2164(SB)/4, $0x80000000
+DATA gelu32tab<>+2168(SB)/4, $0x80000000
+DATA gelu32tab<>+2172(SB)/4, $0x80000000
+DATA gelu32tab<>+2176(SB)/4, $0x3f800000
+DATA gelu32tab<>+2180(SB)/4, $0x3f800000
+DATA gelu32tab<>+2184(SB)/4, $0x3f800000
+DATA gelu32tab<>+2188(SB)/4, $0x3f800000
+DATA gelu32tab<>+2192(SB)/4, $0x3f800000
+DATA gelu32tab<>+2196(SB)/4, $0x3f800000
+DATA gelu32tab<>+2200(SB)/4, $0x3f800000
+DATA gelu32tab<>+2204(SB)/4, $0x3f800000
+DATA gelu32tab<>+2208(SB)/4, $0x3f800000
+DATA gelu32tab<>+2212(SB)/4, $0x3f800000
+DATA gelu32tab<>+2216(SB)/4, $0x3f800000
+DATA gelu32tab<>+2220(SB)/4, $0x3f800000
+DATA gelu32tab<>+2224(SB)/4, $0x3f800000
+DATA gelu32tab<>+2228(SB)/4, $0x3f800000
+DATA gelu32tab<>+2232(SB)/4, $0x3f800000
+DATA gelu32tab<>+2236(SB)/4, $0x3f800000
+DATA gelu32tab<>+2240(SB)/4, $0x4b400000
+DATA gelu32tab<>+2244(SB)/4, $0x4b400000
+DATA gelu32tab<>+2248(SB)/4, $0x4b400000
+DATA gelu32tab<>+2252(SB)/4, $0x4b400000
+DATA gelu32tab<>+2256(SB)/4, $0x4b400000
+DATA gelu32tab<>+2260(SB)/4, $0x4b400000
+DATA gelu32tab<>+2264(SB)/4, $0x4b400000
+DATA gelu32tab<>+2268(SB)/4, $0x4b400000
+DATA gelu32tab<>+2272(SB)/4, $0x4b400000
+DATA gelu32tab<>+2276(SB)/4, $0x4b400000
+DATA gelu32tab<>+2280(SB)/4, $0x4b400000
+DATA gelu32tab<>+2284(SB)/4, $0x4b400000
+DATA gelu32tab<>+2288(SB)/4, $0x4b400000
+DATA gelu32tab<>+2292(SB)/4, $0x4b400000
+DATA gelu32tab<>+2296(SB)/4, $0x4b400000
+DATA gelu32tab<>+2300(SB)/4, $0x4b400000
+DATA gelu32tab<>+2304(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2308(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2312(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2316(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2320(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2324(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2328(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2332(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2336(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2340(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2344(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2348(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2352(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2356(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2360(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2364(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2368(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2372(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2376(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2380(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2384(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2388(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2392(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2396(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2400(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2404(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2408(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2412(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2416(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2420(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2424(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2428(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2432(SB)/4, $0x40800000
+DATA gelu32tab<>+2436(SB)/4, $0x40800000
+DATA gelu32tab<>+2440(SB)/4, $0x40800000
+DATA gelu32tab<>+2444(SB)/4, $0x40800000
+DATA gelu32tab<>+2448(SB)/4, $0x40800000
+DATA gelu32tab<>+2452(SB)/4, $0x40800000
+DATA gelu32tab<>+2456(SB)/4, $0x40800000
+DATA gelu32tab<>+2460(SB)/4, $0x40800000
+DATA gelu32tab<>+2464(SB)/4, $0x40800000
+DATA gelu32tab<>+2468(SB)/4, $0x40800000
+DATA gelu32tab<>+2472(SB)/4, $0x40800000
+DATA gelu32tab<>+2476(SB)/4, $0x40800000
+DATA gelu32tab<>+2480(SB)/4, $0x40800000
+DATA gelu32tab<>+2484(SB)/4, $0x40800000
+DATA gelu32tab<>+2488(SB)/4, $0x40800000
+DATA gelu32tab<>+2492(SB)/4, $0x40800000
+DATA gelu32tab<>+2496(SB)/4, $0x40fe0000
+DATA gelu32tab<>+2500(SB)/4, $0x40fe0000
+DATA gelu32tab<>+2504(SB)/4, $0x40fe0000
+DATA gelu32tab<>+2508(SB)/4, $0x40fe0000
+DATA gelu32tab<>+2512(SB)/4, $0x40fe0000
+DATA gelu32tab<>+2516(SB)/4, $0x40fe0000
+DATA gelu32tab<>+2520(SB)/4, $0x40fe0000
+DATA gelu32tab<>+2524(SB)/4, $0x40fe0000
+DATA gelu32tab<>+2528(SB)/4, $0x40fe0000
+DATA gelu32tab<>+2532(SB)/4, $0x40fe0000
+DATA gelu32tab<>+2536(SB)/4, $0x40fe0000
+DATA gelu32tab<>+2540(SB)/4, $0x40fe0000
+DATA gelu32tab<>+2544(SB)/4, $0x40fe0000
+DATA gelu32tab<>+2548(SB)/4, $0x40fe0000
+DATA gelu32tab<>+2552(SB)/4, $0x40fe0000
+DATA gelu32tab<>+2556(SB)/4, $0x40fe0000
+DATA gelu32tab<>+2560(SB)/4, $0x40fc0000
+DATA gelu32tab<>+2564(SB)/4, $0x40fc0000
+DATA gelu32tab<>+2568(SB)/4, $0x40fc0000
+DATA gelu32tab<>+2572(SB)/4, $0x40fc0000
+DATA gelu32tab<>+2576(SB)/4, $0x40fc0000
+DATA gelu32tab<>+2580(SB)/4, $0x40fc0000
+DATA gelu32tab<>+2584(SB)/4, $0x40fc0000
+DATA gelu32tab<>+2588(SB)/4, $0x40fc0000
+DATA gelu32tab<>+2592(SB)/4, $0x40fc0000
+DATA gelu32tab<>+2596(SB)/4, $0x40fc0000
+DATA gelu32tab<>+2600(SB)/4, $0x40fc0000
+DATA gelu32tab<>+2604(SB)/4, $0x40fc0000
+DATA gelu32tab<>+2608(SB)/4, $0x40fc0000
+DATA gelu32tab<>+2612(SB)/4, $0x40fc0000
+DATA gelu32tab<>+2616(SB)/4, $0x40fc0000
+DATA gelu32tab<>+2620(SB)/4, $0x40fc0000
+DATA gelu32tab<>+2624(SB)/4, $0x0000001f
+DATA gelu32tab<>+2628(SB)/4, $0x0000001f
+DATA gelu32tab<>+2632(SB)/4, $0x0000001f
+DATA gelu32tab<>+2636(SB)/4, $0x0000001f
+DATA gelu32tab<>+2640(SB)/4, $0x0000001f
+DATA gelu32tab<>+2644(SB)/4, $0x0000001f
+DATA gelu32tab<>+2648(SB)/4, $0x0000001f
+DATA gelu32tab<>+2652(SB)/4, $0x0000001f
+DATA gelu32tab<>+2656(SB)/4, $0x0000001f
+DATA gelu32tab<>+2660(SB)/4, $0x0000001f
+DATA gelu32tab<>+2664(SB)/4, $0x0000001f
+DATA gelu32tab<>+2668(SB)/4, $0x0000001f
+DATA gelu32tab<>+2672(SB)/4, $0x0000001f
+DATA gelu32tab<>+2676(SB)/4, $0x0000001f
+DATA gelu32tab<>+2680(SB)/4, $0x0000001f
+DATA gelu32tab<>+2684(SB)/4, $0x0000001f
+GLOBL gelu32tab<>(SB), RODATA|NOPTR, $2688
 
 // func geluF32AVX512(dst, x *float32, n int)
 TEXT ·geluF32AVX512(SB), NOSPLIT, $0-24
@@ -1329,67 +1121,48 @@ TEXT ·geluF32AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSD gelutab<>+1280(SB), Z31
 	VBROADCASTSD gelutab<>+1344(SB), Z30
 	VBROADCASTSD gelutab<>+1408(SB), Z29
-	VMOVUPS gelu32tab<>+2944(SB), Z28
+	VMOVUPS gelu32tab<>+2176(SB), Z28
 	PCALIGN $32
 geluF32AVX512_loop:
 	VMOVUPS (SI), Z0
-	VPANDD gelu32tab<>+2816(SB), Z0, Z1
-	VCMPPS $5, gelu32tab<>+3200(SB), Z1, K1
+	VPANDD gelu32tab<>+2048(SB), Z0, Z1
+	VCMPPS $5, gelu32tab<>+2496(SB), Z1, K1
 	KORTESTW K1, K1
 	JNZ geluF32AVX512_slow
-	VMULPS gelu32tab<>+3072(SB), Z1, Z3
-	VADDPS gelu32tab<>+3008(SB), Z3, Z2
-	VSUBPS gelu32tab<>+3008(SB), Z2, Z5
-	VSUBPS Z5, Z3, Z3
-	VPTESTMD gelu32tab<>+3328(SB), Z2, K2
-	VMOVUPS gelu32tab<>+1792(SB), Z4
-	VPERMT2PS gelu32tab<>+1856(SB), Z2, Z4
-	VMOVUPS gelu32tab<>+1920(SB), Z6
-	VPERMT2PS gelu32tab<>+1984(SB), Z2, Z6
-	VBLENDMPS Z6, Z4, K2, Z4
-	VMOVUPS gelu32tab<>+1536(SB), Z5
-	VPERMT2PS gelu32tab<>+1600(SB), Z2, Z5
-	VMOVUPS gelu32tab<>+1664(SB), Z6
-	VPERMT2PS gelu32tab<>+1728(SB), Z2, Z6
-	VBLENDMPS Z6, Z5, K2, Z5
-	VFMADD213PS Z5, Z3, Z4
-	VMOVUPS gelu32tab<>+1280(SB), Z5
-	VPERMT2PS gelu32tab<>+1344(SB), Z2, Z5
-	VMOVUPS gelu32tab<>+1408(SB), Z6
-	VPERMT2PS gelu32tab<>+1472(SB), Z2, Z6
-	VBLENDMPS Z6, Z5, K2, Z5
-	VFMADD213PS Z5, Z3, Z4
-	VMOVUPS gelu32tab<>+1024(SB), Z5
-	VPERMT2PS gelu32tab<>+1088(SB), Z2, Z5
-	VMOVUPS gelu32tab<>+1152(SB), Z6
-	VPERMT2PS gelu32tab<>+1216(SB), Z2, Z6
-	VBLENDMPS Z6, Z5, K2, Z5
+	VMOVUPS gelu32tab<>+2368(SB), Z3
+	VFMADD231PS gelu32tab<>+2304(SB), Z1, Z3
+	VMOVUPS gelu32tab<>+2240(SB), Z2
+	VFMADD231PS Z3, Z1, Z2
+	VMOVUPS gelu32tab<>+1152(SB), Z3
+	VPERMT2PS gelu32tab<>+1216(SB), Z2, Z3
+	VSUBPS Z3, Z1, Z3
+	VMOVUPS gelu32tab<>+1024(SB), Z4
+	VPERMT2PS gelu32tab<>+1088(SB), Z2, Z4
+	VMOVUPS gelu32tab<>+896(SB), Z5
+	VPERMT2PS gelu32tab<>+960(SB), Z2, Z5
 	VFMADD213PS Z5, Z3, Z4
 	VMOVUPS gelu32tab<>+768(SB), Z5
 	VPERMT2PS gelu32tab<>+832(SB), Z2, Z5
-	VMOVUPS gelu32tab<>+896(SB), Z6
-	VPERMT2PS gelu32tab<>+960(SB), Z2, Z6
-	VBLENDMPS Z6, Z5, K2, Z5
+	VFMADD213PS Z5, Z3, Z4
+	VMOVUPS gelu32tab<>+640(SB), Z5
+	VPERMT2PS gelu32tab<>+704(SB), Z2, Z5
 	VFMADD213PS Z5, Z3, Z4
 	VMOVUPS gelu32tab<>+512(SB), Z5
 	VPERMT2PS gelu32tab<>+576(SB), Z2, Z5
-	VMOVUPS gelu32tab<>+640(SB), Z6
-	VPERMT2PS gelu32tab<>+704(SB), Z2, Z6
-	VBLENDMPS Z6, Z5, K2, Z5
+	VFMADD213PS Z5, Z3, Z4
+	VMOVUPS gelu32tab<>+384(SB), Z5
+	VPERMT2PS gelu32tab<>+448(SB), Z2, Z5
 	VFMADD213PS Z5, Z3, Z4
 	VMOVUPS gelu32tab<>+256(SB), Z5
 	VPERMT2PS gelu32tab<>+320(SB), Z2, Z5
-	VMOVUPS gelu32tab<>+384(SB), Z6
-	VPERMT2PS gelu32tab<>+448(SB), Z2, Z6
-	VBLENDMPS Z6, Z5, K2, Z5
+	VFMADD213PS Z5, Z3, Z4
+	VMOVUPS gelu32tab<>+128(SB), Z5
+	VPERMT2PS gelu32tab<>+192(SB), Z2, Z5
 	VFMADD213PS Z5, Z3, Z4
 	VMULPS Z1, Z4, Z4
 	VMOVUPS gelu32tab<>+0(SB), Z5
 	VPERMT2PS gelu32tab<>+64(SB), Z2, Z5
-	VMOVUPS gelu32tab<>+128(SB), Z6
-	VPERMT2PS gelu32tab<>+192(SB), Z2, Z6
-	VBLENDMPS Z6, Z5, K2, Z5
-	VPTESTNMD gelu32tab<>+2880(SB), Z0, K3
+	VPTESTNMD gelu32tab<>+2112(SB), Z0, K3
 	VSUBPS Z5, Z28, K3, Z5
 	VFMADD213PS Z4, Z0, Z5
 	VMOVUPS Z5, (DI)
@@ -1501,38 +1274,38 @@ TEXT ·geluBwdF32AVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSD gelutab<>+1280(SB), Z31
 	VBROADCASTSD gelutab<>+1344(SB), Z30
 	VBROADCASTSD gelutab<>+1408(SB), Z29
-	VMOVUPS gelu32tab<>+2944(SB), Z28
+	VMOVUPS gelu32tab<>+2176(SB), Z28
 	PCALIGN $32
 geluBwdF32AVX512_loop:
 	VMOVUPS (SI), Z0
-	VPANDD gelu32tab<>+2816(SB), Z0, Z1
-	VCMPPS $5, gelu32tab<>+3264(SB), Z1, K1
+	VPANDD gelu32tab<>+2048(SB), Z0, Z1
+	VCMPPS $5, gelu32tab<>+2560(SB), Z1, K1
 	KORTESTW K1, K1
 	JNZ geluBwdF32AVX512_slow
-	VMULPS gelu32tab<>+3136(SB), Z1, Z3
-	VADDPS gelu32tab<>+3008(SB), Z3, Z2
-	VSUBPS gelu32tab<>+3008(SB), Z2, Z5
+	VMULPS gelu32tab<>+2432(SB), Z1, Z3
+	VADDPS gelu32tab<>+2240(SB), Z3, Z2
+	VSUBPS gelu32tab<>+2240(SB), Z2, Z5
 	VSUBPS Z5, Z3, Z3
-	VMOVUPS gelu32tab<>+2688(SB), Z4
-	VPERMT2PS gelu32tab<>+2752(SB), Z2, Z4
-	VMOVUPS gelu32tab<>+2560(SB), Z5
-	VPERMT2PS gelu32tab<>+2624(SB), Z2, Z5
+	VMOVUPS gelu32tab<>+1920(SB), Z4
+	VPERMT2PS gelu32tab<>+1984(SB), Z2, Z4
+	VMOVUPS gelu32tab<>+1792(SB), Z5
+	VPERMT2PS gelu32tab<>+1856(SB), Z2, Z5
 	VFMADD213PS Z5, Z3, Z4
-	VMOVUPS gelu32tab<>+2432(SB), Z5
-	VPERMT2PS gelu32tab<>+2496(SB), Z2, Z5
+	VMOVUPS gelu32tab<>+1664(SB), Z5
+	VPERMT2PS gelu32tab<>+1728(SB), Z2, Z5
 	VFMADD213PS Z5, Z3, Z4
-	VMOVUPS gelu32tab<>+2304(SB), Z5
-	VPERMT2PS gelu32tab<>+2368(SB), Z2, Z5
+	VMOVUPS gelu32tab<>+1536(SB), Z5
+	VPERMT2PS gelu32tab<>+1600(SB), Z2, Z5
 	VFMADD213PS Z5, Z3, Z4
-	VMOVUPS gelu32tab<>+2176(SB), Z5
-	VPERMT2PS gelu32tab<>+2240(SB), Z2, Z5
+	VMOVUPS gelu32tab<>+1408(SB), Z5
+	VPERMT2PS gelu32tab<>+1472(SB), Z2, Z5
 	VFMADD213PS Z5, Z3, Z4
-	VMOVUPS gelu32tab<>+2048(SB), Z5
-	VPERMT2PS gelu32tab<>+2112(SB), Z2, Z5
+	VMOVUPS gelu32tab<>+1280(SB), Z5
+	VPERMT2PS gelu32tab<>+1344(SB), Z2, Z5
 	VFMADD213PS Z5, Z3, Z4
 	VMOVUPS (DX), Z6
 	VMULPS Z6, Z4, Z4
-	VPTESTNMD gelu32tab<>+2880(SB), Z0, K3
+	VPTESTNMD gelu32tab<>+2112(SB), Z0, K3
 	VSUBPS Z4, Z6, K3, Z4
 	VMOVUPS Z4, (DI)
 geluBwdF32AVX512_next:
@@ -2131,57 +1904,8 @@ TEXT ·geluF32AVX2(SB), NOSPLIT, $0-24
 	VBROADCASTSD gelutab<>+1280(SB), Y15
 	VBROADCASTSD gelutab<>+1344(SB), Y14
 	VBROADCASTSD gelutab<>+1408(SB), Y13
-	VMOVUPS gelu32tab<>+2944(SB), Y12
-	LEAQ gelu32tab<>(SB), R8
 	PCALIGN $32
 geluF32AVX2_loop:
-	VMOVUPS (SI), Y0
-	VANDPS gelu32tab<>+2816(SB), Y0, Y1
-	VCMPPS $5, gelu32tab<>+3200(SB), Y1, Y5
-	VMOVMSKPS Y5, AX
-	TESTL AX, AX
-	JNZ geluF32AVX2_slow
-	VMULPS gelu32tab<>+3072(SB), Y1, Y3
-	VADDPS gelu32tab<>+3008(SB), Y3, Y2
-	VSUBPS gelu32tab<>+3008(SB), Y2, Y5
-	VSUBPS Y5, Y3, Y3
-	VPAND gelu32tab<>+3392(SB), Y2, Y2
-	VPCMPEQD Y7, Y7, Y7
-	VGATHERDPS Y7, 1792(R8)(Y2*4), Y4
-	VPCMPEQD Y7, Y7, Y7
-	VGATHERDPS Y7, 1536(R8)(Y2*4), Y5
-	VFMADD213PS Y5, Y3, Y4
-	VPCMPEQD Y7, Y7, Y7
-	VGATHERDPS Y7, 1280(R8)(Y2*4), Y5
-	VFMADD213PS Y5, Y3, Y4
-	VPCMPEQD Y7, Y7, Y7
-	VGATHERDPS Y7, 1024(R8)(Y2*4), Y5
-	VFMADD213PS Y5, Y3, Y4
-	VPCMPEQD Y7, Y7, Y7
-	VGATHERDPS Y7, 768(R8)(Y2*4), Y5
-	VFMADD213PS Y5, Y3, Y4
-	VPCMPEQD Y7, Y7, Y7
-	VGATHERDPS Y7, 512(R8)(Y2*4), Y5
-	VFMADD213PS Y5, Y3, Y4
-	VPCMPEQD Y7, Y7, Y7
-	VGATHERDPS Y7, 256(R8)(Y2*4), Y5
-	VFMADD213PS Y5, Y3, Y4
-	VMULPS Y1, Y4, Y4
-	VPCMPEQD Y7, Y7, Y7
-	VGATHERDPS Y7, 0(R8)(Y2*4), Y5
-	VSUBPS Y5, Y12, Y6
-	VBLENDVPS Y0, Y5, Y6, Y5
-	VFMADD213PS Y4, Y0, Y5
-	VMOVUPS Y5, (DI)
-geluF32AVX2_next:
-	ADDQ $32, DI
-	ADDQ $32, SI
-	DECQ CX
-	JNZ geluF32AVX2_loop
-geluF32AVX2_done:
-	VZEROUPPER
-	RET
-geluF32AVX2_slow:
 	VCVTPS2PD 0(SI), Y0
 	VCVTPS2PD 16(SI), Y5
 	VMAXPD Y0, Y14, Y0
@@ -2266,7 +1990,13 @@ geluF32AVX2_slow:
 	VCVTPD2PSY Y8, X8
 	VMOVUPS X3, 0(DI)
 	VMOVUPS X8, 16(DI)
-	JMP geluF32AVX2_next
+	ADDQ $32, DI
+	ADDQ $32, SI
+	DECQ CX
+	JNZ geluF32AVX2_loop
+geluF32AVX2_done:
+	VZEROUPPER
+	RET
 
 // func geluBwdF32AVX2(dst, grad, x *float32, n int)
 TEXT ·geluBwdF32AVX2(SB), NOSPLIT, $0-32
@@ -2279,53 +2009,8 @@ TEXT ·geluBwdF32AVX2(SB), NOSPLIT, $0-32
 	VBROADCASTSD gelutab<>+1280(SB), Y15
 	VBROADCASTSD gelutab<>+1344(SB), Y14
 	VBROADCASTSD gelutab<>+1408(SB), Y13
-	VMOVUPS gelu32tab<>+2944(SB), Y12
-	LEAQ gelu32tab<>(SB), R8
 	PCALIGN $32
 geluBwdF32AVX2_loop:
-	VMOVUPS (SI), Y0
-	VANDPS gelu32tab<>+2816(SB), Y0, Y1
-	VCMPPS $5, gelu32tab<>+3264(SB), Y1, Y5
-	VMOVMSKPS Y5, AX
-	TESTL AX, AX
-	JNZ geluBwdF32AVX2_slow
-	VMULPS gelu32tab<>+3136(SB), Y1, Y3
-	VADDPS gelu32tab<>+3008(SB), Y3, Y2
-	VSUBPS gelu32tab<>+3008(SB), Y2, Y5
-	VSUBPS Y5, Y3, Y3
-	VPAND gelu32tab<>+3456(SB), Y2, Y2
-	VPCMPEQD Y7, Y7, Y7
-	VGATHERDPS Y7, 2688(R8)(Y2*4), Y4
-	VPCMPEQD Y7, Y7, Y7
-	VGATHERDPS Y7, 2560(R8)(Y2*4), Y5
-	VFMADD213PS Y5, Y3, Y4
-	VPCMPEQD Y7, Y7, Y7
-	VGATHERDPS Y7, 2432(R8)(Y2*4), Y5
-	VFMADD213PS Y5, Y3, Y4
-	VPCMPEQD Y7, Y7, Y7
-	VGATHERDPS Y7, 2304(R8)(Y2*4), Y5
-	VFMADD213PS Y5, Y3, Y4
-	VPCMPEQD Y7, Y7, Y7
-	VGATHERDPS Y7, 2176(R8)(Y2*4), Y5
-	VFMADD213PS Y5, Y3, Y4
-	VPCMPEQD Y7, Y7, Y7
-	VGATHERDPS Y7, 2048(R8)(Y2*4), Y5
-	VFMADD213PS Y5, Y3, Y4
-	VMOVUPS (DX), Y6
-	VMULPS Y6, Y4, Y4
-	VSUBPS Y4, Y6, Y6
-	VBLENDVPS Y0, Y4, Y6, Y4
-	VMOVUPS Y4, (DI)
-geluBwdF32AVX2_next:
-	ADDQ $32, DI
-	ADDQ $32, SI
-	ADDQ $32, DX
-	DECQ CX
-	JNZ geluBwdF32AVX2_loop
-geluBwdF32AVX2_done:
-	VZEROUPPER
-	RET
-geluBwdF32AVX2_slow:
 	VCVTPS2PD 0(SI), Y0
 	VCVTPS2PD 16(SI), Y6
 	VMAXPD Y0, Y14, Y0
@@ -2440,7 +2125,14 @@ geluBwdF32AVX2_slow:
 	VCVTPD2PSY Y8, X8
 	VMOVUPS X2, 0(DI)
 	VMOVUPS X8, 16(DI)
-	JMP geluBwdF32AVX2_next
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ geluBwdF32AVX2_loop
+geluBwdF32AVX2_done:
+	VZEROUPPER
+	RET
 
 // func expF32AVX2(dst, x *float32, n int)
 TEXT ·expF32AVX2(SB), NOSPLIT, $0-24

@@ -57,47 +57,47 @@ def _lsq(us, fs, ws, fixed, deg):
     return [x[i] for i in range(m)]
 
 
-def fit_interval(f, S, j, deg, relative, split_c0):
-    """Coefficients (float32) of f on interval j of step 1/S."""
-    ulo = mp.mpf(0) if j == 0 else mp.mpf(-0.5)
-    uhi = mp.mpf(0.5)
-    npts = 4 * (deg + 1)
+def fit_interval(f, lo, hi, c, scale, deg, relative, split_c0):
+    """Coefficients (float32) of f(c + u/scale) as a polynomial in u, for
+    c + u/scale in [lo, hi]."""
+    ulo, uhi = (lo - c) * scale, (hi - c) * scale
+    npts = 3 * (deg + 1)
     us = [(ulo + uhi) / 2 + (uhi - ulo) / 2 * mp.cos(mp.pi * (i + 0.5) / npts) for i in range(npts)]
     us += [ulo, uhi]
-    fs = [f((j + u) / S) for u in us]
+    fs = [f(c + u / scale) for u in us]
     ws = [1 / abs(v) if relative else mp.mpf(1) for v in fs]
     fixed = []
     out = []
     while len(fixed) <= deg:
-        c = _lsq(us, fs, ws, fixed, deg)[0]
+        v = _lsq(us, fs, ws, fixed, deg)[0]
         if not fixed and split_c0:
             # hi a multiple of 2⁻²⁴ (1 − hi exact) where c₀ ≥ 2⁻⁶; below,
             # hi = c₀ in float32, and 1 − hi rounds by at most 2⁻²⁵ of a
             # result near 1 (where x·Φ(−x) is below 2⁻⁶·x anyway).
-            if c >= mp.mpf(2) ** -6:
-                hi = mp.mpf(round(float(c) * 2 ** 24)) / 2 ** 24
+            if v >= mp.mpf(2) ** -6:
+                h = mp.mpf(round(float(v) * 2 ** 24)) / 2 ** 24
             else:
-                hi = mp.mpf(f32(c))
-            lo = f32(c - hi)
-            out += [float(hi), lo]
-            fixed.append(hi + lo)
+                h = mp.mpf(f32(v))
+            lo32 = f32(v - h)
+            out += [float(h), lo32]
+            fixed.append(h + lo32)
             continue
-        c = f32(c)
-        out.append(c)
-        fixed.append(mp.mpf(c))
+        v = f32(v)
+        out.append(v)
+        fixed.append(mp.mpf(v))
     return out
 
 
-def max_error(f, S, j, coefs, relative, split_c0):
+def max_error(f, lo, hi, c, scale, coefs, relative, split_c0):
     """The largest error of the float32 coefficients (exact arithmetic) at
-    257 points of interval j."""
+    257 points of [lo, hi]."""
     cs = [coefs[0] + coefs[1]] + coefs[2:] if split_c0 else coefs
-    ulo = 0 if j == 0 else -0.5
     m = 0
     for i in range(257):
-        u = mp.mpf(ulo) + (mp.mpf(0.5) - ulo) * i / 256
-        want = f((j + u) / S)
-        got = sum(mp.mpf(c) * u ** k for k, c in enumerate(cs))
+        a = lo + (hi - lo) * i / 256
+        u = (a - c) * scale
+        want = f(a)
+        got = sum(mp.mpf(v) * u ** k for k, v in enumerate(cs))
         e = abs(got - want)
         if relative:
             e /= abs(want)
@@ -105,15 +105,23 @@ def max_error(f, S, j, coefs, relative, split_c0):
     return m
 
 
-def table(f, S, n, deg, relative, split_c0, log=None):
-    """The coefficient tables: table[k][j] is coefficient k (c₀ hi, c₀ lo,
-    c₁, … with split_c0) of interval j < n."""
+def fit_table(f, intervals, scale, deg, relative, split_c0, log=None, name=""):
+    """The coefficient tables over intervals, a list of (lo, hi, c): the
+    polynomial of interval j is in u = (a − c)·scale. table[k][j] is
+    coefficient k (c₀ hi, c₀ lo, c₁, … with split_c0) of interval j."""
     rows = []
     worst = 0
-    for j in range(n):
-        cs = fit_interval(f, S, j, deg, relative, split_c0)
-        worst = max(worst, max_error(f, S, j, cs, relative, split_c0))
+    for lo, hi, c in intervals:
+        cs = fit_interval(f, lo, hi, c, scale, deg, relative, split_c0)
+        worst = max(worst, max_error(f, lo, hi, c, scale, cs, relative, split_c0))
         rows.append(cs)
     if log:
-        log(f"{f.__name__}: S={S} n={n} degree {deg}: fit error ≤ {mp.nstr(worst, 3)}")
+        log(f"{name or f.__name__}: {len(intervals)} intervals, degree {deg}: fit error ≤ {mp.nstr(worst, 3)}")
     return [[r[k] for r in rows] for k in range(len(rows[0]))]
+
+
+def table(f, S, n, deg, relative, split_c0, log=None):
+    """fit_table on the n intervals [j − 1/2, j + 1/2]/S (from 0 for
+    j = 0), the polynomials in u = a·S − j."""
+    ivs = [(max(mp.mpf(0), (j - mp.mpf(0.5)) / S), (j + mp.mpf(0.5)) / S, mp.mpf(j) / S) for j in range(n)]
+    return fit_table(f, ivs, S, deg, relative, split_c0, log)

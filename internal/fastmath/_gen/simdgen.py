@@ -118,25 +118,63 @@ def c32(name, values=None, raw=None, off=0):
     return f"gelu32tab<>+{start + off}(SB)"
 
 
-# The fast paths of the exact GELU (see gelufit.py): Φ(−|x|) on 64
-# intervals of 1/8 (|x| < 7.9375), GELU′(−|x|) on 32 intervals of 1/4
-# (|x| < 7.875), as float32 polynomials in u = |x|·S − j.
-FWD_S, FWD_N, FWD_DEG = 8, 64, 6
+# The fast paths of the exact GELU (see gelufit.py), as float32
+# polynomials on intervals of a = |x| looked up by lane (VPERMT2PS on
+# AVX-512: 32 entries, one instruction).
+#
+# Forward, Φ(−a) to float32 relative accuracy: interval j = round(y),
+# y = FWD_S·a·(a + FWD_ALPHA), for a < FWD_BOUND (j ≤ 31), and the
+# polynomial is in u = a − c_j. The intervals narrow as a grows (width
+# about 1/(FWD_S·(2a + FWD_ALPHA))) in step with Φ(−a)'s logarithmic
+# derivative (about a + 1/a), so that Φ(−a) changes by a factor of about
+# e^1.1 at most across any one of them: with c_j at 63% of the interval
+# (0 in the first), |h − c₀| stays below about 0.55·h, and the float32
+# roundings of Horner's scheme cost about (1 + 3·0.55) half-ulps of h. j is
+# a monotone function of a in float32 (each rounding is), so each interval
+# is fitted slightly widened to cover the ties. a − c_j is exact (Sterbenz:
+# c_j/2 ≤ a ≤ 2c_j in every interval but the first, where c_0 = 0).
+#
+# Backward, GELU′(−a) to float32 absolute accuracy: 32 intervals of 1/4,
+# j = round(4a), a < 7.875, the polynomial in u = 4a − j (exact).
+FWD_ALPHA, FWD_DEG = 2.0, 7
+FWD_BOUND = 7.9375
 BWD_S, BWD_N, BWD_DEG = 4, 32, 5
-FWD_BOUND = (FWD_N - 0.5) / FWD_S
 BWD_BOUND = (BWD_N - 0.5) / BWD_S
+
+
+def fwd_intervals():
+    """FWD_S and the (lo, hi, c_j) of the forward tables."""
+    import gelufit
+    mp = gelufit.mp
+    s = gelufit.f32(31.5 / (7.95 * (7.95 + FWD_ALPHA)))
+
+    def a_of(y):  # s·a·(a + α) = y
+        return (-FWD_ALPHA + mp.sqrt(FWD_ALPHA ** 2 + 4 * mp.mpf(y) / s)) / 2
+
+    assert round(s * FWD_BOUND * (FWD_BOUND + FWD_ALPHA)) == 31
+    ivs = []
+    for j in range(32):
+        lo, hi = a_of(max(j - 0.5, 0)) * (1 - 1e-6), a_of(j + 0.5) * (1 + 1e-6)
+        c = 0.0 if j == 0 else gelufit.f32(lo + 0.63 * (hi - lo))
+        assert j == 0 or (c / 2 <= lo and hi <= 2 * c)
+        ivs.append((lo, hi, mp.mpf(c)))
+    return s, ivs
+
+
+FWD_S, FWD_IVS = fwd_intervals()
 
 
 def gelu_tables():
     import sys
     import gelufit
     log = lambda s: print(s, file=sys.stderr)
-    fwd = gelufit.table(gelufit.phi_neg, FWD_S, FWD_N, FWD_DEG, True, True, log)
+    fwd = gelufit.fit_table(gelufit.phi_neg, FWD_IVS, 1, FWD_DEG, True, True, log)
     # The forward kernel evaluates −(c₀lo + u·(c₁ + …)): all but c₀hi negated.
     for k in range(1, len(fwd)):
         fwd[k] = [-v for v in fwd[k]]
     for k, row in enumerate(fwd):
         c32(f"gfwd{k}", row)
+    c32("gfwdc", [float(c) for _, _, c in FWD_IVS])
     bwd = gelufit.table(gelufit.gelu_deriv_neg, BWD_S, BWD_N, BWD_DEG, False, False, log)
     for k, row in enumerate(bwd):
         c32(f"gbwd{k}", row)
@@ -148,13 +186,12 @@ c32("f_abs", raw=0x7FFFFFFF)
 c32("f_sign", raw=0x80000000)
 c32("f_one", 1.0)
 c32("f_shifter", float.fromhex("0x1.8p23"))
-c32("f_fwd_s", float(FWD_S))
+c32("f_fwd_s", FWD_S)
+c32("f_fwd_as", FWD_S * FWD_ALPHA)
 c32("f_bwd_s", float(BWD_S))
 c32("f_fwd_bound", FWD_BOUND)
 c32("f_bwd_bound", BWD_BOUND)
-c32("f_hi32", raw=32)  # bit 5 of the index: the upper half of a 64-entry table
-c32("f_fwd_idx", raw=FWD_N - 1)
-c32("f_bwd_idx", raw=BWD_N - 1)
+c32("f_idx", raw=31)
 
 
 class ISA:
@@ -370,24 +407,21 @@ def off32(name):
     return int(c32(name).split("+")[1].split("(")[0])
 
 
-def lookup(isa, name, n, dst):
-    """dst = entry j of the n-entry float32 table name, j the interval
-    index: in the low bits of Z2 (AVX-512: VPERMT2PS on 32 entries, two
-    and a blend by K2, bit 5 of j, on 64) or the integer in Y2 (AVX2: a
-    gather from the table at R8, the mask rebuilt in Y7 each time)."""
+def lookup(isa, name, dst):
+    """dst = entry j of the 32-entry float32 table name, j the interval
+    index: in the low bits of Z2 (AVX-512, VPERMT2PS) or the integer in Y2
+    (AVX2: a gather from the table at R8, the mask rebuilt in Y7 each
+    time)."""
     if isa is AVX512:
-        res = [f"VMOVUPS {c32(name)}, {dst}", f"VPERMT2PS {c32(name, off=64)}, Z2, {dst}"]
-        if n == 64:
-            res += [f"VMOVUPS {c32(name, off=128)}, Z6", f"VPERMT2PS {c32(name, off=192)}, Z2, Z6",
-                    f"VBLENDMPS Z6, {dst}, K2, {dst}"]
-        return res
+        return [f"VMOVUPS {c32(name)}, {dst}", f"VPERMT2PS {c32(name, off=64)}, Z2, {dst}"]
     return ["VPCMPEQD Y7, Y7, Y7", f"VGATHERDPS Y7, {off32(name)}(R8)(Y2*4), {dst}"]
 
 
-def fast_index(isa, bound, scale, n, slow):
-    """x in 0, a = |x| in 1, j = round(a·S) in 2 (its bits in a float32
-    above the shifter; AVX2: the integer), u = a·S − j in 3; a jump to
-    slow where a lane has |x| ≥ bound or NaN."""
+def fast_index(isa, bound, fwd, slow):
+    """x in 0, a = |x| in 1, the interval index j in 2 (AVX-512: its bits
+    in a float32 above the shifter; AVX2: the integer), u in 3; a jump to
+    slow where a lane has |x| ≥ bound or NaN. Forward: j = round(y),
+    y = FWD_S·a·(a + α), u = a − c_j; backward: j = round(4a), u = 4a − j."""
     v = isa.v
     if isa is AVX512:
         res = ["VMOVUPS (SI), Z0", f"VPANDD {c32('f_abs')}, Z0, Z1",
@@ -396,27 +430,34 @@ def fast_index(isa, bound, scale, n, slow):
     else:
         res = ["VMOVUPS (SI), Y0", f"VANDPS {c32('f_abs')}, Y0, Y1",
                f"VCMPPS $5, {c32(bound)}, Y1, Y5", "VMOVMSKPS Y5, AX", "TESTL AX, AX", f"JNZ {slow}"]
+    if fwd:
+        res += [
+            f"VMOVUPS {c32('f_fwd_as')}, {v}3",
+            f"VFMADD231PS {c32('f_fwd_s')}, {v}1, {v}3",  # S·(a + α)
+            f"VMOVUPS {c32('f_shifter')}, {v}2",
+            f"VFMADD231PS {v}3, {v}1, {v}2",  # j in the low bits
+        ]
+        if isa is AVX2:
+            res.append(f"VPAND {c32('f_idx')}, Y2, Y2")
+        return res + lookup(isa, "gfwdc", f"{v}3") + [f"VSUBPS {v}3, {v}1, {v}3"]
     res += [
-        f"VMULPS {c32(scale)}, {v}1, {v}3",  # a·S: exact
+        f"VMULPS {c32('f_bwd_s')}, {v}1, {v}3",  # 4a: exact
         f"VADDPS {c32('f_shifter')}, {v}3, {v}2",  # j in the low bits
         f"VSUBPS {c32('f_shifter')}, {v}2, {v}5",
         f"VSUBPS {v}5, {v}3, {v}3",  # u, exact
     ]
-    if isa is AVX512:
-        if n == 64:
-            res.append(f"VPTESTMD {c32('f_hi32')}, Z2, K2")
-    else:
-        res.append(f"VPAND {c32('f_fwd_idx' if n == 64 else 'f_bwd_idx')}, Y2, Y2")
+    if isa is AVX2:
+        res.append(f"VPAND {c32('f_idx')}, Y2, Y2")
     return res
 
 
-def horner(isa, prefix, first, last, n):
+def horner(isa, prefix, first, last):
     """4 = the polynomial in u (in 3) with coefficients table prefix+k,
     k from first (the highest degree) down to last."""
     v = isa.v
-    res = lookup(isa, f"{prefix}{first}", n, f"{v}4")
+    res = lookup(isa, f"{prefix}{first}", f"{v}4")
     for k in range(first - 1, last - 1, -1):
-        res += lookup(isa, f"{prefix}{k}", n, f"{v}5") + [f"VFMADD213PS {v}5, {v}3, {v}4"]
+        res += lookup(isa, f"{prefix}{k}", f"{v}5") + [f"VFMADD213PS {v}5, {v}3, {v}4"]
     return res
 
 
@@ -426,10 +467,10 @@ def fast_fwd(isa, slow):
     tables, GELU = x·C + a·T, C = hi for x < 0 (x·h) and 1 − hi for x ≥ 0
     (x − x·h), one rounding of the sum."""
     v = isa.v
-    res = fast_index(isa, "f_fwd_bound", "f_fwd_s", FWD_N, slow)
-    res += horner(isa, "gfwd", N_FWD - 1, 1, FWD_N)
+    res = fast_index(isa, "f_fwd_bound", True, slow)
+    res += horner(isa, "gfwd", N_FWD - 1, 1)
     res += [f"VMULPS {v}1, {v}4, {v}4"]  # a·T
-    res += lookup(isa, "gfwd0", FWD_N, f"{v}5")  # hi
+    res += lookup(isa, "gfwd0", f"{v}5")  # hi
     if isa is AVX512:
         res += [f"VPTESTNMD {c32('f_sign')}, Z0, K3", "VSUBPS Z5, Z28, K3, Z5"]
     else:
@@ -441,8 +482,8 @@ def fast_bwd(isa, slow):
     """GELU′·g in float32 lanes for |x| < BWD_BOUND: s = GELU′(−a) by the
     table, g·s for x < 0 and g − g·s for x ≥ 0 (GELU′(x) = 1 − s)."""
     v = isa.v
-    res = fast_index(isa, "f_bwd_bound", "f_bwd_s", BWD_N, slow)
-    res += horner(isa, "gbwd", N_BWD - 1, 0, BWD_N)
+    res = fast_index(isa, "f_bwd_bound", False, slow)
+    res += horner(isa, "gbwd", N_BWD - 1, 0)
     res += [f"VMOVUPS (DX), {v}6", f"VMULPS {v}6, {v}4, {v}4"]
     if isa is AVX512:
         res += [f"VPTESTNMD {c32('f_sign')}, Z0, K3", "VSUBPS Z4, Z6, K3, Z4"]
@@ -516,8 +557,11 @@ def kernel(isa, name, args, chain, nregs, lo="lo", hi="hi", fast=None):
 
 
 for isa in (AVX512, AVX2):
-    kernel(isa, f"geluF32{isa.name}", ["dst", "x"], fwd_chain, 5, fast=fast_fwd)
-    kernel(isa, f"geluBwdF32{isa.name}", ["dst", "grad", "x"], bwd_chain, 6, fast=fast_bwd)
+    # AVX2 has no 32-entry permute, and its gathers made the fast paths
+    # slower than the float64 chains: AVX2 keeps the chains alone.
+    avx512 = isa is AVX512
+    kernel(isa, f"geluF32{isa.name}", ["dst", "x"], fwd_chain, 5, fast=fast_fwd if avx512 else None)
+    kernel(isa, f"geluBwdF32{isa.name}", ["dst", "grad", "x"], bwd_chain, 6, fast=fast_bwd if avx512 else None)
     kernel(isa, f"expF32{isa.name}", ["dst", "x"], exp_chain, 3, "exp_lo", "exp_hi")
     kernel(isa, f"sigmoidF32{isa.name}", ["dst", "x"], sigmoid_chain, 4, "exp_lo", "sig_hi")
     kernel(isa, f"siluF32{isa.name}", ["dst", "x"], silu_chain, 4, "exp_lo", "sig_hi")
