@@ -410,6 +410,10 @@ type sdpaTask[T float32 | float64] struct {
 	q, k, v, o, g, dq, dk, dv []T
 	parts                     int
 	scratch                   [][]T // per part
+
+	fast  bool          // float32 through ops_attn_fast.go
+	f     sdpaFast      // with fast: the layout of its panels
+	fbufs []sdpaFastBuf // with fast: per part
 }
 
 var sdpaTasks32, sdpaTasks64 sync.Pool
@@ -448,13 +452,33 @@ func runSDPA[T float32 | float64](a *sdpaAttrs, back bool, need [3]bool, q, k, v
 	for p := range w.parts {
 		w.scratch[p] = fusedGrow(w.scratch[p], 2*blk*a.s+a.s*a.dv) // scores, their cotangents, a copy of v
 	}
+	w.fast = fusedIsF32[T]() && a.fastOK()
+	if w.fast {
+		w.f = newSDPAFast(a)
+		for len(w.fbufs) < w.parts {
+			w.fbufs = append(w.fbufs, sdpaFastBuf{})
+		}
+		for p := range w.parts {
+			w.f.grow(&w.fbufs[p])
+		}
+	}
 	workers.Run(w.parts, w)
+	w.f = sdpaFast{}
 	w.a, w.q, w.k, w.v, w.o, w.g, w.dq, w.dk, w.dv = nil, nil, nil, nil, nil, nil, nil, nil, nil
 	pool.Put(w)
 }
 
 func (w *sdpaTask[T]) Run(p int) {
 	for b := p; b < w.a.nb*w.a.heads; b += w.parts {
+		if w.fast {
+			f32 := fusedF32[T]
+			if w.back {
+				w.f.backward(b, w.need, f32(w.q), f32(w.k), f32(w.v), f32(w.g), f32(w.dq), f32(w.dk), f32(w.dv), &w.fbufs[p])
+			} else {
+				w.f.forward(b, f32(w.q), f32(w.k), f32(w.v), f32(w.o), &w.fbufs[p])
+			}
+			continue
+		}
 		if w.back {
 			w.backward(b, w.scratch[p])
 		} else {

@@ -1,0 +1,309 @@
+package ad
+
+import (
+	"math"
+
+	"github.com/adjointgo/adjoint/internal/gemm"
+)
+
+// The fast path of the float32 attention kernels, for score blocks of at
+// most sdpaFastMax queries and keys (the GPT's 64×64 heads): the whole
+// block of one (batch, head) at once, its products tiled by hand on the
+// GEMM micro-kernel (gemm.SmallF32) instead of seven Sgemm calls.
+//
+// Why: at these sizes Sgemm's per-call work (checks, a pooled buffer, B
+// packed per call) is a good part of the time, and a whole 64×64 causal
+// block multiplies the masked half by zero. Here the scores are stored
+// panel-major — column panel jr (keys jr·NR…) of the block is a T×NR
+// matrix of its own, which is also a packed B panel and a strided A — so
+// that:
+//   - a row tile computes only the key panels its rows can see;
+//   - the products over the keys (O = P·v, dq = dS·k) stop, per row tile,
+//     at the last key its rows see, and those over the queries
+//     (dv = Pᵀ·g, dk = dSᵀ·q) start, per key tile, at the first query
+//     that sees it (A read in place from the panels, B packed once per
+//     head);
+//   - the exponentials run over the panels' visible rows only.
+//
+// What a tile reads of the score panels: the row tile at r0 reads panel
+// jr when jr·NR < r0+MR, so rows t ≥ rowFirst(jr) = jr·NR − MR + 1 of each
+// panel are kept exact (the probability, or 0 where masked); the rows
+// above are never read. Past the last row, the tiles read up to MR rows of
+// slack (rows a tile computes but does not store).
+//
+// The results are those of the general path up to rounding (the tests
+// compare them, NaN and Inf included); a causal output does not depend on
+// later inputs, bit for bit, as forward's comment says of the general one.
+
+// sdpaFastMax is the most queries or keys the fast path takes: a 128×128
+// block is 64 KiB per score buffer, still within L2 next to the operands.
+const sdpaFastMax = 128
+
+// sdpaKernel is the fast path's micro-kernel, nil where Sgemm's is not
+// direct (pure Go): then the general path runs. Tests swap it for each
+// kernel the CPU runs, and nil for the general path.
+var sdpaKernel = func() *gemm.SmallF32 {
+	if k, ok := gemm.SmallDefaultF32(); ok {
+		return &k
+	}
+	return nil
+}()
+
+// sdpaFastBuf is one goroutine's scratch for the fast path.
+type sdpaFastBuf struct {
+	all []float32
+	p   []float32 // the probabilities, panel-major (np panels of T×NR, then slack)
+	ds  []float32 // the score cotangents, likewise
+	kt  []float32 // kᵀ packed (depth d, S columns): the scores' B
+	vb  []float32 // v packed (depth S, dv columns): the output's B
+	vt  []float32 // vᵀ packed (depth dv, S columns): dP's B
+	kb  []float32 // k packed (depth S, d columns): dq's B
+	qb  []float32 // q packed (depth T, d columns): dk's B
+	gb  []float32 // g packed (depth T, dv columns): dv's B
+	e   []float32 // the edge rows of an A with fewer than MR rows
+	m   []float32 // per row: the maximum, or the log-sum-exp
+	s   []float32 // per row: the sum of the exponentials, or rowsum(P⊙dP)
+}
+
+// sdpaFast is the fast path's view of one batch run: the attributes, the
+// kernel and its tile, and the panels of keys.
+type sdpaFast struct {
+	a          *sdpaAttrs
+	kn         *gemm.SmallF32
+	mr, nr, np int
+	blk        int // T·NR: the size of one score panel
+}
+
+// fastOK reports whether a's shapes take the fast path (float32 checked
+// by the caller).
+func (a *sdpaAttrs) fastOK() bool {
+	return sdpaKernel != nil && a.t <= sdpaFastMax && a.s <= sdpaFastMax && a.d > 0 && a.dv > 0
+}
+
+func newSDPAFast(a *sdpaAttrs) sdpaFast {
+	kn := sdpaKernel
+	np := (a.s + kn.NR - 1) / kn.NR
+	return sdpaFast{a: a, kn: kn, mr: kn.MR, nr: kn.NR, np: np, blk: a.t * kn.NR}
+}
+
+// grow sizes b for f's shapes (reallocating only when short).
+func (f *sdpaFast) grow(b *sdpaFastBuf) {
+	a, kn := f.a, f.kn
+	T, S, d, dv := a.t, a.s, a.d, a.dv
+	sizes := [...]int{
+		f.np*f.blk + (f.mr+1)*f.nr, f.np*f.blk + (f.mr+1)*f.nr,
+		kn.PackLen(d, S), kn.PackLen(S, dv), kn.PackLen(dv, S), kn.PackLen(S, d), kn.PackLen(T, d), kn.PackLen(T, dv),
+		f.mr * max(d, dv), T, T,
+	}
+	n := 0
+	for _, s := range sizes {
+		n += s
+	}
+	if cap(b.all) < n {
+		b.all = make([]float32, n) // zeroed: the slack and padding are read, never stored
+	}
+	all := b.all[:n]
+	for i, dst := range [...]*[]float32{&b.p, &b.ds, &b.kt, &b.vb, &b.vt, &b.kb, &b.qb, &b.gb, &b.e, &b.m, &b.s} {
+		*dst, all = all[:sizes[i]:sizes[i]], all[sizes[i]:]
+	}
+}
+
+// rowFirst returns the first row of score panel jr that a tile reads.
+func (f *sdpaFast) rowFirst(jr int) int {
+	if !f.a.causal {
+		return 0
+	}
+	return min(f.a.t, max(0, jr*f.nr-f.mr+1))
+}
+
+// scores sets the panel-major c = alpha·A·Bᵀ for the T rows of A (depth
+// elements each, lda apart) and the packed B (bp: depth×S), panel by
+// panel where the tile's rows read it. A last tile of fewer than MR rows
+// is the last MR rows (rewriting the rows it shares with the tile before
+// with the same bits), or, with fewer than MR rows in all, a copy.
+func (f *sdpaFast) scores(c, a []float32, lda, depth int, bp []float32, alpha float32, e []float32) {
+	T, MR, NR := f.a.t, f.mr, f.nr
+	for r0 := 0; r0 < T; r0 += MR {
+		ra, src, rs, mr := r0, a[r0*lda:], lda, MR
+		if r0+MR > T {
+			if T >= MR {
+				ra = T - MR
+				src = a[ra*lda:]
+			} else {
+				e = e[:MR*depth]
+				clear(e)
+				for i := range T {
+					copy(e[i*depth:(i+1)*depth], a[i*lda:i*lda+depth])
+				}
+				src, rs, mr = e, depth, T
+			}
+		}
+		last := min(r0+MR, T) - 1
+		for jr := 0; jr < f.np && f.rowFirst(jr) <= last; jr++ {
+			f.kn.Tile(depth, src, rs, 1, bp[jr*NR*depth:], c[jr*f.blk+ra*NR:], NR, alpha, 0, mr, min(NR, f.a.s-jr*NR))
+		}
+	}
+}
+
+// rows sets c (T×n, rows ldc apart) = alpha·P·B for the panel-major P
+// (T×S) and the packed B (bp: S×n), each row tile over the keys its rows
+// see only (a panel at a time, accumulating in C).
+func (f *sdpaFast) rows(c []float32, ldc int, p, bp []float32, n int, alpha float32) {
+	a, MR, NR := f.a, f.mr, f.nr
+	for r0 := 0; r0 < a.t; r0 += MR {
+		mr := min(MR, a.t-r0)
+		vis := a.visible(r0 + mr - 1)
+		for q := 0; q*NR < n; q++ {
+			beta := float32(0)
+			for jr := 0; jr*NR < vis; jr++ {
+				kc := min(NR, vis-jr*NR)
+				f.kn.Tile(kc, p[jr*f.blk+r0*NR:], NR, 1, bp[q*NR*a.s+jr*NR*NR:], c[r0*ldc+q*NR:], ldc, alpha, beta, mr, min(NR, n-q*NR))
+				beta = 1
+			}
+		}
+	}
+}
+
+// cols sets c (S×n, rows ldc apart) = alpha·Pᵀ·B for the panel-major P
+// (T×S) and the packed B (bp: T×n), each key tile (within one panel) over
+// the queries that see it only; the keys no query sees get zeros.
+func (f *sdpaFast) cols(c []float32, ldc int, p, bp []float32, n int, alpha float32) {
+	a, MR, NR := f.a, f.mr, f.nr
+	for jr := range f.np {
+		hi := min(a.s, (jr+1)*NR)
+		for j0 := jr * NR; j0 < hi; j0 += MR {
+			mr := min(MR, hi-j0)
+			p0 := 0
+			if a.causal {
+				p0 = j0 // the first query that sees key j0
+			}
+			if p0 >= a.t {
+				clearRows(c[j0*ldc:], mr, n, ldc)
+				continue
+			}
+			src := p[jr*f.blk+p0*NR+j0-jr*NR:]
+			for q := 0; q*NR < n; q++ {
+				f.kn.Tile(a.t-p0, src, 1, NR, bp[q*NR*a.t+p0*NR:], c[j0*ldc+q*NR:], ldc, alpha, 0, mr, min(NR, n-q*NR))
+			}
+		}
+	}
+}
+
+// rowsOf returns, for score panel jr, the rows the tiles read (t0..T)
+// and the row kernels' visible width of row t, clamp(t+off, 0, lim).
+func (f *sdpaFast) rowsOf(jr int) (t0, off, lim int) {
+	a := f.a
+	off = a.s // not causal: every key
+	if a.causal {
+		off = 1 - jr*f.nr // keys up to t
+	}
+	return f.rowFirst(jr), off, min(f.nr, a.s-jr*f.nr)
+}
+
+// forward is sdpaTask.forward for float32 on the fast path: the scores
+// of the key panels each row tile sees, each row's softmax over its
+// visible keys (keeping its log-sum-exp), and O = P·v over the visible
+// keys of each row tile. With Causal, the non-finite values of v are read
+// as 0 by the product and added afterwards to the rows that see them, as
+// in the general path.
+func (f *sdpaFast) forward(b int, q, k, v, o []float32, buf *sdpaFastBuf) {
+	a, l := f.a, &f.a.lay
+	T, S, d, dv, NR := a.t, a.s, a.d, a.dv, f.nr
+	q, k, v, o = q[l.q[b]:], k[l.k[b]:], v[l.v[b]:], o[l.o[b]:]
+	lse := a.lse[b*T : (b+1)*T]
+	p := buf.p
+	f.kn.Pack(buf.kt, true, k, l.ldk, d, S)
+	f.scores(p, q, l.ldq, d, buf.kt, float32(a.scale), buf.e)
+	m, sum := buf.m[:T], buf.s[:T]
+	for t := range T {
+		m[t], sum[t] = float32(math.Inf(-1)), 0
+	}
+	for jr := range f.np {
+		t0, off, lim := f.rowsOf(jr)
+		f.kn.RowMax(p[jr*f.blk:], m, t0, T, off, lim)
+	}
+	for jr := range f.np {
+		t0, off, lim := f.rowsOf(jr)
+		f.kn.RowExp(p[jr*f.blk:], m, sum, t0, T, off, lim)
+	}
+	for t := range T {
+		lse[t] = float64(m[t]) + math.Log(float64(sum[t]))
+		sum[t] = 1 / sum[t]
+	}
+	for jr := range f.np {
+		f.kn.RowScale(p[jr*f.blk:], sum, f.rowFirst(jr), T)
+	}
+	f.kn.Pack(buf.vb, false, v, l.ldv, S, dv)
+	clean := !a.causal || finiteRows(buf.vb, 1, len(buf.vb), 0)
+	if !clean {
+		for i, x := range buf.vb {
+			if x-x != 0 {
+				buf.vb[i] = 0
+			}
+		}
+	}
+	f.rows(o, l.ldo, p, buf.vb, dv, 1)
+	if !clean {
+		for j := range S {
+			for c, x := range v[j*l.ldv : j*l.ldv+dv] {
+				if x-x == 0 {
+					continue
+				}
+				for t := range T {
+					if j < a.visible(t) {
+						o[t*l.ldo+c] += p[(j/NR)*f.blk+t*NR+j%NR] * x
+					}
+				}
+			}
+		}
+	}
+}
+
+// backward is sdpaTask.backward for float32 on the fast path: P
+// recomputed from the log-sum-exp, dv = Pᵀ·g, dP = g·vᵀ,
+// dS = P⊙(dP − rowsum(P⊙dP)) (the scale goes to the products as alpha),
+// dq = scale·dS·k, dk = scale·dSᵀ·q, over the tiles that see each other.
+func (f *sdpaFast) backward(b int, need [3]bool, q, k, v, g, dq, dk, dvv []float32, buf *sdpaFastBuf) {
+	a, l := f.a, &f.a.lay
+	T, S, d, dv := a.t, a.s, a.d, a.dv
+	q, k, v, g = q[l.q[b]:], k[l.k[b]:], v[l.v[b]:], g[l.o[b]:]
+	lse := a.lse[b*T : (b+1)*T]
+	p, ds := buf.p, buf.ds
+	f.kn.Pack(buf.kt, true, k, l.ldk, d, S)
+	f.scores(p, q, l.ldq, d, buf.kt, float32(a.scale), buf.e)
+	m, sum := buf.m[:T], buf.s[:T]
+	for t := range T {
+		m[t], sum[t] = float32(lse[t]), 0
+	}
+	for jr := range f.np {
+		t0, off, lim := f.rowsOf(jr)
+		f.kn.RowExp(p[jr*f.blk:], m, sum, t0, T, off, lim)
+	}
+	if need[2] {
+		f.kn.Pack(buf.gb, false, g, l.ldo, T, dv)
+		f.cols(dvv[l.gv[b]:], l.ldv, p, buf.gb, dv, 1)
+	}
+	if !need[0] && !need[1] {
+		return
+	}
+	f.kn.Pack(buf.vt, true, v, l.ldv, dv, S)
+	f.scores(ds, g, l.ldo, dv, buf.vt, 1, buf.e)
+	D := buf.s[:T]
+	clear(D)
+	for jr := range f.np {
+		t0, off, lim := f.rowsOf(jr)
+		f.kn.RowDot(p[jr*f.blk:], ds[jr*f.blk:], D, t0, T, off, lim)
+	}
+	for jr := range f.np {
+		t0, off, lim := f.rowsOf(jr)
+		f.kn.RowDS(p[jr*f.blk:], ds[jr*f.blk:], D, t0, T, off, lim)
+	}
+	if need[0] {
+		f.kn.Pack(buf.kb, false, k, l.ldk, S, d)
+		f.rows(dq[l.gq[b]:], l.ldq, ds, buf.kb, d, float32(a.scale))
+	}
+	if need[1] {
+		f.kn.Pack(buf.qb, false, q, l.ldq, T, d)
+		f.cols(dk[l.gk[b]:], l.ldk, ds, buf.qb, d, float32(a.scale))
+	}
+}
