@@ -43,62 +43,66 @@ func (a *convAttrs) outSize() (int, int) {
 // xRange returns the output columns [lo, hi) whose input column
 // xo·sw − pw + j·dw lies inside a row of width w (the rest read padding).
 func (a *convAttrs) xRange(j, ow int) (lo, hi int) {
-	off := j*a.dw - a.pw // input column of output column 0
+	return inside(j*a.dw-a.pw, a.sw, a.w, ow)
+}
+
+// yRange returns the output rows [lo, hi) whose input row y·sh − ph + i·dh
+// lies inside the image's h rows.
+func (a *convAttrs) yRange(i, oh int) (lo, hi int) {
+	return inside(i*a.dh-a.ph, a.sh, a.h, oh)
+}
+
+// inside returns the outputs [lo, hi) among n whose input off + o·stride
+// lies in [0, size).
+func inside(off, stride, size, n int) (lo, hi int) {
 	if off < 0 {
-		lo = (-off + a.sw - 1) / a.sw
+		lo = (-off + stride - 1) / stride
 	}
-	if last := a.w - 1 - off; last < 0 {
+	if last := size - 1 - off; last < 0 {
 		hi = 0
 	} else {
-		hi = min(ow, last/a.sw+1)
+		hi = min(n, last/stride+1)
 	}
-	return min(lo, ow), max(hi, min(lo, ow))
+	return min(lo, n), max(hi, min(lo, n))
 }
 
 // im2colKernel writes the columns of x [N C H W] into dst [C·kH·kW N L],
-// for the images [b0, b1): a copy of each row's inside part (contiguous at
-// stride 1) and the padding value around it.
+// for the images [b0, b1): a copy of each row's inside part and the
+// padding value around it. It goes through dst in order, one kernel
+// position (ch, i, j) at a time; at stride 1 the inside parts of a
+// position's rows, over all the images, are one block (a vector copy of
+// each row, however short).
 func im2colKernel[T float32 | float64](dst, x []T, n, c, b0, b1 int, a *convAttrs) {
 	oh, ow := a.outSize()
-	l := oh * ow
+	l, hw := oh*ow, a.h*a.w
 	pad := T(a.pad)
-	for b := b0; b < b1; b++ {
-		for ch := range c {
-			img := x[(b*c+ch)*a.h*a.w:][:a.h*a.w]
-			for i := range a.kh {
-				for j := range a.kw {
-					row := dst[((ch*a.kh*a.kw+i*a.kw+j)*n+b)*l:][:l]
-					lo, hi := a.xRange(j, ow)
-					off := j*a.dw - a.pw
-					for y := range oh {
-						iy := y*a.sh - a.ph + i*a.dh
+	for ch := range c {
+		for i := range a.kh {
+			y0, y1 := a.yRange(i, oh)
+			for j := range a.kw {
+				lo, hi := a.xRange(j, ow)
+				off := j*a.dw - a.pw
+				base := (ch*a.kh*a.kw + i*a.kw + j) * n * l
+				if y0 > 0 || y1 < oh || lo > 0 || hi < ow {
+					for b := b0; b < b1; b++ {
+						padRows(dst[base+b*l:][:l], ow, y0, y1, lo, hi, pad)
+					}
+				}
+				if lo == hi || y0 == y1 {
+					continue
+				}
+				iy0 := y0*a.sh - a.ph + i*a.dh
+				if a.sw == 1 {
+					block(dst[base+b0*l+y0*ow+lo:], l, ow, x[(b0*c+ch)*hw+iy0*a.w+lo+off:], c*hw, a.sh*a.w,
+						b1-b0, y1-y0, hi-lo, false)
+					continue
+				}
+				for b := b0; b < b1; b++ {
+					img := x[(b*c+ch)*hw:][:hw]
+					row := dst[base+b*l:][:l]
+					for y := y0; y < y1; y++ {
+						src := img[(iy0+(y-y0)*a.sh)*a.w:][:a.w]
 						out := row[y*ow:][:ow]
-						if iy < 0 || iy >= a.h {
-							for k := range out {
-								out[k] = pad
-							}
-							continue
-						}
-						for k := range out[:lo] {
-							out[k] = pad
-						}
-						for k := range out[hi:] {
-							out[hi+k] = pad
-						}
-						if lo == hi { // the whole row reads padding
-							continue
-						}
-						src := img[iy*a.w:][:a.w]
-						if a.sw == 1 {
-							if hi-lo >= 32 {
-								copy(out[lo:hi], src[lo+off:hi+off])
-								continue
-							}
-							for k, v := range src[lo+off : hi+off] { // short rows: no memmove call
-								out[lo+k] = v
-							}
-							continue
-						}
 						for xo := lo; xo < hi; xo++ {
 							out[xo] = src[xo*a.sw+off]
 						}
@@ -109,39 +113,91 @@ func im2colKernel[T float32 | float64](dst, x []T, n, c, b0, b1 int, a *convAttr
 	}
 }
 
+// padRows fills with pad the parts of one image's column row (oh rows of
+// ow) that read outside the image: the rows outside [y0, y1) and the
+// columns outside [lo, hi).
+func padRows[T float32 | float64](row []T, ow, y0, y1, lo, hi int, pad T) {
+	for y := range len(row) / max(ow, 1) {
+		out := row[y*ow:][:ow]
+		if y < y0 || y >= y1 || lo == hi {
+			for k := range out {
+				out[k] = pad
+			}
+			continue
+		}
+		for k := range out[:lo] {
+			out[k] = pad
+		}
+		for k := range out[hi:] {
+			out[hi+k] = pad
+		}
+	}
+}
+
 // col2imKernel sums the columns g [C·kH·kW N L] into dst [N C H W] (the
-// padding's entries are dropped), for the images [b0, b1).
+// padding's entries are dropped), for the images [b0, b1). It goes through
+// g in order, one kernel position at a time (each element of dst receives
+// its terms in the same order, whatever the images' split); at stride 1 a
+// position's inside rows are one block of vector additions.
 func col2imKernel[T float32 | float64](dst, g []T, n, c, b0, b1 int, a *convAttrs) {
 	oh, ow := a.outSize()
-	l := oh * ow
-	clear(dst[b0*c*a.h*a.w : b1*c*a.h*a.w])
-	for b := b0; b < b1; b++ {
-		for ch := range c {
-			img := dst[(b*c+ch)*a.h*a.w:][:a.h*a.w]
-			for i := range a.kh {
-				for j := range a.kw {
-					row := g[((ch*a.kh*a.kw+i*a.kw+j)*n+b)*l:][:l]
-					lo, hi := a.xRange(j, ow)
-					off := j*a.dw - a.pw
-					for y := range oh {
-						iy := y*a.sh - a.ph + i*a.dh
-						if iy < 0 || iy >= a.h || lo == hi {
-							continue
-						}
+	l, hw := oh*ow, a.h*a.w
+	clear(dst[b0*c*hw : b1*c*hw])
+	for ch := range c {
+		for i := range a.kh {
+			y0, y1 := a.yRange(i, oh)
+			for j := range a.kw {
+				lo, hi := a.xRange(j, ow)
+				if lo == hi || y0 == y1 {
+					continue
+				}
+				off := j*a.dw - a.pw
+				base := (ch*a.kh*a.kw + i*a.kw + j) * n * l
+				iy0 := y0*a.sh - a.ph + i*a.dh
+				if a.sw == 1 {
+					block(dst[(b0*c+ch)*hw+iy0*a.w+lo+off:], c*hw, a.sh*a.w, g[base+b0*l+y0*ow+lo:], l, ow,
+						b1-b0, y1-y0, hi-lo, true)
+					continue
+				}
+				for b := b0; b < b1; b++ {
+					img := dst[(b*c+ch)*hw:][:hw]
+					row := g[base+b*l:][:l]
+					for y := y0; y < y1; y++ {
+						d := img[(iy0+(y-y0)*a.sh)*a.w:][:a.w]
 						in := row[y*ow:][:ow]
-						d := img[iy*a.w:][:a.w]
-						if a.sw == 1 {
-							d := d[lo+off : hi+off]
-							for k, v := range in[lo:hi] {
-								d[k] += v
-							}
-							continue
-						}
 						for xo := lo; xo < hi; xo++ {
 							d[xo*a.sw+off] += in[xo]
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// block copies (or, if add, adds) nb·ny rows of width elements: row (b, y)
+// of src, at b·ssb + y·ssy, into row (b, y) of dst, at b·dsb + y·dsy. The
+// strides are positive, and the rows of one call do not overlap in dst.
+// float32 rows go to the assembly kernels where there are any; an element
+// gets the same bits either way (dst + src).
+func block[T float32 | float64](dst []T, dsb, dsy int, src []T, ssb, ssy, nb, ny, width int, add bool) {
+	if nb <= 0 || ny <= 0 || width <= 0 {
+		return
+	}
+	_ = dst[(nb-1)*dsb+(ny-1)*dsy+width-1] // the last rows lie inside: the kernels need not check
+	_ = src[(nb-1)*ssb+(ny-1)*ssy+width-1]
+	if d, ok := any(dst).([]float32); ok && blockF32(d, dsb, dsy, any(src).([]float32), ssb, ssy, nb, ny, width, add) {
+		return
+	}
+	for b := range nb {
+		for y := range ny {
+			o, in := dst[b*dsb+y*dsy:][:width], src[b*ssb+y*ssy:][:width]
+			if !add {
+				copy(o, in)
+				continue
+			}
+			for k, v := range in {
+				o[k] += v
 			}
 		}
 	}
