@@ -949,167 +949,311 @@ DATA gelu32tab<>+2032(SB)/4, $0x2cdac024
 DATA gelu32tab<>+2036(SB)/4, $0x2bbb70d9
 DATA gelu32tab<>+2040(SB)/4, $0x2a9558d4
 DATA gelu32tab<>+2044(SB)/4, $0x295d864d
-DATA gelu32tab<>+2048(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2052(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2056(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2060(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2064(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2068(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2072(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2076(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2080(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2084(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2088(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2092(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2096(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2100(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2104(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2108(SB)/4, $0x7fffffff
-DATA gelu32tab<>+2112(SB)/4, $0x80000000
-DATA gelu32tab<>+2116(SB)/4, $0x80000000
-DATA gelu32tab<>+2120(SB)/4, $0x80000000
-DATA gelu32tab<>+2124(SB)/4, $0x80000000
-DATA gelu32tab<>+2128(SB)/4, $0x80000000
-DATA gelu32tab<>+2132(SB)/4, $0x80000000
-DATA gelu32tab<>+2136(SB)/4, $0x80000000
-DATA gelu32tab<>+2140(SB)/4, $0x80000000
-DATA gelu32tab<>+2144(SB)/4, $0x80000000
-DATA gelu32tab<>+2148(SB)/4, $0x80000000
-DATA gelu32tab<>+2152(SB)/4, $0x80000000
-DATA gelu32tab<>+2156(SB)/4, $0x80000000
-DATA gelu32tab<>+2160(SB)/4, $0x80000000
-DATA gelu32tab<>+2164(SB)/4, $0x80000000
-DATA gelu32tab<>+2168(SB)/4, $0x80000000
-DATA gelu32tab<>+2172(SB)/4, $0x80000000
-DATA gelu32tab<>+2176(SB)/4, $0x3f800000
-DATA gelu32tab<>+2180(SB)/4, $0x3f800000
-DATA gelu32tab<>+2184(SB)/4, $0x3f800000
-DATA gelu32tab<>+2188(SB)/4, $0x3f800000
-DATA gelu32tab<>+2192(SB)/4, $0x3f800000
-DATA gelu32tab<>+2196(SB)/4, $0x3f800000
-DATA gelu32tab<>+2200(SB)/4, $0x3f800000
-DATA gelu32tab<>+2204(SB)/4, $0x3f800000
-DATA gelu32tab<>+2208(SB)/4, $0x3f800000
-DATA gelu32tab<>+2212(SB)/4, $0x3f800000
-DATA gelu32tab<>+2216(SB)/4, $0x3f800000
-DATA gelu32tab<>+2220(SB)/4, $0x3f800000
-DATA gelu32tab<>+2224(SB)/4, $0x3f800000
-DATA gelu32tab<>+2228(SB)/4, $0x3f800000
-DATA gelu32tab<>+2232(SB)/4, $0x3f800000
-DATA gelu32tab<>+2236(SB)/4, $0x3f800000
-DATA gelu32tab<>+2240(SB)/4, $0x4b400000
-DATA gelu32tab<>+2244(SB)/4, $0x4b400000
-DATA gelu32tab<>+2248(SB)/4, $0x4b400000
-DATA gelu32tab<>+2252(SB)/4, $0x4b400000
-DATA gelu32tab<>+2256(SB)/4, $0x4b400000
-DATA gelu32tab<>+2260(SB)/4, $0x4b400000
-DATA gelu32tab<>+2264(SB)/4, $0x4b400000
-DATA gelu32tab<>+2268(SB)/4, $0x4b400000
-DATA gelu32tab<>+2272(SB)/4, $0x4b400000
-DATA gelu32tab<>+2276(SB)/4, $0x4b400000
-DATA gelu32tab<>+2280(SB)/4, $0x4b400000
-DATA gelu32tab<>+2284(SB)/4, $0x4b400000
-DATA gelu32tab<>+2288(SB)/4, $0x4b400000
-DATA gelu32tab<>+2292(SB)/4, $0x4b400000
-DATA gelu32tab<>+2296(SB)/4, $0x4b400000
-DATA gelu32tab<>+2300(SB)/4, $0x4b400000
-DATA gelu32tab<>+2304(SB)/4, $0x3ecbe32a
-DATA gelu32tab<>+2308(SB)/4, $0x3ecbe32a
-DATA gelu32tab<>+2312(SB)/4, $0x3ecbe32a
-DATA gelu32tab<>+2316(SB)/4, $0x3ecbe32a
-DATA gelu32tab<>+2320(SB)/4, $0x3ecbe32a
-DATA gelu32tab<>+2324(SB)/4, $0x3ecbe32a
-DATA gelu32tab<>+2328(SB)/4, $0x3ecbe32a
-DATA gelu32tab<>+2332(SB)/4, $0x3ecbe32a
-DATA gelu32tab<>+2336(SB)/4, $0x3ecbe32a
-DATA gelu32tab<>+2340(SB)/4, $0x3ecbe32a
-DATA gelu32tab<>+2344(SB)/4, $0x3ecbe32a
-DATA gelu32tab<>+2348(SB)/4, $0x3ecbe32a
-DATA gelu32tab<>+2352(SB)/4, $0x3ecbe32a
-DATA gelu32tab<>+2356(SB)/4, $0x3ecbe32a
-DATA gelu32tab<>+2360(SB)/4, $0x3ecbe32a
-DATA gelu32tab<>+2364(SB)/4, $0x3ecbe32a
-DATA gelu32tab<>+2368(SB)/4, $0x3f4be32a
-DATA gelu32tab<>+2372(SB)/4, $0x3f4be32a
-DATA gelu32tab<>+2376(SB)/4, $0x3f4be32a
-DATA gelu32tab<>+2380(SB)/4, $0x3f4be32a
-DATA gelu32tab<>+2384(SB)/4, $0x3f4be32a
-DATA gelu32tab<>+2388(SB)/4, $0x3f4be32a
-DATA gelu32tab<>+2392(SB)/4, $0x3f4be32a
-DATA gelu32tab<>+2396(SB)/4, $0x3f4be32a
-DATA gelu32tab<>+2400(SB)/4, $0x3f4be32a
-DATA gelu32tab<>+2404(SB)/4, $0x3f4be32a
-DATA gelu32tab<>+2408(SB)/4, $0x3f4be32a
-DATA gelu32tab<>+2412(SB)/4, $0x3f4be32a
-DATA gelu32tab<>+2416(SB)/4, $0x3f4be32a
-DATA gelu32tab<>+2420(SB)/4, $0x3f4be32a
-DATA gelu32tab<>+2424(SB)/4, $0x3f4be32a
-DATA gelu32tab<>+2428(SB)/4, $0x3f4be32a
-DATA gelu32tab<>+2432(SB)/4, $0x40800000
-DATA gelu32tab<>+2436(SB)/4, $0x40800000
-DATA gelu32tab<>+2440(SB)/4, $0x40800000
-DATA gelu32tab<>+2444(SB)/4, $0x40800000
-DATA gelu32tab<>+2448(SB)/4, $0x40800000
-DATA gelu32tab<>+2452(SB)/4, $0x40800000
-DATA gelu32tab<>+2456(SB)/4, $0x40800000
-DATA gelu32tab<>+2460(SB)/4, $0x40800000
-DATA gelu32tab<>+2464(SB)/4, $0x40800000
-DATA gelu32tab<>+2468(SB)/4, $0x40800000
-DATA gelu32tab<>+2472(SB)/4, $0x40800000
-DATA gelu32tab<>+2476(SB)/4, $0x40800000
-DATA gelu32tab<>+2480(SB)/4, $0x40800000
-DATA gelu32tab<>+2484(SB)/4, $0x40800000
-DATA gelu32tab<>+2488(SB)/4, $0x40800000
-DATA gelu32tab<>+2492(SB)/4, $0x40800000
-DATA gelu32tab<>+2496(SB)/4, $0x40fe0000
-DATA gelu32tab<>+2500(SB)/4, $0x40fe0000
-DATA gelu32tab<>+2504(SB)/4, $0x40fe0000
-DATA gelu32tab<>+2508(SB)/4, $0x40fe0000
-DATA gelu32tab<>+2512(SB)/4, $0x40fe0000
-DATA gelu32tab<>+2516(SB)/4, $0x40fe0000
-DATA gelu32tab<>+2520(SB)/4, $0x40fe0000
-DATA gelu32tab<>+2524(SB)/4, $0x40fe0000
-DATA gelu32tab<>+2528(SB)/4, $0x40fe0000
-DATA gelu32tab<>+2532(SB)/4, $0x40fe0000
-DATA gelu32tab<>+2536(SB)/4, $0x40fe0000
-DATA gelu32tab<>+2540(SB)/4, $0x40fe0000
-DATA gelu32tab<>+2544(SB)/4, $0x40fe0000
-DATA gelu32tab<>+2548(SB)/4, $0x40fe0000
-DATA gelu32tab<>+2552(SB)/4, $0x40fe0000
-DATA gelu32tab<>+2556(SB)/4, $0x40fe0000
-DATA gelu32tab<>+2560(SB)/4, $0x40fc0000
-DATA gelu32tab<>+2564(SB)/4, $0x40fc0000
-DATA gelu32tab<>+2568(SB)/4, $0x40fc0000
-DATA gelu32tab<>+2572(SB)/4, $0x40fc0000
-DATA gelu32tab<>+2576(SB)/4, $0x40fc0000
-DATA gelu32tab<>+2580(SB)/4, $0x40fc0000
-DATA gelu32tab<>+2584(SB)/4, $0x40fc0000
-DATA gelu32tab<>+2588(SB)/4, $0x40fc0000
-DATA gelu32tab<>+2592(SB)/4, $0x40fc0000
-DATA gelu32tab<>+2596(SB)/4, $0x40fc0000
-DATA gelu32tab<>+2600(SB)/4, $0x40fc0000
-DATA gelu32tab<>+2604(SB)/4, $0x40fc0000
-DATA gelu32tab<>+2608(SB)/4, $0x40fc0000
-DATA gelu32tab<>+2612(SB)/4, $0x40fc0000
-DATA gelu32tab<>+2616(SB)/4, $0x40fc0000
-DATA gelu32tab<>+2620(SB)/4, $0x40fc0000
-DATA gelu32tab<>+2624(SB)/4, $0x0000001f
-DATA gelu32tab<>+2628(SB)/4, $0x0000001f
-DATA gelu32tab<>+2632(SB)/4, $0x0000001f
-DATA gelu32tab<>+2636(SB)/4, $0x0000001f
-DATA gelu32tab<>+2640(SB)/4, $0x0000001f
-DATA gelu32tab<>+2644(SB)/4, $0x0000001f
-DATA gelu32tab<>+2648(SB)/4, $0x0000001f
-DATA gelu32tab<>+2652(SB)/4, $0x0000001f
-DATA gelu32tab<>+2656(SB)/4, $0x0000001f
-DATA gelu32tab<>+2660(SB)/4, $0x0000001f
-DATA gelu32tab<>+2664(SB)/4, $0x0000001f
-DATA gelu32tab<>+2668(SB)/4, $0x0000001f
-DATA gelu32tab<>+2672(SB)/4, $0x0000001f
-DATA gelu32tab<>+2676(SB)/4, $0x0000001f
-DATA gelu32tab<>+2680(SB)/4, $0x0000001f
-DATA gelu32tab<>+2684(SB)/4, $0x0000001f
-GLOBL gelu32tab<>(SB), RODATA|NOPTR, $2688
+DATA gelu32tab<>+2048(SB)/4, $0x3f000000
+DATA gelu32tab<>+2052(SB)/4, $0xbdaaa14d
+DATA gelu32tab<>+2056(SB)/4, $0xbdae8e03
+DATA gelu32tab<>+2060(SB)/4, $0xbc43b7ad
+DATA gelu32tab<>+2064(SB)/4, $0xba04075b
+DATA gelu32tab<>+2068(SB)/4, $0xb6efcfcb
+DATA gelu32tab<>+2072(SB)/4, $0xb3185662
+DATA gelu32tab<>+2076(SB)/4, $0xae89cdac
+DATA gelu32tab<>+2080(SB)/4, $0x00000000
+DATA gelu32tab<>+2084(SB)/4, $0x00000000
+DATA gelu32tab<>+2088(SB)/4, $0x00000000
+DATA gelu32tab<>+2092(SB)/4, $0x00000000
+DATA gelu32tab<>+2096(SB)/4, $0x00000000
+DATA gelu32tab<>+2100(SB)/4, $0x00000000
+DATA gelu32tab<>+2104(SB)/4, $0x00000000
+DATA gelu32tab<>+2108(SB)/4, $0x00000000
+DATA gelu32tab<>+2112(SB)/4, $0xbf4c422a
+DATA gelu32tab<>+2116(SB)/4, $0xbe77c735
+DATA gelu32tab<>+2120(SB)/4, $0x3ddd25aa
+DATA gelu32tab<>+2124(SB)/4, $0x3cfe23c9
+DATA gelu32tab<>+2128(SB)/4, $0x3af59472
+DATA gelu32tab<>+2132(SB)/4, $0x380f6c13
+DATA gelu32tab<>+2136(SB)/4, $0x345dc98e
+DATA gelu32tab<>+2140(SB)/4, $0x2febd4a1
+DATA gelu32tab<>+2144(SB)/4, $0x00000000
+DATA gelu32tab<>+2148(SB)/4, $0x00000000
+DATA gelu32tab<>+2152(SB)/4, $0x00000000
+DATA gelu32tab<>+2156(SB)/4, $0x00000000
+DATA gelu32tab<>+2160(SB)/4, $0x00000000
+DATA gelu32tab<>+2164(SB)/4, $0x00000000
+DATA gelu32tab<>+2168(SB)/4, $0x00000000
+DATA gelu32tab<>+2172(SB)/4, $0x00000000
+DATA gelu32tab<>+2176(SB)/4, $0x355ffb41
+DATA gelu32tab<>+2180(SB)/4, $0x3eb9d560
+DATA gelu32tab<>+2184(SB)/4, $0x33e92880
+DATA gelu32tab<>+2188(SB)/4, $0xbd082579
+DATA gelu32tab<>+2192(SB)/4, $0xbb527f2f
+DATA gelu32tab<>+2196(SB)/4, $0xb8a3b05a
+DATA gelu32tab<>+2200(SB)/4, $0xb51c9180
+DATA gelu32tab<>+2204(SB)/4, $0xb0c5ab06
+DATA gelu32tab<>+2208(SB)/4, $0x00000000
+DATA gelu32tab<>+2212(SB)/4, $0x00000000
+DATA gelu32tab<>+2216(SB)/4, $0x00000000
+DATA gelu32tab<>+2220(SB)/4, $0x00000000
+DATA gelu32tab<>+2224(SB)/4, $0x00000000
+DATA gelu32tab<>+2228(SB)/4, $0x00000000
+DATA gelu32tab<>+2232(SB)/4, $0x00000000
+DATA gelu32tab<>+2236(SB)/4, $0x00000000
+DATA gelu32tab<>+2240(SB)/4, $0x3e882ab1
+DATA gelu32tab<>+2244(SB)/4, $0xbda52c00
+DATA gelu32tab<>+2248(SB)/4, $0xbd937015
+DATA gelu32tab<>+2252(SB)/4, $0x3c8520c4
+DATA gelu32tab<>+2256(SB)/4, $0x3b5855d0
+DATA gelu32tab<>+2260(SB)/4, $0x38ebec8d
+DATA gelu32tab<>+2264(SB)/4, $0x358e9cb2
+DATA gelu32tab<>+2268(SB)/4, $0x31590577
+DATA gelu32tab<>+2272(SB)/4, $0x00000000
+DATA gelu32tab<>+2276(SB)/4, $0x00000000
+DATA gelu32tab<>+2280(SB)/4, $0x00000000
+DATA gelu32tab<>+2284(SB)/4, $0x00000000
+DATA gelu32tab<>+2288(SB)/4, $0x00000000
+DATA gelu32tab<>+2292(SB)/4, $0x00000000
+DATA gelu32tab<>+2296(SB)/4, $0x00000000
+DATA gelu32tab<>+2300(SB)/4, $0x00000000
+DATA gelu32tab<>+2304(SB)/4, $0x3885f377
+DATA gelu32tab<>+2308(SB)/4, $0xbda52f62
+DATA gelu32tab<>+2312(SB)/4, $0x3d3848b4
+DATA gelu32tab<>+2316(SB)/4, $0xb3c35b5d
+DATA gelu32tab<>+2320(SB)/4, $0xbb0f40f0
+DATA gelu32tab<>+2324(SB)/4, $0xb8ef06b0
+DATA gelu32tab<>+2328(SB)/4, $0xb5bb3fd3
+DATA gelu32tab<>+2332(SB)/4, $0xb1aca375
+DATA gelu32tab<>+2336(SB)/4, $0x00000000
+DATA gelu32tab<>+2340(SB)/4, $0x00000000
+DATA gelu32tab<>+2344(SB)/4, $0x00000000
+DATA gelu32tab<>+2348(SB)/4, $0x00000000
+DATA gelu32tab<>+2352(SB)/4, $0x00000000
+DATA gelu32tab<>+2356(SB)/4, $0x00000000
+DATA gelu32tab<>+2360(SB)/4, $0x00000000
+DATA gelu32tab<>+2364(SB)/4, $0x00000000
+DATA gelu32tab<>+2368(SB)/4, $0xbd75c921
+DATA gelu32tab<>+2372(SB)/4, $0x3d1448ea
+DATA gelu32tab<>+2376(SB)/4, $0xbb2dfc3f
+DATA gelu32tab<>+2380(SB)/4, $0xbb98e529
+DATA gelu32tab<>+2384(SB)/4, $0x3a69cbdd
+DATA gelu32tab<>+2388(SB)/4, $0x38b2bd55
+DATA gelu32tab<>+2392(SB)/4, $0x35ba0c1e
+DATA gelu32tab<>+2396(SB)/4, $0x31cca7cd
+DATA gelu32tab<>+2400(SB)/4, $0x00000000
+DATA gelu32tab<>+2404(SB)/4, $0x00000000
+DATA gelu32tab<>+2408(SB)/4, $0x00000000
+DATA gelu32tab<>+2412(SB)/4, $0x00000000
+DATA gelu32tab<>+2416(SB)/4, $0x00000000
+DATA gelu32tab<>+2420(SB)/4, $0x00000000
+DATA gelu32tab<>+2424(SB)/4, $0x00000000
+DATA gelu32tab<>+2428(SB)/4, $0x00000000
+DATA gelu32tab<>+2432(SB)/4, $0x37a74790
+DATA gelu32tab<>+2436(SB)/4, $0x3c0f37eb
+DATA gelu32tab<>+2440(SB)/4, $0xbbff6e2e
+DATA gelu32tab<>+2444(SB)/4, $0x3b271766
+DATA gelu32tab<>+2448(SB)/4, $0xb90f8f92
+DATA gelu32tab<>+2452(SB)/4, $0xb848be62
+DATA gelu32tab<>+2456(SB)/4, $0xb5959451
+DATA gelu32tab<>+2460(SB)/4, $0xb1d0c5a8
+DATA gelu32tab<>+2464(SB)/4, $0x00000000
+DATA gelu32tab<>+2468(SB)/4, $0x00000000
+DATA gelu32tab<>+2472(SB)/4, $0x00000000
+DATA gelu32tab<>+2476(SB)/4, $0x00000000
+DATA gelu32tab<>+2480(SB)/4, $0x00000000
+DATA gelu32tab<>+2484(SB)/4, $0x00000000
+DATA gelu32tab<>+2488(SB)/4, $0x00000000
+DATA gelu32tab<>+2492(SB)/4, $0x00000000
+DATA gelu32tab<>+2496(SB)/4, $0x3c29588a
+DATA gelu32tab<>+2500(SB)/4, $0xbbd89c39
+DATA gelu32tab<>+2504(SB)/4, $0x3b2705f9
+DATA gelu32tab<>+2508(SB)/4, $0xb99e5086
+DATA gelu32tab<>+2512(SB)/4, $0xb8ba6e9f
+DATA gelu32tab<>+2516(SB)/4, $0x37a67da2
+DATA gelu32tab<>+2520(SB)/4, $0x355c5190
+DATA gelu32tab<>+2524(SB)/4, $0x31e15824
+DATA gelu32tab<>+2528(SB)/4, $0x00000000
+DATA gelu32tab<>+2532(SB)/4, $0x00000000
+DATA gelu32tab<>+2536(SB)/4, $0x00000000
+DATA gelu32tab<>+2540(SB)/4, $0x00000000
+DATA gelu32tab<>+2544(SB)/4, $0x00000000
+DATA gelu32tab<>+2548(SB)/4, $0x00000000
+DATA gelu32tab<>+2552(SB)/4, $0x00000000
+DATA gelu32tab<>+2556(SB)/4, $0x00000000
+DATA gelu32tab<>+2560(SB)/4, $0xbae21ad1
+DATA gelu32tab<>+2564(SB)/4, $0xb9a5d885
+DATA gelu32tab<>+2568(SB)/4, $0x39c750a7
+DATA gelu32tab<>+2572(SB)/4, $0xb96f949b
+DATA gelu32tab<>+2576(SB)/4, $0x38827d9d
+DATA gelu32tab<>+2580(SB)/4, $0xb6a95622
+DATA gelu32tab<>+2584(SB)/4, $0xb4dfd2a9
+DATA gelu32tab<>+2588(SB)/4, $0xb1979609
+DATA gelu32tab<>+2592(SB)/4, $0x00000000
+DATA gelu32tab<>+2596(SB)/4, $0x00000000
+DATA gelu32tab<>+2600(SB)/4, $0x00000000
+DATA gelu32tab<>+2604(SB)/4, $0x00000000
+DATA gelu32tab<>+2608(SB)/4, $0x00000000
+DATA gelu32tab<>+2612(SB)/4, $0x00000000
+DATA gelu32tab<>+2616(SB)/4, $0x00000000
+DATA gelu32tab<>+2620(SB)/4, $0x00000000
+DATA gelu32tab<>+2624(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2628(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2632(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2636(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2640(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2644(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2648(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2652(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2656(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2660(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2664(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2668(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2672(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2676(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2680(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2684(SB)/4, $0x7fffffff
+DATA gelu32tab<>+2688(SB)/4, $0x80000000
+DATA gelu32tab<>+2692(SB)/4, $0x80000000
+DATA gelu32tab<>+2696(SB)/4, $0x80000000
+DATA gelu32tab<>+2700(SB)/4, $0x80000000
+DATA gelu32tab<>+2704(SB)/4, $0x80000000
+DATA gelu32tab<>+2708(SB)/4, $0x80000000
+DATA gelu32tab<>+2712(SB)/4, $0x80000000
+DATA gelu32tab<>+2716(SB)/4, $0x80000000
+DATA gelu32tab<>+2720(SB)/4, $0x80000000
+DATA gelu32tab<>+2724(SB)/4, $0x80000000
+DATA gelu32tab<>+2728(SB)/4, $0x80000000
+DATA gelu32tab<>+2732(SB)/4, $0x80000000
+DATA gelu32tab<>+2736(SB)/4, $0x80000000
+DATA gelu32tab<>+2740(SB)/4, $0x80000000
+DATA gelu32tab<>+2744(SB)/4, $0x80000000
+DATA gelu32tab<>+2748(SB)/4, $0x80000000
+DATA gelu32tab<>+2752(SB)/4, $0x3f800000
+DATA gelu32tab<>+2756(SB)/4, $0x3f800000
+DATA gelu32tab<>+2760(SB)/4, $0x3f800000
+DATA gelu32tab<>+2764(SB)/4, $0x3f800000
+DATA gelu32tab<>+2768(SB)/4, $0x3f800000
+DATA gelu32tab<>+2772(SB)/4, $0x3f800000
+DATA gelu32tab<>+2776(SB)/4, $0x3f800000
+DATA gelu32tab<>+2780(SB)/4, $0x3f800000
+DATA gelu32tab<>+2784(SB)/4, $0x3f800000
+DATA gelu32tab<>+2788(SB)/4, $0x3f800000
+DATA gelu32tab<>+2792(SB)/4, $0x3f800000
+DATA gelu32tab<>+2796(SB)/4, $0x3f800000
+DATA gelu32tab<>+2800(SB)/4, $0x3f800000
+DATA gelu32tab<>+2804(SB)/4, $0x3f800000
+DATA gelu32tab<>+2808(SB)/4, $0x3f800000
+DATA gelu32tab<>+2812(SB)/4, $0x3f800000
+DATA gelu32tab<>+2816(SB)/4, $0x4b400000
+DATA gelu32tab<>+2820(SB)/4, $0x4b400000
+DATA gelu32tab<>+2824(SB)/4, $0x4b400000
+DATA gelu32tab<>+2828(SB)/4, $0x4b400000
+DATA gelu32tab<>+2832(SB)/4, $0x4b400000
+DATA gelu32tab<>+2836(SB)/4, $0x4b400000
+DATA gelu32tab<>+2840(SB)/4, $0x4b400000
+DATA gelu32tab<>+2844(SB)/4, $0x4b400000
+DATA gelu32tab<>+2848(SB)/4, $0x4b400000
+DATA gelu32tab<>+2852(SB)/4, $0x4b400000
+DATA gelu32tab<>+2856(SB)/4, $0x4b400000
+DATA gelu32tab<>+2860(SB)/4, $0x4b400000
+DATA gelu32tab<>+2864(SB)/4, $0x4b400000
+DATA gelu32tab<>+2868(SB)/4, $0x4b400000
+DATA gelu32tab<>+2872(SB)/4, $0x4b400000
+DATA gelu32tab<>+2876(SB)/4, $0x4b400000
+DATA gelu32tab<>+2880(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2884(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2888(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2892(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2896(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2900(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2904(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2908(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2912(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2916(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2920(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2924(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2928(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2932(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2936(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2940(SB)/4, $0x3ecbe32a
+DATA gelu32tab<>+2944(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2948(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2952(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2956(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2960(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2964(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2968(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2972(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2976(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2980(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2984(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2988(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2992(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+2996(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+3000(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+3004(SB)/4, $0x3f4be32a
+DATA gelu32tab<>+3008(SB)/4, $0x40800000
+DATA gelu32tab<>+3012(SB)/4, $0x40800000
+DATA gelu32tab<>+3016(SB)/4, $0x40800000
+DATA gelu32tab<>+3020(SB)/4, $0x40800000
+DATA gelu32tab<>+3024(SB)/4, $0x40800000
+DATA gelu32tab<>+3028(SB)/4, $0x40800000
+DATA gelu32tab<>+3032(SB)/4, $0x40800000
+DATA gelu32tab<>+3036(SB)/4, $0x40800000
+DATA gelu32tab<>+3040(SB)/4, $0x40800000
+DATA gelu32tab<>+3044(SB)/4, $0x40800000
+DATA gelu32tab<>+3048(SB)/4, $0x40800000
+DATA gelu32tab<>+3052(SB)/4, $0x40800000
+DATA gelu32tab<>+3056(SB)/4, $0x40800000
+DATA gelu32tab<>+3060(SB)/4, $0x40800000
+DATA gelu32tab<>+3064(SB)/4, $0x40800000
+DATA gelu32tab<>+3068(SB)/4, $0x40800000
+DATA gelu32tab<>+3072(SB)/4, $0x40fe0000
+DATA gelu32tab<>+3076(SB)/4, $0x40fe0000
+DATA gelu32tab<>+3080(SB)/4, $0x40fe0000
+DATA gelu32tab<>+3084(SB)/4, $0x40fe0000
+DATA gelu32tab<>+3088(SB)/4, $0x40fe0000
+DATA gelu32tab<>+3092(SB)/4, $0x40fe0000
+DATA gelu32tab<>+3096(SB)/4, $0x40fe0000
+DATA gelu32tab<>+3100(SB)/4, $0x40fe0000
+DATA gelu32tab<>+3104(SB)/4, $0x40fe0000
+DATA gelu32tab<>+3108(SB)/4, $0x40fe0000
+DATA gelu32tab<>+3112(SB)/4, $0x40fe0000
+DATA gelu32tab<>+3116(SB)/4, $0x40fe0000
+DATA gelu32tab<>+3120(SB)/4, $0x40fe0000
+DATA gelu32tab<>+3124(SB)/4, $0x40fe0000
+DATA gelu32tab<>+3128(SB)/4, $0x40fe0000
+DATA gelu32tab<>+3132(SB)/4, $0x40fe0000
+DATA gelu32tab<>+3136(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3140(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3144(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3148(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3152(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3156(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3160(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3164(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3168(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3172(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3176(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3180(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3184(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3188(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3192(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3196(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3200(SB)/4, $0x40f00000
+DATA gelu32tab<>+3204(SB)/4, $0x40f00000
+DATA gelu32tab<>+3208(SB)/4, $0x40f00000
+DATA gelu32tab<>+3212(SB)/4, $0x40f00000
+DATA gelu32tab<>+3216(SB)/4, $0x40f00000
+DATA gelu32tab<>+3220(SB)/4, $0x40f00000
+DATA gelu32tab<>+3224(SB)/4, $0x40f00000
+DATA gelu32tab<>+3228(SB)/4, $0x40f00000
+DATA gelu32tab<>+3232(SB)/4, $0x40f00000
+DATA gelu32tab<>+3236(SB)/4, $0x40f00000
+DATA gelu32tab<>+3240(SB)/4, $0x40f00000
+DATA gelu32tab<>+3244(SB)/4, $0x40f00000
+DATA gelu32tab<>+3248(SB)/4, $0x40f00000
+DATA gelu32tab<>+3252(SB)/4, $0x40f00000
+DATA gelu32tab<>+3256(SB)/4, $0x40f00000
+DATA gelu32tab<>+3260(SB)/4, $0x40f00000
+GLOBL gelu32tab<>(SB), RODATA|NOPTR, $3264
 
 // func geluF32AVX512(dst, x *float32, n int)
 TEXT ·geluF32AVX512(SB), NOSPLIT, $0-24
@@ -1121,17 +1265,17 @@ TEXT ·geluF32AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSD gelutab<>+1280(SB), Z31
 	VBROADCASTSD gelutab<>+1344(SB), Z30
 	VBROADCASTSD gelutab<>+1408(SB), Z29
-	VMOVUPS gelu32tab<>+2176(SB), Z28
+	VMOVUPS gelu32tab<>+2752(SB), Z28
 	PCALIGN $32
 geluF32AVX512_loop:
 	VMOVUPS (SI), Z0
-	VPANDD gelu32tab<>+2048(SB), Z0, Z1
-	VCMPPS $5, gelu32tab<>+2496(SB), Z1, K1
+	VPANDD gelu32tab<>+2624(SB), Z0, Z1
+	VCMPPS $5, gelu32tab<>+3072(SB), Z1, K1
 	KORTESTW K1, K1
 	JNZ geluF32AVX512_slow
-	VMOVUPS gelu32tab<>+2368(SB), Z3
-	VFMADD231PS gelu32tab<>+2304(SB), Z1, Z3
-	VMOVUPS gelu32tab<>+2240(SB), Z2
+	VMOVUPS gelu32tab<>+2944(SB), Z3
+	VFMADD231PS gelu32tab<>+2880(SB), Z1, Z3
+	VMOVUPS gelu32tab<>+2816(SB), Z2
 	VFMADD231PS Z3, Z1, Z2
 	VMOVUPS gelu32tab<>+1152(SB), Z3
 	VPERMT2PS gelu32tab<>+1216(SB), Z2, Z3
@@ -1162,7 +1306,7 @@ geluF32AVX512_loop:
 	VMULPS Z1, Z4, Z4
 	VMOVUPS gelu32tab<>+0(SB), Z5
 	VPERMT2PS gelu32tab<>+64(SB), Z2, Z5
-	VPTESTNMD gelu32tab<>+2112(SB), Z0, K3
+	VPTESTNMD gelu32tab<>+2688(SB), Z0, K3
 	VSUBPS Z5, Z28, K3, Z5
 	VFMADD213PS Z4, Z0, Z5
 	VMOVUPS Z5, (DI)
@@ -1274,17 +1418,17 @@ TEXT ·geluBwdF32AVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSD gelutab<>+1280(SB), Z31
 	VBROADCASTSD gelutab<>+1344(SB), Z30
 	VBROADCASTSD gelutab<>+1408(SB), Z29
-	VMOVUPS gelu32tab<>+2176(SB), Z28
+	VMOVUPS gelu32tab<>+2752(SB), Z28
 	PCALIGN $32
 geluBwdF32AVX512_loop:
 	VMOVUPS (SI), Z0
-	VPANDD gelu32tab<>+2048(SB), Z0, Z1
-	VCMPPS $5, gelu32tab<>+2560(SB), Z1, K1
+	VPANDD gelu32tab<>+2624(SB), Z0, Z1
+	VCMPPS $5, gelu32tab<>+3136(SB), Z1, K1
 	KORTESTW K1, K1
 	JNZ geluBwdF32AVX512_slow
-	VMULPS gelu32tab<>+2432(SB), Z1, Z3
-	VADDPS gelu32tab<>+2240(SB), Z3, Z2
-	VSUBPS gelu32tab<>+2240(SB), Z2, Z5
+	VMULPS gelu32tab<>+3008(SB), Z1, Z3
+	VADDPS gelu32tab<>+2816(SB), Z3, Z2
+	VSUBPS gelu32tab<>+2816(SB), Z2, Z5
 	VSUBPS Z5, Z3, Z3
 	VMOVUPS gelu32tab<>+1920(SB), Z4
 	VPERMT2PS gelu32tab<>+1984(SB), Z2, Z4
@@ -1305,7 +1449,7 @@ geluBwdF32AVX512_loop:
 	VFMADD213PS Z5, Z3, Z4
 	VMOVUPS (DX), Z6
 	VMULPS Z6, Z4, Z4
-	VPTESTNMD gelu32tab<>+2112(SB), Z0, K3
+	VPTESTNMD gelu32tab<>+2688(SB), Z0, K3
 	VSUBPS Z4, Z6, K3, Z4
 	VMOVUPS Z4, (DI)
 geluBwdF32AVX512_next:
@@ -2011,6 +2155,47 @@ TEXT ·geluBwdF32AVX2(SB), NOSPLIT, $0-32
 	VBROADCASTSD gelutab<>+1408(SB), Y13
 	PCALIGN $32
 geluBwdF32AVX2_loop:
+	VMOVUPS (SI), Y0
+	VANDPS gelu32tab<>+2624(SB), Y0, Y1
+	VCMPPS $5, gelu32tab<>+3200(SB), Y1, Y5
+	VMOVMSKPS Y5, AX
+	TESTL AX, AX
+	JNZ geluBwdF32AVX2_slow
+	VADDPS gelu32tab<>+2816(SB), Y1, Y2
+	VSUBPS gelu32tab<>+2816(SB), Y2, Y5
+	VSUBPS Y5, Y1, Y3
+	VPERMPS gelu32tab<>+2560(SB), Y2, Y4
+	VPERMPS gelu32tab<>+2496(SB), Y2, Y5
+	VFMADD213PS Y5, Y3, Y4
+	VPERMPS gelu32tab<>+2432(SB), Y2, Y5
+	VFMADD213PS Y5, Y3, Y4
+	VPERMPS gelu32tab<>+2368(SB), Y2, Y5
+	VFMADD213PS Y5, Y3, Y4
+	VPERMPS gelu32tab<>+2304(SB), Y2, Y5
+	VFMADD213PS Y5, Y3, Y4
+	VPERMPS gelu32tab<>+2240(SB), Y2, Y5
+	VFMADD213PS Y5, Y3, Y4
+	VPERMPS gelu32tab<>+2176(SB), Y2, Y5
+	VFMADD213PS Y5, Y3, Y4
+	VPERMPS gelu32tab<>+2112(SB), Y2, Y5
+	VFMADD213PS Y5, Y3, Y4
+	VPERMPS gelu32tab<>+2048(SB), Y2, Y5
+	VFMADD213PS Y5, Y3, Y4
+	VMOVUPS (DX), Y6
+	VMULPS Y6, Y4, Y4
+	VSUBPS Y4, Y6, Y6
+	VBLENDVPS Y0, Y4, Y6, Y4
+	VMOVUPS Y4, (DI)
+geluBwdF32AVX2_next:
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ geluBwdF32AVX2_loop
+geluBwdF32AVX2_done:
+	VZEROUPPER
+	RET
+geluBwdF32AVX2_slow:
 	VCVTPS2PD 0(SI), Y0
 	VCVTPS2PD 16(SI), Y6
 	VMAXPD Y0, Y14, Y0
@@ -2125,14 +2310,7 @@ geluBwdF32AVX2_loop:
 	VCVTPD2PSY Y8, X8
 	VMOVUPS X2, 0(DI)
 	VMOVUPS X8, 16(DI)
-	ADDQ $32, DI
-	ADDQ $32, SI
-	ADDQ $32, DX
-	DECQ CX
-	JNZ geluBwdF32AVX2_loop
-geluBwdF32AVX2_done:
-	VZEROUPPER
-	RET
+	JMP geluBwdF32AVX2_next
 
 // func expF32AVX2(dst, x *float32, n int)
 TEXT ·expF32AVX2(SB), NOSPLIT, $0-24

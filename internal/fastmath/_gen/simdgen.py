@@ -135,11 +135,14 @@ def c32(name, values=None, raw=None, off=0):
 # c_j/2 ≤ a ≤ 2c_j in every interval but the first, where c_0 = 0).
 #
 # Backward, GELU′(−a) to float32 absolute accuracy: 32 intervals of 1/4,
-# j = round(4a), a < 7.875, the polynomial in u = 4a − j (exact).
+# j = round(4a), a < 7.875, the polynomial in u = 4a − j (exact); AVX2
+# (VPERMPS: 8 entries) has 8 intervals of 1, a < 7.5, degree 8.
 FWD_ALPHA, FWD_DEG = 2.0, 7
 FWD_BOUND = 7.9375
 BWD_S, BWD_N, BWD_DEG = 4, 32, 5
 BWD_BOUND = (BWD_N - 0.5) / BWD_S
+BWD2_S, BWD2_N, BWD2_DEG = 1, 8, 8
+BWD2_BOUND = (BWD2_N - 0.5) / BWD2_S
 
 
 def fwd_intervals():
@@ -178,10 +181,13 @@ def gelu_tables():
     bwd = gelufit.table(gelufit.gelu_deriv_neg, BWD_S, BWD_N, BWD_DEG, False, False, log)
     for k, row in enumerate(bwd):
         c32(f"gbwd{k}", row)
-    return len(fwd), len(bwd)
+    bwd2 = gelufit.table(gelufit.gelu_deriv_neg, BWD2_S, BWD2_N, BWD2_DEG, False, False, log)
+    for k, row in enumerate(bwd2):
+        c32(f"gbwd2_{k}", row)
+    return len(fwd), len(bwd), len(bwd2)
 
 
-N_FWD, N_BWD = gelu_tables()
+N_FWD, N_BWD, N_BWD2 = gelu_tables()
 c32("f_abs", raw=0x7FFFFFFF)
 c32("f_sign", raw=0x80000000)
 c32("f_one", 1.0)
@@ -191,7 +197,7 @@ c32("f_fwd_as", FWD_S * FWD_ALPHA)
 c32("f_bwd_s", float(BWD_S))
 c32("f_fwd_bound", FWD_BOUND)
 c32("f_bwd_bound", BWD_BOUND)
-c32("f_idx", raw=31)
+c32("f_bwd2_bound", BWD2_BOUND)
 
 
 class ISA:
@@ -402,24 +408,19 @@ def gelu_tanh_bwd_chain(isa, regs, off):
     ] + store(isa, a, f"{o}(DI)"))
 
 
-def off32(name):
-    """The byte offset of float32 table name in gelu32tab."""
-    return int(c32(name).split("+")[1].split("(")[0])
-
-
 def lookup(isa, name, dst):
-    """dst = entry j of the 32-entry float32 table name, j the interval
-    index: in the low bits of Z2 (AVX-512, VPERMT2PS) or the integer in Y2
-    (AVX2: a gather from the table at R8, the mask rebuilt in Y7 each
-    time)."""
+    """dst = entry j of the float32 table name, j the interval index in
+    the low bits of register 2: 32 entries with VPERMT2PS (AVX-512), 8 with
+    VPERMPS (AVX2). (AVX2 gathers from 32-entry tables, VGATHERDPS, made
+    the kernels slower than the float64 chains.)"""
     if isa is AVX512:
         return [f"VMOVUPS {c32(name)}, {dst}", f"VPERMT2PS {c32(name, off=64)}, Z2, {dst}"]
-    return ["VPCMPEQD Y7, Y7, Y7", f"VGATHERDPS Y7, {off32(name)}(R8)(Y2*4), {dst}"]
+    return [f"VPERMPS {c32(name)}, Y2, {dst}"]
 
 
 def fast_index(isa, bound, fwd, slow):
-    """x in 0, a = |x| in 1, the interval index j in 2 (AVX-512: its bits
-    in a float32 above the shifter; AVX2: the integer), u in 3; a jump to
+    """x in 0, a = |x| in 1, the interval index j in 2 (its bits in a
+    float32 above the shifter), u in 3; a jump to
     slow where a lane has |x| ≥ bound or NaN. Forward: j = round(y),
     y = FWD_S·a·(a + α), u = a − c_j; backward: j = round(4a), u = 4a − j."""
     v = isa.v
@@ -437,18 +438,19 @@ def fast_index(isa, bound, fwd, slow):
             f"VMOVUPS {c32('f_shifter')}, {v}2",
             f"VFMADD231PS {v}3, {v}1, {v}2",  # j in the low bits
         ]
-        if isa is AVX2:
-            res.append(f"VPAND {c32('f_idx')}, Y2, Y2")
         return res + lookup(isa, "gfwdc", f"{v}3") + [f"VSUBPS {v}3, {v}1, {v}3"]
-    res += [
-        f"VMULPS {c32('f_bwd_s')}, {v}1, {v}3",  # 4a: exact
-        f"VADDPS {c32('f_shifter')}, {v}3, {v}2",  # j in the low bits
-        f"VSUBPS {c32('f_shifter')}, {v}2, {v}5",
-        f"VSUBPS {v}5, {v}3, {v}3",  # u, exact
+    if isa is AVX2:  # a·1
+        return res + [
+            f"VADDPS {c32('f_shifter')}, Y1, Y2",  # j in the low bits
+            f"VSUBPS {c32('f_shifter')}, Y2, Y5",
+            "VSUBPS Y5, Y1, Y3",  # u, exact
+        ]
+    return res + [
+        f"VMULPS {c32('f_bwd_s')}, Z1, Z3",  # 4a: exact
+        f"VADDPS {c32('f_shifter')}, Z3, Z2",  # j in the low bits
+        f"VSUBPS {c32('f_shifter')}, Z2, Z5",
+        "VSUBPS Z5, Z3, Z3",  # u, exact
     ]
-    if isa is AVX2:
-        res.append(f"VPAND {c32('f_idx')}, Y2, Y2")
-    return res
 
 
 def horner(isa, prefix, first, last):
@@ -466,24 +468,23 @@ def fast_fwd(isa, slow):
     hi + lo + u·q(u) (gelufit.py), T = −(lo + u·q) from the negated
     tables, GELU = x·C + a·T, C = hi for x < 0 (x·h) and 1 − hi for x ≥ 0
     (x − x·h), one rounding of the sum."""
-    v = isa.v
+    assert isa is AVX512, "AVX2 has no 32-entry lookup"
     res = fast_index(isa, "f_fwd_bound", True, slow)
     res += horner(isa, "gfwd", N_FWD - 1, 1)
-    res += [f"VMULPS {v}1, {v}4, {v}4"]  # a·T
-    res += lookup(isa, "gfwd0", f"{v}5")  # hi
-    if isa is AVX512:
-        res += [f"VPTESTNMD {c32('f_sign')}, Z0, K3", "VSUBPS Z5, Z28, K3, Z5"]
-    else:
-        res += ["VSUBPS Y5, Y12, Y6", "VBLENDVPS Y0, Y5, Y6, Y5"]
-    return res + [f"VFMADD213PS {v}4, {v}0, {v}5", f"VMOVUPS {v}5, (DI)"]
+    res += ["VMULPS Z1, Z4, Z4"]  # a·T
+    res += lookup(isa, "gfwd0", "Z5")  # hi
+    res += [f"VPTESTNMD {c32('f_sign')}, Z0, K3", "VSUBPS Z5, Z28, K3, Z5"]  # 1 − hi where x ≥ 0
+    return res + ["VFMADD213PS Z4, Z0, Z5", "VMOVUPS Z5, (DI)"]
 
 
 def fast_bwd(isa, slow):
     """GELU′·g in float32 lanes for |x| < BWD_BOUND: s = GELU′(−a) by the
     table, g·s for x < 0 and g − g·s for x ≥ 0 (GELU′(x) = 1 − s)."""
     v = isa.v
-    res = fast_index(isa, "f_bwd_bound", False, slow)
-    res += horner(isa, "gbwd", N_BWD - 1, 0)
+    if isa is AVX512:
+        res = fast_index(isa, "f_bwd_bound", False, slow) + horner(isa, "gbwd", N_BWD - 1, 0)
+    else:
+        res = fast_index(isa, "f_bwd2_bound", False, slow) + horner(isa, "gbwd2_", N_BWD2 - 1, 0)
     res += [f"VMOVUPS (DX), {v}6", f"VMULPS {v}6, {v}4, {v}4"]
     if isa is AVX512:
         res += [f"VPTESTNMD {c32('f_sign')}, Z0, K3", "VSUBPS Z4, Z6, K3, Z4"]
@@ -523,9 +524,6 @@ def kernel(isa, name, args, chain, nregs, lo="lo", hi="hi", fast=None):
     if fast:
         if isa is AVX512:
             e(f"\tVMOVUPS {c32('f_one')}, Z28")
-        else:
-            e(f"\tVMOVUPS {c32('f_one')}, Y12")
-            e("\tLEAQ gelu32tab<>(SB), R8")
     e("\tPCALIGN $32")
     e(f"{name}_loop:")
     r0 = [isa.r(i) for i in range(nregs)]
@@ -557,11 +555,12 @@ def kernel(isa, name, args, chain, nregs, lo="lo", hi="hi", fast=None):
 
 
 for isa in (AVX512, AVX2):
-    # AVX2 has no 32-entry permute, and its gathers made the fast paths
-    # slower than the float64 chains: AVX2 keeps the chains alone.
+    # AVX2 has no 32-entry permute, and its gathers made the forward fast
+    # path slower than the float64 chains: AVX2 keeps the chains alone
+    # there; its backward has tables of 8.
     avx512 = isa is AVX512
     kernel(isa, f"geluF32{isa.name}", ["dst", "x"], fwd_chain, 5, fast=fast_fwd if avx512 else None)
-    kernel(isa, f"geluBwdF32{isa.name}", ["dst", "grad", "x"], bwd_chain, 6, fast=fast_bwd if avx512 else None)
+    kernel(isa, f"geluBwdF32{isa.name}", ["dst", "grad", "x"], bwd_chain, 6, fast=fast_bwd)
     kernel(isa, f"expF32{isa.name}", ["dst", "x"], exp_chain, 3, "exp_lo", "exp_hi")
     kernel(isa, f"sigmoidF32{isa.name}", ["dst", "x"], sigmoid_chain, 4, "exp_lo", "sig_hi")
     kernel(isa, f"siluF32{isa.name}", ["dst", "x"], silu_chain, 4, "exp_lo", "sig_hi")
