@@ -410,12 +410,22 @@ def gelu_tanh_bwd_chain(isa, regs, off):
 
 def lookup(isa, name, dst):
     """dst = entry j of the float32 table name, j the interval index in
-    the low bits of register 2: 32 entries with VPERMT2PS (AVX-512), 8 with
-    VPERMPS (AVX2). (AVX2 gathers from 32-entry tables, VGATHERDPS, made
-    the kernels slower than the float64 chains.)"""
+    the low bits of register 2: 32 entries with VPERMT2PS (AVX-512); with
+    AVX2 VPERMPS, 8 entries (tables named …2_k) or 32 in four VPERMPS and
+    three blends by bits 3 and 4 of j (their sign-bit masks in Y10, Y11).
+    (AVX2 gathers, VGATHERDPS, made the kernels slower than the float64
+    chains.)"""
     if isa is AVX512:
         return [f"VMOVUPS {c32(name)}, {dst}", f"VPERMT2PS {c32(name, off=64)}, Z2, {dst}"]
-    return [f"VPERMPS {c32(name)}, Y2, {dst}"]
+    if "2_" in name:
+        return [f"VPERMPS {c32(name)}, Y2, {dst}"]
+    return [
+        f"VPERMPS {c32(name)}, Y2, Y6", f"VPERMPS {c32(name, off=32)}, Y2, Y7",
+        "VBLENDVPS Y10, Y7, Y6, Y6",  # entries 0–15
+        f"VPERMPS {c32(name, off=64)}, Y2, Y7", f"VPERMPS {c32(name, off=96)}, Y2, Y8",
+        "VBLENDVPS Y10, Y8, Y7, Y7",  # 16–31
+        f"VBLENDVPS Y11, Y7, Y6, {dst}",
+    ]
 
 
 def fast_index(isa, bound, fwd, slow):
@@ -438,6 +448,8 @@ def fast_index(isa, bound, fwd, slow):
             f"VMOVUPS {c32('f_shifter')}, {v}2",
             f"VFMADD231PS {v}3, {v}1, {v}2",  # j in the low bits
         ]
+        if isa is AVX2:  # the blend masks of lookup
+            res += ["VPSLLD $28, Y2, Y10", "VPSLLD $27, Y2, Y11"]
         return res + lookup(isa, "gfwdc", f"{v}3") + [f"VSUBPS {v}3, {v}1, {v}3"]
     if isa is AVX2:  # a·1
         return res + [
@@ -468,13 +480,16 @@ def fast_fwd(isa, slow):
     hi + lo + u·q(u) (gelufit.py), T = −(lo + u·q) from the negated
     tables, GELU = x·C + a·T, C = hi for x < 0 (x·h) and 1 − hi for x ≥ 0
     (x − x·h), one rounding of the sum."""
-    assert isa is AVX512, "AVX2 has no 32-entry lookup"
+    v = isa.v
     res = fast_index(isa, "f_fwd_bound", True, slow)
     res += horner(isa, "gfwd", N_FWD - 1, 1)
-    res += ["VMULPS Z1, Z4, Z4"]  # a·T
-    res += lookup(isa, "gfwd0", "Z5")  # hi
-    res += [f"VPTESTNMD {c32('f_sign')}, Z0, K3", "VSUBPS Z5, Z28, K3, Z5"]  # 1 − hi where x ≥ 0
-    return res + ["VFMADD213PS Z4, Z0, Z5", "VMOVUPS Z5, (DI)"]
+    res += [f"VMULPS {v}1, {v}4, {v}4"]  # a·T
+    res += lookup(isa, "gfwd0", f"{v}5")  # hi
+    if isa is AVX512:
+        res += [f"VPTESTNMD {c32('f_sign')}, Z0, K3", "VSUBPS Z5, Z28, K3, Z5"]  # 1 − hi where x ≥ 0
+    else:
+        res += ["VSUBPS Y5, Y12, Y6", "VBLENDVPS Y0, Y5, Y6, Y5"]
+    return res + [f"VFMADD213PS {v}4, {v}0, {v}5", f"VMOVUPS {v}5, (DI)"]
 
 
 def fast_bwd(isa, slow):
@@ -524,6 +539,8 @@ def kernel(isa, name, args, chain, nregs, lo="lo", hi="hi", fast=None):
     if fast:
         if isa is AVX512:
             e(f"\tVMOVUPS {c32('f_one')}, Z28")
+        else:
+            e(f"\tVMOVUPS {c32('f_one')}, Y12")
     e("\tPCALIGN $32")
     e(f"{name}_loop:")
     r0 = [isa.r(i) for i in range(nregs)]
@@ -559,7 +576,7 @@ for isa in (AVX512, AVX2):
     # path slower than the float64 chains: AVX2 keeps the chains alone
     # there; its backward has tables of 8.
     avx512 = isa is AVX512
-    kernel(isa, f"geluF32{isa.name}", ["dst", "x"], fwd_chain, 5, fast=fast_fwd if avx512 else None)
+    kernel(isa, f"geluF32{isa.name}", ["dst", "x"], fwd_chain, 5, fast=fast_fwd)
     kernel(isa, f"geluBwdF32{isa.name}", ["dst", "grad", "x"], bwd_chain, 6, fast=fast_bwd)
     kernel(isa, f"expF32{isa.name}", ["dst", "x"], exp_chain, 3, "exp_lo", "exp_hi")
     kernel(isa, f"sigmoidF32{isa.name}", ["dst", "x"], sigmoid_chain, 4, "exp_lo", "sig_hi")
