@@ -106,7 +106,7 @@ func TestNormF32(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, rows := range []int{1, 2, 3, 4, 5, 7, 8, 9, 13} {
-		for _, c := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 33, 64, 127, 128, 130} {
+		for _, c := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 33, 64, 127, 128, 130, 256, 257, 300} {
 			for k := range 8 {
 				rms, beta, special := k&1 != 0, k&2 != 0, k&4 != 0
 				label := fmt.Sprintf("%dx%d rms=%v beta=%v special=%v", rows, c, rms, beta, special)

@@ -34,8 +34,11 @@ def row(p0, p2, r):
 # ---------------------------------------------------------------------------
 # forward
 
-# Arguments (ABI0): x+0 y+8 gamma+16 beta+24 stats+32 rows+40 c+48 eps+56 flags+64.
-# flags: 1 = rms (no mean, stats hold rstd only), 2 = beta present.
+# Arguments (ABI0): x+0 y+8 gamma+16 beta+24 stats+32 scratch+40 rows+48
+# c+56 eps+64 flags+72. flags: 1 = rms (no mean, stats hold rstd only),
+# 2 = beta present. The first pass over a row group widens x to float64 in
+# the scratch (4 columns of each of the n rows, n*32 bytes a chunk; one
+# column, n*8 bytes, in the tail); the later passes read it there.
 # Frame: 0 xg, 8 yg, 16 stats pointer, 24 rows left, 32 C as float64,
 # 40 eps, 48 1.0, 56 flags; per row r: MEAN r*32+64, RSTD r*32+192,
 # PART r*32+320 (the four partial sums).
@@ -62,6 +65,13 @@ def fwd_body(n, L):
         ins(f"MOVQ {FXG}(SP), SI")
         if n == 4:
             ins("LEAQ (SI)(DX*2), R8")
+        ins("MOVQ scratch+40(FP), R13")
+
+    def advance(w):
+        ins(f"ADDQ ${4 * w}, SI")
+        if n == 4:
+            ins(f"ADDQ ${4 * w}, R8")
+        ins(f"ADDQ ${8 * w * n}, R13")
 
     def reduce_part(r, dst, tmp):
         # dst holds s0 (with the tail); (s0 + s1) + (s2 + s3)
@@ -70,43 +80,61 @@ def fwd_body(n, L):
         ins(f"VADDSD {PART(r, 3)}, X{tmp}, X{tmp}")
         ins(f"VADDSD X{tmp}, X{dst}, X{dst}")
 
+    def load_x(V, w, r, dst, conv):
+        # x of row r, widened: from x (and stored to the scratch) or from the scratch
+        if conv:
+            if w == 4:
+                ins(f"VCVTPS2PD {row('SI', 'R8', r)}, {V}{dst}")
+                ins(f"VMOVUPD {V}{dst}, {32 * r}(R13)")
+            else:
+                ins(f"VCVTSS2SD {row('SI', 'R8', r)}, {V}{dst}, {V}{dst}")
+                ins(f"VMOVSD {V}{dst}, {8 * r}(R13)")
+        else:
+            ins(f"{'VMOVUPD' if w == 4 else 'VMOVSD'} {8 * w * r}(R13), {V}{dst}")
+
+    def loops(M, vec_step, tail_step, before_tail):
+        ins("MOVQ BX, CX")
+        ins("SHRQ $2, CX")
+        ins(f"JZ {M}_tail")
+        e(f"{M}_loop:")
+        vec_step()
+        advance(4)
+        ins("DECQ CX")
+        ins(f"JNZ {M}_loop")
+        e(f"{M}_tail:")
+        before_tail()
+        ins("MOVQ BX, CX")
+        ins("ANDQ $3, CX")
+        ins(f"JZ {M}_end")
+        e(f"{M}_tloop:")
+        tail_step()
+        advance(1)
+        ins("DECQ CX")
+        ins(f"JNZ {M}_tloop")
+        e(f"{M}_end:")
+
+    def park():
+        # the partial sums to the frame, s0 back to X{r} for the tail
+        for r in rows:
+            ins(f"VMOVUPD Y{r}, {PART(r)}")
+        for r in rows:
+            ins(f"VMOVSD {PART(r)}, X{r}")
+
     # pass A: the mean (skipped for rms: mean 0)
     ins(f"TESTQ $1, {FFLAGS}(SP)")
     ins(f"JNZ {L}_nomean")
     pointers()
     for r in rows:
         ins(f"VXORPD Y{r}, Y{r}, Y{r}")
-    ins("MOVQ BX, CX")
-    ins("SHRQ $2, CX")
-    ins(f"JZ {L}_atail")
-    e(f"{L}_aloop:")
-    for r in rows:
-        ins(f"VCVTPS2PD {row('SI', 'R8', r)}, Y{4 + r}")
-    for r in rows:
-        ins(f"VADDPD Y{4 + r}, Y{r}, Y{r}")
-    ins("ADDQ $16, SI")
-    if n == 4:
-        ins("ADDQ $16, R8")
-    ins("DECQ CX")
-    ins(f"JNZ {L}_aloop")
-    e(f"{L}_atail:")
-    for r in rows:
-        ins(f"VMOVUPD Y{r}, {PART(r)}")
-    for r in rows:
-        ins(f"VMOVSD {PART(r)}, X{r}")
-    ins("MOVQ BX, CX")
-    ins("ANDQ $3, CX")
-    ins(f"JZ {L}_ared")
-    e(f"{L}_atloop:")
-    for r in rows:
-        ins(f"VCVTSS2SD {row('SI', 'R8', r)}, X{4 + r}, X{4 + r}")
-        ins(f"VADDSD X{4 + r}, X{r}, X{r}")
-    ins("ADDQ $4, SI")
-    if n == 4:
-        ins("ADDQ $4, R8")
-    ins("DECQ CX")
-    ins(f"JNZ {L}_atloop")
-    e(f"{L}_ared:")
+
+    def a_step(V, w, sfx):
+        def f():
+            for r in rows:
+                load_x(V, w, r, 4 + r, True)
+            for r in rows:
+                ins(f"VADD{sfx} {V}{4 + r}, {V}{r}, {V}{r}")
+        return f
+    loops(f"{L}_a", a_step("Y", 4, "PD"), a_step("X", 1, "SD"), park)
     for r in rows:
         reduce_part(r, r, 4 + r)
         ins(f"VDIVSD {FCF}(SP), X{r}, X{r}")
@@ -118,47 +146,31 @@ def fwd_body(n, L):
     for r in rows:
         ins(f"VMOVUPD Y0, {MEAN(r)}")
 
-    # pass B: Σ (x − mean)², rstd = 1/√(ss/C + eps)
-    e(f"{L}_var:")
-    pointers()
-    for r in rows:
-        ins(f"VXORPD Y{r}, Y{r}, Y{r}")
-    ins("MOVQ BX, CX")
-    ins("SHRQ $2, CX")
-    ins(f"JZ {L}_btail")
-    e(f"{L}_bloop:")
-    for r in rows:
-        ins(f"VCVTPS2PD {row('SI', 'R8', r)}, Y{4 + r}")
-    for r in rows:
-        ins(f"VSUBPD {MEAN(r)}, Y{4 + r}, Y{4 + r}")
-    for r in rows:
-        ins(f"VMULPD Y{4 + r}, Y{4 + r}, Y{4 + r}")
-    for r in rows:
-        ins(f"VADDPD Y{4 + r}, Y{r}, Y{r}")
-    ins("ADDQ $16, SI")
-    if n == 4:
-        ins("ADDQ $16, R8")
-    ins("DECQ CX")
-    ins(f"JNZ {L}_bloop")
-    e(f"{L}_btail:")
-    for r in rows:
-        ins(f"VMOVUPD Y{r}, {PART(r)}")
-    for r in rows:
-        ins(f"VMOVSD {PART(r)}, X{r}")
-    ins("MOVQ BX, CX")
-    ins("ANDQ $3, CX")
-    ins(f"JZ {L}_bred")
-    e(f"{L}_btloop:")
-    for r in rows:
-        ins(f"VCVTSS2SD {row('SI', 'R8', r)}, X{4 + r}, X{4 + r}")
-        ins(f"VSUBSD {MEAN(r)}, X{4 + r}, X{4 + r}")
-        ins(f"VMULSD X{4 + r}, X{4 + r}, X{4 + r}")
-        ins(f"VADDSD X{4 + r}, X{r}, X{r}")
-    ins("ADDQ $4, SI")
-    if n == 4:
-        ins("ADDQ $4, R8")
-    ins("DECQ CX")
-    ins(f"JNZ {L}_btloop")
+    # pass B: Σ (x − mean)², rstd = 1/√(ss/C + eps); for rms it is the
+    # first pass and widens x into the scratch
+    for conv in (True, False):
+        if conv:
+            ins(f"JMP {L}_bc")  # rms arrives here from _nomean
+        else:
+            e(f"{L}_var:")
+        e(f"{L}_b{'c' if conv else 'l'}:")
+        pointers()
+        for r in rows:
+            ins(f"VXORPD Y{r}, Y{r}, Y{r}")
+
+        def b_step(V, w, sfx, conv=conv):
+            def f():
+                for r in rows:
+                    load_x(V, w, r, 4 + r, conv)
+                for r in rows:
+                    ins(f"VSUB{sfx} {MEAN(r)}, {V}{4 + r}, {V}{4 + r}")
+                for r in rows:
+                    ins(f"VMUL{sfx} {V}{4 + r}, {V}{4 + r}, {V}{4 + r}")
+                for r in rows:
+                    ins(f"VADD{sfx} {V}{4 + r}, {V}{r}, {V}{r}")
+            return f
+        loops(f"{L}_b{'c' if conv else 'l'}", b_step("Y", 4, "PD"), b_step("X", 1, "SD"), park)
+        ins(f"JMP {L}_bred")
     e(f"{L}_bred:")
     ins(f"MOVQ {FST}(SP), AX")
     for r in rows:
@@ -182,7 +194,7 @@ def fwd_body(n, L):
     for r in rows:
         ins(f"VMOVSD X{4 + r}, {8 * r}(AX)")
 
-    # pass C: y = (x − mean)·rstd·gamma (+ beta)
+    # pass C: y = (x − mean)·rstd·gamma (+ beta); SI and R8 walk y here
     e(f"{L}_y:")
     for beta in (True, False):
         M = f"{L}_yb" if beta else f"{L}_yn"
@@ -191,84 +203,69 @@ def fwd_body(n, L):
             ins(f"JZ {L}_yn")
         else:
             e(f"{L}_yn:")
-        pointers()
-        ins(f"MOVQ {FYG}(SP), DI")
+        ins(f"MOVQ {FYG}(SP), SI")
         if n == 4:
-            ins("LEAQ (DI)(DX*2), R9")
+            ins("LEAQ (SI)(DX*2), R8")
+        ins("MOVQ scratch+40(FP), R13")
         ins("MOVQ gamma+16(FP), R10")
         if beta:
             ins("MOVQ beta+24(FP), R11")
-        ins("MOVQ BX, CX")
-        ins("SHRQ $2, CX")
-        ins(f"JZ {M}_tail")
-        e(f"{M}_loop:")
-        ins("VCVTPS2PD (R10), Y8")
-        if beta:
-            ins("VCVTPS2PD (R11), Y9")
-        for r in rows:
-            ins(f"VCVTPS2PD {row('SI', 'R8', r)}, Y{r}")
-        for r in rows:
-            ins(f"VSUBPD {MEAN(r)}, Y{r}, Y{r}")
-        for r in rows:
-            ins(f"VMULPD {RSTD(r)}, Y{r}, Y{r}")
-        for r in rows:
-            ins(f"VMULPD Y8, Y{r}, Y{r}")
-        if beta:
-            for r in rows:
-                ins(f"VADDPD Y9, Y{r}, Y{r}")
-        for r in rows:
-            ins(f"VCVTPD2PSY Y{r}, X{r}")
-        for r in rows:
-            ins(f"VMOVUPS X{r}, {row('DI', 'R9', r)}")
-        ptrs = ["SI", "DI", "R10"] + (["R8", "R9"] if n == 4 else []) + (["R11"] if beta else [])
-        for p in ptrs:
-            ins(f"ADDQ $16, {p}")
-        ins("DECQ CX")
-        ins(f"JNZ {M}_loop")
-        e(f"{M}_tail:")
-        ins("MOVQ BX, CX")
-        ins("ANDQ $3, CX")
-        ins(f"JZ {L}_done")
-        e(f"{M}_tloop:")
-        ins("VCVTSS2SD (R10), X8, X8")
-        if beta:
-            ins("VCVTSS2SD (R11), X9, X9")
-        for r in rows:
-            ins(f"VCVTSS2SD {row('SI', 'R8', r)}, X{r}, X{r}")
-            ins(f"VSUBSD {MEAN(r)}, X{r}, X{r}")
-            ins(f"VMULSD {RSTD(r)}, X{r}, X{r}")
-            ins(f"VMULSD X8, X{r}, X{r}")
-            if beta:
-                ins(f"VADDSD X9, X{r}, X{r}")
-            ins(f"VCVTSD2SS X{r}, X{r}, X{r}")
-            ins(f"VMOVSS X{r}, {row('DI', 'R9', r)}")
-        for p in ptrs:
-            ins(f"ADDQ $4, {p}")
-        ins("DECQ CX")
-        ins(f"JNZ {M}_tloop")
-        if beta:
-            ins(f"JMP {L}_done")
+
+        def c_step(V, w, sfx, beta=beta):
+            def f():
+                if w == 4:
+                    ins("VCVTPS2PD (R10), Y8")
+                    if beta:
+                        ins("VCVTPS2PD (R11), Y9")
+                else:
+                    ins("VCVTSS2SD (R10), X8, X8")
+                    if beta:
+                        ins("VCVTSS2SD (R11), X9, X9")
+                for r in rows:
+                    load_x(V, w, r, r, False)
+                for r in rows:
+                    ins(f"VSUB{sfx} {MEAN(r)}, {V}{r}, {V}{r}")
+                for r in rows:
+                    ins(f"VMUL{sfx} {RSTD(r)}, {V}{r}, {V}{r}")
+                for r in rows:
+                    ins(f"VMUL{sfx} {V}8, {V}{r}, {V}{r}")
+                if beta:
+                    for r in rows:
+                        ins(f"VADD{sfx} {V}9, {V}{r}, {V}{r}")
+                for r in rows:
+                    if w == 4:
+                        ins(f"VCVTPD2PSY Y{r}, X{r}")
+                        ins(f"VMOVUPS X{r}, {row('SI', 'R8', r)}")
+                    else:
+                        ins(f"VCVTSD2SS X{r}, X{r}, X{r}")
+                        ins(f"VMOVSS X{r}, {row('SI', 'R8', r)}")
+                ins(f"ADDQ ${4 * w}, R10")
+                if beta:
+                    ins(f"ADDQ ${4 * w}, R11")
+            return f
+        loops(M, c_step("Y", 4, "PD"), c_step("X", 1, "SD"), lambda: None)
+        ins(f"JMP {L}_done")
     e(f"{L}_done:")
 
 
 def forward():
     name = "normFwdF32AVX2"
-    e(f"// func {name}(x, y, gamma, beta *float32, stats *float64, rows, c int, eps float64, flags int)")
-    e(f"TEXT ·{name}(SB), 0, $448-72")
+    e(f"// func {name}(x, y, gamma, beta *float32, stats, scratch *float64, rows, c int, eps float64, flags int)")
+    e(f"TEXT ·{name}(SB), 0, $448-80")
     ins("MOVQ x+0(FP), AX")
     ins(f"MOVQ AX, {FXG}(SP)")
     ins("MOVQ y+8(FP), AX")
     ins(f"MOVQ AX, {FYG}(SP)")
     ins("MOVQ stats+32(FP), AX")
     ins(f"MOVQ AX, {FST}(SP)")
-    ins("MOVQ rows+40(FP), AX")
+    ins("MOVQ rows+48(FP), AX")
     ins(f"MOVQ AX, {FROWS}(SP)")
-    ins("MOVQ flags+64(FP), AX")
+    ins("MOVQ flags+72(FP), AX")
     ins(f"MOVQ AX, {FFLAGS}(SP)")
-    ins("MOVQ c+48(FP), BX")  # BX: C for the whole call
+    ins("MOVQ c+56(FP), BX")  # BX: C for the whole call
     ins("CVTSQ2SD BX, X0")
     ins(f"MOVSD X0, {FCF}(SP)")
-    ins("MOVSD eps+56(FP), X0")
+    ins("MOVSD eps+64(FP), X0")
     ins(f"MOVSD X0, {FEPS}(SP)")
     ins("MOVQ $0x3ff0000000000000, AX")
     ins(f"MOVQ AX, {FONE}(SP)")
