@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/adjointgo/adjoint/internal/gemm"
+	"github.com/adjointgo/adjoint/internal/vec"
 )
 
 // The fast path of the float32 attention kernels, for score blocks of at
@@ -234,7 +235,11 @@ func (f *sdpaFast) forward(b int, q, k, v, o []float32, buf *sdpaFastBuf) {
 		f.kn.RowScale(p[jr*f.blk:], sum, f.rowFirst(jr), T)
 	}
 	f.kn.Pack(buf.vb, false, v, l.ldv, S, dv)
-	clean := !a.causal || finiteRows(buf.vb, 1, len(buf.vb), 0)
+	// One vectorised sum tells whether v is finite: a NaN or an Inf makes
+	// it non-finite (so does an overflow of finite values, rarely, which
+	// only sends them through the exact slower way below).
+	sv := vec.SumF32(buf.vb)
+	clean := !a.causal || sv-sv == 0
 	if !clean {
 		for i, x := range buf.vb {
 			if x-x != 0 {

@@ -192,4 +192,78 @@ for isa in (Z, Y):
     out += rowloop(isa, 'smallRowDot', ['p *float32', 'q *float32', 'd *float32'] + mk, dot)
     out += rowloop(isa, 'smallRowDS', ['p *float32', 'q *float32', 'd *float32'] + mk, ds)
     out += rowloop(isa, 'smallRowScale', ['p *float32', 's *float32', 't0 int', 't1 int'], sc, masks=False)
+
+def trans(isa):
+    # smallTrans{ISA}(dst, src *float32, ld, k int): one packed panel of
+    # Bᵀ: dst[p·NR+j] = src[j·ld+p] for j < NR, p < k (k a multiple of the
+    # vector length VL): VL×VL blocks transposed in registers.
+    vl = isa.vw // 4
+    nr = 2 * vl
+    v = isa.v
+    name = f'smallTrans{isa.name}'
+    L = [f'// func {name}(dst, src *float32, ld, k int)', f'TEXT ·{name}(SB), NOSPLIT, $0-32',
+         '\tMOVQ dst+0(FP), DI', '\tMOVQ src+8(FP), SI', '\tMOVQ ld+16(FP), R8', '\tSHLQ $2, R8',
+         '\tMOVQ k+24(FP), R9', '\tXORQ R10, R10']  # R10 = j0 (rows done)
+    L.append(f'{name}_rows:')
+    L += [f'\tCMPQ R10, ${nr}', f'\tJGE {name}_done', '\tXORQ R11, R11']  # R11 = p0
+    L.append(f'{name}_cols:')
+    L += ['\tCMPQ R11, R9', f'\tJGE {name}_next']
+    # AX = src + j0*ld*4 + p0*4
+    L += ['\tMOVQ R10, AX', '\tIMULQ R8, AX', '\tADDQ SI, AX', '\tLEAQ (AX)(R11*4), AX']
+    for i in range(vl):
+        L.append(f'\tVMOVUPS (AX), {v}{i}')
+        if i < vl - 1:
+            L.append('\tADDQ R8, AX')
+    # BX = dst + p0*NR*4 + j0*4
+    L += ['\tMOVQ R11, BX', f'\tIMULQ ${nr*4}, BX', '\tADDQ DI, BX', '\tLEAQ (BX)(R10*4), BX']
+    if isa is Z:
+        t = lambda i: f'Z{16+i}'
+        r = lambda i: f'Z{i}'
+        for i in range(8):
+            L.append(f'\tVUNPCKLPS {r(2*i+1)}, {r(2*i)}, {t(2*i)}')
+            L.append(f'\tVUNPCKHPS {r(2*i+1)}, {r(2*i)}, {t(2*i+1)}')
+        # u: per group of four rows g (t[4g..4g+3]): cols c=0..3 -> u[4g+c]
+        for g in range(4):
+            a0, a1, b0, b1 = t(4*g), t(4*g+1), t(4*g+2), t(4*g+3)
+            L.append(f'\tVUNPCKLPD {b0}, {a0}, {r(4*g)}')
+            L.append(f'\tVUNPCKHPD {b0}, {a0}, {r(4*g+1)}')
+            L.append(f'\tVUNPCKLPD {b1}, {a1}, {r(4*g+2)}')
+            L.append(f'\tVUNPCKHPD {b1}, {a1}, {r(4*g+3)}')
+        # v: rows 0-7 (groups 0,1) and 8-15 (groups 2,3): for c, (u[c], u[4+c]) -> v[2c] (0x88), v[2c+1] (0xDD)
+        for h in range(2):
+            for c in range(4):
+                a, b = r(8*h+c), r(8*h+4+c)
+                L.append(f'\tVSHUFF32X4 $0x88, {b}, {a}, {t(8*h+2*c)}')
+                L.append(f'\tVSHUFF32X4 $0xdd, {b}, {a}, {t(8*h+2*c+1)}')
+        # w: (v[2c], v[8+2c]) -> col c (0x88), c+8 (0xDD); (v[2c+1], v[9+2c]) -> col c+4, c+12
+        for c in range(4):
+            for k_, base in ((0, c), (1, c + 4)):
+                a, b = t(2*c+k_), t(8+2*c+k_)
+                L.append(f'\tVSHUFF32X4 $0x88, {b}, {a}, {r(base)}')
+                L.append(f'\tVSHUFF32X4 $0xdd, {b}, {a}, {r(base+8)}')
+    else:
+        t = lambda i: f'Y{8+i}'
+        r = lambda i: f'Y{i}'
+        for i in range(4):
+            L.append(f'\tVUNPCKLPS {r(2*i+1)}, {r(2*i)}, {t(2*i)}')
+            L.append(f'\tVUNPCKHPS {r(2*i+1)}, {r(2*i)}, {t(2*i+1)}')
+        for g in range(2):
+            a0, a1, b0, b1 = t(4*g), t(4*g+1), t(4*g+2), t(4*g+3)
+            L.append(f'\tVSHUFPS $0x44, {b0}, {a0}, {r(4*g)}')
+            L.append(f'\tVSHUFPS $0xee, {b0}, {a0}, {r(4*g+1)}')
+            L.append(f'\tVSHUFPS $0x44, {b1}, {a1}, {r(4*g+2)}')
+            L.append(f'\tVSHUFPS $0xee, {b1}, {a1}, {r(4*g+3)}')
+        for c in range(4):
+            L.append(f'\tVPERM2F128 $0x20, {r(4+c)}, {r(c)}, {t(c)}')
+            L.append(f'\tVPERM2F128 $0x31, {r(4+c)}, {r(c)}, {t(4+c)}')
+        # columns now in t(0..7)
+        r = t
+    for c in range(vl):
+        L.append(f'\tVMOVUPS {r(c)}, {c*nr*4}(BX)')
+    L += [f'\tADDQ ${vl}, R11', f'\tJMP {name}_cols', f'{name}_next:', f'\tADDQ ${vl}, R10', f'\tJMP {name}_rows',
+          f'{name}_done:', '\tVZEROUPPER', '\tRET', '']
+    return L
+
+for isa in (Z, Y):
+    out += trans(isa)
 print('\n'.join(out))

@@ -183,3 +183,32 @@ func TestSmallTile(t *testing.T) {
 		}
 	}
 }
+
+// Pack against packB (the gathers or the Go loop), for transposed B of
+// depths that take the register transposes and depths that do not, full
+// and partial panels.
+func TestSmallPack(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, k := range SmallKernelsF32() {
+		for _, c := range []struct{ kc, n int }{{32, 64}, {16, 32}, {8, 16}, {48, 70}, {24, 40}, {7, 33}, {32, 5}, {64, 128}} {
+			for _, trans := range []bool{true, false} {
+				const ld = 150
+				b := smallRowsData(r, 150*ld, true)
+				got := make([]float32, k.PackLen(c.kc, c.n))
+				want := make([]float32, len(got))
+				for i := range got {
+					got[i] = 7
+				}
+				k.Pack(got, trans, b, ld, c.kc, c.n)
+				useGatherAsm = false
+				packB(want, k.NR, trans, b, ld, 0, 0, c.kc, c.n)
+				useGatherAsm = true
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s %+v trans=%v: [%d] = %v, want %v", k.Name, c, trans, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
