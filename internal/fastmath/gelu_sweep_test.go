@@ -2,6 +2,7 @@ package fastmath
 
 import (
 	"math"
+	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -72,5 +73,39 @@ func TestGELUSweep(t *testing.T) {
 		}
 		check()
 		t.Logf("%v, every %d float32: GELU relative error ≤ %.3g, GELU′ absolute error ≤ %.3g", l, stride, worstY, worstD)
+	}
+}
+
+// An element's GELU and GELU′ do not depend on its neighbours: a block
+// with a lane out of the float32 tables' range (|x| ≥ 7.875, ±Inf, NaN)
+// runs the float64 chains for that lane alone, so each element of a
+// slice mixing both gets the bits it gets on its own.
+func TestGELUBlockIndependent(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	xs := make([]float32, 1000)
+	gs := make([]float32, len(xs))
+	for i := range xs {
+		xs[i] = float32(r.NormFloat64() * 2)
+		if r.IntN(10) == 0 {
+			xs[i] = float32(r.NormFloat64() * 20)
+		}
+		gs[i] = float32(r.NormFloat64())
+	}
+	xs[3], xs[40], xs[77] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))
+	for _, l := range levels() {
+		atLevel(l, func() {
+			y := make([]float32, len(xs))
+			d := make([]float32, len(xs))
+			GELUs(y, xs)
+			GELUBackward(d, gs, xs)
+			for i, x := range xs {
+				y1, d1 := []float32{0}, []float32{0}
+				GELUs(y1, xs[i:i+1])
+				GELUBackward(d1, gs[i:i+1], xs[i:i+1])
+				if math.Float32bits(y1[0]) != math.Float32bits(y[i]) || math.Float32bits(d1[0]) != math.Float32bits(d[i]) {
+					t.Fatalf("%v: x=%v g=%v: alone %v, %v; in the slice %v, %v", l, x, gs[i], y1[0], d1[0], y[i], d[i])
+				}
+			}
+		})
 	}
 }
