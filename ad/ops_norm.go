@@ -280,14 +280,14 @@ func normForward[T float32 | float64](a *normAttrs, x, gamma, beta, y *tensor.Te
 	normRows(a, xd, gd, bd, yd, 0, a.rows)
 }
 
-// normRows is normForward for the rows [lo, hi). In float32 with a gamma
-// the assembly kernel of vec.NormForwardF32 does it where the CPU allows
+// normRows is normForward for the rows [lo, hi). In float32 the assembly
+// kernel of vec.NormForwardF32 does it where the CPU allows
 // (the same arithmetic, so the same bits). Otherwise it first computes
 // every row's statistics, then writes y four rows at a time where there is
 // a gamma (normRows4), the remaining rows one at a time.
 func normRows[T float32 | float64](a *normAttrs, xd, gd, bd, yd []T, lo, hi int) {
 	C := a.c
-	if x32, ok := any(xd).([]float32); ok && gd != nil {
+	if x32, ok := any(xd).([]float32); ok {
 		per := 2
 		if a.rms {
 			per = 1
@@ -401,7 +401,7 @@ func normBackward[T float32 | float64](a *normAttrs, x, gamma, g, dx, dgamma, db
 		dxd = fusedData[T](dx)
 	}
 	C := a.c
-	if x32, ok := any(xd).([]float32); ok && gm != nil {
+	if x32, ok := any(xd).([]float32); ok {
 		// The assembly kernel (vec.NormBackwardF32): the same arithmetic,
 		// so the same bits, with its own scratch after accG and accB.
 		a.acc = fusedGrow(a.acc, 2*C+vec.NormScratch(C))

@@ -29,17 +29,26 @@ func normForwardF32(x, y, gamma, beta []float32, stats []float64, rows, c int, e
 		flags |= 2
 	}
 	// The kernel widens four rows of x to float64 once, in the scratch, for
-	// its three passes: on the stack for rows of up to 256 columns, else
-	// from a pool.
-	var buf [4 * 256]float64
-	scratch := buf[:]
-	if 4*c > len(buf) {
+	// its three passes; without gamma, ones follow. The scratch is on the
+	// stack for rows of up to 256 columns, else from a pool.
+	need := 4 * c
+	if gamma == nil {
+		need += (c + 1) / 2
+	}
+	var buf [4*256 + 128]float64
+	var scratch []float64
+	if need <= len(buf) {
+		scratch = buf[:need]
+	} else {
 		p := normPool.Get().(*[]float64)
 		defer normPool.Put(p)
-		if cap(*p) < 4*c {
-			*p = make([]float64, 4*c)
+		if cap(*p) < need {
+			*p = make([]float64, need)
 		}
-		scratch = (*p)[:4*c]
+		scratch = (*p)[:need]
+	}
+	if gamma == nil {
+		gamma = normOnes(scratch[4*c:], c)
 	}
 	normFwdF32AVX2(unsafe.SliceData(x), unsafe.SliceData(y), unsafe.SliceData(gamma), unsafe.SliceData(beta),
 		unsafe.SliceData(stats), unsafe.SliceData(scratch), rows, c, eps, flags)
@@ -57,6 +66,20 @@ func normBackwardF32(x, g, gamma, dx []float32, stats, accG, accB, scratch []flo
 	if dx != nil {
 		flags |= 2
 	}
+	if gamma == nil {
+		gamma = normOnes(scratch[8*c:], c)
+	}
 	normBwdF32AVX2(unsafe.SliceData(x), unsafe.SliceData(g), unsafe.SliceData(gamma), unsafe.SliceData(dx),
 		unsafe.SliceData(stats), unsafe.SliceData(accG), unsafe.SliceData(accB), unsafe.SliceData(scratch), rows, c, flags)
+}
+
+// normOnes returns c ones, in the memory of buf (at least (c+1)/2 long):
+// the gamma of a norm without one. Multiplying by 1 is exact, so the
+// results are those of the Go loops, which skip the multiplication.
+func normOnes(buf []float64, c int) []float32 {
+	o := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(buf))), 2*len(buf))[:c]
+	for i := range o {
+		o[i] = 1
+	}
+	return o
 }

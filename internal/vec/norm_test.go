@@ -47,7 +47,10 @@ func normGoForward(x, gamma, beta []float32, rows, c int, eps float64, rms bool)
 			stats = append(stats, mean, rstd)
 		}
 		for j, v := range xr {
-			h := float64((float64(v) - mean) * rstd * float64(gamma[j]))
+			h := (float64(v) - mean) * rstd
+			if gamma != nil {
+				h = float64(h * float64(gamma[j]))
+			}
 			if beta != nil {
 				h += float64(beta[j])
 			}
@@ -71,7 +74,10 @@ func normGoBackward(x, g, gamma []float32, stats []float64, rows, c int, rms boo
 			gj := float64(g[r*c+j])
 			accG[j] += float64(gj * h)
 			accB[j] += gj
-			hs[j], us[j] = h, gj*float64(gamma[j])
+			hs[j], us[j] = h, gj
+			if gamma != nil {
+				us[j] = gj * float64(gamma[j])
+			}
 		}
 		mu := normGoSum(c, func(j int) float64 { return us[j] }) / float64(c)
 		mux := normGoSum(c, func(j int) float64 { return float64(us[j] * hs[j]) }) / float64(c)
@@ -94,8 +100,9 @@ func sameBits(a, b float64) bool {
 
 // TestNormF32 compares the assembly kernels with the Go arithmetic to the
 // bit, on row counts around the groups of four, row widths around the
-// vectors of four (with tails of 1 to 3), with and without beta and dx, in
-// layer and rms form, and on rows holding NaN, ±Inf, huge and tiny values.
+// vectors of four (with tails of 1 to 3) and past the forward kernel's
+// stack scratch (256), with and without gamma, beta and dx, in layer and
+// rms form, and on rows holding NaN, ±Inf, huge and tiny values.
 func TestNormF32(t *testing.T) {
 	t.Logf("level %v, normAsm %v", isa.Current(), normAsm)
 	if !normAsm {
@@ -107,16 +114,16 @@ func TestNormF32(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, rows := range []int{1, 2, 3, 4, 5, 7, 8, 9, 13} {
 		for _, c := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 33, 64, 127, 128, 130, 256, 257, 300} {
-			for k := range 8 {
-				rms, beta, special := k&1 != 0, k&2 != 0, k&4 != 0
-				label := fmt.Sprintf("%dx%d rms=%v beta=%v special=%v", rows, c, rms, beta, special)
-				checkNormF32(t, r, label, rows, c, rms, beta, special)
+			for k := range 16 {
+				rms, beta, special, gamma := k&1 != 0, k&2 != 0, k&4 != 0, k&8 == 0
+				label := fmt.Sprintf("%dx%d rms=%v gamma=%v beta=%v special=%v", rows, c, rms, gamma, beta, special)
+				checkNormF32(t, r, label, rows, c, rms, gamma, beta, special)
 			}
 		}
 	}
 }
 
-func checkNormF32(t *testing.T, r *rand.Rand, label string, rows, c int, rms, beta, special bool) {
+func checkNormF32(t *testing.T, r *rand.Rand, label string, rows, c int, rms, withGamma, beta, special bool) {
 	t.Helper()
 	mk := func(n int, off float64) []float32 {
 		s := make([]float32, n)
@@ -137,6 +144,9 @@ func checkNormF32(t *testing.T, r *rand.Rand, label string, rows, c int, rms, be
 			g[r.IntN(len(g))] = vals[(i+3)%len(vals)]
 		}
 		gamma[r.IntN(c)] = vals[r.IntN(len(vals))]
+	}
+	if !withGamma {
+		gamma = nil
 	}
 	wantY, wantStats := normGoForward(x, gamma, bt, rows, c, 1e-5, rms)
 	y := make([]float32, rows*c+1) // one more: the kernel must not write past rows*c
