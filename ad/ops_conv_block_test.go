@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/adjointgo/adjoint/tensor"
 )
 
 // block (the assembly kernels where there are any) copies and adds the
@@ -48,6 +50,81 @@ func TestConvBlockMatchesLoop(t *testing.T) {
 				if math.Float32bits(v) != math.Float32bits(want[i]) {
 					t.Fatalf("width %d add %v: element %d is %v, want %v", width, add, i, v, want[i])
 				}
+			}
+		}
+	}
+}
+
+// The 2×2 max pool kernels (the assembly ones where there are any, four
+// windows at a time, and the Go loop for the rest of each row) give the
+// bits of the scalar rule: the maximum (NaN if the window holds one), and
+// backward the cotangent shared by the ties (the elements equal to the
+// maximum, or its NaNs), wt·(g/count) + 0. Ties, signed zeros, NaNs and
+// infinities are common in the data.
+func TestConvPool22MatchesScalar(t *testing.T) {
+	r := rand.New(rand.NewPCG(73, 74))
+	vals := []float32{0, float32(math.Copysign(0, -1)), 1, -1, float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}
+	for _, s := range [][2]int{{2, 2}, {4, 8}, {6, 9}, {5, 16}, {8, 18}, {3, 24}, {24, 24}, {7, 27}, {2, 34}} {
+		h, w := s[0], s[1]
+		oh, ow := h/2, w/2
+		m := 3
+		x := make([]float32, m*h*w)
+		for i := range x {
+			if r.IntN(2) == 0 {
+				x[i] = vals[r.IntN(len(vals))]
+			} else {
+				x[i] = float32(r.IntN(3))
+			}
+		}
+		g := make([]float32, m*oh*ow)
+		for i := range g {
+			g[i] = float32(r.NormFloat64())
+		}
+		a := &convAttrs{kh: 2, kw: 2, sh: 2, sw: 2, dh: 1, dw: 1, h: h, w: w}
+		xt, gt := tensor.FromFloat32(x, m, h, w), tensor.FromFloat32(g, m, oh, ow)
+		fwd, back := tensor.New(tensor.Float32, 1), tensor.New(tensor.Float32, 1)
+		poolRun(fwd, a, xt, nil, poolMaxFwd)
+		poolRun(back, a, gt, xt, poolMaxBack)
+		wantBack := make([]float32, m*h*w)
+		for q := range m {
+			for y := range oh {
+				for xo := range ow {
+					idx := []int{q*h*w + 2*y*w + 2*xo, q*h*w + 2*y*w + 2*xo + 1, q*h*w + (2*y+1)*w + 2*xo, q*h*w + (2*y+1)*w + 2*xo + 1}
+					mx := float32(math.Inf(-1))
+					nan := false
+					for _, i := range idx {
+						if x[i] != x[i] {
+							nan = true
+						} else if x[i] > mx || x[i] == 0 && mx == 0 && !math.Signbit(float64(x[i])) {
+							mx = x[i]
+						}
+					}
+					o := q*oh*ow + y*ow + xo
+					got := fwd.Float32s()[o]
+					if nan && got == got || !nan && math.Float32bits(got) != math.Float32bits(mx) {
+						t.Fatalf("%dx%d: window %d: max %v, want %v (NaN %v)", h, w, o, got, mx, nan)
+					}
+					cnt := 0
+					tie := func(e float32) bool { return nan && e != e || !nan && e == mx }
+					for _, i := range idx {
+						if tie(x[i]) {
+							cnt++
+						}
+					}
+					gs := g[o] / float32(cnt)
+					for _, i := range idx {
+						wt := float32(0)
+						if tie(x[i]) {
+							wt = 1
+						}
+						wantBack[i] = wt*gs + 0
+					}
+				}
+			}
+		}
+		for i, v := range back.Float32s() {
+			if math.Float32bits(v) != math.Float32bits(wantBack[i]) {
+				t.Fatalf("%dx%d: back element %d is %v, want %v", h, w, i, v, wantBack[i])
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package ad
 
 import (
 	"math"
-	"unsafe"
 
 	"github.com/adjointgo/adjoint/internal/gemm"
 	"github.com/adjointgo/adjoint/internal/workers"
@@ -190,6 +189,21 @@ func poolKernel[T float32 | float64](k poolKind, a *convAttrs, dst, v, x []T, lo
 	oh, ow := a.outSize()
 	hw, ohw := a.h*a.w, oh*ow
 	inv := T(1 / float64(a.kh*a.kw))
+	if a.is22() && a.h%2 == 0 && (k == poolMaxFwd || k == poolMaxBack && hi <= mx) {
+		// 2×2 windows on planes of even height never straddle two planes,
+		// so the planes [lo, hi) are one tall plane: one call for them all
+		// (the CNN's second pool has 4096 planes of 8×8).
+		tall := *a
+		tall.h = (hi - lo) * a.h
+		if k == poolMaxBack {
+			d := dst[lo*hw : hi*hw]
+			clearUncovered22(d, tall.h, a.w)
+			maxPlane(v[lo*ohw:hi*ohw], d, x[lo*hw:hi*hw], nil, &tall, k)
+			return
+		}
+		maxPlane(dst[lo*ohw:hi*ohw], nil, v[lo*hw:hi*hw], nil, &tall, k)
+		return
+	}
 	for q := lo; q < hi; q++ {
 		switch k {
 		case poolMaxFwd:
@@ -350,40 +364,74 @@ func clearUncovered22[T float32 | float64](d []T, h, w int) {
 // the accumulation into a zeroed plane (−0 included), and the caller
 // zeroes only what no window covers.
 func maxPlane22[T float32 | float64](out, back, x, t []T, w, ow int, k poolKind) {
-	for y := range len(out) / max(ow, 1) {
+	oh := len(out) / max(ow, 1)
+	x0 := 0 // the windows of each row done in assembly
+	if o, ok := any(out).([]float32); ok && oh > 0 && k != poolMaxLin {
+		xs := any(x).([]float32)
+		_ = xs[(2*oh-1)*w+2*ow-1] // the last row pair lies inside x (and back, of the same size)
+		_ = o[oh*ow-1]
+		var bs []float32
+		if k == poolMaxBack {
+			bs = any(back).([]float32)[:len(xs)]
+		}
+		x0 = pool22F32(o, bs, xs, w, ow, oh)
+	}
+	for y := range oh {
 		r0, r1 := x[2*y*w:][:2*ow], x[(2*y+1)*w:][:2*ow]
 		o := out[y*ow:][:ow]
 		switch k {
 		case poolMaxFwd:
-			for xo := range o {
+			for xo := x0; xo < ow; xo++ {
 				o[xo] = max(r0[2*xo], r0[2*xo+1], r1[2*xo], r1[2*xo+1]) // NaN if any is NaN
 			}
 		case poolMaxLin:
 			t0, t1 := t[2*y*w:][:2*ow], t[(2*y+1)*w:][:2*ow]
 			for xo := range o {
 				a, b, c, d := r0[2*xo], r0[2*xo+1], r1[2*xo], r1[2*xo+1]
-				m := max(a, b, c, d)
-				wa, wb, wc, wd := tie(a, m), tie(b, m), tie(c, m), tie(d, m)
-				o[xo] = (wa*t0[2*xo] + wb*t0[2*xo+1] + wc*t1[2*xo] + wd*t1[2*xo+1]) / (wa + wb + wc + wd)
+				m := max(a, b, c, d) // NaN if any is NaN
+				ta, tb, tc, td := eqBit(a, m), eqBit(b, m), eqBit(c, m), eqBit(d, m)
+				if m != m {
+					ta, tb, tc, td = nanTies(a, b, c, d)
+				}
+				wa, wb, wc, wd := T(ta), T(tb), T(tc), T(td)
+				o[xo] = (wa*t0[2*xo] + wb*t0[2*xo+1] + wc*t1[2*xo] + wd*t1[2*xo+1]) / T(ta+tb+tc+td)
 			}
 		case poolMaxBack:
 			b0, b1 := back[2*y*w:][:2*ow], back[(2*y+1)*w:][:2*ow]
-			for xo, g := range o {
+			for xo := x0; xo < ow; xo++ {
+				g := o[xo]
 				a, b, c, d := r0[2*xo], r0[2*xo+1], r1[2*xo], r1[2*xo+1]
 				m := max(a, b, c, d)
-				wa, wb, wc, wd := tie(a, m), tie(b, m), tie(c, m), tie(d, m)
-				g /= wa + wb + wc + wd
-				b0[2*xo] = wa*g + 0
-				b0[2*xo+1] = wb*g + 0
-				b1[2*xo] = wc*g + 0
-				b1[2*xo+1] = wd*g + 0
+				ta, tb, tc, td := eqBit(a, m), eqBit(b, m), eqBit(c, m), eqBit(d, m)
+				if m != m {
+					ta, tb, tc, td = nanTies(a, b, c, d)
+				}
+				g /= T(ta + tb + tc + td)
+				b0[2*xo] = T(ta)*g + 0
+				b0[2*xo+1] = T(tb)*g + 0
+				b1[2*xo] = T(tc)*g + 0
+				b1[2*xo+1] = T(td)*g + 0
 			}
 		}
 	}
 }
 
-// tie is 1 where e holds the window's maximum m (e = m, or both NaN), else 0.
-func tie[T float32 | float64](e, m T) T {
-	eq := e == m || (m != m && e != e)
-	return T(*(*uint8)(unsafe.Pointer(&eq))) // branch-free: ties after a ReLU are common, and unpredictable
+// The elements of a 2×2 window that hold its maximum m, its ties, are
+// flagged 1 (else 0): those equal to m, or its NaNs when m is NaN. Ties
+// after a ReLU are common and unpredictable, so each equality is a flag
+// (eqBit, which the compiler makes a SETcc) rather than a branch; only a
+// NaN in the window, which is rare, branches (to nanTies).
+
+// eqBit is 1 if e == m, else 0.
+func eqBit[T float32 | float64](e, m T) uint32 {
+	var r uint32
+	if e == m {
+		r = 1
+	}
+	return r
+}
+
+// nanTies flags the NaNs among a window's four elements.
+func nanTies[T float32 | float64](a, b, c, d T) (ta, tb, tc, td uint32) {
+	return eqBit(a, a) ^ 1, eqBit(b, b) ^ 1, eqBit(c, c) ^ 1, eqBit(d, d) ^ 1
 }

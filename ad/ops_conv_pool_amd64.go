@@ -1,0 +1,26 @@
+//go:build !purego
+
+package ad
+
+//go:noescape
+func maxPool22FwdF32AVX2(out, x *float32, w, ow, oh, groups int)
+
+//go:noescape
+func maxPool22BackF32AVX2(back, x, cot *float32, w, ow, oh, groups int)
+
+// pool22F32 runs the first 4·(ow/4) windows of each row of a 2×2 max
+// pool's forward (back nil) or backward plane of float32s in assembly, and
+// returns how many windows per row it did (0 without AVX2). The caller has
+// checked the planes' lengths.
+func pool22F32(out, back, x []float32, w, ow, oh int) int {
+	groups := ow / 4
+	if !blockAVX2 || groups == 0 || oh == 0 {
+		return 0
+	}
+	if back == nil {
+		maxPool22FwdF32AVX2(&out[0], &x[0], w, ow, oh, groups)
+	} else {
+		maxPool22BackF32AVX2(&back[0], &x[0], &out[0], w, ow, oh, groups)
+	}
+	return 4 * groups
+}
