@@ -26,10 +26,12 @@ import (
 //     head);
 //   - the exponentials run over the panels' visible rows only.
 //
-// What a tile reads of the score panels: the row tile at r0 reads panel
-// jr when jr·NR < r0+MR, so rows t ≥ rowFirst(jr) = jr·NR − MR + 1 of each
-// panel are kept exact (the probability, or 0 where masked); the rows
-// above are never read. Past the last row, the tiles read up to MR rows of
+// What a tile reads of the score panels: with Causal, the row tiles
+// (rows r0 = 0, MR, 2·MR, …) that read panel jr are those with
+// jr·NR < r0+MR, from the one that holds row jr·NR on, and a key tile of
+// the panel reads rows ≥ jr·NR; so rows t ≥ rowFirst(jr) = ⌊jr·NR/MR⌋·MR
+// of each panel are kept exact (the probability, or 0 where masked), and
+// the rows above are never read. Past the last row, the tiles read up to MR rows of
 // slack (rows a tile computes but does not store).
 //
 // The results are those of the general path up to rounding (the tests
@@ -114,7 +116,7 @@ func (f *sdpaFast) rowFirst(jr int) int {
 	if !f.a.causal {
 		return 0
 	}
-	return min(f.a.t, max(0, jr*f.nr-f.mr+1))
+	return min(f.a.t, jr*f.nr/f.mr*f.mr) // the row tile that holds row jr·NR
 }
 
 // scores sets the panel-major c = alpha·A·Bᵀ for the T rows of A (depth

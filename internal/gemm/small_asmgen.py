@@ -147,17 +147,29 @@ def mx(isa, lines):
     lines += ['\tVMAXSS (SI)(R12*4), X0, X0', '\tVMOVSS X0, (SI)(R12*4)']
 
 def ex(isa, lines):
-    v, w = isa.v, isa.vw
-    lines += ['\tVBROADCASTSS (SI)(R12*4), %s2' % v,
+    # Rows or halves that are all masked (the upper triangle of a causal
+    # block) are stored as zeros without their exponentials.
+    v, w, vl = isa.v, isa.vw, isa.vw // 4
+    lab = f'smallRowExp{isa.name}'
+    zero = 'VPXORD Z9, Z9, Z9' if isa is Z else 'VPXOR Y9, Y9, Y9'
+    lines += ['\t' + zero, '\tTESTQ CX, CX', f'\tJEQ {lab}_none', f'\tCMPQ CX, ${vl}', f'\tJLE {lab}_one',
+              '\tVBROADCASTSS (SI)(R12*4), %s2' % v,
               f'\tVMOVUPS 0(DI)(R11*1), {v}0', f'\tVMOVUPS {w}(DI)(R11*1), {v}1',
               f'\tVSUBPS {v}2, {v}0, {v}0', f'\tVSUBPS {v}2, {v}1, {v}1']
     exp(isa, f'{v}0', f'{v}2', f'{v}4', lines)
     exp(isa, f'{v}1', f'{v}3', f'{v}5', lines)
     zmask(isa, 0, lines, f'{v}0', f'{v}0')
     zmask(isa, 1, lines, f'{v}1', f'{v}1')
-    lines += [f'\tVMOVUPS {v}0, 0(DI)(R11*1)', f'\tVMOVUPS {v}1, {w}(DI)(R11*1)', f'\tVADDPS {v}1, {v}0, {v}0']
+    lines += [f'\tVMOVUPS {v}0, 0(DI)(R11*1)', f'\tVMOVUPS {v}1, {w}(DI)(R11*1)', f'\tVADDPS {v}1, {v}0, {v}0',
+              f'\tJMP {lab}_sum', f'{lab}_one:',
+              '\tVBROADCASTSS (SI)(R12*4), %s2' % v,
+              f'\tVMOVUPS 0(DI)(R11*1), {v}0', f'\tVSUBPS {v}2, {v}0, {v}0']
+    exp(isa, f'{v}0', f'{v}2', f'{v}4', lines)
+    zmask(isa, 0, lines, f'{v}0', f'{v}0')
+    lines += [f'\tVMOVUPS {v}0, 0(DI)(R11*1)', f'\tVMOVUPS {v}9, {w}(DI)(R11*1)', f'{lab}_sum:']
     hreduce(isa, 'VADDPS', lines)
-    lines += ['\tVADDSS (R13)(R12*4), X0, X0', '\tVMOVSS X0, (R13)(R12*4)']
+    lines += ['\tVADDSS (R13)(R12*4), X0, X0', '\tVMOVSS X0, (R13)(R12*4)', f'\tJMP {lab}_end',
+              f'{lab}_none:', f'\tVMOVUPS {v}9, 0(DI)(R11*1)', f'\tVMOVUPS {v}9, {w}(DI)(R11*1)', f'{lab}_end:']
 
 def dot(isa, lines):
     v, w = isa.v, isa.vw
