@@ -434,6 +434,12 @@ def gelu_tanh_bwd_chain(isa, regs, off):
     ] + store(isa, a, f"{o}(DI)"))
 
 
+# AVX-512: the first halves of the tables of the kernel being generated,
+# held in registers from Z12 up (kernel() fills it): a register copy
+# instead of a load per lookup.
+REGTAB = {}
+
+
 def lookup(isa, name, dst):
     """dst = entry j of the float32 table name, j the interval index in
     the low bits of register 2: 32 entries with VPERMT2PS (AVX-512); with
@@ -442,7 +448,8 @@ def lookup(isa, name, dst):
     (AVX2 gathers, VGATHERDPS, made the kernels slower than the float64
     chains.)"""
     if isa is AVX512:
-        return [f"VMOVUPS {c32(name)}, {dst}", f"VPERMT2PS {c32(name, off=64)}, Z2, {dst}"]
+        first = REGTAB.get(name, c32(name))  # entries 0–15: a register copy or a load
+        return [f"VMOVUPS {first}, {dst}", f"VPERMT2PS {c32(name, off=64)}, Z2, {dst}"]
     if "2_" in name:
         return [f"VPERMPS {c32(name)}, Y2, {dst}"]
     return [
@@ -571,6 +578,12 @@ def kernel(isa, name, args, chain, nregs, lo="lo", hi="hi", fast=None):
     if fast:
         if isa is AVX512:
             e(f"\tVMOVUPS {c32('f_one')}, Z28")
+            REGTAB.clear()
+            tabs = ["gfwdc"] + [f"gfwd{k}" for k in range(N_FWD)] if fast is fast_fwd else [f"gbwd{k}" for k in range(N_BWD)]
+            for i, t in enumerate(tabs):
+                e(f"\tVMOVUPS {c32(t)}, Z{12 + i}")
+            for i, t in enumerate(tabs):
+                REGTAB[t] = f"Z{12 + i}"
         else:
             e(f"\tVMOVUPS {c32('f_one')}, Y12")
     e("\tPCALIGN $32")
@@ -599,6 +612,7 @@ def kernel(isa, name, args, chain, nregs, lo="lo", hi="hi", fast=None):
     e(f"{name}_done:")
     e("\tVZEROUPPER")
     e("\tRET")
+    REGTAB.clear()
     if fast:
         e(f"{name}_slow:")
         if isa is AVX2:
