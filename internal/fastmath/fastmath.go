@@ -17,6 +17,18 @@
 // lose the accuracy: P(t) and x² rounded to float32 put errors of a few
 // 10⁻⁷ into the exponent.
 //
+// The exact GELU and its derivative are the exception: for |x| < 7.875
+// they compute in float32 lanes (16 or 8 a vector), without exp or
+// division, by piecewise polynomials of Φ(−|x|) (to float32 relative
+// accuracy, on 32 intervals that narrow as Φ falls faster) and of
+// GELU′(−|x|) (absolute), the coefficients of each lane's interval looked
+// up by a permute (VPERMT2PS; AVX2: VPERMPS), GELU = x·Φ(−|x|) or
+// x − x·Φ(−|x|) and GELU′ = s or 1 − s by symmetry, the last step one
+// rounding (see _gen/simdgen.py for the error budget and _gen/gelufit.py
+// for the fit, which needs mpmath). A lane outside (|x| ≥ 7.875, ±Inf,
+// NaN) gets the float64 lanes' algorithm above, that lane alone, so an
+// element's result does not depend on its neighbours.
+//
 // Speed, in ns per float32 element (BenchmarkGELUs and BenchmarkUnaryF32,
 // 4096 elements; go test -c, then fastmath.test -test.bench 'GELUs|Unary'
 // -test.benchtime 300x six times, the fastest run of each; an AMD EPYC
@@ -24,11 +36,14 @@
 // by other builds, so the slow runs vary by 2× and more). "scalar" is the
 // generic level: the scalar loops of fastmath (GELU, GELU′, GELU's tanh
 // form, as before these kernels) or of package math (the tanh form's
-// derivative, exp, tanh, sigmoid, SiLU) in the same binary:
+// derivative, exp, tanh, sigmoid, SiLU) in the same binary. The GELU rows
+// are the float32 tables' (ten runs; the benchmark's inputs, spread evenly
+// over [−6, 6], are all in their range); the float64 lanes before them,
+// alternated with them: 2.4 and 2.6 with AVX2, 1.3 and 1.7 with AVX-512:
 //
 //	                  scalar   AVX2   AVX-512
-//	GELUs               21.5    2.5     1.2
-//	GELUBackward        26.3    2.6     1.6
+//	GELUs               21.5    1.3     0.33
+//	GELUBackward        26.3    0.36    0.27
 //	GELUTanhs           20.3    1.3     0.7
 //	GELUTanhBackward    15.8    1.7     0.8
 //	ExpsF32              6.7    0.7     0.6
@@ -47,7 +62,10 @@
 // for x ≥ 0 (and so within 1.2·10⁻⁷ absolute below 0); Erf within a few
 // float32 ulps; GELU and GELUDeriv inherit them. The float32 slice kernels,
 // on all levels, measured at about 32 000 points: GELU within 1.6·10⁻⁷
-// relative, GELU′ within 7·10⁻⁸ absolute (TestGELUMaxError); exp, tanh,
+// relative, GELU′ within 7·10⁻⁸ absolute (TestGELUMaxError); the SIMD
+// levels at every float32 of magnitude 2⁻³⁰ to 8 (TestGELUSweep with
+// ADJOINT_GELU_SWEEP=all): GELU within 1.3·10⁻⁷ relative, GELU′ within
+// 7.8·10⁻⁸ absolute; exp, tanh,
 // sigmoid, SiLU and GELU's tanh form (with its derivative) within 2·10⁻⁸
 // relative before the rounding to float32, so correctly rounded but for
 // rare ties. NaN gives NaN; both GELUs are 0 at −Inf (−0 from the SIMD
