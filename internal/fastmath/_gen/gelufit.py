@@ -1,10 +1,9 @@
 """Piecewise polynomial tables of the float32 GELU kernels (imported by
 simdgen.py; needs mpmath).
 
-The kernels take a = |x| and j = round(a·S), the interval of a, and
-evaluate a polynomial in u = a·S − j (exact in float32; |u| ≤ 1/2, and
-u ≥ 0 in interval 0) with the coefficients of interval j looked up by
-lane:
+The kernels take a = |x|, look up by lane the coefficients of the
+interval j of a, and evaluate a polynomial in u, an exact float32 function
+of a (simdgen.py chooses the intervals and u):
 
   forward   h(a) = Φ(−a) = erfc(a/√2)/2, to a relative error of a few
             10⁻⁹, so that x·Φ(x) = x·h (x < 0) or x − x·h (x ≥ 0)
@@ -12,14 +11,13 @@ lane:
   backward  s(a) = GELU′(−a) = Φ(−a) − a·φ(a), to an absolute error of a
             few 10⁻⁹ (GELU′(x) = 1 − GELU′(−x), so GELU′(x) is s or 1 − s).
 
-The intervals are narrow enough that |c₁u| stays below about c₀/2 in the
-forward tables even where Φ(−a) falls fastest (its logarithmic derivative
-is about a), so Horner's scheme in float32 loses little to cancellation:
-see the error budget in simdgen.py. Each coefficient is fitted by weighted
-least squares at Chebyshev points (near minimax), then rounded to float32
+Each coefficient is fitted by weighted least squares at Chebyshev points
+(near minimax; weights 1/f for the relative fit), then rounded to float32
 in order of degree with the higher ones refitted to absorb the rounding;
 c₀ of the forward table is split into hi + lo, hi a multiple of 2⁻²⁴ so
-that 1 − hi is exact in float32 (where c₀ ≥ 2⁻⁶).
+that 1 − hi is exact in float32 (where c₀ ≥ 2⁻⁶). The fit errors printed
+are those of the float32 coefficients in exact arithmetic, at 257 points
+an interval; TestGELUSweep measures the kernels themselves.
 """
 import struct
 
