@@ -9,13 +9,22 @@ import (
 	"github.com/adjointgo/adjoint/internal/isa"
 )
 
-// normAsm selects the norm kernels of norm_amd64.s (AVX2 with FMA; the
-// same kernels at the AVX-512 level). The tests turn it off to compare
-// with the Go loops.
-var normAsm = isa.Current() >= isa.AVX2
+// normAsm selects the norm kernels of norm_amd64.s (AVX2 with FMA), and
+// normAVX512 their AVX-512 forms, which take the passes that read the
+// widened x back in 512-bit vectors holding two rows each.
+var (
+	normAsm    = isa.Current() >= isa.AVX2
+	normAVX512 = isa.Current() >= isa.AVX512
+)
 
 //go:noescape
 func normFwdF32AVX2(x, y, gamma, beta *float32, stats, scratch *float64, rows, c int, eps float64, flags int)
+
+//go:noescape
+func normFwdF32AVX512(x, y, gamma, beta *float32, stats, scratch *float64, rows, c int, eps float64, flags int)
+
+//go:noescape
+func normBwdF32AVX512(x, dy, gamma, dx *float32, stats, accG, accB, scratch *float64, rows, c, flags int)
 
 //go:noescape
 func normBwdF32AVX2(x, dy, gamma, dx *float32, stats, accG, accB, scratch *float64, rows, c, flags int)
@@ -50,7 +59,11 @@ func normForwardF32(x, y, gamma, beta []float32, stats []float64, rows, c int, e
 	if gamma == nil {
 		gamma = normOnes(scratch[4*c:], c)
 	}
-	normFwdF32AVX2(unsafe.SliceData(x), unsafe.SliceData(y), unsafe.SliceData(gamma), unsafe.SliceData(beta),
+	f := normFwdF32AVX2
+	if normAVX512 {
+		f = normFwdF32AVX512
+	}
+	f(unsafe.SliceData(x), unsafe.SliceData(y), unsafe.SliceData(gamma), unsafe.SliceData(beta),
 		unsafe.SliceData(stats), unsafe.SliceData(scratch), rows, c, eps, flags)
 }
 
@@ -69,7 +82,11 @@ func normBackwardF32(x, g, gamma, dx []float32, stats, accG, accB, scratch []flo
 	if gamma == nil {
 		gamma = normOnes(scratch[8*c:], c)
 	}
-	normBwdF32AVX2(unsafe.SliceData(x), unsafe.SliceData(g), unsafe.SliceData(gamma), unsafe.SliceData(dx),
+	f := normBwdF32AVX2
+	if normAVX512 {
+		f = normBwdF32AVX512
+	}
+	f(unsafe.SliceData(x), unsafe.SliceData(g), unsafe.SliceData(gamma), unsafe.SliceData(dx),
 		unsafe.SliceData(stats), unsafe.SliceData(accG), unsafe.SliceData(accB), unsafe.SliceData(scratch), rows, c, flags)
 }
 

@@ -2,8 +2,8 @@
 
 package vec
 
-// normAsm is false: there are no norm kernels in assembly here.
-var normAsm = false
+// There are no norm kernels in assembly here.
+var normAsm, normAVX512 = false, false
 
 func normForwardF32(x, y, gamma, beta []float32, stats []float64, rows, c int, eps float64, rms bool) {
 	panic("unreachable")

@@ -104,7 +104,7 @@ func sameBits(a, b float64) bool {
 // stack scratch (256), with and without gamma, beta and dx, in layer and
 // rms form, and on rows holding NaN, ±Inf, huge and tiny values.
 func TestNormF32(t *testing.T) {
-	t.Logf("level %v, normAsm %v", isa.Current(), normAsm)
+	t.Logf("level %v, normAsm %v, normAVX512 %v", isa.Current(), normAsm, normAVX512)
 	if !normAsm {
 		if NormForwardF32(make([]float32, 4), make([]float32, 4), make([]float32, 4), nil, make([]float64, 2), 1, 4, 1e-5, false) {
 			t.Fatal("NormForwardF32 ran without an assembly kernel")
@@ -205,8 +205,8 @@ func TestNormF32Short(t *testing.T) {
 	NormForwardF32(make([]float32, 8), make([]float32, 7), make([]float32, 4), nil, make([]float64, 4), 2, 4, 1e-5, false)
 }
 
-// The test binary rerun with ADJOINT_CPU=generic and avx2 selects the
-// expected kernels and passes TestNormF32.
+// The test binary rerun with ADJOINT_CPU=generic, avx2 and avx512 selects
+// the expected kernels and passes TestNormF32.
 func TestNormForcedLevel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reruns the test binary")
@@ -219,10 +219,11 @@ func TestNormForcedLevel(t *testing.T) {
 		t.Skip(err)
 	}
 	asm := isa.Best() >= isa.AVX2
+	z := isa.Best() >= isa.AVX512
 	for _, c := range []struct {
-		env string
-		asm bool
-	}{{"generic", false}, {"avx2", asm}, {"avx512", asm}} {
+		env      string
+		asm, avx bool
+	}{{"generic", false, false}, {"avx2", asm, false}, {"avx512", asm, z}} {
 		cmd := exec.Command(exe, "-test.run=^TestNormF32$", "-test.v")
 		cmd.Env = append(os.Environ(), isa.Env+"="+c.env)
 		out, err := cmd.CombinedOutput()
@@ -230,7 +231,7 @@ func TestNormForcedLevel(t *testing.T) {
 			t.Errorf("%s=%s: %v\n%s", isa.Env, c.env, err, out)
 			continue
 		}
-		if want := fmt.Sprintf("normAsm %v", c.asm); !strings.Contains(string(out), want) {
+		if want := fmt.Sprintf("normAsm %v, normAVX512 %v", c.asm, c.avx); !strings.Contains(string(out), want) {
 			t.Errorf("%s=%s: want %q in\n%s", isa.Env, c.env, want, out)
 		}
 	}

@@ -57,9 +57,13 @@ def PART(r, k=0):
     return f"{320 + 32 * r + 8 * k}(SP)"
 
 
-def fwd_body(n, L):
-    """Statistics and y for n rows (4 or 1) at xg/yg; L labels this copy."""
+def fwd_body(n, L, z=False):
+    """Statistics and y for n rows (4 or 1) at xg/yg; L labels this copy.
+    z: the passes that read the widened x from the scratch take the rows in
+    pairs, one 512-bit vector holding columns j..j+3 of rows 2p and 2p+1
+    (the same lanes, so the same partial sums, as two 256-bit vectors)."""
     rows = range(n)
+    z = z and n == 4
 
     def pointers():
         ins(f"MOVQ {FXG}(SP), SI")
@@ -169,7 +173,29 @@ def fwd_body(n, L):
                 for r in rows:
                     ins(f"VADD{sfx} {V}{4 + r}, {V}{r}, {V}{r}")
             return f
-        loops(f"{L}_b{'c' if conv else 'l'}", b_step("Y", 4, "PD"), b_step("X", 1, "SD"), park)
+
+        def b_zstep():
+            for q in range(2):
+                ins(f"VMOVUPD {64 * q}(R13), Z{4 + q}")
+            for q in range(2):
+                ins(f"VSUBPD {MEAN(2 * q)}, Z{4 + q}, Z{4 + q}")
+            for q in range(2):
+                ins(f"VMULPD Z{4 + q}, Z{4 + q}, Z{4 + q}")
+            for q in range(2):
+                ins(f"VADDPD Z{4 + q}, Z{q}, Z{q}")
+
+        def b_zpark():
+            # Z0 = rows 0, 1 and Z1 = rows 2, 3: PART is row after row
+            for q in range(2):
+                ins(f"VMOVUPD Z{q}, {PART(2 * q)}")
+            for r in rows:
+                ins(f"VMOVSD {PART(r)}, X{r}")
+        if z and not conv:
+            for q in range(2):
+                ins(f"VXORPD Z{q}, Z{q}, Z{q}")
+            loops(f"{L}_bl", b_zstep, b_step("X", 1, "SD"), b_zpark)
+        else:
+            loops(f"{L}_b{'c' if conv else 'l'}", b_step("Y", 4, "PD"), b_step("X", 1, "SD"), park)
         ins(f"JMP {L}_bred")
     e(f"{L}_bred:")
     ins(f"MOVQ {FST}(SP), AX")
@@ -243,13 +269,39 @@ def fwd_body(n, L):
                 if beta:
                     ins(f"ADDQ ${4 * w}, R11")
             return f
-        loops(M, c_step("Y", 4, "PD"), c_step("X", 1, "SD"), lambda: None)
+
+        def c_zstep(beta=beta):
+            # gamma (and beta) widened and doubled: the same columns for both rows
+            ins("VCVTPS2PD (R10), Y8")
+            ins("VINSERTF64X4 $1, Y8, Z8, Z8")
+            if beta:
+                ins("VCVTPS2PD (R11), Y9")
+                ins("VINSERTF64X4 $1, Y9, Z9, Z9")
+            for q in range(2):
+                ins(f"VMOVUPD {64 * q}(R13), Z{q}")
+            for q in range(2):
+                ins(f"VSUBPD {MEAN(2 * q)}, Z{q}, Z{q}")
+            for q in range(2):
+                ins(f"VMULPD {RSTD(2 * q)}, Z{q}, Z{q}")
+            for q in range(2):
+                ins(f"VMULPD Z8, Z{q}, Z{q}")
+            if beta:
+                for q in range(2):
+                    ins(f"VADDPD Z9, Z{q}, Z{q}")
+            for q in range(2):
+                ins(f"VCVTPD2PS Z{q}, Y{q}")
+                ins(f"VMOVUPS X{q}, {row('SI', 'R8', 2 * q)}")
+                ins(f"VEXTRACTF128 $1, Y{q}, {row('SI', 'R8', 2 * q + 1)}")
+            ins("ADDQ $16, R10")
+            if beta:
+                ins("ADDQ $16, R11")
+        loops(M, c_zstep if z else c_step("Y", 4, "PD"), c_step("X", 1, "SD"), lambda: None)
         ins(f"JMP {L}_done")
     e(f"{L}_done:")
 
 
-def forward():
-    name = "normFwdF32AVX2"
+def forward(z):
+    name = "normFwdF32AVX512" if z else "normFwdF32AVX2"
     e(f"// func {name}(x, y, gamma, beta *float32, stats, scratch *float64, rows, c int, eps float64, flags int)")
     e(f"TEXT ·{name}(SB), 0, $448-80")
     ins("MOVQ x+0(FP), AX")
@@ -279,7 +331,7 @@ def forward():
     e("fwd_g4:")
     ins(f"CMPQ {FROWS}(SP), $4")
     ins("JLT fwd_g1")
-    fwd_body(4, "f4")
+    fwd_body(4, "f4", z)
     ins("LEAQ (DX)(DX*1), AX")
     ins("SHLQ $1, AX")
     ins(f"ADDQ AX, {FXG}(SP)")
@@ -318,8 +370,9 @@ def slot(base, r, k=0):
     return f"{base + 32 * r + 8 * k}(SP)"
 
 
-def bwd_body(n, L):
+def bwd_body(n, L, z=False):
     rows = range(n)
+    z = z and n == 4
     BMEAN, BRSTD, BMU, BMUX, BPS, BPD = 64, 192, 320, 448, 576, 704
     # the row statistics, broadcast
     ins(f"MOVQ {BST}(SP), AX")
@@ -461,8 +514,27 @@ def bwd_body(n, L):
             ins(f"ADDQ ${4 * w}, R8")
         ins(f"ADDQ ${16 * w * n}, R13")
 
+    def zstep2():
+        # rows in pairs, as in the forward pass
+        for q in range(2):
+            ins(f"VMOVUPD {32 * (n + 2 * q)}(R13), Z{q}")
+            ins(f"VSUBPD {slot(BMU, 2 * q)}, Z{q}, Z{q}")
+            ins(f"VMOVUPD {64 * q}(R13), Z{4 + q}")
+            ins(f"VMULPD {slot(BMUX, 2 * q)}, Z{4 + q}, Z{4 + q}")
+            ins(f"VSUBPD Z{4 + q}, Z{q}, Z{q}")
+            ins(f"VMULPD {slot(BRSTD, 2 * q)}, Z{q}, Z{q}")
+            ins(f"VCVTPD2PS Z{q}, Y{q}")
+            ins(f"VMOVUPS X{q}, {row('SI', 'R8', 2 * q)}")
+            ins(f"VEXTRACTF128 $1, Y{q}, {row('SI', 'R8', 2 * q + 1)}")
+        ins("ADDQ $16, SI")
+        ins("ADDQ $16, R8")
+        ins(f"ADDQ ${16 * 4 * n}, R13")
+
     e(f"{L}_2loop:")
-    step2("Y", 4, "VMOVUPD", "PD")
+    if z:
+        zstep2()
+    else:
+        step2("Y", 4, "VMOVUPD", "PD")
     ins("DECQ CX")
     ins(f"JNZ {L}_2loop")
     e(f"{L}_2tail:")
@@ -476,8 +548,8 @@ def bwd_body(n, L):
     e(f"{L}_done:")
 
 
-def backward():
-    name = "normBwdF32AVX2"
+def backward(z):
+    name = "normBwdF32AVX512" if z else "normBwdF32AVX2"
     e(f"// func {name}(x, g, gamma, dx *float32, stats, accG, accB, scratch *float64, rows, c, flags int)")
     e(f"TEXT ·{name}(SB), 0, $832-88")
     for arg, off, slot_ in (("x", 0, BXG), ("dy", 8, BGG), ("dx", 24, BDXG), ("stats", 32, BST),
@@ -491,7 +563,7 @@ def backward():
     e("bwd_g4:")
     ins(f"CMPQ {BROWS}(SP), $4")
     ins("JLT bwd_g1")
-    bwd_body(4, "b4")
+    bwd_body(4, "b4", z)
     ins("LEAQ (DX)(DX*1), AX")
     ins("SHLQ $1, AX")
     for s in (BXG, BGG, BDXG):
@@ -532,6 +604,7 @@ e("//go:build !purego")
 e()
 e('#include "textflag.h"')
 e()
-forward()
-backward()
+for z in (False, True):
+    forward(z)
+    backward(z)
 print("\n".join(out))
