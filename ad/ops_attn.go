@@ -403,6 +403,9 @@ const sdpaBlock = 64
 
 // sdpaTask runs the forward or backward kernel over the output batches,
 // split across goroutines when the work pays for it. Tasks are pooled.
+// Float32 blocks of at most sdpaFastMax queries and keys take the fast
+// path of ops_attn_fast.go (the GPT's heads); the others, and float64,
+// the general kernels below.
 type sdpaTask[T float32 | float64] struct {
 	a                         *sdpaAttrs
 	back                      bool
