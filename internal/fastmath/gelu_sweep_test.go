@@ -109,3 +109,26 @@ func TestGELUBlockIndependent(t *testing.T) {
 		})
 	}
 }
+
+// GELUBackward with an infinite or NaN gradient in the tables' range is
+// g·GELU′(x) as in float64: ±Inf with the signs' product, NaN for NaN.
+func TestGELUBackwardSpecialGrad(t *testing.T) {
+	inf := float32(math.Inf(1))
+	for _, l := range levels() {
+		atLevel(l, func() {
+			for _, x := range []float32{-5, -1, -0.5, 0, 0.3, 1, 1.4, 3, 7} {
+				for _, g := range []float32{inf, -inf, float32(math.NaN()), math.MaxFloat32} {
+					d := []float32{0}
+					GELUBackward(d, []float32{g}, []float32{x})
+					rd := refGELUDeriv(float64(x))
+					want := float32(float64(g) * rd)
+					tol := 2.4e-7 * math.Abs(float64(g)) * math.Max(math.Abs(rd), 1) // as TestGELUBackwardF32
+					if math.Float32bits(d[0]) != math.Float32bits(want) && !(d[0] != d[0] && want != want) &&
+						!(math.Abs(float64(d[0])-float64(want)) <= tol) {
+						t.Errorf("%v: g=%v x=%v: %v, want %v", l, g, x, d[0], want)
+					}
+				}
+			}
+		})
+	}
+}

@@ -532,17 +532,16 @@ def fast_fwd(isa):
 
 def fast_bwd(isa):
     """GELU′·g in float32 lanes for |x| < BWD_BOUND: s = GELU′(−a) by the
-    table, g·s for x < 0 and g − g·s for x ≥ 0 (GELU′(x) = 1 − s)."""
+    table, d = s for x < 0 and 1 − s for x ≥ 0 (GELU′(x) = 1 − GELU′(−x)),
+    g·d. (g − g·s would round once less, but is NaN for g = ±Inf.)"""
     v = isa.v
     if isa is AVX512:
         res = fast_index(isa, "f_bwd_bound", False) + horner(isa, "gbwd", N_BWD - 1, 0)
+        res += [f"VPTESTNMD {c32('f_sign')}, Z0, K3", "VSUBPS Z4, Z28, K3, Z4"]
     else:
         res = fast_index(isa, "f_bwd2_bound", False) + horner(isa, "gbwd2_", N_BWD2 - 1, 0)
-    out = FAST_OUT[isa.name]
-    res += [f"VMOVUPS (DX), {v}6", f"VMULPS {v}6, {v}4, {out}"]
-    if isa is AVX512:
-        return res + [f"VPTESTNMD {c32('f_sign')}, Z0, K3", f"VSUBPS {out}, Z6, K3, {out}"]
-    return res + [f"VSUBPS {out}, Y6, Y6", f"VBLENDVPS Y0, {out}, Y6, {out}"]
+        res += ["VSUBPS Y4, Y12, Y6", "VBLENDVPS Y0, Y4, Y6, Y4"]
+    return res + [f"VMULPS (DX), {v}4, {FAST_OUT[isa.name]}"]
 
 
 def interleave(a, b):
