@@ -133,3 +133,52 @@ add_bnext:
 add_done:
 	VZEROUPPER
 	RET
+
+// func swapBiasRowF32AVX2(dst, src, bias *float32, a, l, stride int)
+// dst [a l] gets row k of src (at k·stride elements) plus bias[k], for
+// k < a: the bits of Go's v + bias[k].
+TEXT ·swapBiasRowF32AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ bias+16(FP), DX
+	MOVQ a+24(FP), R8
+	MOVQ l+32(FP), CX
+	MOVQ stride+40(FP), R9
+	SHLQ $2, R9
+	MOVQ CX, R10
+	ANDQ $-8, R10
+	TESTQ R8, R8
+	JLE bias_done
+
+bias_k:
+	VBROADCASTSS (DX), Y1
+	XORQ AX, AX
+	CMPQ AX, R10
+	JGE bias_tail
+
+bias_vec:
+	VADDPS (SI)(AX*4), Y1, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, R10
+	JLT bias_vec
+
+bias_tail:
+	CMPQ AX, CX
+	JGE bias_next
+	VMOVSS (SI)(AX*4), X0
+	VADDSS X1, X0, X0
+	VMOVSS X0, (DI)(AX*4)
+	INCQ AX
+	JMP bias_tail
+
+bias_next:
+	LEAQ (DI)(CX*4), DI
+	ADDQ R9, SI
+	ADDQ $4, DX
+	DECQ R8
+	JNZ bias_k
+
+bias_done:
+	VZEROUPPER
+	RET

@@ -6,3 +6,6 @@ package ad
 func blockF32(dst []float32, dsb, dsy int, src []float32, ssb, ssy, nb, ny, width int, add bool) bool {
 	return false
 }
+
+// swapBiasRowF32 has no assembly here: swapRows adds in Go.
+func swapBiasRowF32(dst, src, bias []float32, a, l, stride int) bool { return false }
