@@ -1221,39 +1221,55 @@ DATA gelu32tab<>+3120(SB)/4, $0x40fe0000
 DATA gelu32tab<>+3124(SB)/4, $0x40fe0000
 DATA gelu32tab<>+3128(SB)/4, $0x40fe0000
 DATA gelu32tab<>+3132(SB)/4, $0x40fe0000
-DATA gelu32tab<>+3136(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3140(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3144(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3148(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3152(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3156(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3160(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3164(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3168(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3172(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3176(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3180(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3184(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3188(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3192(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3196(SB)/4, $0x40fc0000
-DATA gelu32tab<>+3200(SB)/4, $0x40f00000
-DATA gelu32tab<>+3204(SB)/4, $0x40f00000
-DATA gelu32tab<>+3208(SB)/4, $0x40f00000
-DATA gelu32tab<>+3212(SB)/4, $0x40f00000
-DATA gelu32tab<>+3216(SB)/4, $0x40f00000
-DATA gelu32tab<>+3220(SB)/4, $0x40f00000
-DATA gelu32tab<>+3224(SB)/4, $0x40f00000
-DATA gelu32tab<>+3228(SB)/4, $0x40f00000
-DATA gelu32tab<>+3232(SB)/4, $0x40f00000
-DATA gelu32tab<>+3236(SB)/4, $0x40f00000
-DATA gelu32tab<>+3240(SB)/4, $0x40f00000
-DATA gelu32tab<>+3244(SB)/4, $0x40f00000
-DATA gelu32tab<>+3248(SB)/4, $0x40f00000
-DATA gelu32tab<>+3252(SB)/4, $0x40f00000
-DATA gelu32tab<>+3256(SB)/4, $0x40f00000
-DATA gelu32tab<>+3260(SB)/4, $0x40f00000
-GLOBL gelu32tab<>(SB), RODATA|NOPTR, $3264
+DATA gelu32tab<>+3136(SB)/4, $0x405ccccd
+DATA gelu32tab<>+3140(SB)/4, $0x405ccccd
+DATA gelu32tab<>+3144(SB)/4, $0x405ccccd
+DATA gelu32tab<>+3148(SB)/4, $0x405ccccd
+DATA gelu32tab<>+3152(SB)/4, $0x405ccccd
+DATA gelu32tab<>+3156(SB)/4, $0x405ccccd
+DATA gelu32tab<>+3160(SB)/4, $0x405ccccd
+DATA gelu32tab<>+3164(SB)/4, $0x405ccccd
+DATA gelu32tab<>+3168(SB)/4, $0x405ccccd
+DATA gelu32tab<>+3172(SB)/4, $0x405ccccd
+DATA gelu32tab<>+3176(SB)/4, $0x405ccccd
+DATA gelu32tab<>+3180(SB)/4, $0x405ccccd
+DATA gelu32tab<>+3184(SB)/4, $0x405ccccd
+DATA gelu32tab<>+3188(SB)/4, $0x405ccccd
+DATA gelu32tab<>+3192(SB)/4, $0x405ccccd
+DATA gelu32tab<>+3196(SB)/4, $0x405ccccd
+DATA gelu32tab<>+3200(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3204(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3208(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3212(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3216(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3220(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3224(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3228(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3232(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3236(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3240(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3244(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3248(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3252(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3256(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3260(SB)/4, $0x40fc0000
+DATA gelu32tab<>+3264(SB)/4, $0x40f00000
+DATA gelu32tab<>+3268(SB)/4, $0x40f00000
+DATA gelu32tab<>+3272(SB)/4, $0x40f00000
+DATA gelu32tab<>+3276(SB)/4, $0x40f00000
+DATA gelu32tab<>+3280(SB)/4, $0x40f00000
+DATA gelu32tab<>+3284(SB)/4, $0x40f00000
+DATA gelu32tab<>+3288(SB)/4, $0x40f00000
+DATA gelu32tab<>+3292(SB)/4, $0x40f00000
+DATA gelu32tab<>+3296(SB)/4, $0x40f00000
+DATA gelu32tab<>+3300(SB)/4, $0x40f00000
+DATA gelu32tab<>+3304(SB)/4, $0x40f00000
+DATA gelu32tab<>+3308(SB)/4, $0x40f00000
+DATA gelu32tab<>+3312(SB)/4, $0x40f00000
+DATA gelu32tab<>+3316(SB)/4, $0x40f00000
+DATA gelu32tab<>+3320(SB)/4, $0x40f00000
+DATA gelu32tab<>+3324(SB)/4, $0x40f00000
+GLOBL gelu32tab<>(SB), RODATA|NOPTR, $3328
 
 // func geluF32AVX512(dst, x *float32, n int)
 TEXT ·geluF32AVX512(SB), NOSPLIT, $0-24
@@ -1440,7 +1456,7 @@ TEXT ·geluBwdF32AVX512(SB), NOSPLIT, $0-32
 geluBwdF32AVX512_loop:
 	VMOVUPS (SI), Z0
 	VPANDD gelu32tab<>+2624(SB), Z0, Z1
-	VCMPPS $1, gelu32tab<>+3136(SB), Z1, K4
+	VCMPPS $1, gelu32tab<>+3200(SB), Z1, K4
 	VMULPS gelu32tab<>+3008(SB), Z1, Z3
 	VADDPS gelu32tab<>+2816(SB), Z3, Z2
 	VSUBPS gelu32tab<>+2816(SB), Z2, Z5
@@ -2075,6 +2091,34 @@ geluF32AVX2_loop:
 	VFMADD231PS gelu32tab<>+2880(SB), Y1, Y3
 	VMOVUPS gelu32tab<>+2816(SB), Y2
 	VFMADD231PS Y3, Y1, Y2
+	VCMPPS $1, gelu32tab<>+3136(SB), Y1, Y6
+	VMOVMSKPS Y6, AX
+	CMPL AX, $0xff
+	JNE geluF32AVX2_t32
+	VPERMPS gelu32tab<>+1152(SB), Y2, Y3
+	VSUBPS Y3, Y1, Y3
+	VPERMPS gelu32tab<>+1024(SB), Y2, Y4
+	VPERMPS gelu32tab<>+896(SB), Y2, Y5
+	VFMADD213PS Y5, Y3, Y4
+	VPERMPS gelu32tab<>+768(SB), Y2, Y5
+	VFMADD213PS Y5, Y3, Y4
+	VPERMPS gelu32tab<>+640(SB), Y2, Y5
+	VFMADD213PS Y5, Y3, Y4
+	VPERMPS gelu32tab<>+512(SB), Y2, Y5
+	VFMADD213PS Y5, Y3, Y4
+	VPERMPS gelu32tab<>+384(SB), Y2, Y5
+	VFMADD213PS Y5, Y3, Y4
+	VPERMPS gelu32tab<>+256(SB), Y2, Y5
+	VFMADD213PS Y5, Y3, Y4
+	VPERMPS gelu32tab<>+128(SB), Y2, Y5
+	VFMADD213PS Y5, Y3, Y4
+	VMULPS Y1, Y4, Y4
+	VPERMPS gelu32tab<>+0(SB), Y2, Y5
+	VSUBPS Y5, Y12, Y6
+	VBLENDVPS Y0, Y5, Y6, Y5
+	VFMADD213PS Y4, Y0, Y5
+	JMP geluF32AVX2_tail
+geluF32AVX2_t32:
 	VPSLLD $28, Y2, Y10
 	VPSLLD $27, Y2, Y11
 	VPERMPS gelu32tab<>+1152(SB), Y2, Y6
@@ -2159,6 +2203,7 @@ geluF32AVX2_loop:
 	VSUBPS Y5, Y12, Y6
 	VBLENDVPS Y0, Y5, Y6, Y5
 	VFMADD213PS Y4, Y0, Y5
+geluF32AVX2_tail:
 	VMOVMSKPS Y9, AX
 	CMPL AX, $0xff
 	JNE geluF32AVX2_slow
@@ -2279,7 +2324,7 @@ TEXT ·geluBwdF32AVX2(SB), NOSPLIT, $64-32
 geluBwdF32AVX2_loop:
 	VMOVUPS (SI), Y0
 	VANDPS gelu32tab<>+2624(SB), Y0, Y1
-	VCMPPS $1, gelu32tab<>+3200(SB), Y1, Y9
+	VCMPPS $1, gelu32tab<>+3264(SB), Y1, Y9
 	VADDPS gelu32tab<>+2816(SB), Y1, Y2
 	VSUBPS gelu32tab<>+2816(SB), Y2, Y5
 	VSUBPS Y5, Y1, Y3
