@@ -263,7 +263,10 @@ func fusedOpt(v *Value) *tensor.Tensor {
 
 // normForward writes y for every row, and the row's statistics, in float64
 // arithmetic (two passes over the row: the mean, then the centred sum of
-// squares).
+// squares). In float32 the rows go to the assembly kernel of
+// vec.NormForwardF32 where the CPU has AVX2: the same operations in the
+// same order, so the same bits as the Go loops below, which the tests
+// compare it with.
 func normForward[T float32 | float64](a *normAttrs, x, gamma, beta, y *tensor.Tensor) {
 	xd, yd := fusedData[T](x), fusedData[T](y)
 	var gd, bd []T
@@ -390,7 +393,8 @@ func rowSquares[T float32 | float64](x []T, c float64) float64 {
 }
 
 // normBackward writes dx (when dx is not nil) row by row, and sums dgamma
-// and dbeta over the rows (in float64).
+// and dbeta over the rows (in float64). In float32 the assembly kernel of
+// vec.NormBackwardF32 does it where the CPU has AVX2, to the same bits.
 func normBackward[T float32 | float64](a *normAttrs, x, gamma, g, dx, dgamma, dbeta *tensor.Tensor) {
 	xd, gd := fusedData[T](x), fusedData[T](g)
 	var gm, dxd []T
