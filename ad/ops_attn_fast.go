@@ -14,26 +14,28 @@ import (
 //
 // Why: at these sizes Sgemm's per-call work (checks, a pooled buffer, B
 // packed per call) is a good part of the time, and a whole 64×64 causal
-// block multiplies the masked half by zero. Here the scores are stored
-// panel-major — column panel jr (keys jr·NR…) of the block is a T×NR
-// matrix of its own, which is also a packed B panel and a strided A — so
-// that:
+// block multiplies the masked half by zero. Here the T×S block of scores
+// (rows ld = ⌈S/NR⌉·NR apart) is computed in tiles of MR rows by one
+// panel of NR keys, so that:
 //   - a row tile computes only the key panels its rows can see;
 //   - the products over the keys (O = P·v, dq = dS·k) stop, per row tile,
 //     at the last key its rows see, and those over the queries
 //     (dv = Pᵀ·g, dk = dSᵀ·q) start, per key tile, at the first query
-//     that sees it (A read in place from the panels, B packed once per
+//     that sees it (A read in place from the block, B packed once per
 //     head);
-//   - the exponentials run over the panels' visible rows only.
+//   - the softmax passes (gemm.SmallF32's row kernels) run over the rows
+//     of each panel that tiles read, a row and a panel at a time.
 //
-// What a tile reads of the score panels: with Causal, the row tiles
-// (rows r0 = 0, MR, 2·MR, …) that read panel jr are those with
-// jr·NR < r0+MR, from the one that holds row jr·NR on, and a key tile of
-// the panel reads rows ≥ jr·NR; so rows t ≥ rowFirst(jr) = ⌊jr·NR/MR⌋·MR
-// of each panel are kept exact (the probability, or 0 where masked), and
-// the rows above are never read. Past the last row, the tiles read up to MR rows of
-// slack (rows a tile computes but does not store).
-//
+// What the tiles read of the scores: with Causal, the row tiles (rows
+// r0 = 0, MR, 2·MR, …) that read panel jr (keys jr·NR…) are those with
+// jr·NR < r0+MR, from the one that holds row jr·NR on; the key tile at
+// j0 (a multiple of MR) reads rows ≥ j0 of keys j0…j0+MR−1, whose panels
+// start at or before its row tile. So rows t ≥ rowFirst(jr) =
+// ⌊jr·NR/MR⌋·MR of each panel are kept exact (the probability, or 0 where
+// masked), and the rows above are never read. Past the last row and the
+// last key, the tiles read up to MR rows and columns of slack (rows and
+// columns a tile computes but does not store).
+
 // The results are those of the general path up to rounding (the tests
 // compare them, NaN and Inf included); a causal output does not depend on
 // later inputs, bit for bit, as forward's comment says of the general one.
@@ -55,7 +57,7 @@ var sdpaKernel = func() *gemm.SmallF32 {
 // sdpaFastBuf is one goroutine's scratch for the fast path.
 type sdpaFastBuf struct {
 	all []float32
-	p   []float32 // the probabilities, panel-major (np panels of T×NR, then slack)
+	p   []float32 // the probabilities, T rows of ld (then slack rows)
 	ds  []float32 // the score cotangents, likewise
 	kt  []float32 // kᵀ packed (depth d, S columns): the scores' B
 	vb  []float32 // v packed (depth S, dv columns): the output's B
@@ -74,7 +76,7 @@ type sdpaFast struct {
 	a          *sdpaAttrs
 	kn         *gemm.SmallF32
 	mr, nr, np int
-	blk        int // T·NR: the size of one score panel
+	ld         int // np·NR: the row stride of the score block
 }
 
 // fastOK reports whether a's shapes take the fast path (float32 checked
@@ -86,7 +88,7 @@ func (a *sdpaAttrs) fastOK() bool {
 func newSDPAFast(a *sdpaAttrs) sdpaFast {
 	kn := sdpaKernel
 	np := (a.s + kn.NR - 1) / kn.NR
-	return sdpaFast{a: a, kn: kn, mr: kn.MR, nr: kn.NR, np: np, blk: a.t * kn.NR}
+	return sdpaFast{a: a, kn: kn, mr: kn.MR, nr: kn.NR, np: np, ld: np * kn.NR}
 }
 
 // grow sizes b for f's shapes (reallocating only when short).
@@ -94,7 +96,7 @@ func (f *sdpaFast) grow(b *sdpaFastBuf) {
 	a, kn := f.a, f.kn
 	T, S, d, dv := a.t, a.s, a.d, a.dv
 	sizes := [...]int{
-		f.np*f.blk + (f.mr+1)*f.nr, f.np*f.blk + (f.mr+1)*f.nr,
+		(T + f.mr + 1) * f.ld, (T + f.mr + 1) * f.ld,
 		kn.PackLen(d, S), kn.PackLen(S, dv), kn.PackLen(dv, S), kn.PackLen(S, d), kn.PackLen(T, d), kn.PackLen(T, dv),
 		f.mr * max(d, dv), T, T,
 	}
@@ -119,7 +121,7 @@ func (f *sdpaFast) rowFirst(jr int) int {
 	return min(f.a.t, jr*f.nr/f.mr*f.mr) // the row tile that holds row jr·NR
 }
 
-// scores sets the panel-major c = alpha·A·Bᵀ for the T rows of A (depth
+// scores sets the score block c = alpha·A·Bᵀ for the T rows of A (depth
 // elements each, lda apart) and the packed B (bp: depth×S), panel by
 // panel where the tile's rows read it. A last tile of fewer than MR rows
 // is the last MR rows (rewriting the rows it shares with the tile before
@@ -143,51 +145,42 @@ func (f *sdpaFast) scores(c, a []float32, lda, depth int, bp []float32, alpha fl
 		}
 		last := min(r0+MR, T) - 1
 		for jr := 0; jr < f.np && f.rowFirst(jr) <= last; jr++ {
-			f.kn.Tile(depth, src, rs, 1, bp[jr*NR*depth:], c[jr*f.blk+ra*NR:], NR, alpha, 0, mr, min(NR, f.a.s-jr*NR))
+			f.kn.Tile(depth, src, rs, 1, bp[jr*NR*depth:], c[ra*f.ld+jr*NR:], f.ld, alpha, 0, mr, min(NR, f.a.s-jr*NR))
 		}
 	}
 }
 
-// rows sets c (T×n, rows ldc apart) = alpha·P·B for the panel-major P
+// rows sets c (T×n, rows ldc apart) = alpha·P·B for the score block P
 // (T×S) and the packed B (bp: S×n), each row tile over the keys its rows
-// see only (a panel at a time, accumulating in C).
+// see only.
 func (f *sdpaFast) rows(c []float32, ldc int, p, bp []float32, n int, alpha float32) {
 	a, MR, NR := f.a, f.mr, f.nr
 	for r0 := 0; r0 < a.t; r0 += MR {
 		mr := min(MR, a.t-r0)
 		vis := a.visible(r0 + mr - 1)
 		for q := 0; q*NR < n; q++ {
-			beta := float32(0)
-			for jr := 0; jr*NR < vis; jr++ {
-				kc := min(NR, vis-jr*NR)
-				f.kn.Tile(kc, p[jr*f.blk+r0*NR:], NR, 1, bp[q*NR*a.s+jr*NR*NR:], c[r0*ldc+q*NR:], ldc, alpha, beta, mr, min(NR, n-q*NR))
-				beta = 1
-			}
+			f.kn.Tile(vis, p[r0*f.ld:], f.ld, 1, bp[q*NR*a.s:], c[r0*ldc+q*NR:], ldc, alpha, 0, mr, min(NR, n-q*NR))
 		}
 	}
 }
 
-// cols sets c (S×n, rows ldc apart) = alpha·Pᵀ·B for the panel-major P
-// (T×S) and the packed B (bp: T×n), each key tile (within one panel) over
-// the queries that see it only; the keys no query sees get zeros.
+// cols sets c (S×n, rows ldc apart) = alpha·Pᵀ·B for the score block P
+// (T×S) and the packed B (bp: T×n), each key tile over the queries that
+// see it only; the keys no query sees get zeros.
 func (f *sdpaFast) cols(c []float32, ldc int, p, bp []float32, n int, alpha float32) {
 	a, MR, NR := f.a, f.mr, f.nr
-	for jr := range f.np {
-		hi := min(a.s, (jr+1)*NR)
-		for j0 := jr * NR; j0 < hi; j0 += MR {
-			mr := min(MR, hi-j0)
-			p0 := 0
-			if a.causal {
-				p0 = j0 // the first query that sees key j0
-			}
-			if p0 >= a.t {
-				clearRows(c[j0*ldc:], mr, n, ldc)
-				continue
-			}
-			src := p[jr*f.blk+p0*NR+j0-jr*NR:]
-			for q := 0; q*NR < n; q++ {
-				f.kn.Tile(a.t-p0, src, 1, NR, bp[q*NR*a.t+p0*NR:], c[j0*ldc+q*NR:], ldc, alpha, 0, mr, min(NR, n-q*NR))
-			}
+	for j0 := 0; j0 < a.s; j0 += MR {
+		mr := min(MR, a.s-j0)
+		p0 := 0
+		if a.causal {
+			p0 = j0 // the first query that sees key j0
+		}
+		if p0 >= a.t {
+			clearRows(c[j0*ldc:], mr, n, ldc)
+			continue
+		}
+		for q := 0; q*NR < n; q++ {
+			f.kn.Tile(a.t-p0, p[p0*f.ld+j0:], 1, f.ld, bp[q*NR*a.t+p0*NR:], c[j0*ldc+q*NR:], ldc, alpha, 0, mr, min(NR, n-q*NR))
 		}
 	}
 }
@@ -211,7 +204,7 @@ func (f *sdpaFast) rowsOf(jr int) (t0, off, lim int) {
 // in the general path.
 func (f *sdpaFast) forward(b int, q, k, v, o []float32, buf *sdpaFastBuf) {
 	a, l := f.a, &f.a.lay
-	T, S, d, dv, NR := a.t, a.s, a.d, a.dv, f.nr
+	T, S, d, dv := a.t, a.s, a.d, a.dv
 	q, k, v, o = q[l.q[b]:], k[l.k[b]:], v[l.v[b]:], o[l.o[b]:]
 	lse := a.lse[b*T : (b+1)*T]
 	p := buf.p
@@ -223,18 +216,18 @@ func (f *sdpaFast) forward(b int, q, k, v, o []float32, buf *sdpaFastBuf) {
 	}
 	for jr := range f.np {
 		t0, off, lim := f.rowsOf(jr)
-		f.kn.RowMax(p[jr*f.blk:], m, t0, T, off, lim)
+		f.kn.RowMax(p[jr*f.nr:], m, f.ld, t0, T, off, lim)
 	}
 	for jr := range f.np {
 		t0, off, lim := f.rowsOf(jr)
-		f.kn.RowExp(p[jr*f.blk:], m, sum, t0, T, off, lim)
+		f.kn.RowExp(p[jr*f.nr:], m, sum, f.ld, t0, T, off, lim)
 	}
 	for t := range T {
 		lse[t] = float64(m[t]) + math.Log(float64(sum[t]))
 		sum[t] = 1 / sum[t]
 	}
 	for jr := range f.np {
-		f.kn.RowScale(p[jr*f.blk:], sum, f.rowFirst(jr), T)
+		f.kn.RowScale(p[jr*f.nr:], sum, f.ld, f.rowFirst(jr), T)
 	}
 	f.kn.Pack(buf.vb, false, v, l.ldv, S, dv)
 	// One vectorised sum tells whether v is finite: a NaN or an Inf makes
@@ -258,7 +251,7 @@ func (f *sdpaFast) forward(b int, q, k, v, o []float32, buf *sdpaFastBuf) {
 				}
 				for t := range T {
 					if j < a.visible(t) {
-						o[t*l.ldo+c] += p[(j/NR)*f.blk+t*NR+j%NR] * x
+						o[t*l.ldo+c] += p[t*f.ld+j] * x
 					}
 				}
 			}
@@ -284,7 +277,7 @@ func (f *sdpaFast) backward(b int, need [3]bool, q, k, v, g, dq, dk, dvv []float
 	}
 	for jr := range f.np {
 		t0, off, lim := f.rowsOf(jr)
-		f.kn.RowExp(p[jr*f.blk:], m, sum, t0, T, off, lim)
+		f.kn.RowExp(p[jr*f.nr:], m, sum, f.ld, t0, T, off, lim)
 	}
 	if need[2] {
 		f.kn.Pack(buf.gb, false, g, l.ldo, T, dv)
@@ -299,11 +292,11 @@ func (f *sdpaFast) backward(b int, need [3]bool, q, k, v, g, dq, dk, dvv []float
 	clear(D)
 	for jr := range f.np {
 		t0, off, lim := f.rowsOf(jr)
-		f.kn.RowDot(p[jr*f.blk:], ds[jr*f.blk:], D, t0, T, off, lim)
+		f.kn.RowDot(p[jr*f.nr:], ds[jr*f.nr:], D, f.ld, t0, T, off, lim)
 	}
 	for jr := range f.np {
 		t0, off, lim := f.rowsOf(jr)
-		f.kn.RowDS(p[jr*f.blk:], ds[jr*f.blk:], D, t0, T, off, lim)
+		f.kn.RowDS(p[jr*f.nr:], ds[jr*f.nr:], D, f.ld, t0, T, off, lim)
 	}
 	if need[0] {
 		f.kn.Pack(buf.kb, false, k, l.ldk, S, d)

@@ -88,62 +88,71 @@ func (s *SmallF32) Tile(kc int, a []float32, rsa, csa int, bp, c []float32, ldc 
 }
 
 // The row kernels: the elementwise passes of a softmax over the rows of a
-// panel, rows t0 ≤ t < t1 of NR values each (row t at p[t·NR:]), the
-// first lim(t) = clamp(t+off, 0, cap) of them (cap ≤ NR) visible and the
-// others masked. Per-row vectors (m, s, d) are indexed by t. Where Go
-// loops over a row's 16 or 32 values took as long as the products
-// themselves, these run two vectors per row. Sums are float32, in a fixed
-// order (deterministic).
+// block of scores, rows t0 ≤ t < t1 of NR values each, ld elements apart
+// (row t at p[t·ld:]), the first lim(t) = clamp(t+off, 0, cap) of them
+// (cap ≤ NR) visible and the others masked. Per-row vectors (m, s, d) are
+// indexed by t. Where Go loops over a row's 16 or 32 values took as long
+// as the products themselves, these run two vectors per row. Sums are
+// float32, in a fixed order (deterministic).
 
-// rowArgs panics unless the rows and the per-row vectors are in range.
-func (s *SmallF32) rowArgs(t0, t1, cap int, p []float32, vs ...[]float32) bool {
-	if t0 < 0 || t1 < t0 || cap > s.NR || len(p) < t1*s.NR {
+// rowArgs panics unless the rows and the per-row vectors are in range,
+// and reports whether there is a row.
+func (s *SmallF32) rowArgs(ld, t0, t1, cap int, ps [][]float32, vs ...[]float32) bool {
+	if t0 < 0 || t1 < t0 || cap > s.NR || ld < s.NR {
 		panic("gemm: bad small rows")
+	}
+	if t1 == t0 {
+		return false
+	}
+	for _, p := range ps {
+		if len(p) < (t1-1)*ld+s.NR {
+			panic("gemm: short small rows")
+		}
 	}
 	for _, v := range vs {
 		if len(v) < t1 {
 			panic("gemm: short row vector")
 		}
 	}
-	return t1 > t0
+	return true
 }
 
 // RowMax sets m[t] to the largest of m[t] and row t's visible values
 // (NaNs may be passed over: they reach the row through RowExp anyway).
-func (s *SmallF32) RowMax(p, m []float32, t0, t1, off, cap int) {
-	if s.rowArgs(t0, t1, cap, p, m) {
-		rowMax(s.wide, p, m, t0, t1, off, cap)
+func (s *SmallF32) RowMax(p, m []float32, ld, t0, t1, off, cap int) {
+	if s.rowArgs(ld, t0, t1, cap, [][]float32{p}, m) {
+		rowMax(s.wide, p, m, ld, t0, t1, off, cap)
 	}
 }
 
 // RowExp sets row t's visible values x to e^(x − m[t]) and the masked
 // ones to 0, and adds their sum to sum[t]. The exponential is a float32
 // polynomial within about 2 ulp (0 below −88, NaN kept).
-func (s *SmallF32) RowExp(p, m, sum []float32, t0, t1, off, cap int) {
-	if s.rowArgs(t0, t1, cap, p, m, sum) {
-		rowExp(s.wide, p, m, sum, t0, t1, off, cap)
+func (s *SmallF32) RowExp(p, m, sum []float32, ld, t0, t1, off, cap int) {
+	if s.rowArgs(ld, t0, t1, cap, [][]float32{p}, m, sum) {
+		rowExp(s.wide, p, m, sum, ld, t0, t1, off, cap)
 	}
 }
 
 // RowDot adds Σ p[t][j]·q[t][j] over row t's visible values to d[t] (the
 // masked ones are skipped, not multiplied: q may hold anything there).
-func (s *SmallF32) RowDot(p, q, d []float32, t0, t1, off, cap int) {
-	if s.rowArgs(t0, t1, cap, q, d) && s.rowArgs(t0, t1, cap, p) {
-		rowDot(s.wide, p, q, d, t0, t1, off, cap)
+func (s *SmallF32) RowDot(p, q, d []float32, ld, t0, t1, off, cap int) {
+	if s.rowArgs(ld, t0, t1, cap, [][]float32{p, q}, d) {
+		rowDot(s.wide, p, q, d, ld, t0, t1, off, cap)
 	}
 }
 
 // RowDS sets q[t][j] = p[t][j]·(q[t][j] − d[t]) for row t's visible
 // values and 0 for the masked ones (softmax's backward, up to its scale).
-func (s *SmallF32) RowDS(p, q, d []float32, t0, t1, off, cap int) {
-	if s.rowArgs(t0, t1, cap, q, d) && s.rowArgs(t0, t1, cap, p) {
-		rowDS(s.wide, p, q, d, t0, t1, off, cap)
+func (s *SmallF32) RowDS(p, q, d []float32, ld, t0, t1, off, cap int) {
+	if s.rowArgs(ld, t0, t1, cap, [][]float32{p, q}, d) {
+		rowDS(s.wide, p, q, d, ld, t0, t1, off, cap)
 	}
 }
 
 // RowScale multiplies all NR values of row t by f[t].
-func (s *SmallF32) RowScale(p, f []float32, t0, t1 int) {
-	if s.rowArgs(t0, t1, 0, p, f) {
-		rowScale(s.wide, p, f, t0, t1)
+func (s *SmallF32) RowScale(p, f []float32, ld, t0, t1 int) {
+	if s.rowArgs(ld, t0, t1, 0, [][]float32{p}, f) {
+		rowScale(s.wide, p, f, ld, t0, t1)
 	}
 }

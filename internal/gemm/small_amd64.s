@@ -262,17 +262,19 @@ DATA smalltab<>+1016(SB)/4, $14
 DATA smalltab<>+1020(SB)/4, $15
 GLOBL smalltab<>(SB), RODATA|NOPTR, $1024
 
-// func smallRowMaxAVX512(p *float32, m *float32, t0 int, t1 int, off int, cap int)
-TEXT ·smallRowMaxAVX512(SB), NOSPLIT, $0-48
+// func smallRowMaxAVX512(p *float32, m *float32, ld int, t0 int, t1 int, off int, cap int)
+TEXT ·smallRowMaxAVX512(SB), NOSPLIT, $0-56
 	MOVQ p+0(FP), DI
 	MOVQ m+8(FP), SI
-	MOVQ t0+16(FP), R12
-	MOVQ t1+24(FP), R8
-	MOVQ off+32(FP), R9
-	MOVQ cap+40(FP), R10
+	MOVQ ld+16(FP), AX
+	SHLQ $2, AX
+	MOVQ t0+24(FP), R12
+	MOVQ t1+32(FP), R8
+	MOVQ off+40(FP), R9
+	MOVQ cap+48(FP), R10
 	VMOVUPS smalltab<>+896(SB), Z14
 	MOVQ R12, R11
-	IMULQ $128, R11
+	IMULQ AX, R11
 smallRowMaxAVX512_loop:
 	CMPQ R12, R8
 	JGE smallRowMaxAVX512_done
@@ -304,29 +306,31 @@ smallRowMaxAVX512_loop:
 	VMAXPS X1, X0, X0
 	VMAXSS (SI)(R12*4), X0, X0
 	VMOVSS X0, (SI)(R12*4)
-	ADDQ $128, R11
+	ADDQ AX, R11
 	INCQ R12
 	JMP smallRowMaxAVX512_loop
 smallRowMaxAVX512_done:
 	VZEROUPPER
 	RET
 
-// func smallRowExpAVX512(p *float32, m *float32, s *float32, t0 int, t1 int, off int, cap int)
-TEXT ·smallRowExpAVX512(SB), NOSPLIT, $0-56
+// func smallRowExpAVX512(p *float32, m *float32, s *float32, ld int, t0 int, t1 int, off int, cap int)
+TEXT ·smallRowExpAVX512(SB), NOSPLIT, $0-64
 	MOVQ p+0(FP), DI
 	MOVQ m+8(FP), SI
 	MOVQ s+16(FP), R13
-	MOVQ t0+24(FP), R12
-	MOVQ t1+32(FP), R8
-	MOVQ off+40(FP), R9
-	MOVQ cap+48(FP), R10
+	MOVQ ld+24(FP), AX
+	SHLQ $2, AX
+	MOVQ t0+32(FP), R12
+	MOVQ t1+40(FP), R8
+	MOVQ off+48(FP), R9
+	MOVQ cap+56(FP), R10
 	VMOVUPS smalltab<>+0(SB), Z10
 	VMOVUPS smalltab<>+64(SB), Z11
 	VMOVUPS smalltab<>+128(SB), Z12
 	VMOVUPS smalltab<>+832(SB), Z13
 	VMOVUPS smalltab<>+896(SB), Z14
 	MOVQ R12, R11
-	IMULQ $128, R11
+	IMULQ AX, R11
 smallRowExpAVX512_loop:
 	CMPQ R12, R8
 	JGE smallRowExpAVX512_done
@@ -436,25 +440,27 @@ smallRowExpAVX512_none:
 	VMOVUPS Z9, 0(DI)(R11*1)
 	VMOVUPS Z9, 64(DI)(R11*1)
 smallRowExpAVX512_end:
-	ADDQ $128, R11
+	ADDQ AX, R11
 	INCQ R12
 	JMP smallRowExpAVX512_loop
 smallRowExpAVX512_done:
 	VZEROUPPER
 	RET
 
-// func smallRowDotAVX512(p *float32, q *float32, d *float32, t0 int, t1 int, off int, cap int)
-TEXT ·smallRowDotAVX512(SB), NOSPLIT, $0-56
+// func smallRowDotAVX512(p *float32, q *float32, d *float32, ld int, t0 int, t1 int, off int, cap int)
+TEXT ·smallRowDotAVX512(SB), NOSPLIT, $0-64
 	MOVQ p+0(FP), DI
 	MOVQ q+8(FP), SI
 	MOVQ d+16(FP), R13
-	MOVQ t0+24(FP), R12
-	MOVQ t1+32(FP), R8
-	MOVQ off+40(FP), R9
-	MOVQ cap+48(FP), R10
+	MOVQ ld+24(FP), AX
+	SHLQ $2, AX
+	MOVQ t0+32(FP), R12
+	MOVQ t1+40(FP), R8
+	MOVQ off+48(FP), R9
+	MOVQ cap+56(FP), R10
 	VMOVUPS smalltab<>+896(SB), Z14
 	MOVQ R12, R11
-	IMULQ $128, R11
+	IMULQ AX, R11
 smallRowDotAVX512_loop:
 	CMPQ R12, R8
 	JGE smallRowDotAVX512_done
@@ -488,25 +494,27 @@ smallRowDotAVX512_loop:
 	VADDPS X1, X0, X0
 	VADDSS (R13)(R12*4), X0, X0
 	VMOVSS X0, (R13)(R12*4)
-	ADDQ $128, R11
+	ADDQ AX, R11
 	INCQ R12
 	JMP smallRowDotAVX512_loop
 smallRowDotAVX512_done:
 	VZEROUPPER
 	RET
 
-// func smallRowDSAVX512(p *float32, q *float32, d *float32, t0 int, t1 int, off int, cap int)
-TEXT ·smallRowDSAVX512(SB), NOSPLIT, $0-56
+// func smallRowDSAVX512(p *float32, q *float32, d *float32, ld int, t0 int, t1 int, off int, cap int)
+TEXT ·smallRowDSAVX512(SB), NOSPLIT, $0-64
 	MOVQ p+0(FP), DI
 	MOVQ q+8(FP), SI
 	MOVQ d+16(FP), R13
-	MOVQ t0+24(FP), R12
-	MOVQ t1+32(FP), R8
-	MOVQ off+40(FP), R9
-	MOVQ cap+48(FP), R10
+	MOVQ ld+24(FP), AX
+	SHLQ $2, AX
+	MOVQ t0+32(FP), R12
+	MOVQ t1+40(FP), R8
+	MOVQ off+48(FP), R9
+	MOVQ cap+56(FP), R10
 	VMOVUPS smalltab<>+896(SB), Z14
 	MOVQ R12, R11
-	IMULQ $128, R11
+	IMULQ AX, R11
 smallRowDSAVX512_loop:
 	CMPQ R12, R8
 	JGE smallRowDSAVX512_done
@@ -534,22 +542,24 @@ smallRowDSAVX512_loop:
 	VMOVAPS.Z Z1, K2, Z1
 	VMOVUPS Z0, 0(SI)(R11*1)
 	VMOVUPS Z1, 64(SI)(R11*1)
-	ADDQ $128, R11
+	ADDQ AX, R11
 	INCQ R12
 	JMP smallRowDSAVX512_loop
 smallRowDSAVX512_done:
 	VZEROUPPER
 	RET
 
-// func smallRowScaleAVX512(p *float32, s *float32, t0 int, t1 int)
-TEXT ·smallRowScaleAVX512(SB), NOSPLIT, $0-32
+// func smallRowScaleAVX512(p *float32, s *float32, ld int, t0 int, t1 int)
+TEXT ·smallRowScaleAVX512(SB), NOSPLIT, $0-40
 	MOVQ p+0(FP), DI
 	MOVQ s+8(FP), SI
-	MOVQ t0+16(FP), R12
-	MOVQ t1+24(FP), R8
+	MOVQ ld+16(FP), AX
+	SHLQ $2, AX
+	MOVQ t0+24(FP), R12
+	MOVQ t1+32(FP), R8
 	VMOVUPS smalltab<>+896(SB), Z14
 	MOVQ R12, R11
-	IMULQ $128, R11
+	IMULQ AX, R11
 smallRowScaleAVX512_loop:
 	CMPQ R12, R8
 	JGE smallRowScaleAVX512_done
@@ -558,24 +568,26 @@ smallRowScaleAVX512_loop:
 	VMULPS 64(DI)(R11*1), Z2, Z1
 	VMOVUPS Z0, 0(DI)(R11*1)
 	VMOVUPS Z1, 64(DI)(R11*1)
-	ADDQ $128, R11
+	ADDQ AX, R11
 	INCQ R12
 	JMP smallRowScaleAVX512_loop
 smallRowScaleAVX512_done:
 	VZEROUPPER
 	RET
 
-// func smallRowMaxAVX2(p *float32, m *float32, t0 int, t1 int, off int, cap int)
-TEXT ·smallRowMaxAVX2(SB), NOSPLIT, $0-48
+// func smallRowMaxAVX2(p *float32, m *float32, ld int, t0 int, t1 int, off int, cap int)
+TEXT ·smallRowMaxAVX2(SB), NOSPLIT, $0-56
 	MOVQ p+0(FP), DI
 	MOVQ m+8(FP), SI
-	MOVQ t0+16(FP), R12
-	MOVQ t1+24(FP), R8
-	MOVQ off+32(FP), R9
-	MOVQ cap+40(FP), R10
+	MOVQ ld+16(FP), AX
+	SHLQ $2, AX
+	MOVQ t0+24(FP), R12
+	MOVQ t1+32(FP), R8
+	MOVQ off+40(FP), R9
+	MOVQ cap+48(FP), R10
 	VMOVUPS smalltab<>+896(SB), Y14
 	MOVQ R12, R11
-	IMULQ $64, R11
+	IMULQ AX, R11
 smallRowMaxAVX2_loop:
 	CMPQ R12, R8
 	JGE smallRowMaxAVX2_done
@@ -605,29 +617,31 @@ smallRowMaxAVX2_loop:
 	VMAXPS X1, X0, X0
 	VMAXSS (SI)(R12*4), X0, X0
 	VMOVSS X0, (SI)(R12*4)
-	ADDQ $64, R11
+	ADDQ AX, R11
 	INCQ R12
 	JMP smallRowMaxAVX2_loop
 smallRowMaxAVX2_done:
 	VZEROUPPER
 	RET
 
-// func smallRowExpAVX2(p *float32, m *float32, s *float32, t0 int, t1 int, off int, cap int)
-TEXT ·smallRowExpAVX2(SB), NOSPLIT, $0-56
+// func smallRowExpAVX2(p *float32, m *float32, s *float32, ld int, t0 int, t1 int, off int, cap int)
+TEXT ·smallRowExpAVX2(SB), NOSPLIT, $0-64
 	MOVQ p+0(FP), DI
 	MOVQ m+8(FP), SI
 	MOVQ s+16(FP), R13
-	MOVQ t0+24(FP), R12
-	MOVQ t1+32(FP), R8
-	MOVQ off+40(FP), R9
-	MOVQ cap+48(FP), R10
+	MOVQ ld+24(FP), AX
+	SHLQ $2, AX
+	MOVQ t0+32(FP), R12
+	MOVQ t1+40(FP), R8
+	MOVQ off+48(FP), R9
+	MOVQ cap+56(FP), R10
 	VMOVUPS smalltab<>+0(SB), Y10
 	VMOVUPS smalltab<>+64(SB), Y11
 	VMOVUPS smalltab<>+128(SB), Y12
 	VMOVUPS smalltab<>+832(SB), Y13
 	VMOVUPS smalltab<>+896(SB), Y14
 	MOVQ R12, R11
-	IMULQ $64, R11
+	IMULQ AX, R11
 smallRowExpAVX2_loop:
 	CMPQ R12, R8
 	JGE smallRowExpAVX2_done
@@ -733,25 +747,27 @@ smallRowExpAVX2_none:
 	VMOVUPS Y9, 0(DI)(R11*1)
 	VMOVUPS Y9, 32(DI)(R11*1)
 smallRowExpAVX2_end:
-	ADDQ $64, R11
+	ADDQ AX, R11
 	INCQ R12
 	JMP smallRowExpAVX2_loop
 smallRowExpAVX2_done:
 	VZEROUPPER
 	RET
 
-// func smallRowDotAVX2(p *float32, q *float32, d *float32, t0 int, t1 int, off int, cap int)
-TEXT ·smallRowDotAVX2(SB), NOSPLIT, $0-56
+// func smallRowDotAVX2(p *float32, q *float32, d *float32, ld int, t0 int, t1 int, off int, cap int)
+TEXT ·smallRowDotAVX2(SB), NOSPLIT, $0-64
 	MOVQ p+0(FP), DI
 	MOVQ q+8(FP), SI
 	MOVQ d+16(FP), R13
-	MOVQ t0+24(FP), R12
-	MOVQ t1+32(FP), R8
-	MOVQ off+40(FP), R9
-	MOVQ cap+48(FP), R10
+	MOVQ ld+24(FP), AX
+	SHLQ $2, AX
+	MOVQ t0+32(FP), R12
+	MOVQ t1+40(FP), R8
+	MOVQ off+48(FP), R9
+	MOVQ cap+56(FP), R10
 	VMOVUPS smalltab<>+896(SB), Y14
 	MOVQ R12, R11
-	IMULQ $64, R11
+	IMULQ AX, R11
 smallRowDotAVX2_loop:
 	CMPQ R12, R8
 	JGE smallRowDotAVX2_done
@@ -781,25 +797,27 @@ smallRowDotAVX2_loop:
 	VADDPS X1, X0, X0
 	VADDSS (R13)(R12*4), X0, X0
 	VMOVSS X0, (R13)(R12*4)
-	ADDQ $64, R11
+	ADDQ AX, R11
 	INCQ R12
 	JMP smallRowDotAVX2_loop
 smallRowDotAVX2_done:
 	VZEROUPPER
 	RET
 
-// func smallRowDSAVX2(p *float32, q *float32, d *float32, t0 int, t1 int, off int, cap int)
-TEXT ·smallRowDSAVX2(SB), NOSPLIT, $0-56
+// func smallRowDSAVX2(p *float32, q *float32, d *float32, ld int, t0 int, t1 int, off int, cap int)
+TEXT ·smallRowDSAVX2(SB), NOSPLIT, $0-64
 	MOVQ p+0(FP), DI
 	MOVQ q+8(FP), SI
 	MOVQ d+16(FP), R13
-	MOVQ t0+24(FP), R12
-	MOVQ t1+32(FP), R8
-	MOVQ off+40(FP), R9
-	MOVQ cap+48(FP), R10
+	MOVQ ld+24(FP), AX
+	SHLQ $2, AX
+	MOVQ t0+32(FP), R12
+	MOVQ t1+40(FP), R8
+	MOVQ off+48(FP), R9
+	MOVQ cap+56(FP), R10
 	VMOVUPS smalltab<>+896(SB), Y14
 	MOVQ R12, R11
-	IMULQ $64, R11
+	IMULQ AX, R11
 smallRowDSAVX2_loop:
 	CMPQ R12, R8
 	JGE smallRowDSAVX2_done
@@ -825,22 +843,24 @@ smallRowDSAVX2_loop:
 	VANDPS Y7, Y1, Y1
 	VMOVUPS Y0, 0(SI)(R11*1)
 	VMOVUPS Y1, 32(SI)(R11*1)
-	ADDQ $64, R11
+	ADDQ AX, R11
 	INCQ R12
 	JMP smallRowDSAVX2_loop
 smallRowDSAVX2_done:
 	VZEROUPPER
 	RET
 
-// func smallRowScaleAVX2(p *float32, s *float32, t0 int, t1 int)
-TEXT ·smallRowScaleAVX2(SB), NOSPLIT, $0-32
+// func smallRowScaleAVX2(p *float32, s *float32, ld int, t0 int, t1 int)
+TEXT ·smallRowScaleAVX2(SB), NOSPLIT, $0-40
 	MOVQ p+0(FP), DI
 	MOVQ s+8(FP), SI
-	MOVQ t0+16(FP), R12
-	MOVQ t1+24(FP), R8
+	MOVQ ld+16(FP), AX
+	SHLQ $2, AX
+	MOVQ t0+24(FP), R12
+	MOVQ t1+32(FP), R8
 	VMOVUPS smalltab<>+896(SB), Y14
 	MOVQ R12, R11
-	IMULQ $64, R11
+	IMULQ AX, R11
 smallRowScaleAVX2_loop:
 	CMPQ R12, R8
 	JGE smallRowScaleAVX2_done
@@ -849,7 +869,7 @@ smallRowScaleAVX2_loop:
 	VMULPS 32(DI)(R11*1), Y2, Y1
 	VMOVUPS Y0, 0(DI)(R11*1)
 	VMOVUPS Y1, 32(DI)(R11*1)
-	ADDQ $64, R11
+	ADDQ AX, R11
 	INCQ R12
 	JMP smallRowScaleAVX2_loop
 smallRowScaleAVX2_done:

@@ -104,7 +104,8 @@ def prologue(isa, name, args, lines):
     lines.append(f'TEXT ·{name}{isa.name}(SB), NOSPLIT, $0-{n}')
 
 def rowloop(isa, name, args, body, masks=True, consts=False):
-    # args: pointers first (DI = p, SI, R13), then t0, t1 (, off, cap).
+    # args: pointers first (DI = p, SI, R13), then ld (the row stride, in
+    # elements: AX in bytes), t0, t1 (, off, cap).
     lines = []
     prologue(isa, name, args, lines)
     regs = ['DI', 'SI', 'R13']
@@ -112,25 +113,26 @@ def rowloop(isa, name, args, body, masks=True, consts=False):
     names = [a.split()[0] for a in args]
     for i in range(np_):
         lines.append(f'\tMOVQ {names[i]}+{8*i}(FP), {regs[i]}')
-    lines.append(f'\tMOVQ t0+{8*np_}(FP), R12')
-    lines.append(f'\tMOVQ t1+{8*np_+8}(FP), R8')
+    lines.append(f'\tMOVQ ld+{8*np_}(FP), AX')
+    lines.append('\tSHLQ $2, AX')
+    lines.append(f'\tMOVQ t0+{8*np_+8}(FP), R12')
+    lines.append(f'\tMOVQ t1+{8*np_+16}(FP), R8')
     if masks:
-        lines.append(f'\tMOVQ off+{8*np_+16}(FP), R9')
-        lines.append(f'\tMOVQ cap+{8*np_+24}(FP), R10')
+        lines.append(f'\tMOVQ off+{8*np_+24}(FP), R9')
+        lines.append(f'\tMOVQ cap+{8*np_+32}(FP), R10')
     if consts:
         v = isa.v
         lines += [f'\tVMOVUPS {T("lo")}, {v}10', f'\tVMOVUPS {T("hi")}, {v}11',
                   f'\tVMOVUPS {T("log2e")}, {v}12', f'\tVMOVUPS {T("bias")}, {v}13']
     lines.append(f'\tVMOVUPS {T("ninf")}, {isa.v}14')
-    rs = 2 * isa.vw  # bytes per row
-    # R11 = byte offset of row t0 in the panels
-    lines += ['\tMOVQ R12, R11', f'\tIMULQ ${rs}, R11']
+    # R11 = byte offset of row t0
+    lines += ['\tMOVQ R12, R11', '\tIMULQ AX, R11']
     lines.append(f'{name}{isa.name}_loop:')
     lines += ['\tCMPQ R12, R8', f'\tJGE {name}{isa.name}_done']
     if masks:
         lim(isa, lines)
     body(isa, lines)
-    lines += ['\tADDQ $%d, R11' % rs, '\tINCQ R12', f'\tJMP {name}{isa.name}_loop']
+    lines += ['\tADDQ AX, R11', '\tINCQ R12', f'\tJMP {name}{isa.name}_loop']
     lines += [f'{name}{isa.name}_done:', '\tVZEROUPPER', '\tRET', '']
     return lines
 
@@ -197,13 +199,13 @@ def sc(isa, lines):
               f'\tVMULPS 0(DI)(R11*1), {v}2, {v}0', f'\tVMULPS {w}(DI)(R11*1), {v}2, {v}1',
               f'\tVMOVUPS {v}0, 0(DI)(R11*1)', f'\tVMOVUPS {v}1, {w}(DI)(R11*1)']
 
-mk = ['t0 int', 't1 int', 'off int', 'cap int']
+mk = ['ld int', 't0 int', 't1 int', 'off int', 'cap int']
 for isa in (Z, Y):
     out += rowloop(isa, 'smallRowMax', ['p *float32', 'm *float32'] + mk, mx)
     out += rowloop(isa, 'smallRowExp', ['p *float32', 'm *float32', 's *float32'] + mk, ex, consts=True)
     out += rowloop(isa, 'smallRowDot', ['p *float32', 'q *float32', 'd *float32'] + mk, dot)
     out += rowloop(isa, 'smallRowDS', ['p *float32', 'q *float32', 'd *float32'] + mk, ds)
-    out += rowloop(isa, 'smallRowScale', ['p *float32', 's *float32', 't0 int', 't1 int'], sc, masks=False)
+    out += rowloop(isa, 'smallRowScale', ['p *float32', 's *float32', 'ld int', 't0 int', 't1 int'], sc, masks=False)
 
 def trans(isa):
     # smallTrans{ISA}(dst, src *float32, ld, k int): one packed panel of
