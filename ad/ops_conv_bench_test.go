@@ -8,7 +8,8 @@ import (
 
 // BenchmarkCNNKernels times the convolution and pooling kernels of issue
 // 10's CNN step (batch 64, 1×28×28, conv 5×5×32, max pool 2, conv 5×5×64,
-// max pool 2) one by one, so that -cpu 1,2 shows which of them scale.
+// max pool 2) one by one, so that -cpu 1,2 shows which of them scale. The
+// pooled data are half zeros, as after a ReLU (ties everywhere).
 func BenchmarkCNNKernels(b *testing.B) {
 	f32 := func(s ...int) *tensor.Tensor {
 		t := tensor.New(tensor.Float32, s...)
@@ -28,6 +29,9 @@ func BenchmarkCNNKernels(b *testing.B) {
 	p1, p2 := f32(64, 32, 24, 24), f32(64, 64, 8, 8)
 	g1, g2 := f32(64, 32, 12, 12), f32(64, 64, 4, 4)
 	dst := tensor.New(tensor.Float32, 1)
+	s1, s2 := f32(32, 64, 576), f32(64, 64, 64) // the GEMMs' outputs [O N L]
+	bias1, bias2 := f32(32), f32(64)
+	d1, d2 := make([]float32, 32*64*576), make([]float32, 64*64*64)
 	for _, k := range []struct {
 		name string
 		f    func()
@@ -39,6 +43,10 @@ func BenchmarkCNNKernels(b *testing.B) {
 		{"maxpool2", func() { poolRun(dst, pool(8), p2, nil, poolMaxFwd) }},
 		{"maxback1", func() { poolRun(dst, pool(24), g1, p1, poolMaxBack) }},
 		{"maxback2", func() { poolRun(dst, pool(8), g2, p2, poolMaxBack) }},
+		{"biasswap1", func() { swapRun(d1, s1.Float32s(), bias1.Float32s(), 1, 32, 64, 576) }},
+		{"biasswap2", func() { swapRun(d2, s2.Float32s(), bias2.Float32s(), 1, 64, 64, 64) }},
+		{"swapback1", func() { swapRun(d1, s1.Float32s(), nil, 1, 64, 32, 576) }},
+		{"swapback2", func() { swapRun(d2, s2.Float32s(), nil, 1, 64, 64, 64) }},
 	} {
 		b.Run(k.name, func(b *testing.B) {
 			k.f()
