@@ -9,9 +9,9 @@ The exact GELU and its derivative have a fast path in float32 lanes
 (8 for the AVX2 derivative), the coefficients of each lane's interval
 looked up by VPERMT2PS (AVX-512) or VPERMPS (AVX2), evaluated by Horner's
 scheme; see the tables below and gelufit.py. A block with a lane outside
-(|x| ≥ 7.875, ±Inf, NaN: rare in a network's activations) takes the
-float64 chains below instead, the whole block, so that a lane's result
-does not depend on its neighbours only through which path ran.
+(|x| ≥ 7.875, ±Inf, NaN: rare in a network's activations) runs the
+float64 chains below as well and keeps their results for those lanes
+alone, so that an element's result does not depend on its neighbours.
 
 Error budget of the forward fast path (x < 0; x ≥ 0 is no worse, its
 error in h damped by h/(1 − h) ≤ 1): GELU = x·C + a·T with h = Φ(−a) =
@@ -156,8 +156,8 @@ def c32(name, values=None, raw=None, off=0):
 # about 1/(FWD_S·(2a + FWD_ALPHA))) in step with Φ(−a)'s logarithmic
 # derivative (about a + 1/a), so that Φ(−a) changes by a factor of about
 # e^1.1 at most across any one of them: with c_j at 63% of the interval
-# (0 in the first), |h − c₀| stays below about 0.55·h, and the float32
-# roundings of Horner's scheme cost about (1 + 3·0.55) half-ulps of h. j is
+# (0 in the first), |h − c₀| stays below 0.53·h (0.62·h in the first), and
+# the float32 roundings cost at most about (1 + 3·0.62) half-ulps of h. j is
 # a monotone function of a in float32 (each rounding is), so each interval
 # is fitted slightly widened to cover the ties. a − c_j is exact (Sterbenz:
 # c_j/2 ≤ a ≤ 2c_j in every interval but the first, where c_0 = 0).
@@ -532,7 +532,8 @@ def fwd_poly(isa, first8):
     out = FAST_OUT[isa.name]
     res += lookup(isa, "gfwd0", out, first8)  # hi
     if isa is AVX512:
-        res += [f"VPTESTNMD {c32('f_sign')}, Z0, K3", f"VSUBPS {out}, Z28, K3, {out}"]  # 1 − hi where x ≥ 0
+        # 1 − hi where x ≥ 0
+        res += [f"VPTESTNMD {c32('f_sign')}, Z0, K3", f"VSUBPS {out}, Z28, K3, {out}"]
     else:
         res += [f"VSUBPS {out}, Y12, Y6", f"VBLENDVPS Y0, {out}, Y6, {out}"]
     return res + [f"VFMADD213PS {v}4, {v}0, {out}"]
@@ -546,9 +547,10 @@ def fast_fwd(isa, name):
     res = fast_index(isa, "f_fwd_bound", True)
     if isa is AVX512:
         return res + fwd_poly(isa, False)
-    return (res + [f"VCMPPS $1, {c32('f_fwd_bound8')}, Y1, Y6", "VMOVMSKPS Y6, AX", "CMPL AX, $0xff",
-                   f"JNE {name}_t32"] + fwd_poly(isa, True) + [f"JMP {name}_tail", f"{name}_t32:"]
-            + fwd_poly(isa, False) + [f"{name}_tail:"])
+    res += [f"VCMPPS $1, {c32('f_fwd_bound8')}, Y1, Y6", "VMOVMSKPS Y6, AX",
+            "CMPL AX, $0xff", f"JNE {name}_t32"]
+    res += fwd_poly(isa, True) + [f"JMP {name}_tail", f"{name}_t32:"]
+    return res + fwd_poly(isa, False) + [f"{name}_tail:"]
 
 
 def fast_bwd(isa, name):
@@ -577,9 +579,9 @@ def interleave(a, b):
 
 def kernel(isa, name, args, chain, nregs, lo="lo", hi="hi", fast=None):
     """A kernel of two float64 chains per block; with fast, the block
-    runs fast(isa), a float32 path, and takes the chains only where a lane
-    is out of its range, and then for those lanes alone: every element
-    gets the same arithmetic wherever it lies in a slice."""
+    runs fast(isa, name), a float32 path, and takes the chains only where
+    a lane is out of its range, and then for those lanes alone: every
+    element gets the same arithmetic wherever it lies in a slice."""
     block = 2 * isa.lanes
     shift = block.bit_length() - 1
     argsz = 8 * len(args) + 8
@@ -599,7 +601,10 @@ def kernel(isa, name, args, chain, nregs, lo="lo", hi="hi", fast=None):
         if isa is AVX512:
             e(f"\tVMOVUPS {c32('f_one')}, Z28")
             REGTAB.clear()
-            tabs = ["gfwdc"] + [f"gfwd{k}" for k in range(N_FWD)] if fast is fast_fwd else [f"gbwd{k}" for k in range(N_BWD)]
+            if fast is fast_fwd:
+                tabs = ["gfwdc"] + [f"gfwd{k}" for k in range(N_FWD)]
+            else:
+                tabs = [f"gbwd{k}" for k in range(N_BWD)]
             for i, t in enumerate(tabs):
                 e(f"\tVMOVUPS {c32(t)}, Z{12 + i}")
             for i, t in enumerate(tabs):
@@ -651,10 +656,6 @@ def kernel(isa, name, args, chain, nregs, lo="lo", hi="hi", fast=None):
 
 
 for isa in (AVX512, AVX2):
-    # AVX2 has no 32-entry permute, and its gathers made the forward fast
-    # path slower than the float64 chains: AVX2 keeps the chains alone
-    # there; its backward has tables of 8.
-    avx512 = isa is AVX512
     kernel(isa, f"geluF32{isa.name}", ["dst", "x"], fwd_chain, 5, fast=fast_fwd)
     kernel(isa, f"geluBwdF32{isa.name}", ["dst", "grad", "x"], bwd_chain, 6, fast=fast_bwd)
     kernel(isa, f"expF32{isa.name}", ["dst", "x"], exp_chain, 3, "exp_lo", "exp_hi")
