@@ -213,3 +213,25 @@ func TestSmallPack(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSmallRowExp: the exponentials of a causal 64×64 score block
+// (the GPT's heads), a panel at a time.
+func BenchmarkSmallRowExp(b *testing.B) {
+	for _, k := range SmallKernelsF32() {
+		b.Run(k.Name, func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			const T = 64
+			ld := 64
+			p := smallRowsData(r, T*ld, false)
+			m, s := make([]float32, T), make([]float32, T)
+			for i := range m {
+				m[i] = 5
+			}
+			for range b.N {
+				for jr := 0; jr*k.NR < 64; jr++ {
+					k.RowExp(p[jr*k.NR:], m, s, ld, jr*k.NR/k.MR*k.MR, T, 1-jr*k.NR, k.NR)
+				}
+			}
+		})
+	}
+}
