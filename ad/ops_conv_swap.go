@@ -137,7 +137,7 @@ func swapRows[T float32 | float64](dst, src, bias []T, a, b, l, lo, hi int) {
 		i, j := q/b, q%b
 		out := dst[q*a*l:][:a*l]
 		base := i*a*b*l + j*l
-		if bias != nil && a > 0 {
+		if bias != nil && a > 0 && l > 0 {
 			_ = src[base+(a-1)*b*l+l-1] // the last row lies inside src
 			if o, ok := any(out).([]float32); ok && swapBiasRowF32(o, any(src[base:]).([]float32), any(bias[:a]).([]float32), a, l, b*l) {
 				continue
