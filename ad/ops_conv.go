@@ -192,8 +192,14 @@ func block[T float32 | float64](dst []T, dsb, dsy int, src []T, ssb, ssy, nb, ny
 	for b := range nb {
 		for y := range ny {
 			o, in := dst[b*dsb+y*dsy:][:width], src[b*ssb+y*ssy:][:width]
-			if !add {
+			if !add && width >= 32 {
 				copy(o, in)
+				continue
+			}
+			if !add { // short rows: no memmove call
+				for k, v := range in {
+					o[k] = v
+				}
 				continue
 			}
 			for k, v := range in {
