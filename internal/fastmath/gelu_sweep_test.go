@@ -27,8 +27,9 @@ func sweepStride() uint32 {
 // float32 values of magnitude 2⁻³⁰ to 8 and their negatives in steps of
 // sweepStride bit patterns: the whole range of the float32 polynomial
 // tables (|x| < 7.9375 and < 7.875) and past it into the float64 chains.
-// Below 2⁻³⁰ the tables' first interval is evaluated at u < 2⁻²⁷, where
-// the polynomials are their constant terms to float32 precision.
+// Below 2⁻³⁰ the tables' first interval is evaluated at u < 2⁻²⁸ (u = |x|
+// forward, 4|x| backward), where the polynomials are their constant and
+// linear terms to float32 precision (TestGELUsF32 has subnormals).
 func TestGELUSweep(t *testing.T) {
 	const n = 4096
 	stride := sweepStride()
