@@ -35,10 +35,12 @@ import (
 // masked), and the rows above are never read. Past the last row and the
 // last key, the tiles read up to MR rows and columns of slack (rows and
 // columns a tile computes but does not store).
-
+//
 // The results are those of the general path up to rounding (the tests
-// compare them, NaN and Inf included); a causal output does not depend on
-// later inputs, bit for bit, as forward's comment says of the general one.
+// compare them, NaN and Inf included; the exponential is the row
+// kernels' float32 polynomial, not fastmath's); a causal output does not
+// depend on later inputs, bit for bit, as forward's comment says of the
+// general one.
 
 // sdpaFastMax is the most queries or keys the fast path takes: a 128×128
 // block is 64 KiB per score buffer, still within L2 next to the operands.
