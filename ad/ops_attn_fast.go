@@ -44,7 +44,13 @@ import (
 
 // sdpaFastMax is the most queries or keys the fast path takes: a 128×128
 // block is 64 KiB per score buffer, still within L2 next to the operands.
-const sdpaFastMax = 128
+// sdpaFastDepth is the largest head size it takes: a tile runs the whole
+// depth in one call (GEMM's blocks stop at 256 steps, so that a B panel
+// stays in L1).
+const (
+	sdpaFastMax   = 128
+	sdpaFastDepth = 256
+)
 
 // sdpaKernel is the fast path's micro-kernel, nil where Sgemm's is not
 // direct (pure Go): then the general path runs. Tests swap it for each
@@ -84,7 +90,8 @@ type sdpaFast struct {
 // fastOK reports whether a's shapes take the fast path (float32 checked
 // by the caller).
 func (a *sdpaAttrs) fastOK() bool {
-	return sdpaKernel != nil && a.t <= sdpaFastMax && a.s <= sdpaFastMax && a.d > 0 && a.dv > 0
+	return sdpaKernel != nil && a.t <= sdpaFastMax && a.s <= sdpaFastMax &&
+		a.d > 0 && a.dv > 0 && a.d <= sdpaFastDepth && a.dv <= sdpaFastDepth
 }
 
 func newSDPAFast(a *sdpaAttrs) sdpaFast {
