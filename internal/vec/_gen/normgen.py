@@ -166,8 +166,11 @@ def fwd_body(n, L, z=False):
             def f():
                 for r in rows:
                     load_x(V, w, r, 4 + r, conv)
-                for r in rows:
-                    ins(f"VSUB{sfx} {MEAN(r)}, {V}{4 + r}, {V}{4 + r}")
+                if not conv:
+                    # (the converting pass is rms's, whose mean is 0, and
+                    # x − 0 is x to the bit, so it skips the subtraction)
+                    for r in rows:
+                        ins(f"VSUB{sfx} {MEAN(r)}, {V}{4 + r}, {V}{4 + r}")
                 for r in rows:
                     ins(f"VMUL{sfx} {V}{4 + r}, {V}{4 + r}, {V}{4 + r}")
                 for r in rows:
