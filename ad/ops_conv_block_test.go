@@ -57,23 +57,27 @@ func TestConvBlockMatchesLoop(t *testing.T) {
 
 // The 2×2 max pool kernels (the assembly ones where there are any, four
 // windows at a time, and the Go loop for the rest of each row) give the
-// bits of the scalar rule: the maximum (NaN if the window holds one), and
+// bits of the scalar rule: Go's max of the four (NaN payload included), and
 // backward the cotangent shared by the ties (the elements equal to the
 // maximum, or its NaNs), wt·(g/count) + 0. Ties, signed zeros, NaNs and
 // infinities are common in the data.
 func TestConvPool22MatchesScalar(t *testing.T) {
 	r := rand.New(rand.NewPCG(73, 74))
-	vals := []float32{0, float32(math.Copysign(0, -1)), 1, -1, float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}
+	vals := []float32{0, float32(math.Copysign(0, -1)), 1, -1, float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
+		math.Float32frombits(0x7fc00123), math.Float32frombits(0xffa00001)} // NaNs with payloads and signs
 	for _, s := range [][2]int{{2, 2}, {4, 8}, {6, 9}, {5, 16}, {8, 18}, {3, 24}, {24, 24}, {7, 27}, {2, 34}} {
 		h, w := s[0], s[1]
 		oh, ow := h/2, w/2
 		m := 3
 		x := make([]float32, m*h*w)
 		for i := range x {
-			if r.IntN(2) == 0 {
+			switch r.IntN(3) {
+			case 0:
 				x[i] = vals[r.IntN(len(vals))]
-			} else {
-				x[i] = float32(r.IntN(3))
+			case 1:
+				x[i] = float32(r.IntN(3)) // ties
+			default:
+				x[i] = float32(r.NormFloat64()) // mantissa bits for a NaN's OR to show
 			}
 		}
 		g := make([]float32, m*oh*ow)
@@ -90,19 +94,11 @@ func TestConvPool22MatchesScalar(t *testing.T) {
 			for y := range oh {
 				for xo := range ow {
 					idx := []int{q*h*w + 2*y*w + 2*xo, q*h*w + 2*y*w + 2*xo + 1, q*h*w + (2*y+1)*w + 2*xo, q*h*w + (2*y+1)*w + 2*xo + 1}
-					mx := float32(math.Inf(-1))
-					nan := false
-					for _, i := range idx {
-						if x[i] != x[i] {
-							nan = true
-						} else if x[i] > mx || x[i] == 0 && mx == 0 && !math.Signbit(float64(x[i])) {
-							mx = x[i]
-						}
-					}
+					mx := max(x[idx[0]], x[idx[1]], x[idx[2]], x[idx[3]])
+					nan := mx != mx
 					o := q*oh*ow + y*ow + xo
-					got := fwd.Float32s()[o]
-					if nan && got == got || !nan && math.Float32bits(got) != math.Float32bits(mx) {
-						t.Fatalf("%dx%d: window %d: max %v, want %v (NaN %v)", h, w, o, got, mx, nan)
+					if got := fwd.Float32s()[o]; math.Float32bits(got) != math.Float32bits(mx) {
+						t.Fatalf("%dx%d: window %d: max %v (%#x), want %v (%#x)", h, w, o, got, math.Float32bits(got), mx, math.Float32bits(mx))
 					}
 					cnt := 0
 					tie := func(e float32) bool { return nan && e != e || !nan && e == mx }

@@ -6,7 +6,7 @@
 // windows (eight float32s of each of the two input rows) per AVX2 step.
 // They work on negated values: Go's max(a, b) is −min(−a, −b), min(x, y)
 // being VMINPS(x, y) | VMINPS(y, x) (a NaN or −0 wins whichever operand
-// it is), which is how the compiler lowers max. The ties of a window
+// it is), the bits of the compiler's lowering of max. The ties of a window
 // (ops_conv_pool.go) are its elements equal to the maximum, or its NaNs
 // when the maximum is NaN.
 
@@ -28,15 +28,22 @@ DATA poolEvens<>+28(SB)/4, $0
 GLOBL poolEvens<>(SB), RODATA|NOPTR, $32
 
 // WINMIN leaves in Y4 the negated maxima of the four windows whose rows,
-// negated, are Y0 and Y1, each twice (elements 2k and 2k+1 for window
-// k); Y2, Y3 and Y5 are clobbered.
+// negated, are Y0 = (−a −b …) and Y1 = (−c −d …), each twice (elements 2k
+// and 2k+1 for window k), taken in Go's order, min(min(min(−a, −b), −c),
+// −d), so that even a NaN's payload is the Go loop's; Y2, Y3 and Y5 are
+// clobbered.
 #define WINMIN \
-	VMINPS Y1, Y0, Y2 \
-	VMINPS Y0, Y1, Y3 \
-	VORPS Y3, Y2, Y2 \
-	VPERMILPS $0xB1, Y2, Y3 \
-	VMINPS Y3, Y2, Y4 \
-	VMINPS Y2, Y3, Y5 \
+	VPERMILPS $0xB1, Y0, Y2 \
+	VMINPS Y2, Y0, Y3 \
+	VMINPS Y0, Y2, Y4 \
+	VORPS Y4, Y3, Y3 \
+	VMOVSLDUP Y1, Y2 \
+	VMINPS Y2, Y3, Y4 \
+	VMINPS Y3, Y2, Y5 \
+	VORPS Y5, Y4, Y3 \
+	VMOVSHDUP Y1, Y2 \
+	VMINPS Y2, Y3, Y4 \
+	VMINPS Y3, Y2, Y5 \
 	VORPS Y5, Y4, Y4
 
 // func maxPool22FwdF32AVX2(out, x *float32, w, ow, oh, groups int)
