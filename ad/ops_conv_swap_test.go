@@ -23,9 +23,12 @@ func TestConv2dThreadsDeterministic(t *testing.T) {
 	for _, c := range []convCase{
 		{[]int{32, 4, 28, 28}, []int{16, 4, 5, 5}, ad.Conv2dOptions{}},
 		{[]int{16, 4, 30, 29}, []int{24, 2, 3, 3}, ad.Conv2dOptions{Groups: 2, Padding: [2]int{1, 0}}},
-		// The CNN's second layer (8-column rows; 8×8 planes pooled as one
-		// tall plane per part), and a strided, dilated, padded window (the
-		// Go loops of im2col and col2im rather than the row blocks).
+		// The CNN's layers: one input channel (im2col and col2im split by
+		// images rather than channels), and the second (8-column rows; 8×8
+		// planes pooled as one tall plane per part); a strided, dilated,
+		// padded window (the Go loops of im2col and col2im rather than the
+		// row blocks).
+		{[]int{32, 1, 28, 28}, []int{8, 1, 5, 5}, ad.Conv2dOptions{}},
 		{[]int{32, 16, 12, 12}, []int{32, 16, 5, 5}, ad.Conv2dOptions{}},
 		{[]int{16, 6, 31, 30}, []int{12, 6, 3, 3}, ad.Conv2dOptions{Stride: [2]int{2, 2}, Padding: [2]int{1, 2}, Dilation: [2]int{1, 2}}},
 	} {
