@@ -46,7 +46,10 @@ func init() {
 			gs := g.Shape()
 			l := gs[len(gs)-1]
 			p := tensor.Size(gs) / max(s.a*l, 1)
-			return c.g2(convSwap(g, s.b, s.a), Sum(Reshape(g, p, s.a, l), 0, 2))
+			// The bias's gradient sums g over the leading axes first, a
+			// vector addition of whole [a L] slabs, then over L: summed over
+			// both at once, every element went through one scalar chain.
+			return c.g2(convSwap(g, s.b, s.a), Sum(Sum(Reshape(g, p, s.a, l), 0), 1))
 		},
 		jvp: func(c *jvpCtx, ts []*Value) *Value {
 			s := c.at.(*swapAttrs)
