@@ -28,7 +28,7 @@ func TestArenaSecondStepReusesBuffers(t *testing.T) {
 	// on another P than last time (or after a collection emptied the pools)
 	// allocates new ones, which would be counted against the arena (the
 	// test failed about one run in six at two threads that way).
-	defer tensor.SetThreads(tensor.Threads())
+	defer tensor.SetThreads(0)
 	tensor.SetThreads(1)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))

@@ -395,7 +395,7 @@ func TestTensorAPI(t *testing.T) {
 // TestBatchParallel: a batch of small matrices, shared out across
 // goroutines, gives what each matrix gives alone.
 func TestBatchParallel(t *testing.T) {
-	defer tensor.SetThreads(tensor.Threads())
+	defer tensor.SetThreads(0)
 	tensor.SetThreads(4)
 	r := rand.New(rand.NewPCG(71, 72))
 	const count, n = 80, 40

@@ -14,7 +14,7 @@ import (
 // adamRun takes three Adam (or AdamW) steps on a parameter of n elements
 // with the given thread count and returns the parameter.
 func adamRun(t testing.TB, d tensor.DType, n, threads int, decoupled bool) *tensor.Tensor {
-	defer tensor.SetThreads(tensor.Threads())
+	defer tensor.SetThreads(0)
 	tensor.SetThreads(threads)
 	r := rand.New(rand.NewPCG(7, uint64(n)))
 	p := tensor.New(d, n)

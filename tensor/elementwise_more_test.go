@@ -13,7 +13,7 @@ import (
 // Math and Math2 split across goroutines give the same bits as one
 // goroutine, for every op, around the split points.
 func TestMathParallelMatchesSerial(t *testing.T) {
-	defer gemm.SetThreads(gemm.Threads())
+	defer gemm.SetThreads(0)
 	r := rand.New(rand.NewPCG(7, 7))
 	for _, n := range []int{parallel.Min - 1, parallel.Min + 65} {
 		for _, d := range []DType{Float32, Float64} {

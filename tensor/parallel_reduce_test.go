@@ -47,7 +47,7 @@ func sameBits(a, b *Tensor) (int, bool) {
 // gradient), softmax and log-softmax rows, cross-entropy — give the same
 // bits with 1, 2 and 3 threads, on odd sizes above the split threshold.
 func TestParallelReductionsBitIdentical(t *testing.T) {
-	defer gemm.SetThreads(gemm.Threads())
+	defer gemm.SetThreads(0)
 	r := rand.New(rand.NewPCG(12, 12))
 	type kernel struct {
 		name string
@@ -115,7 +115,7 @@ func TestParallelReductionsBitIdentical(t *testing.T) {
 
 // The split reductions agree with a plain float64 reference.
 func TestParallelReductionsMatchReference(t *testing.T) {
-	defer gemm.SetThreads(gemm.Threads())
+	defer gemm.SetThreads(0)
 	gemm.SetThreads(2)
 	r := rand.New(rand.NewPCG(3, 4))
 	x := randPar(r, Float64, false, 1023, 257)

@@ -11,7 +11,7 @@ import (
 // Elementwise kernels split across goroutines give the same bits as one
 // goroutine, on sizes around the split points.
 func TestParallelElementwiseMatchesSerial(t *testing.T) {
-	defer gemm.SetThreads(gemm.Threads())
+	defer gemm.SetThreads(0)
 	r := rand.New(rand.NewPCG(5, 5))
 	for _, n := range []int{parallel.Min - 1, parallel.Min, parallel.Min + 65, 3*parallel.Min + 7} {
 		for _, d := range []DType{Float32, Float64} {
