@@ -195,7 +195,7 @@ def fwd_body(n, L, z=False):
                 ins(f"VMOVSD {PART(r)}, X{r}")
         if z and not conv:
             for q in range(2):
-                ins(f"VXORPD Z{q}, Z{q}, Z{q}")
+                ins(f"VPXORQ Z{q}, Z{q}, Z{q}")  # AVX-512F (VXORPD on Z needs DQ)
             loops(f"{L}_bl", b_zstep, b_step("X", 1, "SD"), b_zpark)
         else:
             loops(f"{L}_b{'c' if conv else 'l'}", b_step("Y", 4, "PD"), b_step("X", 1, "SD"), park)
