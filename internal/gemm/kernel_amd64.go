@@ -123,9 +123,10 @@ func gatherAVX512S(dst *float32, stride int, src *float32, idx *int32, gmask, sm
 //go:noescape
 func gatherAVX512D(dst *float64, stride int, src *float64, idx *int32, gmask, smask uint32, kc int)
 
-// gatherAsm is gatherPanel with AVX-512 gathers (one instruction loads a
-// step of up to 16 rows); it reports false where it does not apply.
-func gatherAsm[T float](d []T, W int, src []T, ld, w, kc int) bool {
+// gatherAsm is gatherPanel for rows from0 ≤ i < W with AVX-512 gathers
+// (one instruction loads a step of up to 16 rows; from0 is a multiple of
+// 16); it reports false where it does not apply.
+func gatherAsm[T float](d []T, W int, src []T, ld, w, kc, from0 int) bool {
 	if !hasAVX512 || kc == 0 || w == 0 || int64(ld)*int64(W) >= 1<<31 {
 		return false
 	}
@@ -139,7 +140,7 @@ func gatherAsm[T float](d []T, W int, src []T, ld, w, kc int) bool {
 	for i := range idx {
 		idx[i] = int32(i * ld)
 	}
-	for r0 := 0; r0 < W; r0 += lanes {
+	for r0 := from0; r0 < W; r0 += lanes {
 		inW := min(lanes, W-r0)
 		valid := min(max(w-r0, 0), inW)
 		sp := unsafe.Pointer(unsafe.SliceData(src))
@@ -189,4 +190,60 @@ func copyAsm[T float](d []T, W int, src []T, ld, w, kc int) bool {
 		}
 	}
 	return true
+}
+
+//go:noescape
+func transAVX512S(dst, src *float32, ld, kc int, mask uint32)
+
+//go:noescape
+func transAVX512D(dst, src *float64, ld, kc int, mask uint32)
+
+//go:noescape
+func transAVX2S(dst, src *float32, ld, kc int, mask *int32)
+
+//go:noescape
+func transAVX2D(dst, src *float64, ld, kc int, mask *int64)
+
+// transAsm packs the first rows of gatherPanel's panel, in groups of VL
+// full rows (VL the vector length: 16 or 8 float32, 8 or 4 float64),
+// with VL×VL blocks transposed in registers: VL loads, a few shuffles a
+// row and VL stores where the gather path loads each step with a gather
+// instruction (the slowest part of packing Bᵀ). It applies to panels as
+// wide as the B panels of the AVX-512 and AVX2 kernels (W = 2·VL) and
+// returns the rows it packed, a multiple of VL (0 where it does not
+// apply); the rest, fewer than VL rows and the padding, is left to the
+// gather path.
+func transAsm[T float](d []T, W int, src []T, ld, w, kc int) int {
+	if kc == 0 || w == 0 {
+		return 0
+	}
+	wide := unsafe.Sizeof(T(0)) == 8
+	vl := 0
+	switch {
+	case hasAVX512 && W == 32 && !wide, hasAVX512 && W == 16 && wide:
+		vl = W / 2
+	case hasAVX2 && W == 16 && !wide, hasAVX2 && W == 8 && wide:
+		vl = W / 2
+	}
+	full := w / max(vl, 1) * vl
+	if full == 0 {
+		return 0
+	}
+	_ = src[(full-1)*ld+kc-1]
+	_ = d[kc*W-1]
+	tail := kc % vl
+	for r0 := 0; r0 < full; r0 += vl {
+		sp, dp := unsafe.Pointer(&src[r0*ld]), unsafe.Pointer(&d[r0])
+		switch {
+		case vl == 16:
+			transAVX512S((*float32)(dp), (*float32)(sp), ld, kc, 1<<tail-1)
+		case vl == 8 && wide:
+			transAVX512D((*float64)(dp), (*float64)(sp), ld, kc, 1<<tail-1)
+		case vl == 8:
+			transAVX2S((*float32)(dp), (*float32)(sp), ld, kc, &mask32[16-tail])
+		default:
+			transAVX2D((*float64)(dp), (*float64)(sp), ld, kc, &mask64[8-tail])
+		}
+	}
+	return full
 }

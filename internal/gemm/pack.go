@@ -92,11 +92,16 @@ func copyPanel[T float](d []T, W int, src []T, ld, w, kc int) {
 // gatherPanel sets d[p*W+i] = src[i*ld+p] for i < w, p < kc (zero for
 // w ≤ i < W).
 func gatherPanel[T float](d []T, W int, src []T, ld, w, kc int) {
-	if useGatherAsm && gatherAsm(d, W, src, ld, w, kc) {
-		return
+	i := 0 // rows packed
+	if useGatherAsm {
+		if i = transAsm(d, W, src, ld, w, kc); i == W {
+			return
+		}
+		if gatherAsm(d, W, src, ld, w, kc, i) {
+			return
+		}
 	}
 	d = d[:kc*W]
-	i := 0
 	for ; i+4 <= w; i += 4 {
 		r0 := src[i*ld:][:kc]
 		r1 := src[(i+1)*ld:][:len(r0)]

@@ -1,9 +1,15 @@
 package gemm
 
 import (
+	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/adjointgo/adjoint/internal/isa"
 )
 
 // TestPackPanels compares the assembly packing loops with the Go ones.
@@ -51,5 +57,77 @@ func testPack[T float](t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestTransPack checks the in-register transposes of gatherPanel (transAsm)
+// against the Go loop bit for bit, at the panel widths of the AVX-512 and
+// AVX2 kernels: row counts below, at and past the vector length, depths
+// that are and are not multiples of it (and shorter than it), strides past
+// the depth, and values that include NaNs with payloads, infinities and
+// signed zeros (packing moves bits; it must not touch them).
+func TestTransPack(t *testing.T) {
+	testTransPack[float32](t, []int{16, 32}, func(u uint64) float32 { return math.Float32frombits(uint32(u)) }, func(v float32) uint64 { return uint64(math.Float32bits(v)) })
+	testTransPack[float64](t, []int{8, 16}, math.Float64frombits, math.Float64bits)
+}
+
+func testTransPack[T float](t *testing.T, widths []int, frombits func(uint64) T, bits func(T) uint64) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	defer func() { useGatherAsm = true }()
+	special := []uint64{0x7fc00001, 0xffa00003, 0x7f800000, 0xff800000, 0x80000000, 0x7ff8000000000005, 0xfff4000000000009, 0x7ff0000000000000, 0x8000000000000000}
+	for _, W := range widths {
+		for _, w := range []int{1, W/2 - 1, W / 2, W/2 + 1, W - 1, W} {
+			for _, kc := range []int{1, 3, W/2 - 1, W / 2, W/2 + 1, W, 2*W + 5, 100, 256} {
+				for _, extra := range []int{0, 1, 7} {
+					ld := kc + extra
+					src := make([]T, (w-1)*ld+kc)
+					for i := range src {
+						if rng.IntN(8) == 0 {
+							src[i] = frombits(special[rng.IntN(len(special))])
+						} else {
+							src[i] = T(rng.NormFloat64())
+						}
+					}
+					var got, want []T
+					for _, asm := range []bool{false, true} {
+						useGatherAsm = asm
+						d := make([]T, kc*W)
+						for i := range d {
+							d[i] = -1 // padding must be zeroed
+						}
+						gatherPanel(d, W, src, ld, w, kc)
+						if asm {
+							got = d
+						} else {
+							want = d
+						}
+					}
+					for i := range got {
+						if bits(got[i]) != bits(want[i]) {
+							t.Fatalf("W=%d w=%d kc=%d ld=%d: element %d (step %d, row %d) = %#x, want %#x", W, w, kc, ld, i, i/W, i%W, bits(got[i]), bits(want[i]))
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestTransPackAVX2 reruns TestTransPack with ADJOINT_CPU=avx2, where the
+// rows left over from the transposes go through the Go loop instead of
+// AVX-512 gathers.
+func TestTransPackAVX2(t *testing.T) {
+	if testing.Short() || os.Getenv(isa.Env) != "" || isa.Best() < isa.AVX2 {
+		t.Skip("reruns the test binary at the AVX2 level")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^TestTransPack$", "-test.v")
+	cmd.Env = append(os.Environ(), isa.Env+"=avx2")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestTransPack") {
+		t.Fatalf("%s=avx2: %v\n%s", isa.Env, err, out)
 	}
 }

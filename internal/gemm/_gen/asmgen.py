@@ -264,6 +264,166 @@ def gather(name, dt):
     e("\tRET")
     e()
 
+
+def transpose(isa, dt):
+    """The in-register transpose of one VL×VL block: rows loaded in
+    row(i) come out as columns in col(c). Returns (lines, row, col)."""
+    L = []
+    if isa == "avx512" and dt == "s":
+        # 16×16: pairs of rows interleaved (32-bit), then pairs of those
+        # (64-bit), then 128-bit quarters swapped twice.
+        r = lambda i: f"Z{i}"
+        t = lambda i: f"Z{16 + i}"
+        for i in range(8):
+            L.append(f"\tVUNPCKLPS {r(2*i+1)}, {r(2*i)}, {t(2*i)}")
+            L.append(f"\tVUNPCKHPS {r(2*i+1)}, {r(2*i)}, {t(2*i+1)}")
+        for g in range(4):
+            a0, a1, b0, b1 = t(4*g), t(4*g+1), t(4*g+2), t(4*g+3)
+            L.append(f"\tVUNPCKLPD {b0}, {a0}, {r(4*g)}")
+            L.append(f"\tVUNPCKHPD {b0}, {a0}, {r(4*g+1)}")
+            L.append(f"\tVUNPCKLPD {b1}, {a1}, {r(4*g+2)}")
+            L.append(f"\tVUNPCKHPD {b1}, {a1}, {r(4*g+3)}")
+        for h in range(2):
+            for c in range(4):
+                a, b = r(8*h+c), r(8*h+4+c)
+                L.append(f"\tVSHUFF32X4 $0x88, {b}, {a}, {t(8*h+2*c)}")
+                L.append(f"\tVSHUFF32X4 $0xdd, {b}, {a}, {t(8*h+2*c+1)}")
+        for c in range(4):
+            for k, base in ((0, c), (1, c + 4)):
+                a, b = t(2*c+k), t(8+2*c+k)
+                L.append(f"\tVSHUFF32X4 $0x88, {b}, {a}, {r(base)}")
+                L.append(f"\tVSHUFF32X4 $0xdd, {b}, {a}, {r(base+8)}")
+        return L, r, r
+    if isa == "avx512":
+        # 8×8 float64: pairs of rows interleaved (128-bit lane k of t(2i)
+        # holds column 2k of rows 2i, 2i+1; of t(2i+1), column 2k+1), then
+        # two rounds of 128-bit lane selection.
+        r = lambda i: f"Z{i}"
+        t = lambda i: f"Z{8 + i}"
+        for i in range(4):
+            L.append(f"\tVUNPCKLPD {r(2*i+1)}, {r(2*i)}, {t(2*i)}")
+            L.append(f"\tVUNPCKHPD {r(2*i+1)}, {r(2*i)}, {t(2*i+1)}")
+        for e in range(2):
+            # r(4e): columns e, 4+e of rows 0-3; r(4e+1): columns 2+e, 6+e;
+            # r(4e+2), r(4e+3): the same of rows 4-7.
+            L.append(f"\tVSHUFF64X2 $0x88, {t(2+e)}, {t(e)}, {r(4*e)}")
+            L.append(f"\tVSHUFF64X2 $0xdd, {t(2+e)}, {t(e)}, {r(4*e+1)}")
+            L.append(f"\tVSHUFF64X2 $0x88, {t(6+e)}, {t(4+e)}, {r(4*e+2)}")
+            L.append(f"\tVSHUFF64X2 $0xdd, {t(6+e)}, {t(4+e)}, {r(4*e+3)}")
+        for e in range(2):
+            L.append(f"\tVSHUFF64X2 $0x88, {r(4*e+2)}, {r(4*e)}, {t(e)}")
+            L.append(f"\tVSHUFF64X2 $0xdd, {r(4*e+2)}, {r(4*e)}, {t(4+e)}")
+            L.append(f"\tVSHUFF64X2 $0x88, {r(4*e+3)}, {r(4*e+1)}, {t(2+e)}")
+            L.append(f"\tVSHUFF64X2 $0xdd, {r(4*e+3)}, {r(4*e+1)}, {t(6+e)}")
+        return L, r, t
+    if dt == "s":
+        # 8×8 float32 in YMM: 32-bit and 64-bit interleaves, then the
+        # 128-bit halves exchanged.
+        r = lambda i: f"Y{i}"
+        t = lambda i: f"Y{8 + i}"
+        for i in range(4):
+            L.append(f"\tVUNPCKLPS {r(2*i+1)}, {r(2*i)}, {t(2*i)}")
+            L.append(f"\tVUNPCKHPS {r(2*i+1)}, {r(2*i)}, {t(2*i+1)}")
+        for g in range(2):
+            a0, a1, b0, b1 = t(4*g), t(4*g+1), t(4*g+2), t(4*g+3)
+            L.append(f"\tVSHUFPS $0x44, {b0}, {a0}, {r(4*g)}")
+            L.append(f"\tVSHUFPS $0xee, {b0}, {a0}, {r(4*g+1)}")
+            L.append(f"\tVSHUFPS $0x44, {b1}, {a1}, {r(4*g+2)}")
+            L.append(f"\tVSHUFPS $0xee, {b1}, {a1}, {r(4*g+3)}")
+        for c in range(4):
+            L.append(f"\tVPERM2F128 $0x20, {r(4+c)}, {r(c)}, {t(c)}")
+            L.append(f"\tVPERM2F128 $0x31, {r(4+c)}, {r(c)}, {t(4+c)}")
+        return L, r, t
+    # 4×4 float64 in YMM: 64-bit interleaves, then the halves exchanged.
+    r = lambda i: f"Y{i}"
+    t = lambda i: f"Y{4 + i}"
+    for i in range(2):
+        L.append(f"\tVUNPCKLPD {r(2*i+1)}, {r(2*i)}, {t(2*i)}")
+        L.append(f"\tVUNPCKHPD {r(2*i+1)}, {r(2*i)}, {t(2*i+1)}")
+    for e in range(2):
+        L.append(f"\tVPERM2F128 $0x20, {t(2+e)}, {t(e)}, {r(e)}")
+        L.append(f"\tVPERM2F128 $0x31, {t(2+e)}, {t(e)}, {r(2+e)}")
+    return L, r, r
+
+
+def trans(name, isa, dt):
+    # dst[p*W + i] = src[i*ld + p] for i < VL, p < kc, W the kernel's NR:
+    # VL full rows of a transposed operand packed VL steps at a time, each
+    # block transposed in registers (a gather per step was the slowest part
+    # of packing Bᵀ). The last kc mod VL steps are loaded under a mask
+    # (AVX-512 lane mask, AVX2 mask vector) and only their columns stored.
+    es = 4 if dt == "s" else 8
+    ty = "float32" if dt == "s" else "float64"
+    vb = 64 if isa == "avx512" else 32
+    VL = vb // es
+    W = 2 * VL
+    lg = VL.bit_length() - 1
+    mv = "VMOVUPS" if es == 4 else "VMOVUPD"
+    if isa == "avx512":
+        e(f"// func {name}(dst, src *{ty}, ld, kc int, mask uint32)")
+        e(f"TEXT ·{name}(SB), NOSPLIT, $0-36")
+    else:
+        e(f"// func {name}(dst, src *{ty}, ld, kc int, mask *{'int32' if es == 4 else 'int64'})")
+        e(f"TEXT ·{name}(SB), NOSPLIT, $0-40")
+    e("\tMOVQ dst+0(FP), DI")
+    e("\tMOVQ src+8(FP), SI")
+    e("\tMOVQ ld+16(FP), R8")
+    e(f"\tSHLQ ${2 if es == 4 else 3}, R8")
+    e("\tMOVQ kc+24(FP), CX")
+    e("\tMOVQ CX, DX")
+    e(f"\tANDQ ${VL - 1}, DX")
+    e(f"\tSHRQ ${lg}, CX")
+    e(f"\tJZ {name}_tail")
+    body, row, col = transpose(isa, dt)
+    e(f"{name}_loop:")
+    e("\tMOVQ SI, AX")
+    for i in range(VL):
+        e(f"\t{mv} (AX), {row(i)}")
+        if i < VL - 1:
+            e("\tADDQ R8, AX")
+    for l in body:
+        e(l)
+    for c in range(VL):
+        e(f"\t{mv} {col(c)}, {c * W * es}(DI)")
+    e(f"\tADDQ ${VL * es}, SI")
+    e(f"\tADDQ ${VL * W * es}, DI")
+    e("\tDECQ CX")
+    e(f"\tJNZ {name}_loop")
+    e(f"{name}_tail:")
+    e("\tTESTQ DX, DX")
+    e(f"\tJZ {name}_done")
+    e("\tMOVQ SI, AX")
+    if isa == "avx512":
+        e("\tMOVL mask+32(FP), BX")
+        e("\tKMOVW BX, K1")
+        for i in range(VL):
+            e(f"\t{mv}.Z (AX), K1, {row(i)}")
+            if i < VL - 1:
+                e("\tADDQ R8, AX")
+    else:
+        # the mask lives in the last register, free until the transpose
+        mreg = "Y15"
+        e("\tMOVQ mask+32(FP), BX")
+        e(f"\tVMOVDQU (BX), {mreg}")
+        mm = "VMASKMOVPS" if es == 4 else "VMASKMOVPD"
+        for i in range(VL):
+            e(f"\t{mm} (AX), {mreg}, {row(i)}")
+            if i < VL - 1:
+                e("\tADDQ R8, AX")
+    for l in body:
+        e(l)
+    # columns c < DX (1 ≤ DX < VL) only: the panel ends there
+    for c in range(VL - 1):
+        e(f"\t{mv} {col(c)}, {c * W * es}(DI)")
+        if c < VL - 2:
+            e(f"\tCMPQ DX, ${c + 1}")
+            e(f"\tJEQ {name}_done")
+    e(f"{name}_done:")
+    e("\tVZEROUPPER")
+    e("\tRET")
+    e()
+
+
 e("// Code generated by _gen/asmgen.py; DO NOT EDIT.")
 e()
 e("//go:build !purego")
@@ -278,4 +438,8 @@ gather("gatherAVX512S", "s")
 gather("gatherAVX512D", "d")
 copyrows("copyAVX512S", "s")
 copyrows("copyAVX512D", "d")
+trans("transAVX512S", "avx512", "s")
+trans("transAVX512D", "avx512", "d")
+trans("transAVX2S", "avx2", "s")
+trans("transAVX2D", "avx2", "d")
 print("\n".join(out))
