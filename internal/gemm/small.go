@@ -61,16 +61,9 @@ func (s *SmallF32) Pack(dst []float32, transB bool, b []float32, ldb, k, n int) 
 	} else {
 		checkLen(len(b), k, n, ldb, "B")
 	}
-	dst = dst[:s.PackLen(k, n)]
-	if transB {
-		if q := packT(s.wide, dst, b, ldb, k, n); q > 0 {
-			if q < n {
-				packB(dst[q*k:], s.NR, true, b[q*ldb:], ldb, 0, 0, k, n-q)
-			}
-			return
-		}
-	}
-	packB(dst, s.NR, transB, b, ldb, 0, 0, k, n)
+	// A transposed B goes through the in-register transposes of the main
+	// packing routine (transAsm), as Sgemm's does.
+	packB(dst[:s.PackLen(k, n)], s.NR, transB, b, ldb, 0, 0, k, n)
 }
 
 // Tile computes C[i·ldc+j] = alpha·Σ_p A[i·rsa+p·csa]·bp[p·NR+j] +

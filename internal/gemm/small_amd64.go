@@ -84,34 +84,3 @@ func rowScale(wide bool, p, s []float32, ld, t0, t1 int) {
 		smallRowScaleAVX2(unsafe.SliceData(p), unsafe.SliceData(s), ld, t0, t1)
 	}
 }
-
-//go:noescape
-func smallTransAVX512(dst, src *float32, ld, k int)
-
-//go:noescape
-func smallTransAVX2(dst, src *float32, ld, k int)
-
-// packT packs the full NR-row panels of a transposed B with in-register
-// transposes (a step of 16 or 8 rows took a gather instruction each, the
-// slowest part of packing attention's kᵀ and vᵀ), leaving the rest to
-// packB; it returns the columns it packed.
-func packT(wide bool, dst, b []float32, ldb, k, n int) int {
-	nr, vl := 16, 8
-	if wide {
-		nr, vl = 32, 16
-	}
-	if k%vl != 0 || !useGatherAsm {
-		return 0
-	}
-	q := 0
-	for ; q+nr <= n; q += nr {
-		_ = b[(q+nr-1)*ldb+k-1]
-		_ = dst[(q+nr)*k-1]
-		if wide {
-			smallTransAVX512(&dst[q*k], &b[q*ldb], ldb, k)
-		} else {
-			smallTransAVX2(&dst[q*k], &b[q*ldb], ldb, k)
-		}
-	}
-	return q
-}

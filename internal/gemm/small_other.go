@@ -12,5 +12,3 @@ func rowExp(wide bool, p, m, s []float32, ld, t0, t1, off, cap int) { panic("gem
 func rowDot(wide bool, p, q, d []float32, ld, t0, t1, off, cap int) { panic("gemm: no row kernels") }
 func rowDS(wide bool, p, q, d []float32, ld, t0, t1, off, cap int)  { panic("gemm: no row kernels") }
 func rowScale(wide bool, p, s []float32, ld, t0, t1 int)            { panic("gemm: no row kernels") }
-
-func packT(wide bool, dst, b []float32, ldb, k, n int) int { return 0 }
