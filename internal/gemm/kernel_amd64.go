@@ -193,57 +193,82 @@ func copyAsm[T float](d []T, W int, src []T, ld, w, kc int) bool {
 }
 
 //go:noescape
-func transAVX512S(dst, src *float32, ld, kc int, mask uint32)
+func transAVX512S(dst, src *float32, offs *int, kc int, mask uint32, rmask *int32)
 
 //go:noescape
-func transAVX512D(dst, src *float64, ld, kc int, mask uint32)
+func transAVX512D(dst, src *float64, offs *int, kc int, mask uint32, rmask *int64)
 
 //go:noescape
-func transAVX2S(dst, src *float32, ld, kc int, mask *int32)
+func transAVX2S(dst, src *float32, offs *int, kc int, mask *int32, rmask *int32)
 
 //go:noescape
-func transAVX2D(dst, src *float64, ld, kc int, mask *int64)
+func transAVX2D(dst, src *float64, offs *int, kc int, mask *int64, rmask *int64)
 
-// transAsm packs the first rows of gatherPanel's panel, in groups of VL
-// full rows (VL the vector length: 16 or 8 float32, 8 or 4 float64),
-// with VL×VL blocks transposed in registers: VL loads, a few shuffles a
-// row and VL stores where the gather path loads each step with a gather
-// instruction (the slowest part of packing Bᵀ). It applies to panels as
-// wide as the B panels of the AVX-512 and AVX2 kernels (W = 2·VL) and
-// returns the rows it packed, a multiple of VL (0 where it does not
-// apply); the rest, fewer than VL rows and the padding, is left to the
-// gather path.
+// transAsm is gatherPanel for the panels as wide as the B panels of the
+// AVX-512 and AVX2 kernels (W = 2·VL, VL the vector length: 16 or 8
+// float32, 8 or 4 float64), in blocks of VL rows, each VL×VL block of a
+// block's depth transposed in registers: VL loads, a few shuffles a row
+// and VL stores where the gather path loads each step with a gather
+// instruction (the slowest part of packing Bᵀ). It returns the rows it
+// packed, padding included: W, or 0 where it does not apply.
 func transAsm[T float](d []T, W int, src []T, ld, w, kc int) int {
 	if kc == 0 || w == 0 {
 		return 0
 	}
-	wide := unsafe.Sizeof(T(0)) == 8
+	es := int(unsafe.Sizeof(T(0)))
 	vl := 0
 	switch {
-	case hasAVX512 && W == 32 && !wide, hasAVX512 && W == 16 && wide:
+	case hasAVX512 && W == 128/es, hasAVX2 && W == 64/es:
 		vl = W / 2
-	case hasAVX2 && W == 16 && !wide, hasAVX2 && W == 8 && wide:
-		vl = W / 2
-	}
-	full := w / max(vl, 1) * vl
-	if full == 0 {
+	default:
 		return 0
 	}
-	_ = src[(full-1)*ld+kc-1]
+	_ = src[(w-1)*ld+kc-1]
 	_ = d[kc*W-1]
 	tail := kc % vl
-	for r0 := 0; r0 < full; r0 += vl {
+	// offs: the byte offsets of a block's rows; a short last block repeats
+	// its last row (the row mask zeroes those lanes).
+	var offs [16]int
+	for r0 := 0; r0 < w; r0 += vl {
+		rows := min(vl, w-r0)
+		for i := range vl {
+			offs[i] = min(i, rows-1) * ld * es
+		}
 		sp, dp := unsafe.Pointer(&src[r0*ld]), unsafe.Pointer(&d[r0])
+		var rm32 *int32
+		var rm64 *int64
+		if rows < vl && es == 4 {
+			rm32 = &mask32[16-rows]
+		} else if rows < vl {
+			rm64 = &mask64[8-rows]
+		}
 		switch {
 		case vl == 16:
-			transAVX512S((*float32)(dp), (*float32)(sp), ld, kc, 1<<tail-1)
-		case vl == 8 && wide:
-			transAVX512D((*float64)(dp), (*float64)(sp), ld, kc, 1<<tail-1)
+			transAVX512S((*float32)(dp), (*float32)(sp), &offs[0], kc, 1<<tail-1, rm32)
+		case vl == 8 && es == 8:
+			transAVX512D((*float64)(dp), (*float64)(sp), &offs[0], kc, 1<<tail-1, rm64)
 		case vl == 8:
-			transAVX2S((*float32)(dp), (*float32)(sp), ld, kc, &mask32[16-tail])
+			transAVX2S((*float32)(dp), (*float32)(sp), &offs[0], kc, &mask32[16-tail], rm32)
 		default:
-			transAVX2D((*float64)(dp), (*float64)(sp), ld, kc, &mask64[8-tail])
+			transAVX2D((*float64)(dp), (*float64)(sp), &offs[0], kc, &mask64[8-tail], rm64)
 		}
 	}
-	return full
+	if w <= vl {
+		// the second half of the panel is padding
+		switch vl {
+		case 16:
+			for p := range kc {
+				*(*[16]T)(d[p*W+16:]) = [16]T{}
+			}
+		case 8:
+			for p := range kc {
+				*(*[8]T)(d[p*W+8:]) = [8]T{}
+			}
+		default:
+			for p := range kc {
+				*(*[4]T)(d[p*W+4:]) = [4]T{}
+			}
+		}
+	}
+	return W
 }
