@@ -134,6 +134,7 @@ func FuzzConvPool(f *testing.F) {
 	f.Add(uint8(2), uint32(0x14766), uint8(0x22), uint8(0x22), uint8(0x11), uint8(0))
 	f.Add(uint8(1), uint32(0x42937), uint8(0x13), uint8(0x12), uint8(0x10), uint8(2))
 	f.Add(uint8(']'), uint32(272590), uint8('"'), uint8(0x12), uint8(0xab), uint8(0x0f)) // a zero-width image, padded: im2col sliced out of range
+	f.Add(uint8(0), uint32(144328), uint8(0x91), uint8(0x11), uint8(0x01), uint8(','))   // no images (N = 0): im2col's stride-1 block sliced past an empty dst
 	f.Fuzz(func(t *testing.T, op uint8, code uint32, kern, stride, pad, dil uint8) {
 		n, c, h, w, o := int(code&3), int(code>>2&7), int(code>>5&7)+int(code>>16&3), int(code>>8&7), int(code>>11&7)
 		kh, kw := int(kern&7), int(kern>>4&7)

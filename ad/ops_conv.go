@@ -73,6 +73,9 @@ func inside(off, stride, size, n int) (lo, hi int) {
 // position's rows, over all the images, are one block (a vector copy of
 // each row, however short).
 func im2colKernel[T float32 | float64](dst, x []T, n, c, b0, b1, c0, c1 int, a *convAttrs) {
+	if b0 >= b1 {
+		return // no images: dst may be empty, and a block's start past its end
+	}
 	oh, ow := a.outSize()
 	l, hw := oh*ow, a.h*a.w
 	pad := T(a.pad)
@@ -141,6 +144,9 @@ func padRows[T float32 | float64](row []T, ow, y0, y1, lo, hi int, pad T) {
 // its terms in the same order, whatever the images' split); at stride 1 a
 // position's inside rows are one block of vector additions.
 func col2imKernel[T float32 | float64](dst, g []T, n, c, b0, b1, c0, c1 int, a *convAttrs) {
+	if b0 >= b1 {
+		return // no images: dst may be empty, and a block's start past its end
+	}
 	oh, ow := a.outSize()
 	l, hw := oh*ow, a.h*a.w
 	for b := b0; b < b1; b++ {
