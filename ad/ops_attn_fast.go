@@ -175,18 +175,23 @@ func (f *sdpaFast) rows(c []float32, ldc int, p, bp []float32, n int, alpha floa
 
 // cols sets c (S×n, rows ldc apart) = alpha·Pᵀ·B for the score block P
 // (T×S) and the packed B (bp: T×n), each key tile over the queries that
-// see it only; the keys no query sees get zeros.
+// see it only; the keys no query sees (with Causal, those from T on) get
+// zeros, not the product of their masked zeros with B, which a NaN or an
+// Inf in B would make NaN.
 func (f *sdpaFast) cols(c []float32, ldc int, p, bp []float32, n int, alpha float32) {
 	a, MR, NR := f.a, f.mr, f.nr
-	for j0 := 0; j0 < a.s; j0 += MR {
-		mr := min(MR, a.s-j0)
+	seen := a.s
+	if a.causal {
+		seen = min(a.s, a.t)
+	}
+	if seen < a.s {
+		clearRows(c[seen*ldc:], a.s-seen, n, ldc)
+	}
+	for j0 := 0; j0 < seen; j0 += MR {
+		mr := min(MR, seen-j0)
 		p0 := 0
 		if a.causal {
 			p0 = j0 // the first query that sees key j0
-		}
-		if p0 >= a.t {
-			clearRows(c[j0*ldc:], mr, n, ldc)
-			continue
 		}
 		for q := 0; q*NR < n; q++ {
 			f.kn.Tile(a.t-p0, p[p0*f.ld+j0:], 1, f.ld, bp[q*NR*a.t+p0*NR:], c[j0*ldc+q*NR:], ldc, alpha, 0, mr, min(NR, n-q*NR))

@@ -72,7 +72,6 @@ func TestAttentionFastMatchesGeneral(t *testing.T) {
 	if len(ks) == 0 {
 		t.Skip("no fast path in this build")
 	}
-	r := rand.New(rand.NewPCG(71, 72))
 	type shape struct {
 		lead       []int
 		T, S, d, e int
@@ -89,11 +88,17 @@ func TestAttentionFastMatchesGeneral(t *testing.T) {
 		{[]int{2}, 70, 70, 16, 12, 0},
 		{[]int{1}, 128, 100, 8, 33, 0},
 		{[]int{1}, 33, 128, 8, 8, 0},
+		{[]int{1}, 20, 20, sdpaFastDepth, sdpaFastDepth - 1, 0},
 	}
 	for _, kn := range ks {
-		for _, s := range shapes {
+		for si, s := range shapes {
+			r := rand.New(rand.NewPCG(71, uint64(72+si))) // each shape its own inputs, whichever kernels ran before
 			for _, causal := range []bool{true, false} {
 				for _, bad := range []bool{false, true} {
+					kk := kn
+					if !sdpaTakesFast(&kk, s.T, s.S, s.d, s.e) {
+						t.Fatalf("%+v does not take the fast path", s)
+					}
 					h := max(s.heads, 1)
 					qs := append(append([]int{}, s.lead...), s.T, h*s.d)
 					ks_ := append(append([]int{}, s.lead...), s.S, h*s.d)
@@ -103,7 +108,6 @@ func TestAttentionFastMatchesGeneral(t *testing.T) {
 					w := sdpaFastData(r, append(append([]int{}, s.lead...), s.T, h*s.e), false)
 					for _, need := range [][3]bool{{true, true, true}, {true, false, false}, {false, true, false}, {false, false, true}} {
 						label := fmt.Sprintf("%s %+v causal=%v bad=%v need=%v", kn.Name, s, causal, bad, need)
-						kk := kn
 						fast := sdpaFastRun(t, &kk, xs, w, o, need)
 						gen := sdpaFastRun(t, nil, xs, w, o, need)
 						for i := range fast {
@@ -120,6 +124,75 @@ func TestAttentionFastMatchesGeneral(t *testing.T) {
 							}
 						}
 					}
+				}
+			}
+		}
+	}
+}
+
+// sdpaTakesFast reports whether T queries and S keys of sizes d and dv
+// take the fast path with the kernel kn.
+func sdpaTakesFast(kn *gemm.SmallF32, T, S, d, dv int) bool {
+	defer func(k *gemm.SmallF32) { sdpaKernel = k }(sdpaKernel)
+	sdpaKernel = kn
+	a := sdpaAttrs{t: T, s: S, d: d, dv: dv}
+	return a.fastOK()
+}
+
+// The fast path's bounds: more queries or keys than sdpaFastMax, a head
+// deeper than sdpaFastDepth, or an empty one take the general path.
+func TestAttentionFastBounds(t *testing.T) {
+	ks := gemm.SmallKernelsF32()
+	if len(ks) == 0 {
+		t.Skip("no fast path in this build")
+	}
+	kn := &ks[0]
+	for _, c := range []struct {
+		T, S, d, dv int
+		fast        bool
+	}{
+		{sdpaFastMax, sdpaFastMax, sdpaFastDepth, sdpaFastDepth, true},
+		{1, 1, 1, 1, true},
+		{sdpaFastMax + 1, 4, 8, 8, false},
+		{4, sdpaFastMax + 1, 8, 8, false},
+		{4, 4, sdpaFastDepth + 1, 8, false},
+		{4, 4, 8, sdpaFastDepth + 1, false},
+		{4, 4, 0, 8, false},
+		{4, 4, 8, 0, false},
+	} {
+		if got := sdpaTakesFast(kn, c.T, c.S, c.d, c.dv); got != c.fast {
+			t.Errorf("%+v: fast path %v, want %v", c, got, c.fast)
+		}
+	}
+	if sdpaTakesFast(nil, 4, 4, 8, 8) {
+		t.Error("fast path without a kernel")
+	}
+}
+
+// With Causal and fewer queries than keys, the keys no query sees (from T
+// on) get a zero gradient on the fast path, as on the general one, even
+// when a query is Inf or NaN: their masked zeros are not multiplied by it.
+func TestAttentionFastUnseenKeys(t *testing.T) {
+	ks := gemm.SmallKernelsF32()
+	if len(ks) == 0 {
+		t.Skip("no fast path in this build")
+	}
+	r := rand.New(rand.NewPCG(75, 76))
+	const T, S, d, dv = 5, 9, 7, 6
+	for _, bad := range []float32{float32(math.Inf(1)), float32(math.NaN())} {
+		xs := [3]*tensor.Tensor{sdpaFastData(r, []int{T, d}, false), sdpaFastData(r, []int{S, d}, false), sdpaFastData(r, []int{S, dv}, false)}
+		xs[0].Float32s()[2*d+1] = bad // query 2
+		w := sdpaFastData(r, []int{T, dv}, false)
+		o := AttentionOptions{Causal: true}
+		for i := range len(ks) + 1 {
+			kn, name := (*gemm.SmallF32)(nil), "general path"
+			if i < len(ks) {
+				kn, name = &ks[i], ks[i].Name
+			}
+			dk := sdpaFastRun(t, kn, xs, w, o, [3]bool{false, true, false})[2]
+			for j, x := range dk[T*d:] {
+				if x != 0 {
+					t.Errorf("%s, query 2 holding %v: dk of unseen key %d = %v, want 0", name, bad, T+j/d, x)
 				}
 			}
 		}
