@@ -349,11 +349,15 @@ func TestAttentionEmpty(t *testing.T) {
 
 // FuzzAttention draws shapes for q, k and v (ranks 2..4, small sizes,
 // possibly incompatible) and the mask: the op either gives a typed error
-// or a value equal to the composition's, with gradients that match too.
+// or a value equal to the composition's, with gradients that match too,
+// and the same in float32 to float32 rounding.
 func FuzzAttention(f *testing.F) {
 	f.Add(uint32(0x2234), uint32(0x2254), uint32(0x2252), uint8(0), false)
 	f.Add(uint32(0x1134), uint32(0x2254), uint32(0x1252), uint8(3), true)
 	f.Add(uint32(0x0011), uint32(0x0011), uint32(0x0011), uint8(1), true)
+	f.Add(uint32(0x2233), uint32(0x2231), uint32(0x2215), uint8(26), true) // [1 1 4 2], [5 1 4 2], [1 5 4 2]: broadcast batches
+	f.Add(uint32(0x41), uint32(0x41), uint32(0x35), uint8(0), false)       // 5 queries and keys, 4 deep, 3 values
+	f.Add(uint32(0x45), uint32(0x41), uint32(0x23), uint8(0), true)        // 3 queries, 5 keys: two no query sees
 	f.Fuzz(func(t *testing.T, qa, ka, va uint32, ranks uint8, causal bool) {
 		shape := func(code uint32, rank int) []int {
 			s := make([]int, rank)
@@ -397,6 +401,25 @@ func FuzzAttention(f *testing.F) {
 		near("output", y.Data(), y2.Data())
 		for i := range gs {
 			near(fmt.Sprint("gradient ", i), gs[i].Data(), gs2[i].Data())
+		}
+		// In float32 (the fast path's blocks where the CPU has one): the
+		// float64 results to float32 rounding.
+		in32 := []*ad.Value{ad.Var(xs[0].Astype(tensor.Float32)), ad.Var(xs[1].Astype(tensor.Float32)), ad.Var(xs[2].Astype(tensor.Float32))}
+		y32 := ad.ScaledDotProductAttention(in32[0], in32[1], in32[2], o)
+		gs32, err := ad.Grad(ad.Sum(ad.Square(y32)), in32...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		near32 := func(what string, a, b []float64) {
+			for i := range a {
+				if !(math.Abs(a[i]-b[i]) <= 1e-4*math.Max(1, math.Abs(b[i]))) {
+					t.Fatalf("%v %v %v causal=%v: float32 %s[%d] = %v, float64 %v", q, k, v, causal, what, i, a[i], b[i])
+				}
+			}
+		}
+		near32("output", y32.Data(), y.Data())
+		for i := range gs {
+			near32(fmt.Sprint("gradient ", i), gs32[i].Data(), gs[i].Data())
 		}
 	})
 }
