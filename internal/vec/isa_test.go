@@ -1,6 +1,7 @@
 package vec
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -17,8 +18,9 @@ func TestUseAVX2Level(t *testing.T) {
 	t.Logf("level %v, useAVX2 %v", isa.Current(), useAVX2)
 }
 
-// The test binary rerun with ADJOINT_CPU=generic, avx2 and an unknown value
-// selects the expected loops and passes the elementwise and dot tests.
+// The test binary rerun with ADJOINT_CPU=generic, avx2, avx512 and an
+// unknown value selects the expected loops and norm kernels and passes the
+// elementwise, dot and norm tests.
 func TestForcedLevelEnv(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reruns the test binary")
@@ -31,28 +33,27 @@ func TestForcedLevelEnv(t *testing.T) {
 		t.Skip(err)
 	}
 	asm := isa.Best() >= isa.AVX2
+	z := isa.Best() >= isa.AVX512
 	for _, c := range []struct {
-		env string
-		asm bool
+		env    string
+		asm, z bool
 	}{
-		{"generic", false},
-		{"avx2", asm},
-		{"avx512", asm},
-		{"bogus", asm},
+		{"generic", false, false},
+		{"avx2", asm, false},
+		{"avx512", asm, z},
+		{"bogus", asm, z},
 	} {
-		cmd := exec.Command(exe, "-test.run=^(TestUseAVX2Level|TestF32|TestF64|TestDot)$", "-test.v")
+		cmd := exec.Command(exe, "-test.run=^(TestUseAVX2Level|TestF32|TestF64|TestDot|TestNormF32)$", "-test.v")
 		cmd.Env = append(os.Environ(), isa.Env+"="+c.env)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Errorf("%s=%s: %v\n%s", isa.Env, c.env, err, out)
 			continue
 		}
-		want := "useAVX2 false"
-		if c.asm {
-			want = "useAVX2 true"
-		}
-		if !strings.Contains(string(out), want) {
-			t.Errorf("%s=%s: want %q in\n%s", isa.Env, c.env, want, out)
+		for _, want := range []string{fmt.Sprintf("useAVX2 %v", c.asm), fmt.Sprintf("normAsm %v, normAVX512 %v", c.asm, c.z)} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("%s=%s: want %q in\n%s", isa.Env, c.env, want, out)
+			}
 		}
 	}
 }

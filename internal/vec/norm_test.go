@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/adjointgo/adjoint/internal/isa"
@@ -203,36 +200,4 @@ func TestNormF32Short(t *testing.T) {
 		}
 	}()
 	NormForwardF32(make([]float32, 8), make([]float32, 7), make([]float32, 4), nil, make([]float64, 4), 2, 4, 1e-5, false)
-}
-
-// The test binary rerun with ADJOINT_CPU=generic, avx2 and avx512 selects
-// the expected kernels and passes TestNormF32.
-func TestNormForcedLevel(t *testing.T) {
-	if testing.Short() {
-		t.Skip("reruns the test binary")
-	}
-	if os.Getenv(isa.Env) != "" {
-		t.Skip("already forced")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Skip(err)
-	}
-	asm := isa.Best() >= isa.AVX2
-	z := isa.Best() >= isa.AVX512
-	for _, c := range []struct {
-		env      string
-		asm, avx bool
-	}{{"generic", false, false}, {"avx2", asm, false}, {"avx512", asm, z}} {
-		cmd := exec.Command(exe, "-test.run=^TestNormF32$", "-test.v")
-		cmd.Env = append(os.Environ(), isa.Env+"="+c.env)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Errorf("%s=%s: %v\n%s", isa.Env, c.env, err, out)
-			continue
-		}
-		if want := fmt.Sprintf("normAsm %v, normAVX512 %v", c.asm, c.avx); !strings.Contains(string(out), want) {
-			t.Errorf("%s=%s: want %q in\n%s", isa.Env, c.env, want, out)
-		}
-	}
 }
