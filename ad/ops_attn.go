@@ -448,13 +448,6 @@ func runSDPA[T float32 | float64](a *sdpaAttrs, back bool, need [3]bool, q, k, v
 	if th := gemm.Threads(); th > 1 && nb > 1 && flops >= 1<<21 {
 		w.parts = min(nb, th)
 	}
-	for len(w.scratch) < w.parts {
-		w.scratch = append(w.scratch, nil)
-	}
-	blk := min(sdpaBlock, a.t)
-	for p := range w.parts {
-		w.scratch[p] = fusedGrow(w.scratch[p], 2*blk*a.s+a.s*a.dv) // scores, their cotangents, a copy of v
-	}
 	w.fast = fusedIsF32[T]() && a.fastOK()
 	if w.fast {
 		w.f = newSDPAFast(a)
@@ -463,6 +456,14 @@ func runSDPA[T float32 | float64](a *sdpaAttrs, back bool, need [3]bool, q, k, v
 		}
 		for p := range w.parts {
 			w.f.grow(&w.fbufs[p])
+		}
+	} else {
+		for len(w.scratch) < w.parts {
+			w.scratch = append(w.scratch, nil)
+		}
+		blk := min(sdpaBlock, a.t)
+		for p := range w.parts {
+			w.scratch[p] = fusedGrow(w.scratch[p], 2*blk*a.s+a.s*a.dv) // scores, their cotangents, a copy of v
 		}
 	}
 	workers.Run(w.parts, w)
@@ -576,7 +577,9 @@ func (w *sdpaTask[T]) forward(b int, buf []T) {
 // finiteRows reports whether no element of the rows×cols matrix x (rows
 // ld elements apart) is an Inf or a NaN. (Four sums: one chain of
 // dependent additions took about 4 % of the GPT's attention, forward and
-// backward, scanning v's rows for the causal forward.)
+// backward, scanning v's rows for the causal forward, when its heads ran
+// on these general kernels; they now take the fast path, which tells a
+// finite v by vec.SumF32.)
 func finiteRows[T float32 | float64](x []T, rows, cols, ld int) bool {
 	var a0, a1, a2, a3 T
 	for i := range rows {
