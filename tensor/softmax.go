@@ -173,21 +173,11 @@ func crossEntropyRow32(pr, row []float32, target int) float64 {
 	fastmath.ExpsF32(pr, pr)
 	s := 0.0
 	for j, e := range pr {
-		ef := float64(e)
-		if ef > 0 { // d finite, in (−104, 0]
-			d := float64(row[j]) - fm
-			ef *= 1 + (d - float64(float32(d)))
-		}
-		s += ef
+		s += expCorrected(e, row[j], fm)
 	}
 	inv := 1 / s
 	for j, e := range pr {
-		ef := float64(e)
-		if ef > 0 {
-			d := float64(row[j]) - fm
-			ef *= 1 + (d - float64(float32(d)))
-		}
-		pr[j] = float32(ef * inv)
+		pr[j] = float32(expCorrected(e, row[j], fm) * inv)
 	}
 	l := fm + math.Log(s) - float64(row[target])
 	if l != l {
@@ -197,4 +187,15 @@ func crossEntropyRow32(pr, row []float32, target int) float64 {
 		return math.NaN()
 	}
 	return l
+}
+
+// expCorrected returns e = ExpsF32's e^d₃₂ for d = x − fm rounded to
+// float32, times 1 + (d − d₃₂): e^d to within 10⁻¹³ relative (0 stays 0).
+func expCorrected(e, x float32, fm float64) float64 {
+	ef := float64(e)
+	if ef > 0 { // d finite, in (−104, 0]
+		d := float64(x) - fm
+		ef *= 1 + (d - float64(float32(d)))
+	}
+	return ef
 }
