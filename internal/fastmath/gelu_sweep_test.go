@@ -153,21 +153,7 @@ func BenchmarkGELUsNormal(b *testing.B) {
 		if l == isa.Generic {
 			continue
 		}
-		b.Run("fwd/"+l.String(), func(b *testing.B) {
-			atLevel(l, func() {
-				for range b.N {
-					GELUs(dst, xs)
-				}
-			})
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/element")
-		})
-		b.Run("bwd/"+l.String(), func(b *testing.B) {
-			atLevel(l, func() {
-				for range b.N {
-					GELUBackward(dst, gs, xs)
-				}
-			})
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/element")
-		})
+		benchLevel(b, "fwd", l, n, func() { GELUs(dst, xs) })
+		benchLevel(b, "bwd", l, n, func() { GELUBackward(dst, gs, xs) })
 	}
 }

@@ -29,6 +29,19 @@ func atLevel(l isa.Level, f func()) {
 	f()
 }
 
+// benchLevel runs f, which handles n elements, as the sub-benchmark
+// name/level at level l, and reports ns/element.
+func benchLevel(b *testing.B, name string, l isa.Level, n int, f func()) {
+	b.Run(name+"/"+l.String(), func(b *testing.B) {
+		atLevel(l, func() {
+			for range b.N {
+				f()
+			}
+		})
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/element")
+	})
+}
+
 // refGELU and refGELUDeriv are the references in float64 with package
 // math.
 func refGELU(x float64) float64 {
@@ -278,38 +291,10 @@ func BenchmarkGELUs(b *testing.B) {
 	}
 	dst := make([]float32, n)
 	for _, l := range levels() {
-		b.Run("fwd/"+l.String(), func(b *testing.B) {
-			atLevel(l, func() {
-				for range b.N {
-					GELUs(dst, xs)
-				}
-			})
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/element")
-		})
-		b.Run("bwd/"+l.String(), func(b *testing.B) {
-			atLevel(l, func() {
-				for range b.N {
-					GELUBackward(dst, gs, xs)
-				}
-			})
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/element")
-		})
-		b.Run("tanh_fwd/"+l.String(), func(b *testing.B) {
-			atLevel(l, func() {
-				for range b.N {
-					GELUTanhs(dst, xs)
-				}
-			})
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/element")
-		})
-		b.Run("tanh_bwd/"+l.String(), func(b *testing.B) {
-			atLevel(l, func() {
-				for range b.N {
-					GELUTanhBackward(dst, gs, xs)
-				}
-			})
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/element")
-		})
+		benchLevel(b, "fwd", l, n, func() { GELUs(dst, xs) })
+		benchLevel(b, "bwd", l, n, func() { GELUBackward(dst, gs, xs) })
+		benchLevel(b, "tanh_fwd", l, n, func() { GELUTanhs(dst, xs) })
+		benchLevel(b, "tanh_bwd", l, n, func() { GELUTanhBackward(dst, gs, xs) })
 	}
 }
 

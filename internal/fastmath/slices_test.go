@@ -106,14 +106,7 @@ func BenchmarkUnaryF32(b *testing.B) {
 		f    func(dst, x []float32)
 	}{{"exp", ExpsF32}, {"tanh", TanhsF32}, {"sigmoid", SigmoidsF32}, {"silu", SiLUsF32}} {
 		for _, l := range levels() {
-			b.Run(c.name+"/"+l.String(), func(b *testing.B) {
-				atLevel(l, func() {
-					for range b.N {
-						c.f(dst, xs)
-					}
-				})
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/element")
-			})
+			benchLevel(b, c.name, l, n, func() { c.f(dst, xs) })
 		}
 	}
 }
