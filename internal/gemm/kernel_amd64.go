@@ -192,6 +192,9 @@ func copyAsm[T float](d []T, W int, src []T, ld, w, kc int) bool {
 	return true
 }
 
+// The transposing packers of kernel_amd64.s (see transAsm), named by
+// level, element and panel width (none: the kernel's NR).
+
 //go:noescape
 func transAVX512S(dst, src *float32, offs *int, kc int, mask uint32, rmask *int32)
 
@@ -204,71 +207,177 @@ func transAVX2S(dst, src *float32, offs *int, kc int, mask *int32, rmask *int32)
 //go:noescape
 func transAVX2D(dst, src *float64, offs *int, kc int, mask *int64, rmask *int64)
 
-// transAsm is gatherPanel for the panels as wide as the B panels of the
-// AVX-512 and AVX2 kernels (W = 2·VL, VL the vector length: 16 or 8
-// float32, 8 or 4 float64), in blocks of VL rows, each VL×VL block of a
-// block's depth transposed in registers: VL loads, a few shuffles a row
-// and VL stores where the gather path loads each step with a gather
-// instruction (the slowest part of packing Bᵀ). It returns the rows it
-// packed, padding included: W, or 0 where it does not apply.
-func transAsm[T float](d []T, W int, src []T, ld, w, kc int) int {
-	if kc == 0 || w == 0 {
-		return 0
-	}
-	es := int(unsafe.Sizeof(T(0)))
-	vl := 0
+//go:noescape
+func transAVX512S12(dst, src *float32, offs *int, kc int, mask uint32, rmask *int32)
+
+//go:noescape
+func transAVX512D12(dst, src *float64, offs *int, kc int, mask uint32, rmask *int64)
+
+//go:noescape
+func transAVX2D12(dst, src *float64, offs *int, kc int, mask *int64, rmask *int64)
+
+//go:noescape
+func transAVX2S6(dst, src *float32, offs *int, kc int, mask *int32, rmask *int32)
+
+//go:noescape
+func transAVX2D6(dst, src *float64, offs *int, kc int, mask *int64, rmask *int64)
+
+// transBlock is one transposing packer's share of a panel: the VL rows
+// (lanes) from r0.
+type transBlock struct {
+	r0, vl int
+	fn     int // which routine: an index into the switch of transCall
+}
+
+// transPlan lists the blocks of a panel of width W with elements of es
+// bytes, in the order they must run, or nil where there are none. The B
+// panels of the AVX-512 and AVX2 kernels are two vectors wide; the A
+// panels (MR wide) of the float32 kernels are narrower than the vector
+// (12 of 16 lanes, 6 of 8): a step's extra lanes spill into the next
+// step's first ones, which are stored after them. The float64 A panels
+// are a vector and a half: the half (4 lanes, or 4 lanes for the last 2
+// rows with 2 spilling) first, then the vector over its spill.
+func transPlan(es, W int) []transBlock {
 	switch {
-	case hasAVX512 && W == 128/es, hasAVX2 && W == 64/es:
-		vl = W / 2
-	default:
+	case !hasAVX2:
+		return nil
+	case hasAVX512 && es == 4 && W == 32:
+		return plans[0]
+	case hasAVX512 && es == 8 && W == 16:
+		return plans[1]
+	case es == 4 && W == 16:
+		return plans[2]
+	case es == 8 && W == 8:
+		return plans[3]
+	case hasAVX512 && es == 4 && W == 12:
+		return plans[4]
+	case hasAVX512 && es == 8 && W == 12:
+		return plans[5]
+	case es == 4 && W == 6:
+		return plans[6]
+	case es == 8 && W == 6:
+		return plans[7]
+	}
+	return nil
+}
+
+// plans are transPlan's answers, in its order (static: a slice literal
+// returned from it would be allocated at each call).
+var plans = [...][]transBlock{
+	{{0, 16, 0}, {16, 16, 0}},
+	{{0, 8, 1}, {8, 8, 1}},
+	{{0, 8, 2}, {8, 8, 2}},
+	{{0, 4, 3}, {4, 4, 3}},
+	{{0, 16, 4}},
+	{{8, 4, 6}, {0, 8, 5}},
+	{{0, 8, 7}},
+	{{4, 4, 8}, {0, 4, 8}},
+}
+
+// transCall runs routine fn on kc steps of a block of rows ≤ VL rows
+// (offs: their byte offsets from sp) of float64 (wide) or float32.
+func transCall(fn int, wide bool, dp, sp unsafe.Pointer, offs *int, kc, vl, rows int) {
+	tail := kc % vl
+	var rm32 *int32
+	var rm64 *int64
+	if rows < vl && wide {
+		rm64 = &mask64[8-rows]
+	} else if rows < vl {
+		rm32 = &mask32[16-rows]
+	}
+	s, d := (*float32)(sp), (*float64)(sp)
+	ds, dd := (*float32)(dp), (*float64)(dp)
+	switch fn {
+	case 0:
+		transAVX512S(ds, s, offs, kc, 1<<tail-1, rm32)
+	case 1:
+		transAVX512D(dd, d, offs, kc, 1<<tail-1, rm64)
+	case 2:
+		transAVX2S(ds, s, offs, kc, &mask32[16-tail], rm32)
+	case 3:
+		transAVX2D(dd, d, offs, kc, &mask64[8-tail], rm64)
+	case 4:
+		transAVX512S12(ds, s, offs, kc, 1<<tail-1, rm32)
+	case 5:
+		transAVX512D12(dd, d, offs, kc, 1<<tail-1, rm64)
+	case 6:
+		transAVX2D12(dd, d, offs, kc, &mask64[8-tail], rm64)
+	case 7:
+		transAVX2S6(ds, s, offs, kc, &mask32[16-tail], rm32)
+	case 8:
+		transAVX2D6(dd, d, offs, kc, &mask64[8-tail], rm64)
+	}
+}
+
+// transAsm is gatherPanel with in-register transposes: in blocks of VL
+// rows (VL the vector length: 16 or 8 float32, 8 or 4 float64), each
+// VL×VL block of a block's depth transposed in registers: VL loads, a few
+// shuffles a row and VL stores where the gather path loads each step with
+// a gather instruction (the slowest part of packing Bᵀ). A block of fewer
+// rows repeats its last row and zeroes the lanes past it. It returns the
+// rows it packed, padding included: W, or 0 where it does not apply.
+func transAsm[T float](d []T, W int, src []T, ld, w, kc int) int {
+	es := int(unsafe.Sizeof(T(0)))
+	plan := transPlan(es, W)
+	if kc == 0 || w == 0 || plan == nil {
 		return 0
 	}
 	_ = src[(w-1)*ld+kc-1]
 	_ = d[kc*W-1]
-	tail := kc % vl
-	// offs: the byte offsets of a block's rows; a short last block repeats
-	// its last row (the row mask zeroes those lanes).
 	var offs [16]int
-	for r0 := 0; r0 < w; r0 += vl {
-		rows := min(vl, w-r0)
-		for i := range vl {
+	for _, b := range plan {
+		rows := min(max(w-b.r0, 0), b.vl)
+		if rows == 0 {
+			zeroLanes(d, W, b.r0, min(b.r0+b.vl, W), kc)
+			continue
+		}
+		for i := range b.vl {
 			offs[i] = min(i, rows-1) * ld * es
 		}
-		sp, dp := unsafe.Pointer(&src[r0*ld]), unsafe.Pointer(&d[r0])
-		var rm32 *int32
-		var rm64 *int64
-		if rows < vl && es == 4 {
-			rm32 = &mask32[16-rows]
-		} else if rows < vl {
-			rm64 = &mask64[8-rows]
+		spill := b.r0+b.vl > W
+		if n := kc - b2i(spill); n > 0 {
+			transCall(b.fn, es == 8, unsafe.Pointer(&d[b.r0]), unsafe.Pointer(&src[b.r0*ld]), &offs[0], n, b.vl, rows)
 		}
-		switch {
-		case vl == 16:
-			transAVX512S((*float32)(dp), (*float32)(sp), &offs[0], kc, 1<<tail-1, rm32)
-		case vl == 8 && es == 8:
-			transAVX512D((*float64)(dp), (*float64)(sp), &offs[0], kc, 1<<tail-1, rm64)
-		case vl == 8:
-			transAVX2S((*float32)(dp), (*float32)(sp), &offs[0], kc, &mask32[16-tail], rm32)
-		default:
-			transAVX2D((*float64)(dp), (*float64)(sp), &offs[0], kc, &mask64[8-tail], rm64)
-		}
-	}
-	if w <= vl {
-		// the second half of the panel is padding
-		switch vl {
-		case 16:
-			for p := range kc {
-				*(*[16]T)(d[p*W+16:]) = [16]T{}
-			}
-		case 8:
-			for p := range kc {
-				*(*[8]T)(d[p*W+8:]) = [8]T{}
-			}
-		default:
-			for p := range kc {
-				*(*[4]T)(d[p*W+4:]) = [4]T{}
+		if spill {
+			// the last step would spill past the panel: it is copied
+			// here, after the spill of the step before it
+			for i := b.r0; i < W; i++ {
+				v := T(0)
+				if i < w {
+					v = src[i*ld+kc-1]
+				}
+				d[(kc-1)*W+i] = v
 			}
 		}
 	}
 	return W
+}
+
+// zeroLanes clears lanes r0 ≤ i < r1 of the kc steps of a panel of width W.
+func zeroLanes[T float](d []T, W, r0, r1, kc int) {
+	switch r1 - r0 {
+	case 16:
+		for p := range kc {
+			*(*[16]T)(d[p*W+r0:]) = [16]T{}
+		}
+	case 8:
+		for p := range kc {
+			*(*[8]T)(d[p*W+r0:]) = [8]T{}
+		}
+	case 4:
+		for p := range kc {
+			*(*[4]T)(d[p*W+r0:]) = [4]T{}
+		}
+	default:
+		for p := range kc {
+			clear(d[p*W+r0 : p*W+r1])
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -62,14 +62,14 @@ func testPack[T float](t *testing.T) {
 
 // TestTransPack checks the in-register transposes of gatherPanel (transAsm)
 // against the Go loop bit for bit, at the panel widths of the AVX-512 and
-// AVX2 kernels (and a narrower one, which they leave to the gather path):
+// AVX2 kernels (B: NR, A: MR; and one they leave to the gather path):
 // row counts below, at and past the vector length, depths
 // that are and are not multiples of it (and shorter than it), strides past
 // the depth, and values that include NaNs with payloads, infinities and
 // signed zeros (packing moves bits; it must not touch them).
 func TestTransPack(t *testing.T) {
-	testTransPack[float32](t, []int{8, 16, 32}, func(u uint64) float32 { return math.Float32frombits(uint32(u)) }, func(v float32) uint64 { return uint64(math.Float32bits(v)) })
-	testTransPack[float64](t, []int{4, 8, 16}, math.Float64frombits, math.Float64bits)
+	testTransPack[float32](t, []int{6, 8, 12, 16, 32}, func(u uint64) float32 { return math.Float32frombits(uint32(u)) }, func(v float32) uint64 { return uint64(math.Float32bits(v)) })
+	testTransPack[float64](t, []int{4, 6, 8, 12, 16}, math.Float64frombits, math.Float64bits)
 }
 
 func testTransPack[T float](t *testing.T, widths []int, frombits func(uint64) T, bits func(T) uint64) {

@@ -346,9 +346,12 @@ def transpose(isa, dt):
     return L, r, r
 
 
-def trans(name, isa, dt):
-    # dst[p*W + i] = src[offs[i] + p] for i < VL, p < kc, W the kernel's NR
-    # (offs in bytes): VL rows of a transposed operand packed VL steps at a
+def trans(name, isa, dt, W=0):
+    # dst[p*W + i] = src[offs[i] + p] for i < VL, p < kc, W the panel width
+    # (the kernel's NR by default; MR for the A panels, whose width need not
+    # be a multiple of VL: a wider vector's extra lanes spill into the next
+    # step, which the caller arranges to be stored later; offs in bytes):
+    # VL rows of a transposed operand packed VL steps at a
     # time, each block transposed in registers (a gather per step was the
     # slowest part of packing Bᵀ). The last kc mod VL steps are loaded
     # under a mask (AVX-512 lane mask, AVX2 mask vector) and only their
@@ -360,7 +363,7 @@ def trans(name, isa, dt):
     ty = "float32" if dt == "s" else "float64"
     vb = 64 if isa == "avx512" else 32
     VL = vb // es
-    W = 2 * VL
+    W = W or 2 * VL
     lg = VL.bit_length() - 1
     mv = "VMOVUPS" if es == 4 else "VMOVUPD"
     mty = "int32" if es == 4 else "int64"
@@ -457,4 +460,9 @@ trans("transAVX512S", "avx512", "s")
 trans("transAVX512D", "avx512", "d")
 trans("transAVX2S", "avx2", "s")
 trans("transAVX2D", "avx2", "d")
+trans("transAVX512S12", "avx512", "s", 12)
+trans("transAVX512D12", "avx512", "d", 12)
+trans("transAVX2D12", "avx2", "d", 12)
+trans("transAVX2S6", "avx2", "s", 6)
+trans("transAVX2D6", "avx2", "d", 6)
 print("\n".join(out))
