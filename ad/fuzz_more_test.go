@@ -2,6 +2,7 @@ package ad_test
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"testing"
 
@@ -128,7 +129,8 @@ func FuzzIndexShapeOps(f *testing.F) {
 // FuzzConvPool calls Conv2d, Conv1d, MaxPool2d and AvgPool2d with
 // arbitrary shapes and options (kernel, stride, padding, dilation,
 // groups): each call fails with a typed error or succeeds with PyTorch's
-// output shape, and then its gradient and JVP can be taken.
+// output shape, and then its gradient and JVP can be taken, and float32
+// gives float64's numbers.
 func FuzzConvPool(f *testing.F) {
 	f.Add(uint8(0), uint32(0x23455), uint8(0x22), uint8(0x11), uint8(0x01), uint8(1))
 	f.Add(uint8(2), uint32(0x14766), uint8(0x22), uint8(0x22), uint8(0x11), uint8(0))
@@ -158,13 +160,13 @@ func FuzzConvPool(f *testing.F) {
 				if gg > 0 {
 					cw = c / gg
 				}
-				wt := ad.Const(tensor.Full(tensor.Float64, 0.25, o, cw, kh, kw))
+				wt := ad.Const(tensor.Full(x.DType(), 0.25, o, cw, kh, kw))
 				s0, s1, d0, d1 := def(sh, 1), def(sw, 1), def(dh, 1), def(dw, 1)
 				want = []int{n, o, (h+2*ph-d0*(kh-1)-1)/s0 + 1, (w+2*pw-d1*(kw-1)-1)/s1 + 1}
 				return ad.Conv2d(x, wt, ad.Conv2dOptions{Stride: [2]int{sh, sw}, Padding: [2]int{ph, pw}, Dilation: [2]int{dh, dw}, Groups: g})
 			case 1:
 				x1 := ad.Reshape(x, n, c, h*w)
-				wt := ad.Const(tensor.Full(tensor.Float64, 0.25, o, c/def(g, 1), kw))
+				wt := ad.Const(tensor.Full(x.DType(), 0.25, o, c/def(g, 1), kw))
 				s, d := def(sw, 1), def(dw, 1)
 				want = []int{n, o, (h*w+2*pw-d*(kw-1)-1)/s + 1}
 				return ad.Conv1d(x1, wt, ad.Conv1dOptions{Stride: sw, Padding: pw, Dilation: dw, Groups: g})
@@ -193,5 +195,33 @@ func FuzzConvPool(f *testing.F) {
 			return
 		}
 		fuzzDerivatives(t, "conv/pool", x, apply)
+		// The float32 kernels (the assembly rows, blocks and pools where
+		// the CPU has them) give float64's numbers on inputs of a few bits,
+		// whose sums are exact in both but for an average's division.
+		vals := tensor.New(tensor.Float64, n, c, h, w)
+		for i := range vals.Float64s() {
+			vals.Float64s()[i] = float64(i%7-3) / 8
+		}
+		var res [2][2][]float64
+		for i, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
+			xv := ad.Var(vals.Astype(dt))
+			y := apply(xv)
+			gs, err := ad.Grad(ad.Sum(ad.Square(y)), xv)
+			if err != nil {
+				if errors.Is(err, ad.ErrNoGrad) {
+					return
+				}
+				t.Fatalf("conv/pool %v: gradient: %v", dt, err)
+			}
+			res[i] = [2][]float64{y.Data(), gs[0].Data()}
+		}
+		for k, what := range []string{"output", "gradient"} {
+			for i, b := range res[0][k] {
+				if a := res[1][k][i]; a != b && !(math.Abs(a-b) <= 1e-6*math.Max(1, math.Abs(b))) {
+					t.Fatalf("op %d, x %v, kernel %dx%d stride %d,%d pad %d,%d dil %d,%d groups %d: float32 %s[%d] = %v, float64 %v",
+						op%4, x.Shape(), kh, kw, sh, sw, ph, pw, dh, dw, g, what, i, a, b)
+				}
+			}
+		}
 	})
 }
