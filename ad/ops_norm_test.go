@@ -172,10 +172,12 @@ func TestLayerRMSNormMisuse(t *testing.T) {
 
 // FuzzNorm draws a shape (rank 1..3, sizes 0..5) and gamma/beta shapes
 // that may not fit: a typed error, or values and gradients equal to the
-// composition's.
+// composition's, and the same in float32 to float32 rounding.
 func FuzzNorm(f *testing.F) {
 	f.Add(uint16(0x234), uint8(2), uint8(4), true)
 	f.Add(uint16(0x101), uint8(3), uint8(1), false)
+	f.Add(uint16(0x45), uint8(1), uint8(4), false) // [3 4], gamma and beta of 4
+	f.Add(uint16(0x45), uint8(1), uint8(4), true)
 	f.Fuzz(func(t *testing.T, code uint16, rank, gsize uint8, rms bool) {
 		s := make([]int, 1+int(rank)%3)
 		for i := range s {
@@ -223,6 +225,33 @@ func FuzzNorm(f *testing.F) {
 		near("output", y.Data(), y2.Data())
 		for i := range g1 {
 			near(fmt.Sprint("gradient ", i), g1[i].Data(), g2[i].Data())
+		}
+		// In float32 (the assembly kernels where the CPU has them): the
+		// float64 results to float32 rounding.
+		in32 := make([]*ad.Value, len(in))
+		for i, v := range in {
+			in32[i] = ad.Var(v.Tensor().Astype(tensor.Float32))
+		}
+		var y32 *ad.Value
+		if rms {
+			y32 = ad.RMSNorm(in32[0], in32[1], 1e-3)
+		} else {
+			y32 = ad.LayerNorm(in32[0], in32[1], in32[2], 1e-3)
+		}
+		g32, err := ad.Grad(ad.Sum(ad.Square(y32)), in32...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		near32 := func(what string, a, b []float64) {
+			for i := range a {
+				if !(math.Abs(a[i]-b[i]) <= 1e-4*math.Max(1, math.Abs(b[i]))) {
+					t.Fatalf("%v rms=%v: float32 %s[%d] = %v, float64 %v", s, rms, what, i, a[i], b[i])
+				}
+			}
+		}
+		near32("output", y32.Data(), y.Data())
+		for i := range g32 {
+			near32(fmt.Sprint("gradient ", i), g32[i].Data(), g1[i].Data())
 		}
 	})
 }
