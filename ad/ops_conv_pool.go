@@ -364,8 +364,8 @@ func clearUncovered22[T float32 | float64](d []T, h, w int) {
 // the accumulation into a zeroed plane (−0 included), and the caller
 // zeroes only what no window covers. For float32 the forward and backward
 // passes take four windows of each row at a time in assembly
-// (ops_conv_pool_amd64.s, the same bits but for a NaN's payload), the Go
-// loops the rest of the row.
+// (ops_conv_pool_amd64.s, the same bits, a NaN's payload included), the
+// Go loops the rest of the row.
 func maxPlane22[T float32 | float64](out, back, x, t []T, w, ow int, k poolKind) {
 	oh := len(out) / max(ow, 1)
 	x0 := 0 // the windows of each row done in assembly
