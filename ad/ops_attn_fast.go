@@ -94,6 +94,8 @@ func (a *sdpaAttrs) fastOK() bool {
 		a.d > 0 && a.dv > 0 && a.d <= sdpaFastDepth && a.dv <= sdpaFastDepth
 }
 
+// newSDPAFast returns the fast path's view of a on sdpaKernel, which
+// fastOK has found non-nil.
 func newSDPAFast(a *sdpaAttrs) sdpaFast {
 	kn := sdpaKernel
 	np := (a.s + kn.NR - 1) / kn.NR

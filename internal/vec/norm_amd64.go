@@ -29,6 +29,8 @@ func normBwdF32AVX512(x, dy, gamma, dx *float32, stats, accG, accB, scratch *flo
 //go:noescape
 func normBwdF32AVX2(x, dy, gamma, dx *float32, stats, accG, accB, scratch *float64, rows, c, flags int)
 
+// normForwardF32 is NormForwardF32 after its checks: it passes the
+// kernel flags (bit 0 rms, bit 1 a beta) and a scratch for the widened rows.
 func normForwardF32(x, y, gamma, beta []float32, stats []float64, rows, c int, eps float64, rms bool) {
 	flags := 0
 	if rms {
@@ -75,6 +77,9 @@ func normForwardF32(x, y, gamma, beta []float32, stats []float64, rows, c int, e
 // stack buffer.
 var normPool = sync.Pool{New: func() any { return new([]float64) }}
 
+// normBackwardF32 is NormBackwardF32 after its checks: it passes the
+// kernel flags (bit 0 rms, bit 1 a dx to write), and ones in the scratch
+// past NormScratch's first 8·c for a missing gamma.
 func normBackwardF32(x, g, gamma, dx []float32, stats, accG, accB, scratch []float64, rows, c int, rms bool) {
 	flags := 0
 	if rms {
