@@ -11,7 +11,7 @@
 // as amd64, 4×4 on arm64 and others). The assembly kernels read A in place
 // through a row and a column stride, which serves A and Aᵀ alike; A is packed
 // only when it is larger than 4 MiB, and B is packed with masked moves or
-// gathers.
+// in-register transposes.
 // On amd64 the micro-kernels and packing loops are Go assembly for AVX-512
 // and for AVX2+FMA, chosen at run time from the CPU's features; other CPUs
 // and builds with -tags purego use portable Go. Aᵀ·B and A·Bᵀ never

@@ -118,46 +118,6 @@ func allKernels() ([]kernel[float32], []kernel[float64]) {
 }
 
 //go:noescape
-func gatherAVX512S(dst *float32, stride int, src *float32, idx *int32, gmask, smask uint32, kc int)
-
-//go:noescape
-func gatherAVX512D(dst *float64, stride int, src *float64, idx *int32, gmask, smask uint32, kc int)
-
-// gatherAsm is gatherPanel for rows from0 ≤ i < W with AVX-512 gathers
-// (one instruction loads a step of up to 16 rows; from0 is a multiple of
-// 16); it reports false where it does not apply.
-func gatherAsm[T float](d []T, W int, src []T, ld, w, kc, from0 int) bool {
-	if !hasAVX512 || kc == 0 || w == 0 || int64(ld)*int64(W) >= 1<<31 {
-		return false
-	}
-	_ = src[(w-1)*ld+kc-1]
-	_ = d[kc*W-1]
-	lanes := 16
-	if unsafe.Sizeof(T(0)) == 8 {
-		lanes = 8
-	}
-	var idx [16]int32
-	for i := range idx {
-		idx[i] = int32(i * ld)
-	}
-	for r0 := from0; r0 < W; r0 += lanes {
-		inW := min(lanes, W-r0)
-		valid := min(max(w-r0, 0), inW)
-		sp := unsafe.Pointer(unsafe.SliceData(src))
-		if valid > 0 {
-			sp = unsafe.Pointer(&src[r0*ld])
-		}
-		dp := unsafe.Pointer(&d[r0])
-		if lanes == 16 {
-			gatherAVX512S((*float32)(dp), W, (*float32)(sp), &idx[0], 1<<valid-1, 1<<inW-1, kc)
-		} else {
-			gatherAVX512D((*float64)(dp), W, (*float64)(sp), &idx[0], 1<<valid-1, 1<<inW-1, kc)
-		}
-	}
-	return true
-}
-
-//go:noescape
 func copyAVX512S(dst *float32, stride int, src *float32, ld int, gmask, smask uint32, kc int)
 
 //go:noescape

@@ -2018,60 +2018,6 @@ dgemmAVX2_ret:
 	VZEROUPPER
 	RET
 
-// func gatherAVX512S(dst *float32, stride int, src *float32, idx *int32, gmask, smask uint32, kc int)
-TEXT ·gatherAVX512S(SB), NOSPLIT, $0-48
-	MOVQ dst+0(FP), DI
-	MOVQ stride+8(FP), DX
-	SHLQ $2, DX
-	MOVQ src+16(FP), SI
-	MOVQ idx+24(FP), AX
-	VMOVDQU32 (AX), Z1
-	MOVL gmask+32(FP), BX
-	MOVL smask+36(FP), AX
-	KMOVW AX, K2
-	MOVQ kc+40(FP), CX
-	TESTQ CX, CX
-	JZ gatherAVX512S_done
-gatherAVX512S_loop:
-	VPXORD Z0, Z0, Z0
-	KMOVW BX, K1
-	VGATHERDPS (SI)(Z1*4), K1, Z0
-	VMOVUPS Z0, K2, (DI)
-	ADDQ $4, SI
-	ADDQ DX, DI
-	DECQ CX
-	JNZ gatherAVX512S_loop
-gatherAVX512S_done:
-	VZEROUPPER
-	RET
-
-// func gatherAVX512D(dst *float64, stride int, src *float64, idx *int32, gmask, smask uint32, kc int)
-TEXT ·gatherAVX512D(SB), NOSPLIT, $0-48
-	MOVQ dst+0(FP), DI
-	MOVQ stride+8(FP), DX
-	SHLQ $3, DX
-	MOVQ src+16(FP), SI
-	MOVQ idx+24(FP), AX
-	VMOVDQU (AX), Y1
-	MOVL gmask+32(FP), BX
-	MOVL smask+36(FP), AX
-	KMOVW AX, K2
-	MOVQ kc+40(FP), CX
-	TESTQ CX, CX
-	JZ gatherAVX512D_done
-gatherAVX512D_loop:
-	VPXORD Z0, Z0, Z0
-	KMOVW BX, K1
-	VGATHERDPD (SI)(Y1*8), K1, Z0
-	VMOVUPD Z0, K2, (DI)
-	ADDQ $8, SI
-	ADDQ DX, DI
-	DECQ CX
-	JNZ gatherAVX512D_loop
-gatherAVX512D_done:
-	VZEROUPPER
-	RET
-
 // func copyAVX512S(dst *float32, stride int, src *float32, ld int, gmask, smask uint32, kc int)
 TEXT ·copyAVX512S(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI

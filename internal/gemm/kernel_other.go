@@ -17,8 +17,6 @@ func allKernels() ([]kernel[float32], []kernel[float64]) {
 	return []kernel[float32]{g32}, []kernel[float64]{g64}
 }
 
-func gatherAsm[T float](d []T, W int, src []T, ld, w, kc, from0 int) bool { return false }
-
 func transAsm[T float](d []T, W int, src []T, ld, w, kc int) int { return 0 }
 
 func copyAsm[T float](d []T, W int, src []T, ld, w, kc int) bool { return false }

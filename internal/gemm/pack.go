@@ -4,7 +4,8 @@ package gemm
 // consecutive values per depth step, zero-padded past the matrix edge, so
 // the micro-kernel always runs a full MR×NR tile. Depending on the
 // transpose flag a panel is either a run of contiguous row pieces
-// (copyPanel) or a gather of W rows (gatherPanel).
+// (copyPanel) or a gather of W rows (gatherPanel: in assembly, blocks of
+// rows transposed in registers, transAsm).
 
 // useGatherAsm selects the assembly packing loops where there is one (the tests
 // turn it off to cover the Go loop).
@@ -92,16 +93,11 @@ func copyPanel[T float](d []T, W int, src []T, ld, w, kc int) {
 // gatherPanel sets d[p*W+i] = src[i*ld+p] for i < w, p < kc (zero for
 // w ≤ i < W).
 func gatherPanel[T float](d []T, W int, src []T, ld, w, kc int) {
-	i := 0 // rows packed
-	if useGatherAsm {
-		if i = transAsm(d, W, src, ld, w, kc); i == W {
-			return
-		}
-		if gatherAsm(d, W, src, ld, w, kc, i) {
-			return
-		}
+	if useGatherAsm && transAsm(d, W, src, ld, w, kc) == W {
+		return
 	}
 	d = d[:kc*W]
+	i := 0
 	for ; i+4 <= w; i += 4 {
 		r0 := src[i*ld:][:kc]
 		r1 := src[(i+1)*ld:][:len(r0)]

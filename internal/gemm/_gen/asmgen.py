@@ -224,47 +224,6 @@ def copyrows(name, dt):
     e()
 
 
-def gather(name, dt):
-    # dst[p*stride + i] = src[idx[i] + p] for lanes i in gmask, 0 for other lanes in smask
-    es = 4 if dt == "s" else 8
-    lanes = 64 // es
-    ty = "float32" if dt == "s" else "float64"
-    e(f"// func {name}(dst *{ty}, stride int, src *{ty}, idx *int32, gmask, smask uint32, kc int)")
-    e(f"TEXT ·{name}(SB), NOSPLIT, $0-48")
-    e("\tMOVQ dst+0(FP), DI")
-    e("\tMOVQ stride+8(FP), DX")
-    e(f"\tSHLQ ${2 if es == 4 else 3}, DX")
-    e("\tMOVQ src+16(FP), SI")
-    e("\tMOVQ idx+24(FP), AX")
-    if es == 4:
-        e("\tVMOVDQU32 (AX), Z1")
-    else:
-        e("\tVMOVDQU (AX), Y1")
-    e("\tMOVL gmask+32(FP), BX")
-    e("\tMOVL smask+36(FP), AX")
-    e("\tKMOVW AX, K2")
-    e("\tMOVQ kc+40(FP), CX")
-    e("\tTESTQ CX, CX")
-    e(f"\tJZ {name}_done")
-    e(f"{name}_loop:")
-    e("\tVPXORD Z0, Z0, Z0")
-    e("\tKMOVW BX, K1")
-    if es == 4:
-        e("\tVGATHERDPS (SI)(Z1*4), K1, Z0")
-        e("\tVMOVUPS Z0, K2, (DI)")
-    else:
-        e("\tVGATHERDPD (SI)(Y1*8), K1, Z0")
-        e("\tVMOVUPD Z0, K2, (DI)")
-    e(f"\tADDQ ${es}, SI")
-    e("\tADDQ DX, DI")
-    e("\tDECQ CX")
-    e(f"\tJNZ {name}_loop")
-    e(f"{name}_done:")
-    e("\tVZEROUPPER")
-    e("\tRET")
-    e()
-
-
 def transpose(isa, dt):
     """The in-register transpose of one VL×VL block: rows loaded in
     row(i) come out as columns in col(c). Returns (lines, row, col)."""
@@ -452,8 +411,6 @@ kernel("sgemmAVX512", "avx512", "s", 12, 2, unroll=4, pfc=True)
 kernel("dgemmAVX512", "avx512", "d", 12, 2, unroll=4, pfc=True)
 kernel("sgemmAVX2", "avx2", "s", 6, 2, unroll=4, pfc=True)
 kernel("dgemmAVX2", "avx2", "d", 6, 2, unroll=4, pfc=True)
-gather("gatherAVX512S", "s")
-gather("gatherAVX512D", "d")
 copyrows("copyAVX512S", "s")
 copyrows("copyAVX512D", "d")
 trans("transAVX512S", "avx512", "s")
