@@ -55,3 +55,20 @@ func TestCrossEntropyF32Rows(t *testing.T) {
 		}
 	}
 }
+
+// Targets out of range, or not one per row, are errors naming the op,
+// before any row is computed, in float32 rows long enough for the fast path
+// and in float64; the probabilities' destination is left as it was.
+func TestCrossEntropyBadTargets(t *testing.T) {
+	for _, d := range []DType{Float32, Float64} {
+		logits := New(d, 2, 20)
+		for _, targets := range [][]int{{0, 20}, {-1, 0}, {0}, {0, 1, 2}} {
+			p := FromFloat64([]float64{7}, 1).Astype(d)
+			err := catch(func() { CrossEntropy(p, logits, targets) })
+			wantErr(t, d.String()+" cross_entropy", err, ErrShape, "cross_entropy")
+			if p.Len() != 1 || p.Data()[0] != 7 {
+				t.Errorf("%v targets %v: probabilities' destination changed to %v", d, targets, p.Data())
+			}
+		}
+	}
+}
