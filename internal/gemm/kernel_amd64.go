@@ -245,8 +245,16 @@ func transCall(fn int, wide bool, dp, sp unsafe.Pointer, offs *int, kc, vl, rows
 	} else if rows < vl {
 		rm32 = &mask32[16-rows]
 	}
-	s, d := (*float32)(sp), (*float64)(sp)
-	ds, dd := (*float32)(dp), (*float64)(dp)
+	// Only the element type the routine takes is made from the pointers: a
+	// *float64 made from a pointer to the last float32 of an allocation
+	// straddles its end, which -race's pointer checks (checkptr) reject.
+	var s, ds *float32
+	var d, dd *float64
+	if wide {
+		d, dd = (*float64)(sp), (*float64)(dp)
+	} else {
+		s, ds = (*float32)(sp), (*float32)(dp)
+	}
 	switch fn {
 	case 0:
 		transAVX512S(ds, s, offs, kc, 1<<tail-1, rm32)
