@@ -91,11 +91,13 @@ func normBackwardF32(x, g, gamma, dx []float32, stats, accG, accB, scratch []flo
 	if gamma == nil {
 		gamma = normOnes(scratch[8*c:], c)
 	}
-	f := normBwdF32AVX2
+	// Direct calls, as in normForwardF32 (go:noescape holds only for them).
 	if normAVX512 {
-		f = normBwdF32AVX512
+		normBwdF32AVX512(unsafe.SliceData(x), unsafe.SliceData(g), unsafe.SliceData(gamma), unsafe.SliceData(dx),
+			unsafe.SliceData(stats), unsafe.SliceData(accG), unsafe.SliceData(accB), unsafe.SliceData(scratch), rows, c, flags)
+		return
 	}
-	f(unsafe.SliceData(x), unsafe.SliceData(g), unsafe.SliceData(gamma), unsafe.SliceData(dx),
+	normBwdF32AVX2(unsafe.SliceData(x), unsafe.SliceData(g), unsafe.SliceData(gamma), unsafe.SliceData(dx),
 		unsafe.SliceData(stats), unsafe.SliceData(accG), unsafe.SliceData(accB), unsafe.SliceData(scratch), rows, c, flags)
 }
 
