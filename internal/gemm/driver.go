@@ -149,7 +149,7 @@ func gemmEp[T float](kn *kernel[T], transA, transB bool, m, n, k int, alpha T, a
 	}
 	if nt <= 1 {
 		buf := kn.pool.Get().(*buffers[T])
-		serial(kn, buf, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ep, 0)
+		serial(kn, buf, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ep, 0, kn.inPlace(transA, m, n, k, lda))
 		kn.pool.Put(buf)
 		return
 	}
@@ -190,7 +190,7 @@ type job[T float] struct {
 	blocks   int            // slabs: NR-wide column blocks
 	mc       int            // shared: rows of A per block
 	kcMax    int            // shared: depth of a block
-	direct   bool           // shared: read A in place
+	direct   bool           // read A in place (kn.inPlace of the whole product)
 	shared   [2]*buffers[T] // shared: packed B blocks, alternating by step
 	counters []atomic.Int32 // shared: per step, B panels packed and A blocks taken
 	bar      barrier
@@ -216,13 +216,21 @@ func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, 
 	MR, NR := kn.mr, kn.nr
 	mc := roundUp((m+3*nt-1)/(3*nt), MR)
 	mc = rowBlock(MR, min(max(mc, 4*MR), kn.mc), m)
-	// Column slabs when A has too few rows to share out, and also when it
-	// fits one serial row block (m ≤ mc): then each goroutine packs only its
-	// own part of B, which stays in its core's cache, and reads A as a serial
-	// product would; measured 5–15 % faster on two cores for the 256-row
-	// products of a training step.
-	if (m+mc-1)/mc < 2*nt || m <= kn.mc && n >= 4*NR*nt {
+	// Column slabs, each a serial product of its own goroutine, whenever
+	// the columns make at least two NR panels per goroutine and A is read
+	// in place or each slab is ≥ 512 columns wide (so that packing all of A
+	// in every slab costs little against the slab's products); and when A
+	// has too few rows to share out. A slab packs only its own part of B,
+	// which stays in its core's cache, and needs no barrier. Measured on
+	// two cores (AMD EPYC, AVX-512 and forced AVX2) against shared B blocks
+	// shared out by rows: the same speed for products too small to split,
+	// up to 1.3× faster for 512–1024-wide squares and the MLP and GPT
+	// products, f32 and f64 (the shared scheme's barrier per depth step and
+	// its B block read by both cores cost more than packing A twice).
+	direct := kn.inPlace(transA, m, n, k, lda)
+	if (m+mc-1)/mc < 2*nt || n >= 2*NR*nt && (direct || n >= 512*nt) {
 		j.slabs = true
+		j.direct = direct
 		j.blocks = (n + NR - 1) / NR
 		workers.Run(min(nt, j.blocks), j)
 		return
@@ -244,7 +252,7 @@ func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, 
 			kn.pool.Put(j.shared[i])
 		}
 	}()
-	j.direct = kn.inPlace(transA, m, n, k, lda) && (ep == nil || ep.SumA == nil)
+	j.direct = direct && (ep == nil || ep.SumA == nil)
 	if ep != nil && ep.SumA != nil {
 		clear(ep.SumA[:m])
 	}
@@ -346,7 +354,7 @@ func (j *job[T]) slab(p int) {
 	if j.hasEp {
 		ep = &j.ep
 	}
-	serial(kn, buf, j.transA, j.transB, j.m, hi-lo, j.k, j.alpha, j.a, j.lda, bb, j.ldb, j.beta, j.c[lo:], j.ldc, ep, lo)
+	serial(kn, buf, j.transA, j.transB, j.m, hi-lo, j.k, j.alpha, j.a, j.lda, bb, j.ldb, j.beta, j.c[lo:], j.ldc, ep, lo, j.direct)
 }
 
 // barrier is a reusable rendezvous of a fixed number of goroutines. A
@@ -399,8 +407,13 @@ func (b *barrier) wait() {
 //
 // ep is the epilogue (or nil) and j0 the column of the product at which this
 // call's C starts (a column slab's), which its bias and Pre are indexed from;
-// the slab at j0 = 0 takes the row sums of A.
-func serial[T float](kn *kernel[T], buf *buffers[T], transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, ep *Epilogue[T], j0 int) {
+// the slab at j0 = 0 takes the row sums of A. direct says whether A is read
+// in place (kn.inPlace of the whole product, of which this may be a slab):
+// products with a small or medium A read it in place (on the CPUs measured,
+// hardware prefetch keeps the MR row streams fed, and packing costs up to a
+// quarter of the time of a 64×64 product); large ones pack, which keeps the
+// L2 working set contiguous whatever lda is.
+func serial[T float](kn *kernel[T], buf *buffers[T], transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, ep *Epilogue[T], j0 int, direct bool) {
 	MR, NR := kn.mr, kn.nr
 	kcMax := min(kn.kc, k)
 	ncMax := min(kn.nc, roundUp(n, NR))
@@ -412,11 +425,6 @@ func serial[T float](kn *kernel[T], buf *buffers[T], transA, transB bool, m, n, 
 	if need := kcMax * mcMax; len(buf.a) < need {
 		buf.a = make([]T, need)
 	}
-	// Products with a small or medium A read it in place: on the CPUs
-	// measured, hardware prefetch keeps the MR row streams fed, and packing
-	// costs up to a quarter of the time of a 64×64 product. Large ones
-	// pack, which keeps the L2 working set contiguous whatever lda is.
-	direct := kn.inPlace(transA, m, n, k, lda)
 	sums := ep != nil && ep.SumA != nil && j0 == 0
 	if sums {
 		direct = false // the sums are taken from the packed panels

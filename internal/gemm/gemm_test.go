@@ -229,7 +229,9 @@ func TestGemmParallel(t *testing.T) {
 		{true, false, 260, 40, 200, 0, 1, 1},
 		{false, true, 30, 300, 190, 2, 2, 0},
 		{true, true, 190, 190, 130, 0, 1, 0.5},
-		{false, false, 600, 100, 300, 1, 1, 0}, // shared-B row blocks
+		{false, false, 600, 100, 300, 1, 1, 0}, // shared-B row blocks (f32)
+		{false, false, 600, 40, 300, 0, 1, 0},  // shared-B row blocks
+		{false, false, 300, 1100, 70, 0, 1, 0}, // wide slabs, also with A packed
 		{true, true, 500, 70, 600, 0, 1, 0.5},  // several depth blocks
 		{false, true, 700, 2100, 20, 0, 1, 1},  // several column blocks
 	}
@@ -287,6 +289,54 @@ func TestGemmParallel(t *testing.T) {
 			}
 		}
 		wg.Wait()
+	}
+}
+
+// A product split across goroutines, as column slabs or as row blocks of
+// shared B blocks, A read in place or packed, has the bits of the serial
+// product: the depth blocks are the same, so every element of C sums the
+// same terms in the same order.
+func TestGemmThreadsBitIdentical(t *testing.T) {
+	defer SetThreads(0)
+	defer func(saved int) { directMaxBytes = saved }(directMaxBytes)
+	rng := rand.New(rand.NewPCG(9, 10))
+	probs := []problem{
+		{false, false, 600, 40, 300, 0, 1, 0},   // shared B, row blocks
+		{false, true, 768, 128, 384, 0, 1, 0},   // slabs of two panels (f32), A in place
+		{true, false, 512, 128, 768, 1, 1, 0.5}, // slabs, Aᵀ
+		{false, false, 300, 1100, 600, 0, 2, 1}, // wide slabs, several depth blocks
+		{true, true, 190, 190, 530, 0, 1, 0},    // few rows
+	}
+	for _, packed := range []bool{false, true} {
+		directMaxBytes = 4 << 20
+		if packed {
+			directMaxBytes = 0
+		}
+		for _, p := range probs {
+			bitsAcrossThreads(t, &f32, p, rng, packed)
+			bitsAcrossThreads(t, &f64, p, rng, packed)
+		}
+	}
+}
+
+func bitsAcrossThreads[T float](t *testing.T, kn *kernel[T], p problem, rng *rand.Rand, packed bool) {
+	t.Helper()
+	a, lda, b, ldb, c, ldc := operands[T](p, rng)
+	run := func(nt int) []T {
+		SetThreads(nt)
+		got := append([]T(nil), c...)
+		gemm(kn, p.transA, p.transB, p.m, p.n, p.k, T(p.alpha), a, lda, b, ldb, T(p.beta), got, ldc)
+		return got
+	}
+	want := run(1)
+	for _, nt := range []int{2, 3} {
+		got := run(nt)
+		for i := range got {
+			if math.Float64bits(float64(got[i])) != math.Float64bits(float64(want[i])) {
+				t.Errorf("%s %v packed=%v threads=%d: C[%d] = %v, one thread %v", kn.name, p, packed, nt, i, got[i], want[i])
+				break
+			}
+		}
 	}
 }
 
