@@ -197,11 +197,12 @@ type job[T float] struct {
 }
 
 // parallel runs the blocked product on nt goroutines (the caller and nt-1
-// workers). For each depth block the packed B block is shared: the workers
-// first pack its panels, meet at a barrier, then take row blocks of A from a
-// shared counter, so that a worker slowed down by other load simply takes
-// fewer blocks. When A
-// has too few rows for that, the columns are split into independent slabs.
+// workers), most often as independent column slabs (see below). Otherwise,
+// for each depth block the packed B block is shared: the workers first pack
+// its panels, meet at a barrier, then take row blocks of A from a shared
+// counter, so that a worker slowed down by other load simply takes fewer
+// blocks. Either way every element of C sums the same terms in the same
+// order as the serial product.
 func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, ep *Epilogue[T]) {
 	j := kn.jobs.Get().(*job[T])
 	defer func() {
