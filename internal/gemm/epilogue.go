@@ -209,15 +209,62 @@ func ColSums[T float](sum, g []T, m, n int) {
 }
 
 // sumPanel adds the row sums of a packed A panel (kc steps of W values,
-// mr of them real rows) into sum[:mr].
+// mr of them real rows) into sum[:mr]. Each row is summed in step order, so
+// full panels of the kernels' heights (12 and 6), summed in registers, give
+// the bits of the plain loop, which kept every sum in memory (a store and a
+// reload per value: ~3× slower).
 func sumPanel[T float](sum, d []T, W, mr, kc int) {
 	sum = sum[:mr]
+	switch {
+	case mr == 12 && W == 12:
+		sumPanel12(sum, d[:12*kc])
+		return
+	case mr == 6 && W == 6:
+		sumPanel6(sum, d[:6*kc])
+		return
+	}
 	for p := range kc {
 		row := d[p*W : p*W+mr]
 		for i, v := range row {
 			sum[i] += v
 		}
 	}
+}
+
+func sumPanel12[T float](sum, d []T) {
+	sum = sum[:12]
+	s0, s1, s2, s3, s4, s5 := sum[0], sum[1], sum[2], sum[3], sum[4], sum[5]
+	s6, s7, s8, s9, s10, s11 := sum[6], sum[7], sum[8], sum[9], sum[10], sum[11]
+	for ; len(d) >= 12; d = d[12:] {
+		s0 += d[0]
+		s1 += d[1]
+		s2 += d[2]
+		s3 += d[3]
+		s4 += d[4]
+		s5 += d[5]
+		s6 += d[6]
+		s7 += d[7]
+		s8 += d[8]
+		s9 += d[9]
+		s10 += d[10]
+		s11 += d[11]
+	}
+	sum[0], sum[1], sum[2], sum[3], sum[4], sum[5] = s0, s1, s2, s3, s4, s5
+	sum[6], sum[7], sum[8], sum[9], sum[10], sum[11] = s6, s7, s8, s9, s10, s11
+}
+
+func sumPanel6[T float](sum, d []T) {
+	sum = sum[:6]
+	s0, s1, s2, s3, s4, s5 := sum[0], sum[1], sum[2], sum[3], sum[4], sum[5]
+	for ; len(d) >= 6; d = d[6:] {
+		s0 += d[0]
+		s1 += d[1]
+		s2 += d[2]
+		s3 += d[3]
+		s4 += d[4]
+		s5 += d[5]
+	}
+	sum[0], sum[1], sum[2], sum[3], sum[4], sum[5] = s0, s1, s2, s3, s4, s5
 }
 
 // sumRowsA sets sum[i] = Σₚ op(A)[i][p] from A in place (the paths that
