@@ -558,16 +558,31 @@ func (w *sdpaTask[T]) forward(b int, buf []T) {
 		}
 		gm(false, false, rows, dv, n, 1, sb, n, vb, ldv, 0, o[t0*l.ldo:], l.ldo)
 		if !clean {
-			for j := m; j < n; j++ {
-				for c, x := range v[j*l.ldv : j*l.ldv+dv] {
-					if x-x == 0 {
-						continue
-					}
-					for i := range rows {
-						if j < a.visible(t0+i) {
-							o[(t0+i)*l.ldo+c] += sb[i*n+j] * x
-						}
-					}
+			sdpaAddNonFinite(a, o[t0*l.ldo:], l.ldo, sb, n, v, l.ldv, t0, rows, m, n)
+		}
+	}
+}
+
+// sdpaAddNonFinite adds to the output rows of queries t0…t0+rows−1 (o,
+// rows ldo apart from query t0's) the terms P[t,j]·v[j,c] of the keys
+// j0 ≤ j < j1 whose values v[j,c] are an Inf or a NaN, for the keys each
+// query sees only: the products P·v read those values as 0, so that a
+// key a row does not see (probability 0) makes no 0·Inf = NaN. p holds
+// the probabilities of query t0's row first, rows ldp apart, key j at
+// column j. Both forward kernels use it: the general one with a block's
+// scores (ldp = the keys the block sees, keys from those all its rows
+// see), the fast one with the whole T×S block (ldp its panel stride, every
+// key).
+func sdpaAddNonFinite[T float32 | float64](a *sdpaAttrs, o []T, ldo int, p []T, ldp int, v []T, ldv, t0, rows, j0, j1 int) {
+	dv := a.dv
+	for j := j0; j < j1; j++ {
+		for c, x := range v[j*ldv : j*ldv+dv] {
+			if x-x == 0 {
+				continue
+			}
+			for i := range rows {
+				if j < a.visible(t0+i) {
+					o[i*ldo+c] += p[i*ldp+j] * x
 				}
 			}
 		}

@@ -216,8 +216,8 @@ func (f *sdpaFast) rowsOf(jr int) (t0, off, lim int) {
 // of the key panels each row tile sees, each row's softmax over its
 // visible keys (keeping its log-sum-exp), and O = P·v over the visible
 // keys of each row tile. With Causal, the non-finite values of v are read
-// as 0 by the product and added afterwards to the rows that see them, as
-// in the general path.
+// as 0 by the product and added afterwards to the rows that see them, by
+// the general path's sdpaAddNonFinite.
 func (f *sdpaFast) forward(b int, q, k, v, o []float32, buf *sdpaFastBuf) {
 	a, l := f.a, &f.a.lay
 	T, S, d, dv := a.t, a.s, a.d, a.dv
@@ -260,18 +260,7 @@ func (f *sdpaFast) forward(b int, q, k, v, o []float32, buf *sdpaFastBuf) {
 	}
 	f.rows(o, l.ldo, p, buf.vb, dv, 1)
 	if !clean {
-		for j := range S {
-			for c, x := range v[j*l.ldv : j*l.ldv+dv] {
-				if x-x == 0 {
-					continue
-				}
-				for t := range T {
-					if j < a.visible(t) {
-						o[t*l.ldo+c] += p[t*f.ld+j] * x
-					}
-				}
-			}
-		}
+		sdpaAddNonFinite(a, o, l.ldo, p, f.ld, v, l.ldv, 0, T, 0, S)
 	}
 }
 
