@@ -20,7 +20,7 @@ type kernelCase struct {
 // kernelShapes have odd sizes, size-0 and size-1 axes, ranks 0 to 9 (one
 // past what the kernels keep on the stack) and a transpose that spans
 // several tiles.
-var kernelShapes = [][]int{{}, {1}, {7}, {0}, {3, 5}, {1, 4}, {4, 1}, {3, 0}, {33, 17},
+var kernelShapes = [][]int{{}, {1}, {7}, {0}, {3, 5}, {1, 4}, {4, 1}, {3, 0}, {33, 17}, {5, 70}, {3, 4, 37},
 	{2, 3, 5}, {3, 1, 4}, {2, 0, 3}, {2, 3, 1, 5}, {1, 2, 3, 2, 3},
 	{2, 1, 3, 1, 2, 1, 2, 1}, {1, 2, 1, 2, 1, 2, 1, 1, 3}}
 
@@ -100,7 +100,10 @@ func fromIndex(d DType, shape []int, f func(idx []int) float64) *Tensor {
 }
 
 // refReduce reduces x over the (normalised) axes in the kernel's order of
-// accumulation: x's elements in row-major order, in x's precision.
+// accumulation: x's elements in row-major order, in x's precision, except
+// that a sum adds a run of vecMin or more elements as one refRunSum: each
+// run along the last axis when that axis is reduced, and for a reduction to
+// one element the blocks of reduceBlock elements of the flat x (reduceAll).
 func refReduce[T Float](op ReduceOp, x []T, shape, axes []int, n int) []T {
 	out := make([]T, n)
 	for i := range out {
@@ -109,15 +112,31 @@ func refReduce[T Float](op ReduceOp, x []T, shape, axes []int, n int) []T {
 		}
 	}
 	keep := KeepDimsShape(shape, axes)
-	for k, v := range x {
-		idx := index(k, shape)
+	if op == SumReduce && n == 1 && len(x) > 0 {
+		for lo := 0; lo < len(x); lo += reduceBlock {
+			out[0] += refRun(0, x[lo:min(lo+reduceBlock, len(x))])
+		}
+		return out
+	}
+	offset := func(k int) int {
 		o := 0
-		for i, j := range idx {
+		for i, j := range index(k, shape) {
 			if keep[i] == 1 {
 				j = 0
 			}
 			o = o*keep[i] + j
 		}
+		return o
+	}
+	if r := len(shape); op == SumReduce && r > 0 && keep[r-1] == 1 && shape[r-1] > 0 {
+		for lo := 0; lo < len(x); lo += shape[r-1] {
+			o := offset(lo)
+			out[o] = refRun(out[o], x[lo:lo+shape[r-1]])
+		}
+		return out
+	}
+	for k, v := range x {
+		o := offset(k)
 		switch {
 		case op == SumReduce:
 			out[o] += v
@@ -126,6 +145,61 @@ func refReduce[T Float](op ReduceOp, x []T, shape, axes []int, n int) []T {
 		}
 	}
 	return out
+}
+
+// refRun adds the run x to acc: one by one when it is shorter than vecMin,
+// else as acc + refLaneSum(x).
+func refRun[T Float](acc T, x []T) T {
+	if len(x) < vecMin {
+		for _, v := range x {
+			acc += v
+		}
+		return acc
+	}
+	return acc + refLaneSum(x)
+}
+
+// refLaneSum states internal/vec's SumF32/SumF64 order on its own: L
+// running sums (32 for float32, 16 for float64), sum j taking elements j,
+// j+L, j+2L, … of the leading whole blocks of L; then sums j, j+L/4, j+L/2
+// and j+3L/4 combined as (s[j]+s[j+L/4]) + (s[j+L/2]+s[j+3L/4]) for the L/4
+// lanes j, which are halved pairwise (lane j + lane j+h) down to one; the
+// remaining elements in eight running sums t (the last < 8 into t[0]),
+// ((t0+t1)+(t2+t3)) + ((t4+t5)+(t6+t7)); the result lanes + rest.
+func refLaneSum[T Float](x []T) T {
+	L := 32
+	if _, ok := any(x).([]float64); ok {
+		L = 16
+	}
+	var lanes T
+	n := len(x) / L * L
+	if n > 0 {
+		s := make([]T, L)
+		for k, v := range x[:n] {
+			s[k%L] += v
+		}
+		w := L / 4
+		a := make([]T, w)
+		for j := range a {
+			a[j] = (s[j] + s[w+j]) + (s[2*w+j] + s[3*w+j])
+		}
+		for h := w / 2; h >= 1; h /= 2 {
+			for j := range h {
+				a[j] += a[j+h]
+			}
+		}
+		lanes = a[0]
+	}
+	var t [8]T
+	rest := x[n:]
+	m := len(rest) / 8 * 8
+	for k, v := range rest[:m] {
+		t[k%8] += v
+	}
+	for _, v := range rest[m:] {
+		t[0] += v
+	}
+	return lanes + (((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7])))
 }
 
 func kernelCases(r *rand.Rand, d DType) []kernelCase {
@@ -406,6 +480,28 @@ func TestReshapeOf(t *testing.T) {
 		got := catch(func() { new(Tensor).ReshapeOf(x, s...) })
 		if want == nil || got == nil || got.Error() != want.Error() {
 			t.Errorf("ReshapeOf %v: %v, want %v", s, got, want)
+		}
+	}
+}
+
+// A sum of a long operand to one element goes block by block (reduceAll):
+// each block in the vector kernels' partial sums, the blocks' sums added in
+// order; the same bits as the reference, for both dtypes.
+func TestReduceAllBlocksMatchReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 11))
+	for _, d := range []DType{Float32, Float64} {
+		for _, n := range []int{reduceBlock - 1, 3*reduceBlock + 5} {
+			x := randT(r, d, 2, n)
+			got := new(Tensor).Reduce(SumReduce, x, false)
+			var want *Tensor
+			if d == Float32 {
+				want = FromFloat32(refReduce(SumReduce, x.f32, x.shape, []int{0, 1}, 1))
+			} else {
+				want = FromFloat64(refReduce(SumReduce, x.f64, x.shape, []int{0, 1}, 1))
+			}
+			if err := sameTensor(got, want); err != nil {
+				t.Errorf("%v sum of %d: %v", d, 2*n, err)
+			}
 		}
 	}
 }

@@ -25,6 +25,34 @@ func check(n int, others ...int) {
 	}
 }
 
+// sumLanes is the AVX2 sum loop in Go, for CPUs and builds without it: the
+// leading blocks of 4w elements of x summed in 4w running sums (four
+// registers of w lanes), the registers added pairwise, (r0+r1)+(r2+r3),
+// then the w lanes halved until one is left (lane j += lane j+h, h = w/2,
+// w/4, …, 1). It returns that sum and the number of elements it covered.
+func sumLanes[T float32 | float64](x []T, w int) (T, int) {
+	var s [32]T
+	n := len(x) / (4 * w) * (4 * w)
+	for i := 0; i < n; i += 4 * w {
+		q := x[i : i+4*w]
+		for j := range q {
+			s[j] += q[j]
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	for j := range w {
+		s[j] = (s[j] + s[w+j]) + (s[2*w+j] + s[3*w+j])
+	}
+	for h := w / 2; h >= 1; h /= 2 {
+		for j := range h {
+			s[j] += s[j+h]
+		}
+	}
+	return s[0], n
+}
+
 // sumGo adds x with eight partial sums (the same association as the
 // assembly loop's lanes, so the two paths agree closely).
 func sumGo[T float32 | float64](x []T) T {

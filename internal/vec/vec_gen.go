@@ -84,9 +84,15 @@ func ReLUGradF32(dst, grad, x []float32) {
 	}
 }
 
-// SumF32 returns the sum of x, accumulated in float32 in several partial sums.
+// SumF32 returns the sum of x, accumulated in float32: its leading blocks of 32
+// elements in 32 running sums (the AVX2 loop's four registers of 8 lanes),
+// combined in a fixed tree (sumLanes), the rest in eight more (sumGo). The
+// order is the same with and without the assembly, so are the bits.
 func SumF32(x []float32) float32 {
 	s, i := sumF32Asm(x)
+	if i == 0 {
+		s, i = sumLanes(x, 8)
+	}
 	return s + sumGo(x[i:])
 }
 
@@ -172,8 +178,14 @@ func ReLUGradF64(dst, grad, x []float64) {
 	}
 }
 
-// SumF64 returns the sum of x, accumulated in float64 in several partial sums.
+// SumF64 returns the sum of x, accumulated in float64: its leading blocks of 16
+// elements in 16 running sums (the AVX2 loop's four registers of 4 lanes),
+// combined in a fixed tree (sumLanes), the rest in eight more (sumGo). The
+// order is the same with and without the assembly, so are the bits.
 func SumF64(x []float64) float64 {
 	s, i := sumF64Asm(x)
+	if i == 0 {
+		s, i = sumLanes(x, 4)
+	}
 	return s + sumGo(x[i:])
 }

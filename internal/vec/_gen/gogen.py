@@ -45,8 +45,12 @@ for T, S, blk in (("float32", "F32", 32), ("float64", "F64", 16)):
         a += [f"\t_ = {x}[n-1]" for x in others]
         a += [f"\t{asmname[name]}{S}AVX2({', '.join(ptrs)}, n)", "\treturn n", "}", ""]
         o += [f"func {asmname[name]}{S}Asm({p}) int {{ return 0 }}", ""]
-    g += [f"// Sum{S} returns the sum of x, accumulated in {T} in several partial sums.",
-          f"func Sum{S}(x []{T}) {T} {{", f"\ts, i := sum{S}Asm(x)", "\treturn s + sumGo(x[i:])", "}", ""]
+    g += [f"// Sum{S} returns the sum of x, accumulated in {T}: its leading blocks of {blk}",
+          f"// elements in {blk} running sums (the AVX2 loop's four registers of {blk // 4} lanes),",
+          "// combined in a fixed tree (sumLanes), the rest in eight more (sumGo). The",
+          "// order is the same with and without the assembly, so are the bits.",
+          f"func Sum{S}(x []{T}) {T} {{", f"\ts, i := sum{S}Asm(x)", "\tif i == 0 {",
+          f"\t\ts, i = sumLanes(x, {blk // 4})", "\t}", "\treturn s + sumGo(x[i:])", "}", ""]
     a += ["//go:noescape", f"func sum{S}AVX2(x *{T}, n int) {T}", "",
           f"func sum{S}Asm(x []{T}) ({T}, int) {{", f"\tn := len(x) &^ {blk - 1}",
           "\tif !useAVX2 || n == 0 {", "\t\treturn 0, 0", "\t}",
