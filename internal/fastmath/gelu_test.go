@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/adjointgo/adjoint/internal/isa"
+	"github.com/adjointgo/adjoint/internal/isa/isatest"
 )
 
 // levels returns the instruction-set levels this CPU and build can run.
@@ -301,25 +300,9 @@ func BenchmarkGELUs(b *testing.B) {
 // The test binary rerun with ADJOINT_CPU=generic, avx2 and avx512 selects
 // that level (where the CPU has it) and passes the kernel tests there.
 func TestForcedLevelEnv(t *testing.T) {
-	if testing.Short() {
-		t.Skip("reruns the test binary")
-	}
-	if os.Getenv(isa.Env) != "" {
-		t.Skip("already forced")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Skip(err)
-	}
 	for _, l := range levels() {
-		cmd := exec.Command(exe, "-test.run=^(TestLevel|TestGELUsF32|TestGELUBackwardF32|TestUnaryF32)$", "-test.v")
-		cmd.Env = append(os.Environ(), isa.Env+"="+l.String())
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Errorf("%s=%v: %v\n%s", isa.Env, l, err, out)
-			continue
-		}
-		if want := "level " + l.String(); !strings.Contains(string(out), want) {
+		out, ok := isatest.RunForced(t, l.String(), "^(TestLevel|TestGELUsF32|TestGELUBackwardF32|TestUnaryF32)$")
+		if want := "level " + l.String(); ok && !strings.Contains(out, want) {
 			t.Errorf("%s=%v: want %q in\n%s", isa.Env, l, want, out)
 		}
 	}

@@ -2,12 +2,11 @@ package gemm
 
 import (
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/adjointgo/adjoint/internal/isa"
+	"github.com/adjointgo/adjoint/internal/isa/isatest"
 )
 
 // kernelPrefix is the start of KernelName at level l.
@@ -55,16 +54,6 @@ func TestSelectLevel(t *testing.T) {
 // (or the best available, with a note, for unknown or unavailable levels)
 // and passes the shape and gemv tests.
 func TestForcedLevelEnv(t *testing.T) {
-	if testing.Short() {
-		t.Skip("reruns the test binary")
-	}
-	if os.Getenv(isa.Env) != "" {
-		t.Skip("already forced")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Skip(err)
-	}
 	best := isa.Best()
 	for _, c := range []struct {
 		env  string
@@ -85,16 +74,23 @@ func TestForcedLevelEnv(t *testing.T) {
 		case c.env != "bogus" && c.want == best:
 			note = ""
 		}
-		cmd := exec.Command(exe, "-test.run=^(TestKernelName|TestGemmShapes|TestGemv)$", "-test.v")
-		cmd.Env = append(os.Environ(), isa.Env+"="+c.env)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Errorf("%s=%s: %v\n%s", isa.Env, c.env, err, out)
+		s, ok := isatest.RunForced(t, c.env, "^(TestKernelName|TestGemmShapes|TestGemv)$")
+		if !ok {
 			continue
 		}
-		s := string(out)
 		if !strings.Contains(s, kernelPrefix(c.want)) || note != "" && !strings.Contains(s, note) || note == "" && strings.Contains(s, "(ADJOINT_CPU") {
 			t.Errorf("%s=%s: want kernels %q, note %q; got\n%s", isa.Env, c.env, kernelPrefix(c.want), note, s)
 		}
+	}
+}
+
+// TestKernelLevel reads ADJOINT_CPU while the tests run, so that go test
+// keys this package's cached result on it, and logs the kernels in use.
+func TestKernelLevel(t *testing.T) {
+	l := isatest.Level(t)
+	if name, want := KernelName(), kernelPrefix(l); !strings.HasPrefix(name, want) {
+		t.Errorf("KernelName() = %q at level %v, want prefix %q", name, l, want)
+	} else {
+		t.Log(name)
 	}
 }

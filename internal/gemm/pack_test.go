@@ -3,13 +3,11 @@ package gemm
 import (
 	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/adjointgo/adjoint/internal/isa"
+	"github.com/adjointgo/adjoint/internal/isa/isatest"
 )
 
 // TestPackPanels compares the assembly packing loops with the Go ones.
@@ -117,17 +115,6 @@ func testTransPack[T float](t *testing.T, widths []int, frombits func(uint64) T,
 // TestTransPackAVX2 reruns TestTransPack with ADJOINT_CPU=avx2: the AVX2
 // transposes alone, the Go loop for the other widths.
 func TestTransPackAVX2(t *testing.T) {
-	if testing.Short() || os.Getenv(isa.Env) != "" || isa.Best() < isa.AVX2 {
-		t.Skip("reruns the test binary at the AVX2 level")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Skip(err)
-	}
-	cmd := exec.Command(exe, "-test.run=^TestTransPack$", "-test.v")
-	cmd.Env = append(os.Environ(), isa.Env+"=avx2")
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestTransPack") {
-		t.Fatalf("%s=avx2: %v\n%s", isa.Env, err, out)
-	}
+	isatest.Need(t, isa.AVX2)
+	isatest.RunForced(t, "avx2", "^TestTransPack$")
 }

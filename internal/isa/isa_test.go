@@ -1,6 +1,9 @@
 package isa
 
-import "testing"
+import (
+	"os"
+	"testing"
+)
 
 func TestChoose(t *testing.T) {
 	for _, c := range []struct {
@@ -38,4 +41,10 @@ func TestCurrent(t *testing.T) {
 			t.Errorf("Level(%d).String() = %q", l, Level(l).String())
 		}
 	}
+}
+
+// TestCurrent depends on ADJOINT_CPU, read at start-up; reading it again
+// while the tests run makes go test key the cached result on it.
+func TestEnvRecorded(t *testing.T) {
+	t.Logf("%s=%q: level %v, note %q", Env, os.Getenv(Env), Current(), Note())
 }

@@ -3,11 +3,11 @@ package vec
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/adjointgo/adjoint/internal/isa"
+	"github.com/adjointgo/adjoint/internal/isa/isatest"
 )
 
 // The assembly loops run exactly when the selected level allows them.
@@ -22,16 +22,6 @@ func TestUseAVX2Level(t *testing.T) {
 // unknown value selects the expected loops and norm kernels and passes the
 // elementwise, dot and norm tests.
 func TestForcedLevelEnv(t *testing.T) {
-	if testing.Short() {
-		t.Skip("reruns the test binary")
-	}
-	if os.Getenv(isa.Env) != "" {
-		t.Skip("already forced")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Skip(err)
-	}
 	asm := isa.Best() >= isa.AVX2
 	z := isa.Best() >= isa.AVX512
 	for _, c := range []struct {
@@ -43,17 +33,21 @@ func TestForcedLevelEnv(t *testing.T) {
 		{"avx512", asm, z},
 		{"bogus", asm, z},
 	} {
-		cmd := exec.Command(exe, "-test.run=^(TestUseAVX2Level|TestF32|TestF64|TestDot|TestNormF32)$", "-test.v")
-		cmd.Env = append(os.Environ(), isa.Env+"="+c.env)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Errorf("%s=%s: %v\n%s", isa.Env, c.env, err, out)
+		out, ok := isatest.RunForced(t, c.env, "^(TestUseAVX2Level|TestF32|TestF64|TestDot|TestNormF32)$")
+		if !ok {
 			continue
 		}
 		for _, want := range []string{fmt.Sprintf("useAVX2 %v", c.asm), fmt.Sprintf("normAsm %v, normAVX512 %v", c.asm, c.z)} {
-			if !strings.Contains(string(out), want) {
+			if !strings.Contains(out, want) {
 				t.Errorf("%s=%s: want %q in\n%s", isa.Env, c.env, want, out)
 			}
 		}
 	}
+}
+
+// TestKernelLevel reads ADJOINT_CPU while the tests run, so that go test
+// keys this package's cached result on it, and logs the loops in use.
+func TestKernelLevel(t *testing.T) {
+	isatest.Level(t)
+	t.Logf("useAVX2 %v, normAsm %v, normAVX512 %v", useAVX2, normAsm, normAVX512)
 }
