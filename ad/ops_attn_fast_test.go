@@ -59,14 +59,20 @@ func sdpaFastData(r *rand.Rand, shape []int, bad bool) *tensor.Tensor {
 }
 
 // The fast path (each kernel the CPU runs: AVX-512 and AVX2 on an AVX-512
-// machine) against the general one: shapes odd and even, T ≠ S both
-// ways, one row, fewer rows than a tile, packed heads, causal or not,
-// every subset of gradients. With finite inputs the output and the
-// gradients agree to float32 rounding; with NaNs and Infs the output is
-// non-finite exactly where the general path's is, and a gradient is
-// non-finite only where the general path's is (the general one, which
-// multiplies masked zeros by whole 64-row blocks, may spread a NaN
-// further).
+// machine) and the general one, both float32, against the general path in
+// float64 on the same inputs (exact to float64: its own error is some
+// 1e-16 relative, nothing beside float32's): shapes odd and even, T ≠ S
+// both ways, one row, fewer rows than a tile, packed heads, causal or
+// not, every subset of gradients. Where the three are finite, each
+// float32 error is within sdpaErrBound's bound, element by element, and
+// the fast path's worst error (as a fraction of the bound) is at most
+// sdpaFastWorse times the general path's plus sdpaFastSlack: a bug that
+// stays within the loose first-order bound still fails if it makes the
+// fast path clearly less accurate than the general one. With NaNs and
+// Infs the output is non-finite exactly where the general path's is, and
+// a gradient is non-finite only where the general path's is (the general
+// one, which multiplies masked zeros by whole 64-row blocks, may spread a
+// NaN further).
 func TestAttentionFastMatchesGeneral(t *testing.T) {
 	ks := gemm.SmallKernelsF32()
 	if len(ks) == 0 {
@@ -90,6 +96,7 @@ func TestAttentionFastMatchesGeneral(t *testing.T) {
 		{[]int{1}, 33, 128, 8, 8, 0},
 		{[]int{1}, 20, 20, sdpaFastDepth, sdpaFastDepth - 1, 0},
 	}
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	for _, kn := range ks {
 		for si, s := range shapes {
 			r := rand.New(rand.NewPCG(71, uint64(72+si))) // each shape its own inputs, whichever kernels ran before
@@ -106,21 +113,48 @@ func TestAttentionFastMatchesGeneral(t *testing.T) {
 					xs := [3]*tensor.Tensor{sdpaFastData(r, qs, bad), sdpaFastData(r, ks_, bad), sdpaFastData(r, vs, bad)}
 					o := AttentionOptions{Causal: causal, Heads: s.heads}
 					w := sdpaFastData(r, append(append([]int{}, s.lead...), s.T, h*s.e), false)
+					xs64 := [3]*tensor.Tensor{xs[0].Astype(tensor.Float64), xs[1].Astype(tensor.Float64), xs[2].Astype(tensor.Float64)}
+					w64 := w.Astype(tensor.Float64)
+					nb := 1
+					for _, n := range s.lead {
+						nb *= n
+					}
+					bound := sdpaErrBound(xs64, w64, nb, h, s.T, s.S, s.d, s.e, causal)
 					for _, need := range [][3]bool{{true, true, true}, {true, false, false}, {false, true, false}, {false, false, true}} {
 						label := fmt.Sprintf("%s %+v causal=%v bad=%v need=%v", kn.Name, s, causal, bad, need)
 						fast := sdpaFastRun(t, &kk, xs, w, o, need)
 						gen := sdpaFastRun(t, nil, xs, w, o, need)
+						ref := sdpaFastRun(t, nil, xs64, w64, o, need)
 						for i := range fast {
 							what := []string{"output", "dq", "dk", "dv"}[i]
+							var worst [2]float64 // fast, general: the largest error as a fraction of the bound
+							at := 0
 							for j := range fast[i] {
-								a, b := fast[i][j], gen[i][j]
-								fa, fb := !math.IsNaN(a) && !math.IsInf(a, 0), !math.IsNaN(b) && !math.IsInf(b, 0)
+								a, b, c := fast[i][j], gen[i][j], ref[i][j]
+								fa, fb := finite(a), finite(b)
 								switch {
 								case i == 0 && fa != fb, i > 0 && !fa && fb:
 									t.Fatalf("%s: %s[%d] fast %v, general %v", label, what, j, a, b)
-								case fa && fb && math.Abs(a-b) > 2e-4*(1+math.Abs(b)):
-									t.Fatalf("%s: %s[%d] fast %.9g, general %.9g", label, what, j, a, b)
+								case !fa || !fb || !finite(c):
+									continue
 								}
+								e := bound[i][j] * sdpaU
+								for p, x := range [2]float64{a, b} {
+									if !(math.Abs(x-c) <= e) {
+										t.Fatalf("%s: %s[%d] %s %.9g, float64 %.17g: error %.3g over the bound %.3g",
+											label, what, j, []string{"fast", "general"}[p], x, c, math.Abs(x-c), e)
+									}
+									if f := math.Abs(x-c) / e; f > worst[p] {
+										worst[p] = f
+										if p == 0 {
+											at = j
+										}
+									}
+								}
+							}
+							if worst[0] > sdpaFastWorse*worst[1]+sdpaFastSlack {
+								t.Fatalf("%s: %s: the fast path's worst error is %.3g of the bound (at %d), the general path's %.3g",
+									label, what, worst[0], at, worst[1])
 							}
 						}
 					}
@@ -128,6 +162,146 @@ func TestAttentionFastMatchesGeneral(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sdpaU is float32's unit roundoff, 2⁻²⁴.
+const sdpaU = 0x1p-24
+
+// How much less accurate than the general path the fast one may be: its
+// worst error, as a fraction of sdpaErrBound's bound, at most
+// sdpaFastWorse times the general path's plus sdpaFastSlack.
+const (
+	sdpaFastWorse = 4
+	sdpaFastSlack = 0.02
+)
+
+// sdpaErrBound returns, in units of u = 2⁻²⁴, a first-order bound on the
+// error of a float32 attention (output, dq, dk, dv, with cotangent w) on
+// the float64 inputs xs, laid out as the test's tensors: nb matrices of
+// h heads side by side, T queries and S keys of sizes d and dv. It is the
+// standard bound of a sum of n products, |fl(Σxy) − Σxy| ≤ γₙ·Σ|x||y|
+// with γₙ ≈ n·u whatever the order of the sum (so it holds for the tiles
+// and for Sgemm alike), carried through each step, each row t over the
+// keys it sees (P = 0 elsewhere, exactly, in every path):
+//
+//   - a score s = scale·q·k is off by at most (d+2)·s̄ u, with
+//     s̄ = scale·Σ|q||k| (+2: the scale and its rounding);
+//   - so P = exp(s − m)/Σexp is off, relatively, by at most
+//     ρ = (2d+8)·s̄ₘₐₓ + 2S + 16: twice a score's error (its own and the
+//     shift's or the log-sum-exp's, which the backward pass reads back
+//     as float32), the rounding of s − m and of the log-sum-exp (|s − m|
+//     ≤ 2·s̄ₘₐₓ), the sum of S exponentials, a few ulps of the
+//     exponential and the division;
+//   - o = P·v: (ρ + S)·Σ P|v|, and dv = Pᵀ·g: Σₜ (ρ + T)·P|g|;
+//   - dP = g·vᵀ: dv·d̄P with d̄P = Σ|g||v|; D = Σ P⊙dP: (ρ + dv + S)·D̄
+//     with D̄ = Σ P·d̄P; dS = P⊙(dP − D): σ·d̄S with d̄S = P·(d̄P + D̄) and
+//     σ = 2ρ + 2·dv + S + 2;
+//   - dq = scale·dS·k: scale·(σ + S + 1)·Σ d̄S|k|, and dk = scale·dSᵀ·q:
+//     scale·Σₜ (σ + T + 1)·d̄S|q|.
+//
+// A term of a zero probability adds nothing, in every path, whatever the
+// other factor's magnitude (sdpaNZ): a key whose score is −Inf is no
+// error; a NaN or an Inf it meets makes the results NaN, which are not
+// compared.
+//
+// Products of two such relative errors (d·s̄ₘₐₓ·u is at most some 2e-3
+// here, with the inputs' 60s) are left out. The bound is loose (errors of
+// random sign add up as √n, not n): over 41 seeds of the test's inputs,
+// both paths' worst errors stayed under 0.12 of it, and the fast path's
+// under half of sdpaFastWorse·(the general path's) + sdpaFastSlack. So
+// the fast path's error is also held to the general path's: scaling one
+// element of dq by 1 + 1e-5, or the softmax's sum by 1 + 4u, fails there.
+func sdpaErrBound(xs [3]*tensor.Tensor, w *tensor.Tensor, nb, h, T, S, d, dv int, causal bool) [4][]float64 {
+	q, k, v, g := xs[0].Float64s(), xs[1].Float64s(), xs[2].Float64s(), w.Float64s()
+	var out [4][]float64
+	for i, n := range [4]int{len(g), len(q), len(k), len(v)} {
+		out[i] = make([]float64, n)
+	}
+	scale := 1 / math.Sqrt(float64(d))
+	ldq, ldv := h*d, h*dv // rows of q and k; of v, g and the output
+	P := make([]float64, T*S)
+	dS := make([]float64, T*S)
+	rho, sigma := make([]float64, T), make([]float64, T)
+	for b := range nb {
+		for hh := range h {
+			qo, ko, vo := b*T*ldq+hh*d, b*S*ldq+hh*d, b*S*ldv+hh*dv
+			og := b*T*ldv + hh*dv
+			for t := range T {
+				n := S
+				if causal {
+					n = min(t+1, S)
+				}
+				p := P[t*S : (t+1)*S]
+				clear(p)
+				m, sbar := math.Inf(-1), 0.0
+				for j := range n {
+					var s, a float64
+					for i := range d {
+						s += q[qo+t*ldq+i] * k[ko+j*ldq+i]
+						a += math.Abs(q[qo+t*ldq+i] * k[ko+j*ldq+i])
+					}
+					p[j] = s * scale
+					m = max(m, p[j])
+					if !math.IsInf(p[j], 0) { // an infinite score makes P 0 (−Inf) or the row NaN
+						sbar = max(sbar, a*scale)
+					}
+				}
+				var z float64
+				for j := range n {
+					p[j] = math.Exp(p[j] - m)
+					z += p[j]
+				}
+				for j := range n {
+					p[j] /= z
+				}
+				rho[t] = float64(2*d+8)*sbar + float64(2*S+16)
+				sigma[t] = 2*rho[t] + float64(2*dv+S+2)
+				for c := range dv {
+					var a float64
+					for j := range n {
+						a += sdpaNZ(p[j], math.Abs(v[vo+j*ldv+c]))
+					}
+					out[0][og+t*ldv+c] = (rho[t] + float64(S)) * a
+				}
+				dp := dS[t*S : (t+1)*S]
+				clear(dp)
+				var D float64
+				for j := range n {
+					for c := range dv {
+						dp[j] += math.Abs(g[og+t*ldv+c] * v[vo+j*ldv+c])
+					}
+					D += sdpaNZ(p[j], dp[j])
+				}
+				for j := range n {
+					dp[j] = sdpaNZ(p[j], dp[j]+D) // d̄S
+				}
+				for i := range d {
+					var a float64
+					for j := range n {
+						a += sdpaNZ(dp[j], math.Abs(k[ko+j*ldq+i]))
+					}
+					out[1][qo+t*ldq+i] = scale * (sigma[t] + float64(S+1)) * a
+				}
+			}
+			for j := range S {
+				for i := range d {
+					var a float64
+					for t := range T {
+						a += sdpaNZ(dS[t*S+j], (sigma[t]+float64(T+1))*math.Abs(q[qo+t*ldq+i]))
+					}
+					out[2][ko+j*ldq+i] = scale * a
+				}
+				for c := range dv {
+					var a float64
+					for t := range T {
+						a += sdpaNZ(P[t*S+j], (rho[t]+float64(T))*math.Abs(g[og+t*ldv+c]))
+					}
+					out[3][vo+j*ldv+c] = a
+				}
+			}
+		}
+	}
+	return out
 }
 
 // sdpaTakesFast reports whether T queries and S keys of sizes d and dv
@@ -225,4 +399,12 @@ func TestAttentionFastThreads(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sdpaNZ returns w·x, or 0 where w is 0 (even if x is an Inf or a NaN).
+func sdpaNZ(w, x float64) float64 {
+	if w == 0 {
+		return 0
+	}
+	return w * x
 }
