@@ -27,9 +27,9 @@ type kernel[T float] struct {
 	mr, nr     int // register block
 	kc, mc, nc int // cache blocks: kc (depth), mc rows of A (multiple of mr), nc columns of B (multiple of nr)
 	fn         microKernel[T]
-	direct     bool       // fn takes any rsa, csa (else only packed panels)
-	maxStepT   int        // with direct: Aᵀ is packed when lda·size ≥ maxStepT bytes (0: never), see inPlace
-	pool       *sync.Pool // of *buffers[T]
+	direct     bool // fn takes any rsa, csa (else only packed panels)
+	maxStepT   int  // with direct: Aᵀ is packed when lda·size ≥ maxStepT bytes (0: never), see inPlace
+	pool       *bufPool[T]
 	jobs       *sync.Pool // of *job[T]
 }
 
@@ -38,9 +38,44 @@ type buffers[T float] struct {
 	a, b []T
 }
 
+// bufPool keeps the packing buffers of finished products for the next ones.
+// Unlike a sync.Pool it is not emptied by the garbage collector: a training
+// step splits its products across goroutines tens of times, and buffers
+// dropped at every collection were reallocated (300 KB a GPT step on two
+// cores, up to 2 MiB each). It keeps at most bufKeep buffers.
+type bufPool[T float] struct {
+	mu   sync.Mutex
+	free []*buffers[T]
+}
+
+// bufKeep bounds the buffers a bufPool keeps (each up to kc×(mc+nc)
+// elements: ~2.5 MiB with the AVX-512 blocks).
+const bufKeep = 8
+
+// Get returns a kept buffer, or a new empty one.
+func (p *bufPool[T]) Get() *buffers[T] {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		b := p.free[n-1]
+		p.free = p.free[:n-1]
+		return b
+	}
+	return new(buffers[T])
+}
+
+// Put keeps b for a later Get, unless bufKeep are kept already.
+func (p *bufPool[T]) Put(b *buffers[T]) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.free) < bufKeep {
+		p.free = append(p.free, b)
+	}
+}
+
 var (
-	pool32 = sync.Pool{New: func() any { return new(buffers[float32]) }}
-	pool64 = sync.Pool{New: func() any { return new(buffers[float64]) }}
+	pool32 bufPool[float32]
+	pool64 bufPool[float64]
 	jobs32 = sync.Pool{New: func() any { return new(job[float32]) }}
 	jobs64 = sync.Pool{New: func() any { return new(job[float64]) }}
 )
@@ -148,7 +183,7 @@ func gemmEp[T float](kn *kernel[T], transA, transB bool, m, n, k int, alpha T, a
 		nt = max(byWork, 1)
 	}
 	if nt <= 1 {
-		buf := kn.pool.Get().(*buffers[T])
+		buf := kn.pool.Get()
 		serial(kn, buf, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ep, 0, kn.inPlace(transA, m, n, k, lda))
 		kn.pool.Put(buf)
 		return
@@ -243,7 +278,7 @@ func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, 
 	// per step suffices: a worker may pack step s+1 while others still
 	// multiply with step s.
 	for i := range j.shared {
-		j.shared[i] = kn.pool.Get().(*buffers[T])
+		j.shared[i] = kn.pool.Get()
 		if need := j.kcMax * ncMax; len(j.shared[i].b) < need {
 			j.shared[i].b = make([]T, need)
 		}
@@ -277,7 +312,7 @@ func (j *job[T]) Run(p int) {
 		return
 	}
 	kn, MR, NR := j.kn, j.kn.mr, j.kn.nr
-	buf := kn.pool.Get().(*buffers[T])
+	buf := kn.pool.Get()
 	defer kn.pool.Put(buf)
 	if need := j.kcMax * j.mc; len(buf.a) < need {
 		buf.a = make([]T, need)
@@ -345,7 +380,7 @@ func (j *job[T]) slab(p int) {
 	if hi <= lo {
 		return
 	}
-	buf := kn.pool.Get().(*buffers[T])
+	buf := kn.pool.Get()
 	defer kn.pool.Put(buf)
 	bb := j.b[lo:]
 	if j.transB {
