@@ -6,6 +6,7 @@ import (
 
 	"github.com/adjointgo/adjoint/ad"
 	"github.com/adjointgo/adjoint/internal/parallel"
+	"github.com/adjointgo/adjoint/internal/vec"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -137,23 +138,37 @@ func adamStep[T tensor.Float](p, g, m, v []T, k adamConsts) {
 	parallel.For(len(p), func(lo, hi int) { adamRange(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], k) })
 }
 
-// adamRange is adamStep on one goroutine.
+// adamRange is adamStep on one goroutine: the leading elements in the
+// vector kernels (internal/vec, AVX2), which do the operations below in the
+// same order, lane by lane, the rest in Go. The explicit conversions round
+// every product on its own, so that a compiler allowed to fuse a multiply
+// and an add (GOAMD64=v3, other architectures) gives the same bits.
 func adamRange[T tensor.Float](p, g, m, v []T, k adamConsts) {
 	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
 	b1, b2, eps, wd := T(k.b1), T(k.b2), T(k.eps), T(k.wd)
+	c1, c2 := 1-b1, 1-b2
 	step := T(k.lr / k.bc1)
 	rbc2 := T(1 / math.Sqrt(k.bc2))
 	decay := T(1 - k.lr*k.wd)
-	for j := range p {
+	done := 0
+	switch pp := any(p).(type) {
+	case []float32:
+		kv := vec.AdamF32{B1: float32(b1), C1: float32(c1), B2: float32(b2), C2: float32(c2), Step: float32(step), RBC2: float32(rbc2), Eps: float32(eps), Decay: float32(decay), WD: float32(wd)}
+		done = vec.AdamStepF32(pp, any(g).([]float32), any(m).([]float32), any(v).([]float32), &kv, k.decoupled)
+	case []float64:
+		kv := vec.AdamF64{B1: float64(b1), C1: float64(c1), B2: float64(b2), C2: float64(c2), Step: float64(step), RBC2: float64(rbc2), Eps: float64(eps), Decay: float64(decay), WD: float64(wd)}
+		done = vec.AdamStepF64(pp, any(g).([]float64), any(m).([]float64), any(v).([]float64), &kv, k.decoupled)
+	}
+	for j := done; j < len(p); j++ {
 		gj := g[j]
 		if k.decoupled {
 			p[j] *= decay
 		} else {
-			gj += wd * p[j]
+			gj += T(wd * p[j])
 		}
-		m[j] = b1*m[j] + (1-b1)*gj
-		v[j] = b2*v[j] + (1-b2)*gj*gj
-		p[j] -= step * m[j] / (T(math.Sqrt(float64(v[j])))*rbc2 + eps)
+		m[j] = T(b1*m[j]) + T(c1*gj)
+		v[j] = T(b2*v[j]) + T(T(c2*gj)*gj)
+		p[j] -= T(step*m[j]) / (T(T(math.Sqrt(float64(v[j])))*rbc2) + eps)
 	}
 }
 
