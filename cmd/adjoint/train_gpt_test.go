@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/adjointgo/adjoint/ad"
 	"github.com/adjointgo/adjoint/nn"
 	"github.com/adjointgo/adjoint/safetensors"
 	"github.com/adjointgo/adjoint/tensor"
@@ -97,7 +98,7 @@ func TestTrainCommandGPT(t *testing.T) {
 	if n, r := len(whole.x), len(whole.x[len(whole.x)-1]); (n-1)*8+r != (len(data.Val)-1)/16 {
 		t.Fatalf("%d batches, the last of %d windows, do not cover the %d characters of the validation text", n, r, len(data.Val))
 	}
-	if got := strconv.FormatFloat(whole.mean(g.Model), 'f', 4, 64); "validation loss: "+got != last {
+	if got := strconv.FormatFloat(whole.mean(g.Model, new(ad.Arena)), 'f', 4, 64); "validation loss: "+got != last {
 		t.Fatalf("the saved model's validation loss is %s; training printed %q", got, last)
 	}
 }
