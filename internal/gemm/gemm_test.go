@@ -420,3 +420,82 @@ func TestGemv(t *testing.T) {
 		}
 	}
 }
+
+// Split products with an epilogue (bias, activation, Pre and the row sums of
+// A) give the bits of one thread on every kernel, on the column-slab paths
+// (A in place and packed, the generic kernels that never read A in place,
+// a width that is not a multiple of NR, more goroutines than NR blocks) and
+// the shared-B path; with the kernels' blocks and tiny ones (several depth
+// and column blocks per slab).
+func TestGemmThreadsBitIdenticalEpilogue(t *testing.T) {
+	defer SetThreads(0)
+	rng := rand.New(rand.NewPCG(19, 20))
+	probs := []problem{
+		{false, true, 128, 200, 300, 1, 1, 0},    // slabs, A in place where the kernel can
+		{true, false, 128, 784, 128, 0, 1, 0},    // a training step's dW (Aᵀ)
+		{false, false, 190, 20, 2000, 0, 1, 0.5}, // more goroutines than NR blocks
+		{false, true, 600, 100, 300, 2, 1, 0},    // shared B, row blocks
+		{false, true, 30, 301, 600, 1, 1, 0},     // few rows: slabs on every kernel
+		{true, true, 40, 1601, 200, 0, 1, 0},     // slabs ≥ 512 wide, A packed
+	}
+	cases := []epCase{{ActReLU, true, true, true}, {ActGELU, true, false, true}, {ActNone, false, false, true}, {ActGELUTanh, true, true, false}}
+	k32, k64 := kernels32(), kernels64()
+	for _, p := range probs {
+		if raceEnabled && p.m*p.n*p.k > 2_000_000 {
+			continue
+		}
+		for _, e := range cases {
+			for i := range k32 {
+				bitsEpAcrossThreads(t, &k32[i], p, e, rng)
+			}
+			for i := range k64 {
+				bitsEpAcrossThreads(t, &k64[i], p, e, rng)
+			}
+		}
+	}
+}
+
+func bitsEpAcrossThreads[T float](t *testing.T, kn *kernel[T], p problem, e epCase, rng *rand.Rand) {
+	t.Helper()
+	a, lda, b, ldb, c, ldc := operands[T](p, rng)
+	bias := make([]T, p.n)
+	for i := range bias {
+		bias[i] = T(rng.Float64()*2 - 1)
+	}
+	run := func(nt int) (out, pre, sum []T) {
+		SetThreads(nt)
+		out = append([]T(nil), c...)
+		ep := &Epilogue[T]{Act: e.act}
+		if e.bias {
+			ep.Bias = bias
+		}
+		if e.pre {
+			pre = make([]T, p.m*p.n)
+			ep.Pre, ep.LdPre = pre, p.n
+		}
+		if e.sum {
+			sum = make([]T, p.m)
+			for i := range sum {
+				sum[i] = T(math.NaN()) // must be overwritten
+			}
+			ep.SumA = sum
+		}
+		gemmEp(kn, p.transA, p.transB, p.m, p.n, p.k, T(p.alpha), a, lda, b, ldb, T(p.beta), out, ldc, ep)
+		return out, pre, sum
+	}
+	wc, wp, ws := run(1)
+	same := func(what string, nt int, got, want []T) {
+		for i := range got {
+			if math.Float64bits(float64(got[i])) != math.Float64bits(float64(want[i])) {
+				t.Errorf("%s %v %v threads=%d: %s[%d] = %v, one thread %v", kn.name, p, e, nt, what, i, got[i], want[i])
+				return
+			}
+		}
+	}
+	for _, nt := range []int{2, 3} {
+		gc, gp, gs := run(nt)
+		same("C", nt, gc, wc)
+		same("Pre", nt, gp, wp)
+		same("SumA", nt, gs, ws)
+	}
+}
