@@ -41,6 +41,13 @@ func softmax[T Float](dst, x []T, outer, mid, inner int, log bool) {
 // softmaxRows computes rows [lo, hi) of a softmax: row r is the mid
 // elements at r/inner·mid·inner + r%inner, stride inner.
 func softmaxRows[T Float](dst, x []T, lo, hi, mid, inner int, log bool) {
+	if d32, ok := any(dst).([]float32); ok && inner == 1 && mid >= 16 && len(dst) > 0 && &dst[0] != &x[0] {
+		x32 := any(x).([]float32)
+		for r := lo; r < hi; r++ {
+			softmaxRow32(d32[r*mid:(r+1)*mid], x32[r*mid:(r+1)*mid], log)
+		}
+		return
+	}
 	for r := lo; r < hi; r++ {
 		o, in := r/inner, r%inner
 		base := o*mid*inner + in
@@ -73,6 +80,42 @@ func softmaxRows[T Float](dst, x []T, lo, hi, mid, inner int, log bool) {
 		for j := 0; j < mid; j++ {
 			dst[base+j*inner] = T(float64(dst[base+j*inner]) * inv)
 		}
+	}
+}
+
+// softmaxRow32 is a float32 row of softmaxRows (contiguous, at least 16
+// elements, pr not row) with the exponentials in one fastmath.ExpsF32 call,
+// the float32 rounding of x − max corrected as in crossEntropyRow32; the
+// sum, the normalisation and log Σ are float64, as in the generic path, and
+// so are the special rows (a NaN or +Inf: all NaN; all −Inf: all NaN).
+func softmaxRow32(pr, row []float32, log bool) {
+	pr = pr[:len(row)]
+	mx := row[0]
+	for _, v := range row[1:] {
+		mx = max(mx, v) // NaN wins
+	}
+	fm := float64(mx)
+	if math.IsInf(fm, -1) {
+		fm = 0 // all −Inf: avoid −Inf − −Inf
+	}
+	for j, v := range row {
+		pr[j] = float32(float64(v) - fm)
+	}
+	fastmath.ExpsF32(pr, pr)
+	s := 0.0
+	for j, e := range pr {
+		s += expCorrected(e, row[j], fm)
+	}
+	if log {
+		ls := fm + math.Log(s)
+		for j, v := range row {
+			pr[j] = float32(float64(v) - ls)
+		}
+		return
+	}
+	inv := 1 / s
+	for j, e := range pr {
+		pr[j] = float32(expCorrected(e, row[j], fm) * inv)
 	}
 }
 
