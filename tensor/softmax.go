@@ -96,22 +96,7 @@ func softmaxRows[T Float](dst, x []T, lo, hi, mid, inner int, log bool) {
 // so are the special rows (a NaN or +Inf: all NaN; all −Inf: all NaN).
 func softmaxRow32(pr, row []float32, log bool) {
 	pr = pr[:len(row)]
-	mx := row[0]
-	for _, v := range row[1:] {
-		mx = max(mx, v) // NaN wins
-	}
-	fm := float64(mx)
-	if math.IsInf(fm, -1) {
-		fm = 0 // all −Inf: avoid −Inf − −Inf
-	}
-	for j, v := range row {
-		pr[j] = float32(float64(v) - fm)
-	}
-	fastmath.ExpsF32(pr, pr)
-	s := 0.0
-	for j, e := range pr {
-		s += expCorrected(e, row[j], fm)
-	}
+	fm, s := expRow32(pr, row)
 	if log {
 		ls := fm + math.Log(s)
 		for j, v := range row {
@@ -211,19 +196,7 @@ func crossEntropyRow[T Float](p, x []T, targets []int, i, c int) float64 {
 // up to 6·10⁻⁶ relative in a probability of e⁻¹⁰⁰. The sum, the
 // normalisation and the loss are float64, as in the generic path.
 func crossEntropyRow32(pr, row []float32, target int) float64 {
-	mx := row[0]
-	for _, v := range row[1:] {
-		mx = max(mx, v) // NaN wins
-	}
-	fm := float64(mx)
-	for j, v := range row {
-		pr[j] = float32(float64(v) - fm)
-	}
-	fastmath.ExpsF32(pr, pr)
-	s := 0.0
-	for j, e := range pr {
-		s += expCorrected(e, row[j], fm)
-	}
+	fm, s := expRow32(pr, row)
 	inv := 1 / s
 	for j, e := range pr {
 		pr[j] = float32(expCorrected(e, row[j], fm) * inv)
@@ -236,6 +209,29 @@ func crossEntropyRow32(pr, row []float32, target int) float64 {
 		return math.NaN()
 	}
 	return l
+}
+
+// expRow32 sets pr[j] to fastmath.ExpsF32's e^d₃₂ for d = row[j] − max
+// rounded to float32, and returns max as float64 (fm; 0 for a row of −Inf,
+// avoiding −Inf − −Inf; NaN wins) and Σ e^d in float64, each term corrected
+// by expCorrected. pr must be as long as row and not row itself.
+func expRow32(pr, row []float32) (fm, s float64) {
+	mx := row[0]
+	for _, v := range row[1:] {
+		mx = max(mx, v) // NaN wins
+	}
+	fm = float64(mx)
+	if math.IsInf(fm, -1) {
+		fm = 0
+	}
+	for j, v := range row {
+		pr[j] = float32(float64(v) - fm)
+	}
+	fastmath.ExpsF32(pr, pr)
+	for j, e := range pr {
+		s += expCorrected(e, row[j], fm)
+	}
+	return fm, s
 }
 
 // expCorrected returns e = ExpsF32's e^d₃₂ for d = x − fm rounded to
