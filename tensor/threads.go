@@ -12,6 +12,13 @@ import "github.com/adjointgo/adjoint/internal/gemm"
 // kernels run on other goroutines (a running kernel keeps its split). It
 // does not change GOMAXPROCS: a program that wants fewer cores for the
 // whole process sets that itself.
+//
+// The goroutines that take the split parts are kept between calls; an idle
+// one polls for new work for about a quarter of a millisecond before it
+// sleeps (kernels come in bursts, and waking a sleeping thread took longer
+// than many parts: see internal/workers), so after each burst of split work
+// it keeps its core busy that long, as OpenMP runtimes do. With n = 1 no
+// work is split and none polls.
 func SetThreads(n int) { gemm.SetThreads(n) }
 
 // Threads reports the number of goroutines a matrix product or a large
