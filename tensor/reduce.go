@@ -285,8 +285,9 @@ func combine[T Float](op ReduceOp, a, b T) T {
 // is taken in the SIMD kernels' partial sums (internal/vec: eight or more
 // interleaved running sums combined at the end, then added to acc), not as
 // one chain of dependent additions: about 10× faster, and no less accurate.
-// Its bits depend only on the run and the CPU's kernel level, so splitting
-// a reduction across goroutines still leaves them unchanged.
+// Its bits depend only on the run (vec.SumF32/F64 take the same order with
+// and without the assembly, on every kernel level), so splitting a
+// reduction across goroutines still leaves them unchanged.
 func reduceRun[T Float](op ReduceOp, acc T, x []T) T {
 	if op == SumReduce {
 		if len(x) >= vecMin {
