@@ -112,8 +112,19 @@ func worker() {
 	}
 }
 
+// spinning counts the workers in poll. At most GOMAXPROCS − 1 (at least
+// one) spin at a time; the others sleep at once: workers are never retired,
+// and after a burst of concurrent Run calls tens of them may be idle, each
+// of which would otherwise burn its 250 µs.
+var spinning atomic.Int32
+
 // poll returns a wake-up if one arrives within workerSpin polls.
 func poll() (wake, bool) {
+	if spinning.Add(1) > int32(max(runtime.GOMAXPROCS(0)-1, 1)) {
+		spinning.Add(-1)
+		return wake{}, false
+	}
+	defer spinning.Add(-1)
 	for i := range workerSpin {
 		select {
 		case w := <-wakes:
