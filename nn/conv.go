@@ -104,9 +104,9 @@ func (l *Conv2d) Forward(x *ad.Value) *ad.Value {
 
 // Params returns "weight" and, if present, "bias".
 func (l *Conv2d) Params() []Param {
-	ps := []Param{{Name: "weight", Value: l.W}}
+	ps := []Param{{Name: "weight", Value: l.W, Field: &l.W}}
 	if l.B != nil {
-		ps = append(ps, Param{Name: "bias", Value: l.B})
+		ps = append(ps, Param{Name: "bias", Value: l.B, Field: &l.B})
 	}
 	return ps
 }

@@ -17,7 +17,21 @@
 //     mask, so a replay draws the same mask; the graph saves no mask either).
 //
 // Losses: [CrossEntropy] (the fused softmax cross-entropy rule of package
-// ad), [MSE] and [BCEWithLogits].
+// ad), [MSE] and [BCEWithLogits], which return the mean over the examples,
+// and their per-example forms [CrossEntropyPerExample], [MSEPerExample] and
+// [BCEWithLogitsPerExample], which return one loss per example (shape [N]).
+//
+// # Parameters as inputs
+//
+// [Call] evaluates a module with other parameter values installed in place
+// of its own, for the length of a function (PyTorch's
+// torch.func.functional_call), and [Functional] turns such a function into
+// one of a parameter slice. Derivatives with respect to a model's
+// parameters (gradients, Jacobians, Hessians, per-example gradients) then
+// come from the generic transforms of package ad, with no hand-swapping of
+// fields. The values follow the order of Params, which [Values] and
+// [ParamNames] list. A module is not safe for concurrent use while Call
+// runs on it (see Call).
 //
 // Initialisation ([Init]) draws from a seeded generator: the same seed gives
 // the same model, bit for bit.
@@ -42,8 +56,10 @@
 // # Errors
 //
 // Constructors given impossible sizes or probabilities panic, as ad's ops
-// do, with an *[Error] that wraps [ErrConfig]; [Accuracy] panics with one
-// wrapping [ErrShape]; ad.Try turns these panics into returned errors.
+// do, with an *[Error] that wraps [ErrConfig]; [Accuracy] and the
+// per-example losses panic with one wrapping [ErrShape]; [Call] with one
+// wrapping ErrShape, [ErrDType] or [ErrParams], naming the parameter;
+// ad.Try turns these panics into returned errors.
 // [ActivationByName], [Load] and [LoadFile] return their errors, wrapping
 // ErrConfig and [ErrCheckpoint]. The messages name the function and the
 // value at fault.

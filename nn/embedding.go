@@ -48,4 +48,4 @@ func (e *Embedding) ForwardIn(ar *ad.Arena, ids []int) *ad.Value {
 func (e *Embedding) Logits(h *ad.Value) *ad.Value { return ad.MatMulT(h, e.W, false, true) }
 
 // Params returns "weight".
-func (e *Embedding) Params() []Param { return []Param{{Name: "weight", Value: e.W}} }
+func (e *Embedding) Params() []Param { return []Param{{Name: "weight", Value: e.W, Field: &e.W}} }

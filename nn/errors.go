@@ -15,9 +15,18 @@ var (
 	// name is unknown.
 	ErrConfig = errs.New("invalid layer configuration")
 	// ErrShape: inputs whose shapes do not fit each other (Accuracy's
-	// logits and targets). It is tensor.ErrShape, so one errors.Is test
+	// logits and targets, a per-example loss's inputs or a target outside
+	// the classes, parameter values given to Call). It is tensor.ErrShape, so one errors.Is test
 	// covers the shape errors of every package.
 	ErrShape = tensor.ErrShape
+	// ErrDType: a value of another dtype than the one it must match (a
+	// parameter value given to Call). It is tensor.ErrDType.
+	ErrDType = tensor.ErrDType
+	// ErrParams: Call (or Functional) cannot install the values given in
+	// the module: a value is nil, the module's Params gives a parameter
+	// without a Field or lists a field or a Value twice, or a field was
+	// reassigned while the call ran.
+	ErrParams = errs.New("parameters cannot be installed in the module")
 	// ErrCheckpoint: a safetensors file does not fit the model given to
 	// Load or LoadFile (a parameter is missing or has another shape or an
 	// unsupported dtype, or the file holds a tensor the model lacks). The

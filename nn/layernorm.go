@@ -31,7 +31,15 @@ func (l *LayerNorm) Forward(x *ad.Value) *ad.Value {
 	return ad.LayerNorm(x, l.Gamma, l.Beta, l.Eps)
 }
 
-// Params returns "weight" (γ) and "bias" (β), PyTorch's names.
+// Params returns "weight" (γ) and "bias" (β), PyTorch's names; a nil Gamma
+// or Beta is not listed.
 func (l *LayerNorm) Params() []Param {
-	return []Param{{Name: "weight", Value: l.Gamma}, {Name: "bias", Value: l.Beta}}
+	var ps []Param
+	if l.Gamma != nil {
+		ps = append(ps, Param{Name: "weight", Value: l.Gamma, Field: &l.Gamma})
+	}
+	if l.Beta != nil {
+		ps = append(ps, Param{Name: "bias", Value: l.Beta, Field: &l.Beta})
+	}
+	return ps
 }

@@ -61,9 +61,9 @@ func (l *Linear) ForwardAct(x *ad.Value, act ad.Activation) *ad.Value {
 
 // Params returns "weight" and, if present, "bias".
 func (l *Linear) Params() []Param {
-	ps := []Param{{Name: "weight", Value: l.W}}
+	ps := []Param{{Name: "weight", Value: l.W, Field: &l.W}}
 	if l.B != nil {
-		ps = append(ps, Param{Name: "bias", Value: l.B})
+		ps = append(ps, Param{Name: "bias", Value: l.B, Field: &l.B})
 	}
 	return ps
 }

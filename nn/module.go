@@ -10,6 +10,12 @@ import (
 type Param struct {
 	Name  string
 	Value *ad.Value
+	// Field is the module's field that holds Value (&l.W for a Linear's
+	// weight): Call installs other values through it for the length of a
+	// call. Every module of this package sets it; a module built outside
+	// the package may leave it nil, and then works everywhere but in Call
+	// and Functional.
+	Field **ad.Value
 }
 
 // Module is anything with trainable parameters.
@@ -30,6 +36,17 @@ func Values(m Module) []*ad.Value {
 	return vs
 }
 
+// ParamNames returns the names of the parameters of m, in m's order (the
+// order of Values and of the values Call takes).
+func ParamNames(m Module) []string {
+	ps := m.Params()
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.Name
+	}
+	return names
+}
+
 // ZeroGrad clears the gradient of every parameter of m.
 func ZeroGrad(m Module) {
 	for _, p := range m.Params() {
@@ -41,7 +58,7 @@ func ZeroGrad(m Module) {
 func prefixed(prefix string, ps []Param) []Param {
 	out := make([]Param, len(ps))
 	for i, p := range ps {
-		out[i] = Param{Name: prefix + "." + p.Name, Value: p.Value}
+		out[i] = Param{Name: prefix + "." + p.Name, Value: p.Value, Field: p.Field}
 	}
 	return out
 }

@@ -28,5 +28,5 @@ func (l *RMSNorm) Params() []Param {
 	if l.Gamma == nil {
 		return nil
 	}
-	return []Param{{Name: "weight", Value: l.Gamma}}
+	return []Param{{Name: "weight", Value: l.Gamma, Field: &l.Gamma}}
 }
