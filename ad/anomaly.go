@@ -52,6 +52,7 @@ func DetectAnomaly(v *Value) *Value {
 	c := &Value{n: v.n, requires: v.requires, gs: v.gs, slot: v.slot, base: v.leaf(), anomaly: true}
 	c.t = *v.t.View()
 	c.tan, c.lvl, c.eye = v.tan, v.lvl, v.eye
+	c.setBelow(v.below())
 	return c
 }
 

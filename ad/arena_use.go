@@ -37,5 +37,6 @@ func (a *Arena) Use(v *Value) *Value {
 		r.v.requires, r.v.gs, r.v.base = true, v.gs, v.leaf()
 	}
 	r.v.tan, r.v.lvl, r.v.anomaly = v.tan, v.lvl, v.anomaly
+	r.v.setBelow(v.below())
 	return &r.v
 }

@@ -156,6 +156,7 @@ func standIn(v *Value, req bool) *Value {
 		s.gs = &leafState{}
 	}
 	s.tan, s.lvl = v.tan, v.lvl
+	s.setBelow(v.below())
 	return s
 }
 
@@ -299,26 +300,22 @@ func checkpointVJPRecorded(name string, f func([]*Value) *Value, k int, reqs []b
 // and returns the output's tangent. The closed-over Vars carry their own
 // tangents (HVPVars), of the evaluation the new ones join.
 func checkpointJVP(f func([]*Value) *Value, k int, params, ins, ts []*Value) *Value {
-	lvl := &level{}
-	for _, v := range params {
-		if v.tan != nil {
-			lvl = v.lvl
-			break
-		}
+	lvl := levelOf("checkpoint", params...)
+	if lvl == nil {
+		lvl = newLevel(0)
 	}
 	zs := make([]*Value, k)
 	for i := range zs {
 		c := *ins[i]
 		if ts[i] != nil {
+			if c.tan != nil { // tangents of outer levels stay below the new one
+				c.setBelow(ins[i].twin())
+			}
 			c.tan, c.lvl = ts[i], lvl
 		}
 		zs[i] = &c
 	}
-	y := f(zs)
-	if y.tan == nil || y.lvl != lvl {
-		return nil
-	}
-	return y.tan
+	return tangentAt(f(zs), lvl)
 }
 
 // CheckpointSequential applies layers in order to x as PyTorch's

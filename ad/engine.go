@@ -128,6 +128,12 @@ type Options struct {
 // the rule's JVP when they have any. y is nil for unary rules.
 func apply(r *rule, at attrs, x, y *Value) *Value {
 	defer rethrow()
+	if (x.bat != nil || (y != nil && y.bat != nil)) && topBatch(x, y) != nil {
+		if y == nil {
+			return applyBatched(r, at, []*Value{x})
+		}
+		return applyBatched(r, at, []*Value{x, y})
+	}
 	out, n := record(r, at, x, y)
 	if x.anomaly || (y != nil && y.anomaly) {
 		watch(r.name, out, n)
@@ -235,6 +241,9 @@ func (out *Value) wrote(r *rule, x *Value) {
 // applyN is apply for rules with any number of operands.
 func applyN(r *rule, at attrs, xs []*Value) *Value {
 	defer rethrow()
+	if topBatch(xs...) != nil {
+		return applyBatched(r, at, xs)
+	}
 	req, tan, anom := false, false, false
 	for _, x := range xs {
 		req = req || x.requires
@@ -357,6 +366,7 @@ func (c *vjpCtx) savedValue(s *saved) *Value {
 	}
 	d := c.constant(&s.v.t)
 	d.tan, d.lvl = s.v.tan, s.v.lvl
+	d.setBelow(s.v.below())
 	return d
 }
 

@@ -37,6 +37,11 @@ var (
 	// ErrNested: tangents of two forward-mode evaluations met in one op (a
 	// JVP inside the function of another JVP).
 	ErrNested = errs.New("nested forward mode")
+	// ErrBatched: inside Vmap, the data of a value standing for a whole
+	// batch was read (Tensor, Item, Data, String), an op without a batching
+	// rule met one, batch sizes disagreed, or a batched value was used
+	// after its Vmap returned.
+	ErrBatched = errs.New("batched value")
 	// ErrNoJVP: forward mode reached an op without a forward-mode rule.
 	ErrNoJVP = errs.New("no forward-mode rule")
 	// ErrFunc: a user-defined function (Func) broke its contract: its VJP

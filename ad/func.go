@@ -60,6 +60,9 @@ func (f *Func) Apply(xs ...*Value) *Value {
 	if len(xs) == 0 {
 		panic(&Error{Op: name, Err: ErrFunc, Msg: "no operands"})
 	}
+	if topBatch(xs...) != nil {
+		return f.applyBatched(xs)
+	}
 	req, tan := false, false
 	det := make([]*Value, len(xs))
 	for i, x := range xs {

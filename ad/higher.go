@@ -22,7 +22,7 @@ func JVP(f func(xs []*Value) *Value, xs, vs []*tensor.Tensor) (y, jv *tensor.Ten
 		return nil, nil, &Error{Op: "jvp", Err: ErrShape, Msg: fmt.Sprintf("%d tangents for %d inputs", len(vs), len(xs))}
 	}
 	err = Try(func() {
-		lvl := &level{}
+		lvl := newLevel(0)
 		in := make([]*Value, len(xs))
 		for i, x := range xs {
 			in[i] = Const(x)
@@ -112,7 +112,7 @@ func JacFwd(f func(xs []*Value) *Value, xs []*tensor.Tensor) ([]*tensor.Tensor, 
 		for _, x := range xs {
 			total += x.Len()
 		}
-		lvl := &level{batch: total}
+		lvl := newLevel(total)
 		in := make([]*Value, len(xs))
 		off := 0
 		for i, x := range xs {
@@ -192,7 +192,7 @@ func JacRev(f func(xs []*Value) *Value, xs []*tensor.Tensor) ([]*tensor.Tensor, 
 			eye.SetFlat(k*m+k, 1)
 		}
 		seed := Const(tensor.New(out.DType(), out.Shape()...))
-		seed.tan, seed.lvl = Const(eye), &level{batch: m}
+		seed.tan, seed.lvl = Const(eye), newLevel(m)
 		gs, e := GradOpts(out, in, Options{Seed: seed})
 		if e != nil {
 			panic(&Error{Op: "jacobian", Err: e})
@@ -220,7 +220,7 @@ func HVP(f func(xs []*Value) *Value, xs, vs []*tensor.Tensor) ([]*tensor.Tensor,
 	}
 	var hv []*tensor.Tensor
 	err := Try(func() {
-		lvl := &level{}
+		lvl := newLevel(0)
 		in := make([]*Value, len(xs))
 		for i, x := range xs {
 			in[i] = Var(x)
@@ -280,7 +280,7 @@ func Hessian(f func(*Value) *Value, x *tensor.Tensor) (*tensor.Tensor, error) {
 			for k := range n {
 				eye.SetFlat(k*n+k, 1)
 			}
-			in.tan, in.lvl = Const(eye), &level{batch: n}
+			in.tan, in.lvl = Const(eye), newLevel(n)
 			in.tan.eye = true
 		}
 		h := gradTangents("hessian", func(xs []*Value) *Value { return f(xs[0]) }, []*Value{in})
@@ -347,7 +347,7 @@ func HVPVars(f func() *Value, xs []*Value, vs []*tensor.Tensor) ([]*tensor.Tenso
 			return nil, &Error{Op: "hvp", Err: ErrShape, Msg: fmt.Sprintf("direction %d is %s%v but Var %d is %s%v", i, vs[i].DType(), vs[i].Shape(), i, x.DType(), x.Shape())}
 		}
 	}
-	lvl := &level{}
+	lvl := newLevel(0)
 	for i, x := range xs {
 		if vs[i] != nil {
 			x.tan, x.lvl = Const(vs[i]), lvl

@@ -2,6 +2,7 @@ package ad
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/adjointgo/adjoint/tensor"
 )
@@ -10,9 +11,25 @@ import (
 // the tangents it carries beside the primals. batch is the number of
 // directions pushed through at once: 0 for one tangent of the primal's
 // shape, B for tangents of shape [B, primal shape...].
+//
+// Forward modes nest (a JVP inside the function of another): each
+// evaluation has its own level, ordered by id (an inner evaluation's id is
+// larger), and a value carries one tangent per level it depends on, the
+// innermost in tan and the others in the chain below (see Value.below).
+// Rules see, at level l, operands and tangents that carry the tangents of
+// the levels under l only, so the ops a rule runs carry those levels on:
+// the tangent of an inner level is itself differentiated by the outer ones
+// (dual numbers of dual numbers), and two levels are never confused.
 type level struct {
 	batch int
+	id    uint64
 }
+
+// levelIDs numbers the levels in the order they are made.
+var levelIDs atomic.Uint64
+
+// newLevel returns a forward-mode level above every level made before.
+func newLevel(batch int) *level { return &level{batch: batch, id: levelIDs.Add(1)} }
 
 // jvpCtx is what a JVP rule sees: the op's attributes, its operands and
 // output without their tangents, and the batch layout of the tangents.
@@ -126,15 +143,50 @@ func (c *jvpCtx) matmul(a, b *Value, ta, tb bool, which int) *Value {
 	return MatMulT(a, b, ta, tb)
 }
 
-// strip returns v without its tangent: what a JVP rule computes with, so
-// that its own ops do not carry the tangents of this level again. A Var
-// keeps its identity for the reverse mode through the copy's orig.
+// strip returns v without its tangent of the innermost level: the value a
+// JVP rule of that level computes with, carrying the tangents of the outer
+// levels on (so that its own ops carry those, and not this level's, again).
+// A Var keeps its identity for the reverse mode through the copy's base.
 func strip(v *Value) *Value {
 	if v == nil || v.tan == nil {
 		return v
 	}
+	if b := v.below(); b != nil {
+		return b
+	}
 	c := &Value{n: v.n, requires: v.requires, gs: v.gs, slot: v.slot, base: v.leaf()}
 	c.t = v.t
+	return c
+}
+
+// under returns v without its tangents of level l and every level above:
+// the operand a rule of level l sees.
+func under(v *Value, l *level) *Value {
+	for v != nil && v.tan != nil && v.lvl.id >= l.id {
+		v = strip(v)
+	}
+	return v
+}
+
+// tangentAt returns v's tangent of level l, or nil.
+func tangentAt(v *Value, l *level) *Value {
+	for u := v; u != nil && u.tan != nil; u = u.below() {
+		if u.lvl == l {
+			return u.tan
+		}
+		if u.lvl.id < l.id {
+			break
+		}
+	}
+	return nil
+}
+
+// twin returns a copy of v standing for the same graph value (its node,
+// gradient state and storage), with the same tangents.
+func (v *Value) twin() *Value {
+	c := &Value{n: v.n, requires: v.requires, gs: v.gs, slot: v.slot, base: v.leaf(), tan: v.tan, lvl: v.lvl, eye: v.eye}
+	c.t = v.t
+	c.setBelow(v.below())
 	return c
 }
 
@@ -147,29 +199,66 @@ func (v *Value) leaf() *Value {
 	return v
 }
 
-// levelOf returns the forward-mode level of the operands' tangents, or nil
-// when none has one. Tangents of two different levels (a JVP inside
-// another's function) are refused: nested forward mode is not supported.
+// levelOf returns the innermost forward-mode level among the operands'
+// tangents, or nil when none carries one.
 func levelOf(op string, xs ...*Value) *level {
 	var l *level
 	for _, x := range xs {
 		if x == nil || x.tan == nil {
 			continue
 		}
-		if l != nil && x.lvl != l {
-			panic(&Error{Op: op, Err: ErrNested, Msg: "operands carry tangents of two different forward-mode evaluations (a JVP inside the function of another); nested forward mode is not supported: use HVP for second order"})
+		if l == nil || x.lvl.id > l.id {
+			l = x.lvl
 		}
-		l = x.lvl
 	}
 	return l
 }
 
-// propagate computes out's tangent from the operands' tangents by the
-// rule's JVP. n is the node recorded for out, or nil.
-func propagate(r *rule, at attrs, out *Value, n *node, lvl *level, xs []*Value) {
+// levelsOf appends to ls the levels of the operands' tangents, each once,
+// in increasing order (outermost first).
+func levelsOf(ls []*level, xs []*Value) []*level {
+	for _, x := range xs {
+		for u := x; u != nil && u.tan != nil; u = u.below() {
+			k := 0
+			for k < len(ls) && ls[k].id < u.lvl.id {
+				k++
+			}
+			if k < len(ls) && ls[k] == u.lvl {
+				continue
+			}
+			ls = append(ls, nil)
+			copy(ls[k+1:], ls[k:])
+			ls[k] = u.lvl
+		}
+	}
+	return ls
+}
+
+// propagate computes out's tangents from the operands' tangents by the
+// rule's JVP, level by level from the outermost: at each level the rule sees
+// the output carrying the tangents of the levels under it. n is the node
+// recorded for out, or nil.
+func propagate(r *rule, at attrs, out *Value, n *node, _ *level, xs []*Value) {
 	if r.jvp == nil {
 		panic(&Error{Op: r.name, Err: ErrNoJVP, Msg: "this op has no forward-mode rule"})
 	}
+	var lbuf [4]*level
+	ls := levelsOf(lbuf[:0], xs)
+	for _, l := range ls {
+		t := propagateAt(r, at, out, n, l, xs)
+		if t == nil {
+			continue
+		}
+		if out.tan != nil { // the levels under l move down the chain
+			out.setBelow(out.twin())
+		}
+		out.tan, out.lvl = t, l
+	}
+}
+
+// propagateAt returns out's tangent of level lvl (nil for zero); out
+// carries the tangents of the levels under lvl.
+func propagateAt(r *rule, at attrs, out *Value, n *node, lvl *level, xs []*Value) *Value {
 	c := &jvpCtx{at: at, y: out, n: n, lvl: lvl}
 	if lvl.batch > 0 {
 		c.b = 1
@@ -182,7 +271,7 @@ func propagate(r *rule, at attrs, out *Value, n *node, lvl *level, xs []*Value) 
 	}
 	rank := len(out.Shape())
 	for i, x := range xs {
-		t := x.tan
+		t := tangentAt(x, lvl)
 		if r.nondiff&(1<<i) != 0 {
 			t = nil
 		}
@@ -190,7 +279,7 @@ func propagate(r *rule, at attrs, out *Value, n *node, lvl *level, xs []*Value) 
 			t = c.lift(t, rank)
 		}
 		ts = append(ts, t)
-		ps = append(ps, strip(x))
+		ps = append(ps, under(x, lvl))
 	}
 	c.xs = ps
 	none := true
@@ -198,11 +287,11 @@ func propagate(r *rule, at attrs, out *Value, n *node, lvl *level, xs []*Value) 
 		none = none && t == nil
 	}
 	if none { // only non-differentiable operands carry tangents
-		return
+		return nil
 	}
 	t := r.jvp(c, ts)
 	if t == nil {
-		return
+		return nil
 	}
 	want := c.bshape(out.Shape())
 	if !tensor.EqualShape(t.Shape(), want) {
@@ -214,5 +303,31 @@ func propagate(r *rule, at attrs, out *Value, n *node, lvl *level, xs []*Value) 
 	if t.DType() != out.DType() {
 		panic(&Error{Op: r.name, Err: ErrDType, Msg: fmt.Sprintf("forward-mode rule returned a %s tangent for a %s output", t.DType(), out.DType())})
 	}
-	out.tan, out.lvl = t, lvl
+	return t
+}
+
+// below returns the value with the tangents of the levels under v's (nil:
+// none; see level).
+func (v *Value) below() *Value {
+	if v.bat == nil {
+		return nil
+	}
+	return v.bat.below
+}
+
+// setBelow sets v's chain below its tangent's level. A physical value
+// carries it beside no batch (bat.lvl nil): batched values carry no
+// tangents (they live on the physical values).
+func (v *Value) setBelow(b *Value) {
+	switch {
+	case b == nil && v.bat == nil:
+	case b == nil && v.bat.lvl == nil:
+		v.bat = nil
+	case v.bat == nil:
+		v.bat = &batched{below: b}
+	case v.bat.lvl == nil:
+		v.bat.below = b
+	default:
+		panic(&Error{Op: "jvp", Err: ErrBatched, Msg: "internal: a tangent on a batched value"})
+	}
 }

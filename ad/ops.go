@@ -421,6 +421,9 @@ func indexAdd(x *Value, axis int, idx []int, shape []int) *Value {
 // Where returns x where mask is nonzero and y elsewhere, broadcasting all
 // three. The mask is not differentiated (make it with Greater, Equal, ...).
 func Where(mask, x, y *Value) *Value {
+	if l := mask.batch(); l != nil && l == topBatch(mask, x, y) {
+		return batchedWhere(mask, x, y)
+	}
 	at := newAttrs[whereAttrs](x, y)
 	at.mask = *mask.t.View()
 	return apply(row(opWhere), at, x, y)
@@ -479,6 +482,9 @@ func MSE(x, y *Value) *Value { return Mean(Square(Sub(x, y))) }
 
 func compare(op tensor.BinaryOp, x, y *Value) *Value {
 	defer rethrow()
+	if topBatch(x, y) != nil {
+		return batchedCompare(op, x, y)
+	}
 	return Const(new(tensor.Tensor).Binary(op, &x.t, &y.t))
 }
 

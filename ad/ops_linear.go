@@ -136,6 +136,9 @@ func Linear(x, w, b *Value, act Activation) *Value {
 // comment).
 func applyLinear(at *linearAttrs, x, w, b *Value) *Value {
 	defer rethrow()
+	if (x.bat != nil || w.bat != nil || (b != nil && b.bat != nil)) && topBatch(x, w, b) != nil {
+		return batchedLinear(at.act, x, w, b)
+	}
 	req := x.requires || w.requires || (b != nil && b.requires)
 	tan := x.tan != nil || w.tan != nil || (b != nil && b.tan != nil)
 	anom := x.anomaly || w.anomaly || (b != nil && b.anomaly)
@@ -422,6 +425,7 @@ func (c *vjpCtx) linearVJPOps(g *Value, at *linearAttrs, gs []*Value) {
 			if !c.create && b.requires {
 				d := c.constant(&b.t)
 				d.tan, d.lvl = b.tan, b.lvl
+				d.setBelow(b.below())
 				b = d
 			}
 		}

@@ -6,11 +6,12 @@ import (
 )
 
 // TestRecordedSizeClass keeps a small recorded op's one allocation (its
-// value, node and inline storage: see heapOutput) within 352 bytes, the
-// Go allocator's size class below 384: the per-op cost outside an Arena
-// grows with it.
+// value, node and inline storage: see heapOutput) within 384 bytes, a Go
+// allocator size class: the per-op cost outside an Arena grows with it.
+// (It was 352 until Value gained its batching field, bat; folding the
+// forward-mode fields tan and lvl into one would win it back.)
 func TestRecordedSizeClass(t *testing.T) {
-	const budget = 352
+	const budget = 384
 	for name, size := range map[string]uintptr{
 		"float32": unsafe.Sizeof(recorded32{}),
 		"float64": unsafe.Sizeof(recorded64{}),

@@ -89,6 +89,7 @@ type ceAttrs struct {
 	probs   *tensor.Tensor
 	tan     *Value // forward mode: the tangent of probs, for a sweep that carries tangents
 	lvl     *level // the level of tan
+	below   *Value // nested forward mode: probs with its tangents of the levels under lvl
 }
 
 // astypeAttrs: the dtypes converted to and from.
@@ -220,6 +221,9 @@ type rule struct {
 	// shape, so a rule may return a tangent that only broadcasts to it.
 	// Like vjp it is written with this package's ops.
 	jvp func(c *jvpCtx, ts []*Value) *Value
+	// batch is the row's batching rule (see batchCtx): the op applied to
+	// operands that stand for batches inside Vmap. nil: Vmap refuses the op.
+	batch func(c *batchCtx) *Value
 	// nondiff has bit i set when operand i is not differentiable.
 	nondiff uint8
 	// broadcasts marks element-wise rules whose operands broadcast.
@@ -983,6 +987,7 @@ var table = [numOps]rule{
 			}
 			if a.tan != nil {
 				p.tan, p.lvl = a.tan, a.lvl
+				p.setBelow(a.below)
 			}
 			n := p.Shape()[0]
 			return c.g1(Mul(Sub(p, Const(onehot(p.DType(), p.Shape(), a.targets))), MulScalar(g, 1/float64(n))))
@@ -991,8 +996,17 @@ var table = [numOps]rule{
 			a := c.at.(*ceAttrs)
 			probs := a.probs
 			p := Const(probs)
+			if x := c.in(0); x.tan != nil { // nested: p carries the outer levels' tangents
+				p = Softmax(x, 1)
+			}
 			t := ts[0]
 			if c.n != nil { // recorded: keep p's tangent p⊙(t − Σ p⊙t) for the sweep
+				if a.tan != nil { // an outer level's: it moves down the chain
+					b := &Value{tan: a.tan, lvl: a.lvl}
+					b.setBelow(a.below)
+					b.t = *probs
+					a.below = b
+				}
 				a.tan = Mul(p, Sub(t, SumKeepDims(Mul(t, p), 1+c.b)))
 				a.lvl = c.lvl
 			}

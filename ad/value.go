@@ -25,6 +25,7 @@ type Value struct {
 	slot     *recorded  // the arena slot holding this value, or nil (see Arena)
 	tan      *Value     // forward mode: the tangent carried beside the value, nil for zero
 	lvl      *level     // the forward-mode evaluation tan belongs to
+	bat      *batched   // inside Vmap: the value stands for a batch; in nested forward mode: the chain below lvl (see batched), or nil
 }
 
 // isVar reports whether v is a leaf that requires a gradient.
@@ -64,6 +65,7 @@ func Scalar(x float64) *Value { return Const(tensor.Scalar(tensor.Float64, x)) }
 // then fails with ErrModifiedInPlace instead of computing a wrong gradient.
 func (v *Value) Tensor() *tensor.Tensor {
 	v.check("tensor")
+	v.refuseBatched("tensor")
 	return &v.t
 }
 
@@ -79,18 +81,21 @@ func (v *Value) DType() tensor.DType { return v.t.DType() }
 // Item returns the single element of a one-element value as float64.
 func (v *Value) Item() float64 {
 	v.check("item")
+	v.refuseBatched("item")
 	return v.t.Item()
 }
 
 // Data returns a float64 copy of the elements in row-major order.
 func (v *Value) Data() []float64 {
 	v.check("data")
+	v.refuseBatched("data")
 	return v.t.Data()
 }
 
 // String formats the value for debugging.
 func (v *Value) String() string {
 	v.check("string")
+	v.refuseBatched("string")
 	return v.t.String()
 }
 
@@ -110,6 +115,9 @@ func (v *Value) Op() string {
 
 // Detach returns a constant sharing v's data, cut out of the graph.
 func (v *Value) Detach() *Value {
+	if v.batch() != nil {
+		return batchOf(v.bat.phys.Detach(), v.bat.lvl)
+	}
 	d := &Value{}
 	d.t = *v.t.View()
 	return d

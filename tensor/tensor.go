@@ -506,3 +506,15 @@ func fillT[T Float](s []T, v T) {
 		s[i] = v
 	}
 }
+
+// Head returns a view of t's first Size(shape) elements with the given
+// shape: for a tensor of shape [B s...], Head(s...) is its first block
+// along axis 0. It shares t's storage and version counter, like View. It
+// panics with a *ShapeError when t holds fewer elements.
+func (t *Tensor) Head(shape ...int) *Tensor {
+	n := checkShape("head", shape)
+	if n > t.Len() {
+		panic(&ShapeError{Op: "head", Shapes: [][]int{t.shape, slices.Clone(shape)}, Msg: "the view is larger than the tensor"})
+	}
+	return &Tensor{dtype: t.dtype, shape: append([]int(nil), shape...), f32: t.f32[:min(n, len(t.f32))], f64: t.f64[:min(n, len(t.f64))], base: t.root()}
+}

@@ -1,0 +1,185 @@
+package ad
+
+import (
+	"fmt"
+
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// The building blocks of composable transforms (package fn): batching
+// levels, forward-mode levels and reverse-mode targets. Programs use fn;
+// these are exported for it and for packages that write transforms of
+// their own.
+
+// BatchLevel is one vectorising map (fn.Vmap): a value wrapped at the level
+// stands for Size examples, its per-example shape is its Shape.
+type BatchLevel struct{ l *batchLevel }
+
+// NewBatchLevel returns a batching level of size examples, inside every
+// level made before it. size must be positive.
+func NewBatchLevel(size int) *BatchLevel {
+	if size <= 0 {
+		panic(&Error{Op: "vmap", Err: ErrBatched, Msg: fmt.Sprintf("batch size %d: need at least one example", size)})
+	}
+	return &BatchLevel{&batchLevel{size: size, id: levelIDs.Add(1)}}
+}
+
+// Size returns the number of examples.
+func (b *BatchLevel) Size() int { return b.l.size }
+
+// Before reports whether b was made before o (o is inside b).
+func (b *BatchLevel) Before(o *BatchLevel) bool { return b.l.id < o.l.id }
+
+// Wrap returns a value standing for the batch phys holds along axis 0
+// (phys must have b's levels' values only: those of levels made before b).
+func (b *BatchLevel) Wrap(phys *Value) *Value {
+	if phys == nil {
+		panic(&Error{Op: "vmap", Err: ErrArgument, Msg: "nil value"})
+	}
+	if l := topBatch(phys); l != nil && l.id >= b.l.id {
+		panic(&Error{Op: "vmap", Err: ErrBatched, Msg: "a value of an inner vmap cannot be wrapped by an outer one"})
+	}
+	if s := phys.Shape(); len(s) == 0 || s[0] != b.l.size {
+		panic(&Error{Op: "vmap", Err: ErrBatched, Msg: fmt.Sprintf("a value of shape %v does not hold a batch of %d along axis 0", s, b.l.size)})
+	}
+	return batchOf(phys, b.l)
+}
+
+// Unwrap returns the physical value (the batch along axis 0) of v if v
+// stands for a batch of b as its innermost level; ok is false when v is not
+// batched at b. It panics when v is batched at a level inside b (a value
+// that escaped an inner vmap).
+func (b *BatchLevel) Unwrap(v *Value) (phys *Value, ok bool) {
+	l := topBatch(v)
+	if l == nil || l.id < b.l.id {
+		return nil, false
+	}
+	if l != b.l {
+		panic(&Error{Op: "vmap", Err: ErrBatched, Msg: "a batched value of an inner vmap escaped it (return it from the inner function instead)"})
+	}
+	return v.bat.phys, true
+}
+
+// End marks the level finished: its wrappers can no longer be used in an op.
+func (b *BatchLevel) End() { b.l.done.Store(true) }
+
+// BatchOf returns the innermost batching level v stands for a batch of
+// (nil when none) and its physical value (the batch along axis 0).
+func BatchOf(v *Value) (*BatchLevel, *Value) {
+	if v == nil || v.batch() == nil {
+		return nil, nil
+	}
+	return &BatchLevel{v.bat.lvl}, v.bat.phys
+}
+
+// Same reports whether b and o are one level.
+func (b *BatchLevel) Same(o *BatchLevel) bool { return o != nil && b.l == o.l }
+
+// TangentLevel is one forward-mode evaluation (fn.JVP, fn.JacFwd): values
+// carry tangents of the level beside them. Levels nest: a level made inside
+// the function of another is told apart from it (no perturbation
+// confusion).
+type TangentLevel struct{ l *level }
+
+// NewTangentLevel returns a forward-mode level carrying batch directions at
+// once (tangents of shape [batch, primal...]), or one tangent of the
+// primal's shape when batch is 0.
+func NewTangentLevel(batch int) *TangentLevel { return &TangentLevel{newLevel(batch)} }
+
+// Dual returns x carrying the tangent t at the level: a value that stands
+// for x in the graph (gradients with respect to it are x's). x and t must
+// not stand for batches (push them down to their physical values first).
+func (tl *TangentLevel) Dual(x, t *Value) *Value {
+	if x.batch() != nil || t.batch() != nil {
+		panic(&Error{Op: "jvp", Err: ErrBatched, Msg: "internal: a tangent must be attached to a physical value"})
+	}
+	want := x.Shape()
+	if tl.l.batch > 0 {
+		want = append([]int{tl.l.batch}, want...)
+	}
+	if !tensor.EqualShape(t.Shape(), want) || t.DType() != x.DType() {
+		panic(&Error{Op: "jvp", Err: ErrShape, Msg: fmt.Sprintf("tangent is %s%v but the primal needs %s%v", t.DType(), t.Shape(), x.DType(), want)})
+	}
+	if x.isVar() { // a Var keeps its identity through the copy
+		c := &Value{requires: true, gs: x.gs, slot: x.slot, base: x.leaf(), tan: x.tan, lvl: x.lvl}
+		c.t = x.t
+		c.setBelow(x.below())
+		x = c
+	}
+	d := x.twin()
+	if x.tan != nil {
+		d.setBelow(x.twin())
+	}
+	d.tan, d.lvl = t, tl.l
+	return d
+}
+
+// Primal returns y without its tangent of the level (and of levels made
+// after it).
+func (tl *TangentLevel) Primal(y *Value) *Value { return under(y, tl.l) }
+
+// Tangent returns y's tangent of the level, or nil when it is zero.
+func (tl *TangentLevel) Tangent(y *Value) *Value { return tangentAt(y, tl.l) }
+
+// Target returns a value standing for x as the target of a reverse sweep
+// (GradOpts): a new leaf sharing x's data and tangents when x does not
+// require a gradient, else an identity node on x, so that the gradient
+// with respect to the target counts the uses made of it from then on, and
+// an outer sweep differentiates through it to x. x must not stand for a
+// batch.
+func Target(x *Value) *Value {
+	if x.batch() != nil {
+		panic(&Error{Op: "grad", Err: ErrBatched, Msg: "internal: a target must be a physical value"})
+	}
+	if !x.requires {
+		return standIn(x, true)
+	}
+	at := newAttrs[shapeAttrs](x, nil)
+	at.shape = x.Shape()
+	return apply(row(opReshape), at, x, nil)
+}
+
+// ClosesOver reports whether y's recorded graph reaches a value that
+// requires a gradient other than the targets (a Var of an enclosing
+// computation): then a gradient of y must itself be recorded
+// (CreateGraph) for that computation to differentiate it.
+func ClosesOver(y *Value, targets []*Value) bool {
+	if y.n == nil {
+		return false
+	}
+	skip := map[*Value]bool{}
+	nodes := map[*node]bool{}
+	for _, t := range targets {
+		if t.n != nil {
+			nodes[t.n] = true
+		} else {
+			skip[t.leaf()] = true
+		}
+	}
+	seen := map[*node]bool{y.n: true}
+	stack := []*node{y.n}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if nodes[n] {
+			continue // a target: what it reads is the enclosing computation's only through it
+		}
+		es := n.ins()
+		for j := range es {
+			e := &es[j]
+			if e.leaf != nil && !skip[e.leaf] {
+				return true
+			}
+			if e.n != nil && !seen[e.n] {
+				seen[e.n] = true
+				stack = append(stack, e.n)
+			}
+		}
+	}
+	for _, t := range targets { // a target on an enclosing computation's value
+		if t.n != nil {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,386 @@
+package ad
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// Batching (Vmap).
+//
+// Inside a vectorising map a value may stand for a whole batch: one value
+// per example, the function written for one example. Such a value is a
+// wrapper (its bat field) around a physical value that holds every example
+// with the batch along axis 0; the wrapper's own tensor is a view of the
+// first example, so that its shape and dtype (what ops read to choose their
+// attributes) are the per-example ones, and its data is never read: the
+// accessors refuse it (ErrBatched), and every op reaches its kernel through
+// the engine's recording paths, which hand an op on batched operands to the
+// row's batching rule instead. The rule applies the op to the physical
+// values (the batch becoming a leading axis the op treats like any other)
+// and the result is wrapped again. Vmaps nest: a physical value may itself
+// be a wrapper of an outer Vmap, its levels ordered as forward-mode levels
+// are (by id, from the same counter), each op handled by the innermost
+// level among its operands.
+//
+// Design note. Forward-mode tangents and the reverse-mode graph live on the
+// physical values, below every batching level: batching is a structural
+// map that commutes with differentiation, so jvp inside vmap and vmap
+// inside jvp compute the same tangents, and a gradient swept over the
+// physical graph separates the examples (each example's values depend on
+// its own inputs only). The transforms of package fn rely on this: they
+// align the batch structure of inputs, tangents and targets before pushing
+// them down to the physical values (see BatchLevel).
+
+// batchLevel is one Vmap evaluation: size examples.
+type batchLevel struct {
+	size int
+	id   uint64
+	done atomic.Bool // the Vmap returned: its wrappers may no longer be used
+}
+
+// batched is what a value standing for a batch holds.
+type batched struct {
+	lvl   *batchLevel // nil: not batched (below only)
+	phys  *Value      // every example, the batch along axis 0
+	below *Value      // nested forward mode: the value with the tangents of the levels under its own (see level)
+}
+
+// batchOf wraps phys (batch along axis 0) as a value of level l.
+func batchOf(phys *Value, l *batchLevel) *Value {
+	s := phys.Shape()
+	if len(s) == 0 || s[0] != l.size {
+		panic(&Error{Op: "vmap", Err: ErrBatched, Msg: fmt.Sprintf("internal: physical value of shape %v for a batch of %d", s, l.size)})
+	}
+	v := &Value{bat: &batched{lvl: l, phys: phys}, requires: phys.requires}
+	v.t = *phys.t.Head(s[1:]...)
+	return v
+}
+
+// batch returns the batching level v stands for a batch of (the
+// innermost), or nil.
+func (v *Value) batch() *batchLevel {
+	if v == nil || v.bat == nil {
+		return nil
+	}
+	return v.bat.lvl
+}
+
+// refuseBatched panics if v stands for a batch: its data cannot be read.
+func (v *Value) refuseBatched(op string) {
+	if v.batch() != nil {
+		panic(&Error{Op: op, Err: ErrBatched, Msg: fmt.Sprintf("inside Vmap this value stands for a batch of %d examples of shape %v; "+
+			"its data can be read only once Vmap returns (return it from the function)", v.bat.lvl.size, v.t.Shape())})
+	}
+}
+
+// topBatch returns the innermost batching level among xs, or nil.
+func topBatch(xs ...*Value) *batchLevel {
+	var l *batchLevel
+	for _, x := range xs {
+		if b := x.batch(); b != nil && (l == nil || b.id > l.id) {
+			l = b
+		}
+	}
+	return l
+}
+
+// batchCtx is what a batching rule sees: the row's attributes (read-only:
+// a rule builds the physical op's own), the operands as physical values
+// (batched ones with the batch along axis 0, the others as they are), which
+// are batched, and the batch size.
+type batchCtx struct {
+	r    *rule
+	at   attrs
+	xs   []*Value
+	bd   []bool
+	size int
+	lvl  *batchLevel
+	logi []*Value // the operands as the op was called (per-example shapes)
+}
+
+// rank returns the per-example rank of operand i.
+func (c *batchCtx) rank(i int) int { return len(c.logi[i].Shape()) }
+
+// lift returns operand i with size-1 axes after the batch axis, so that
+// its per-example rank is r: NumPy broadcasting aligns shapes at the right,
+// and the batch axis must not meet an axis of another operand. An
+// unbatched operand is returned as it is (it broadcasts against the
+// batched ones by its own trailing axes).
+func (c *batchCtx) lift(i, r int) *Value {
+	x := c.xs[i]
+	if x == nil || !c.bd[i] {
+		return x
+	}
+	s := x.Shape()
+	if len(s)-1 >= r {
+		return x
+	}
+	shape := make([]int, 0, r+1)
+	shape = append(shape, s[0])
+	for range r - (len(s) - 1) {
+		shape = append(shape, 1)
+	}
+	return Reshape(x, append(shape, s[1:]...)...)
+}
+
+// materialize returns operand i with the batch along axis 0, broadcasting
+// an unbatched one.
+func (c *batchCtx) materialize(i int) *Value {
+	x := c.xs[i]
+	if c.bd[i] {
+		return x
+	}
+	return BroadcastTo(x, append([]int{c.size}, x.Shape()...)...)
+}
+
+// axis shifts a normalised per-example axis past the batch axis.
+func shiftAxes(axes []int) []int {
+	out := make([]int, len(axes))
+	for i, a := range axes {
+		out[i] = a + 1
+	}
+	return out
+}
+
+// applyBatched applies rule r to operands of which some stand for a batch:
+// by the row's batching rule, at the innermost level among them.
+func applyBatched(r *rule, at attrs, xs []*Value) *Value {
+	l := topBatch(xs...)
+	if l.done.Load() {
+		panic(&Error{Op: r.name, Err: ErrBatched, Msg: "a batched value of a Vmap that has returned was used; use what Vmap returned instead"})
+	}
+	c := &batchCtx{r: r, at: at, size: l.size, lvl: l, logi: append([]*Value(nil), xs...)}
+	c.xs = make([]*Value, len(xs))
+	c.bd = make([]bool, len(xs))
+	for i, x := range xs {
+		if x != nil && x.batch() == l {
+			c.xs[i], c.bd[i] = x.bat.phys, true
+		} else {
+			c.xs[i] = x
+		}
+	}
+	if r.batch == nil {
+		panic(&Error{Op: r.name, Err: ErrBatched, Msg: "this op has no batching rule, so Vmap cannot apply it to a batch; call it outside Vmap, or write it as a Func (which Vmap runs example by example)"})
+	}
+	out := r.batch(c)
+	return batchOf(out, l)
+}
+
+// batchApply is what most rows' batching rules do: the row itself on the
+// physical operands, lifted to the output's per-example rank where the row
+// broadcasts. It suits the rows whose attributes do not depend on the
+// operands' rank (element-wise rows, matmul, astype, ...).
+func batchApply(c *batchCtx) *Value {
+	r := 0
+	for i := range c.xs {
+		if c.xs[i] != nil {
+			r = max(r, c.rank(i))
+		}
+	}
+	xs := make([]*Value, len(c.xs))
+	for i := range c.xs {
+		xs[i] = c.lift(i, r)
+	}
+	if len(xs) == 1 {
+		return apply(c.r, c.at, xs[0], nil)
+	}
+	return apply(c.r, c.at, xs[0], xs[1])
+}
+
+// batchUnaryRank is batchApply for unary rows, whose operand needs no
+// lifting.
+func batchUnary(c *batchCtx) *Value { return apply(c.r, c.at, c.xs[0], nil) }
+
+// Tensors of the batching rules that rebuild their attributes call the
+// public op with the axes shifted past the batch axis.
+
+func batchReduce(c *batchCtx, sum bool) *Value {
+	a := c.at.(*reduceAttrs)
+	axes := shiftAxes(a.axes)
+	switch {
+	case sum && a.keepDims:
+		return SumKeepDims(c.xs[0], axes...)
+	case sum:
+		return Sum(c.xs[0], axes...)
+	case a.keepDims:
+		return MaxKeepDims(c.xs[0], axes...)
+	}
+	return Max(c.xs[0], axes...)
+}
+
+// batchWithShape prefixes a shape with the batch size.
+func (c *batchCtx) withBatch(shape []int) []int { return append([]int{c.size}, shape...) }
+
+func init() {
+	unary := []opcode{opNeg, opAddScalar, opMulScalar, opPowScalar, opSquare, opExp, opLog, opSqrt, opAbs, opSign,
+		opSin, opCos, opTanh, opSigmoid, opRelu, opSoftplus, opAstype, opErf, opErfc, opLog1p, opExpm1, opLog2,
+		opGELU, opGELUTanh, opSiLU, opLeakyReLU, opELU, opSoftsign}
+	for _, op := range unary {
+		tableRef[op].batch = batchUnary
+	}
+	for _, op := range []opcode{opAdd, opSub, opMul, opDiv, opPow, opMaximum, opMinimum, opAtan2, opHypot, opLogAddExp, opMatMul} {
+		tableRef[op].batch = batchApply
+	}
+	tableRef[opReluGrad].batch = batchApply
+	tableRef[opWhere].batch = batchApply // the mask is unbatched here (else Where batches it: batchedWhere)
+	tableRef[opSum].batch = func(c *batchCtx) *Value { return batchReduce(c, true) }
+	tableRef[opMax].batch = func(c *batchCtx) *Value { return batchReduce(c, false) }
+	tableRef[opReshape].batch = func(c *batchCtx) *Value {
+		return Reshape(c.xs[0], c.withBatch(c.at.(*shapeAttrs).shape)...)
+	}
+	tableRef[opPermute].batch = func(c *batchCtx) *Value {
+		p := c.at.(*permAttrs).perm
+		return Permute(c.xs[0], append([]int{0}, shiftAxes(p)...)...)
+	}
+	tableRef[opBroadcastTo].batch = func(c *batchCtx) *Value {
+		shape := c.at.(*shapeAttrs).shape
+		return BroadcastTo(c.lift(0, len(shape)), c.withBatch(shape)...)
+	}
+	tableRef[opSumTo].batch = func(c *batchCtx) *Value {
+		shape := c.at.(*shapeAttrs).shape
+		x := c.xs[0]
+		r := len(x.Shape()) - 1
+		lifted := make([]int, 0, r+1)
+		lifted = append(lifted, c.size)
+		for range r - len(shape) {
+			lifted = append(lifted, 1)
+		}
+		lifted = append(lifted, shape...)
+		return Reshape(SumTo(x, lifted), c.withBatch(shape)...)
+	}
+	tableRef[opSlice].batch = func(c *batchCtx) *Value {
+		a := c.at.(*sliceAttrs)
+		return Slice(c.xs[0], a.axis+1, a.start, a.end)
+	}
+	tableRef[opPad].batch = func(c *batchCtx) *Value {
+		a := c.at.(*padAttrs)
+		return pad(c.xs[0], a.axis+1, a.start, c.withBatch(a.shape))
+	}
+	tableRef[opSoftmax].batch = func(c *batchCtx) *Value { return Softmax(c.xs[0], c.at.(*axisAttrs).axis+1) }
+	tableRef[opLogSoftmax].batch = func(c *batchCtx) *Value { return LogSoftmax(c.xs[0], c.at.(*axisAttrs).axis+1) }
+	tableRef[opConcat].batch = func(c *batchCtx) *Value {
+		xs := make([]*Value, len(c.xs))
+		for i := range xs {
+			xs[i] = c.materialize(i)
+		}
+		return Concat(c.at.(*axisAttrs).axis+1, xs...)
+	}
+	tableRef[opIndexSelect].batch = func(c *batchCtx) *Value {
+		a := c.at.(*indexAttrs)
+		return IndexSelect(c.xs[0], a.axis+1, a.index)
+	}
+	tableRef[opIndexAdd].batch = func(c *batchCtx) *Value {
+		a := c.at.(*indexAttrs)
+		return indexAdd(c.xs[0], a.axis+1, a.index, c.withBatch(a.shape))
+	}
+	tableRef[opCrossEntropy].batch = func(c *batchCtx) *Value {
+		// The fused row averages over all its rows; per example it is the
+		// mean over that example's rows of −log softmax at the target.
+		a := c.at.(*ceAttrs)
+		x := c.xs[0] // [B N C]
+		s := x.Shape()
+		hot := Const(onehot(x.DType(), s[1:], a.targets))
+		return MulScalar(Sum(Mul(LogSoftmax(x, 2), hot), 1, 2), -1/float64(s[1]))
+	}
+}
+
+// batchedCompare is compare (Greater, Less, Equal) on operands of which
+// some stand for a batch.
+func batchedCompare(op tensor.BinaryOp, x, y *Value) *Value {
+	l := topBatch(x, y)
+	c := &batchCtx{size: l.size, lvl: l, logi: []*Value{x, y}, xs: []*Value{x, y}, bd: make([]bool, 2)}
+	for i, v := range c.xs {
+		if v.batch() == l {
+			c.xs[i], c.bd[i] = v.bat.phys, true
+		}
+	}
+	r := max(c.rank(0), c.rank(1))
+	return batchOf(compare(op, c.lift(0, r), c.lift(1, r)), l)
+}
+
+// batchedWhere is Where with a mask that stands for a batch (of the
+// innermost level among the three): the mask is data, not an operand of the
+// row, so the batch goes in front of all three here.
+func batchedWhere(mask, x, y *Value) *Value {
+	l := topBatch(mask, x, y)
+	c := &batchCtx{size: l.size, lvl: l, logi: []*Value{mask, x, y}, xs: []*Value{mask, x, y}, bd: make([]bool, 3)}
+	for i, v := range c.xs {
+		if v.batch() == l {
+			c.xs[i], c.bd[i] = v.bat.phys, true
+		}
+	}
+	r := max(c.rank(0), c.rank(1), c.rank(2))
+	return batchOf(Where(c.lift(0, r), c.materializeRank(1, r), c.materializeRank(2, r)), l)
+}
+
+// materializeRank is lift for a batched operand, and for an unbatched one
+// a broadcast to the batch (with size-1 axes to rank r).
+func (c *batchCtx) materializeRank(i, r int) *Value {
+	if c.bd[i] {
+		return c.lift(i, r)
+	}
+	x := c.xs[i]
+	shape := []int{c.size}
+	for range r - len(x.Shape()) {
+		shape = append(shape, 1)
+	}
+	return BroadcastTo(Reshape(x, append(shape[1:], x.Shape()...)...), append(shape, x.Shape()...)...)
+}
+
+// batchedLinear is Linear on operands of which some stand for a batch. A
+// batch of inputs against one layer folds into the input's leading axes
+// (one GEMM for the whole batch); a batch of weights or biases (a
+// per-example layer) is the product, the bias and the activation as
+// separate batched ops.
+func batchedLinear(act Activation, x, w, b *Value) *Value {
+	l := topBatch(x, w, b)
+	if w.batch() != l {
+		if b == nil || b.batch() != l {
+			return batchOf(Linear(x.bat.phys, w, b, act), l)
+		}
+	}
+	y := MatMulT(x, w, false, true)
+	if b != nil {
+		y = Add(y, b)
+	}
+	switch act {
+	case ActReLU:
+		y = Relu(y)
+	case ActGELU:
+		y = GELU(y)
+	case ActGELUTanh:
+		y = GELUTanh(y)
+	}
+	return y
+}
+
+// applyBatched applies a Func to operands of which some stand for a batch:
+// example by example (a Func has no batching rule), the results stacked
+// along the batch axis. The examples go through Apply one at a time, so
+// the Func's rules see operands of the shapes it was written for.
+func (f *Func) applyBatched(xs []*Value) *Value {
+	l := topBatch(xs...)
+	if l.done.Load() {
+		panic(&Error{Op: f.Name, Err: ErrBatched, Msg: "a batched value of a Vmap that has returned was used; use what Vmap returned instead"})
+	}
+	parts := make([]*Value, l.size)
+	ex := make([]*Value, len(xs))
+	for k := range parts {
+		for i, x := range xs {
+			ex[i] = x
+			if x.batch() == l {
+				ex[i] = exampleOf(x.bat.phys, k)
+			}
+		}
+		y := f.Apply(ex...)
+		parts[k] = Reshape(y, append([]int{1}, y.Shape()...)...)
+	}
+	return batchOf(Concat(0, parts...), l)
+}
+
+// exampleOf returns example k of a physical value (the batch along axis 0).
+func exampleOf(phys *Value, k int) *Value {
+	return Reshape(Slice(phys, 0, k, k+1), phys.Shape()[1:]...)
+}
