@@ -198,6 +198,9 @@ func batchUnary(c *batchCtx) *Value { return apply(c.r, c.at, c.xs[0], nil) }
 
 func batchReduce(c *batchCtx, sum bool) *Value {
 	a := c.at.(*reduceAttrs)
+	if len(a.axes) == 0 { // a reduction of a per-example scalar over no axis
+		return c.xs[0]
+	}
 	axes := shiftAxes(a.axes)
 	switch {
 	case sum && a.keepDims:
