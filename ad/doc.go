@@ -105,9 +105,27 @@
 // HVPReverse uses it for a value already computed. Without CreateGraph the
 // rules see detached copies of the saved values and nothing is recorded.
 //
-// Forward mode does not nest (a JVP inside the function of another returns
-// ErrNested); for second order use HVP, Hessian, or reverse over forward
-// (a gradient of a JVP).
+// Forward modes nest: each evaluation has its own level, a value carries
+// one tangent per level (the innermost beside it, the others in a chain
+// below), and a rule of one level computes with values carrying the outer
+// levels' tangents, so inner tangents are differentiated by the outer
+// levels and never confused with them (see level in jvp.go).
+//
+// # Composable transforms and batching
+//
+// Package fn holds the function transforms (Grad, ValueAndGrad, VJP, JVP,
+// HVP, JacRev, JacFwd, Hessian, Vmap), each taking and returning a
+// function of Values, so that they compose to any depth. They are built on
+// the blocks of transform.go: TangentLevel (forward mode on physical
+// values), BatchLevel (Vmap: a value standing for a batch, whose ops go to
+// their rows' batching rules, vmap.go) and Target (a fresh target for a
+// reverse sweep). Design note: tangents and the recorded graph always live
+// on the physical values, below every batching level. Batching commutes
+// with differentiation, so this is exact, and it keeps the engine's sweep
+// and forward mode unchanged; fn aligns the batch structure of inputs,
+// tangents and targets before pushing them down. A row without a batching
+// rule is refused under Vmap with ErrBatched; a Func runs example by
+// example.
 //
 // # User-defined functions
 //

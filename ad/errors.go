@@ -34,8 +34,8 @@ var (
 	// ErrArgument: a scalar argument of an op is outside its domain (such as
 	// dropout's probability).
 	ErrArgument = errs.New("argument out of range")
-	// ErrNested: tangents of two forward-mode evaluations met in one op (a
-	// JVP inside the function of another JVP).
+	// ErrNested: a forward-mode evaluation was started on Vars that already
+	// carry a tangent (HVPVars while another runs on them).
 	ErrNested = errs.New("nested forward mode")
 	// ErrBatched: inside Vmap, the data of a value standing for a whole
 	// batch was read (Tensor, Item, Data, String), an op without a batching

@@ -14,9 +14,9 @@ import (
 // the sizes of its input and output. Symbolic zeros cost nothing: an op
 // whose operands carry no tangent computes none.
 //
-// Forward mode does not nest: a JVP inside f of another JVP returns an
-// error wrapping ErrNested. For second derivatives use HVP, Hessian or
-// Jacobian of a gradient.
+// JVP nests (a JVP inside f of another is told apart by its level). For
+// transforms that compose (JVP of Grad, Grad of JVP, Vmap, ...) use
+// package fn, whose JVP takes and returns Values.
 func JVP(f func(xs []*Value) *Value, xs, vs []*tensor.Tensor) (y, jv *tensor.Tensor, err error) {
 	if len(vs) != len(xs) {
 		return nil, nil, &Error{Op: "jvp", Err: ErrShape, Msg: fmt.Sprintf("%d tangents for %d inputs", len(vs), len(xs))}

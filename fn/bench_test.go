@@ -1,0 +1,117 @@
+package fn_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/fn"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+func randT(rng *rand.Rand, dt tensor.DType, scale float64, shape ...int) *ad.Value {
+	t := tensor.New(dt, shape...)
+	for i := range t.Len() {
+		t.SetFlat(i, scale*rng.NormFloat64())
+	}
+	return ad.Const(t)
+}
+
+// BenchmarkPerExampleGrad/B: per-example gradients of the MLP B loss
+// (784-512-512-10, biases, ReLU, cross-entropy of one example, float32),
+// batch 128, with respect to every parameter, by Vmap of Grad (the peer:
+// bench/transforms_peer.py PerExampleGrad/B).
+func BenchmarkPerExampleGrad(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	dt := tensor.Float32
+	w1, b1 := randT(rng, dt, 0.03, 512, 784), randT(rng, dt, 0.03, 512)
+	w2, b2 := randT(rng, dt, 0.04, 512, 512), randT(rng, dt, 0.04, 512)
+	w3, b3 := randT(rng, dt, 0.04, 10, 512), randT(rng, dt, 0.04, 10)
+	x := randT(rng, dt, 1, 128, 784)
+	hot := tensor.New(dt, 128, 10)
+	for i := range 128 {
+		hot.SetFlat(i*10+rng.IntN(10), 1)
+	}
+	y := ad.Const(hot)
+	loss := fn.Of(func(p ...*ad.Value) *ad.Value {
+		h := ad.Linear(p[6], p[0], p[1], ad.ActReLU)
+		h = ad.Linear(h, p[2], p[3], ad.ActReLU)
+		logits := ad.Linear(h, p[4], p[5], ad.ActIdentity)
+		return ad.Neg(ad.Sum(ad.Mul(ad.LogSoftmax(logits, 0), p[7])))
+	})
+	nb := fn.NoBatch
+	pg := fn.Vmap(fn.Grad(loss, 0, 1, 2, 3, 4, 5), []int{nb, nb, nb, nb, nb, nb, 0, 0}, nil)
+	b.Run("B", func(b *testing.B) {
+		for range b.N {
+			pg(w1, b1, w2, b2, w3, b3, x, y)
+		}
+	})
+}
+
+// pinnLoss is the PINN loss of BenchmarkPINNStep: u = 2→64→64→64→1 tanh MLP
+// (float64), loss = mean((Δu − f)²) over the points, Δu from the Hessian
+// of u with respect to the point, vmapped over the points.
+func pinnLoss(pts, f *ad.Value) fn.Func {
+	u := fn.Of(func(a ...*ad.Value) *ad.Value { // a: params..., point [2]
+		h := ad.Reshape(a[8], 1, 2)
+		h = ad.Linear(h, a[0], a[1], ad.ActIdentity)
+		h = ad.Linear(ad.Tanh(h), a[2], a[3], ad.ActIdentity)
+		h = ad.Linear(ad.Tanh(h), a[4], a[5], ad.ActIdentity)
+		return ad.Sum(ad.Linear(ad.Tanh(h), a[6], a[7], ad.ActIdentity))
+	})
+	nb := fn.NoBatch
+	lap := fn.Vmap(func(a ...*ad.Value) []*ad.Value {
+		h := fn.Hessian(u, 8)(a...)[0] // [2 2]
+		return []*ad.Value{ad.Add(ad.Slice(ad.Reshape(h, 4), 0, 0, 1), ad.Slice(ad.Reshape(h, 4), 0, 3, 4))}
+	}, []int{nb, nb, nb, nb, nb, nb, nb, nb, 0}, nil)
+	return fn.Of(func(p ...*ad.Value) *ad.Value {
+		d := lap(append(p[:8:8], pts)...)[0] // [N 1]
+		return ad.Mean(ad.Square(ad.Sub(ad.Reshape(d, -1), f)))
+	})
+}
+
+// BenchmarkPINNStep: the PINN loss at 1,024 points and its gradient with
+// respect to every parameter (the peer: PINNStep).
+func BenchmarkPINNStep(b *testing.B) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	dt := tensor.Float64
+	ps := []*ad.Value{
+		randT(rng, dt, 0.7, 64, 2), randT(rng, dt, 0.1, 64),
+		randT(rng, dt, 0.125, 64, 64), randT(rng, dt, 0.1, 64),
+		randT(rng, dt, 0.125, 64, 64), randT(rng, dt, 0.1, 64),
+		randT(rng, dt, 0.125, 1, 64), randT(rng, dt, 0.1, 1),
+	}
+	n := 1024
+	pt := tensor.New(dt, n, 2)
+	ft := tensor.New(dt, n)
+	for i := range n {
+		x, y := rng.Float64(), rng.Float64()
+		pt.SetFlat(2*i, x)
+		pt.SetFlat(2*i+1, y)
+		ft.SetFlat(i, -2*math.Pi*math.Pi*math.Sin(math.Pi*x)*math.Sin(math.Pi*y))
+	}
+	step := fn.ValueAndGrad(pinnLoss(ad.Const(pt), ad.Const(ft)))
+	b.ResetTimer()
+	for range b.N {
+		step(ps...)
+	}
+}
+
+// BenchmarkHessian/100: the Hessian of f(x) = Σ tanh(A·x)² + Σ x⁴, x ∈ R¹⁰⁰,
+// A 100×100 (float64), by JacFwd of JacRev (the peer: Hessian/100).
+func BenchmarkHessian(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	a := randT(rng, tensor.Float64, 0.1, 100, 100)
+	x := randT(rng, tensor.Float64, 1, 100)
+	f := fn.Of(func(xs ...*ad.Value) *ad.Value {
+		t := ad.Tanh(ad.MatMul(a, xs[0]))
+		return ad.Add(ad.Sum(ad.Square(t)), ad.Sum(ad.PowScalar(xs[0], 4)))
+	})
+	h := fn.JacFwd(fn.JacRev(f))
+	b.Run("100", func(b *testing.B) {
+		for range b.N {
+			h(x)
+		}
+	})
+}

@@ -1,0 +1,39 @@
+// Package fn holds function transforms that compose: Grad, ValueAndGrad,
+// VJP, JVP, HVP, JacRev, JacFwd, Hessian and Vmap each take a function of
+// ad Values (a Func: any number of inputs and outputs) and give Values that
+// are themselves differentiable and batchable, so Grad(Grad(Grad(f))), JVP
+// of Grad (forward-over-reverse), Grad of JVP (reverse-over-forward), JVP
+// of JVP (Taylor), Vmap of Grad (per-example gradients), JacFwd of JacRev
+// (Hessians), Vmap of JVP and Grad of Vmap all work, to any depth.
+//
+// Nested transforms are told apart by levels: a value of an outer
+// transform used inside an inner one is a constant there, and the outer
+// transform differentiates through the inner result (no perturbation
+// confusion: d/dx [x · (d/dy (x + y))(y=1)] is 1).
+//
+// Shapes follow JAX: for f with an output of shape O and an input of shape
+// I, a Jacobian has shape O ++ I and a Hessian I ++ I, per input (in the
+// order output by output, then input by input).
+//
+// Errors: like the ops of package ad, the transforms panic with an
+// *ad.Error (a wrong tangent shape wraps ad.ErrShape, mismatched batch
+// sizes or a batched value read inside Vmap ad.ErrBatched, a gradient of
+// a non-scalar ad.ErrNonScalar); Call (or ad.Try) turns the panic into an
+// error.
+//
+// Costs: Grad is one forward pass and one reverse sweep; JVP one forward
+// pass carrying tangents; JacFwd one forward pass carrying all the basis
+// tangents as a batch; JacRev one forward pass and one reverse sweep with
+// the whole basis of cotangents batched; Vmap one pass over the whole
+// batch, each op applied by its row's batching rule (a user's ad.Func runs
+// example by example). Inside Vmap, a gradient with respect to an input
+// that does not depend on the batch is taken with respect to a copy
+// broadcast over the batch, so that each example's gradient comes out on
+// its own: per-example gradients of a layer's weights materialise one
+// weight copy per example, which is the cost that BenchmarkPerExampleGrad
+// measures.
+//
+// Package ad's older JVP, Jacobian, Hessian and HVP take tensors and end
+// the computation; Grad(y, xs...) and Backward work on a graph already
+// built (Backward accumulates into parameters' gradients, for training).
+package fn
