@@ -124,3 +124,18 @@ func TestThirdOrder(t *testing.T) {
 	h := fn.JacFwd(fn.JacRev(fn.Grad(f)))(sc(x))[0]
 	near(t, "jacfwd∘jacrev∘grad", h.Item(), want)
 }
+
+// JacRev through ReLU (whose VJP applies a saved bit mask to a batch of
+// cotangents) against JacFwd.
+func TestJacRevThroughRelu(t *testing.T) {
+	w := mat(3, 3, 1, -2, 0.5, 0.3, 1, -1, -0.7, 0.2, 2)
+	f := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Relu(ad.MatMul(w, xs[0])) })
+	x := vec(0.4, -0.3, 0.9)
+	jr := fn.JacRev(f)(x)[0].Data()
+	jf := fn.JacFwd(f)(x)[0].Data()
+	for i := range jr {
+		if jr[i] != jf[i] {
+			t.Fatalf("jacrev %v, jacfwd %v", jr, jf)
+		}
+	}
+}
