@@ -93,11 +93,10 @@ func (p *prepared) sweep(op string, cts []*ad.Value, retain bool) []*ad.Value {
 			}
 		}
 	}
-	for j, i := range p.idx {
+	for j := range p.idx {
 		if gs[j] == nil {
 			gs[j] = compose(zeros(p.targets[j].DType(), p.targets[j].Shape()), p.ls)
 		}
-		_ = i
 	}
 	return gs
 }
@@ -288,12 +287,10 @@ func JacFwd(f Func, wrt ...int) Func {
 			if tl != nil {
 				t = tl.Tangent(b) // [n, ly..., o...]
 			}
-			o := y.Shape()
 			off := 0
 			for _, i := range idx {
 				s := xs[i].Shape()
 				k := size(s)
-				shape := append(slices.Clone(o), s...)
 				if t == nil {
 					out = append(out, compose(zeros(y.DType(), append(slices.Clone(b.Shape()), s...)), ly))
 					off += k
@@ -312,7 +309,6 @@ func JacFwd(f Func, wrt ...int) Func {
 				j := ad.Permute(blk, perm...)
 				full := append(slices.Clone(b.Shape()), s...)
 				out = append(out, compose(ad.Reshape(j, full...), ly))
-				_ = shape
 				off += k
 			}
 		}
