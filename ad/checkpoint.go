@@ -71,6 +71,16 @@ func (p *memProbe) noteHeld(b int64) {
 // checkpoint is Checkpoint with a name, a probe (nil outside tests) and a
 // set of stand-ins that f itself makes (skip), which are not operands.
 func checkpoint(name string, f func([]*Value) *Value, xs []*Value, p *memProbe, skip map[*Value]bool) *Value {
+	return checkpointSel(name, f, xs, p, skip, nil)
+}
+
+// checkpointWith is checkpoint for a selective checkpoint s, whose node
+// keeps s's outputs.
+func checkpointWith(name string, f func([]*Value) *Value, xs []*Value, s *selective) *Value {
+	return checkpointSel(name, f, xs, nil, nil, s)
+}
+
+func checkpointSel(name string, f func([]*Value) *Value, xs []*Value, p *memProbe, skip map[*Value]bool, s *selective) *Value {
 	defer rethrow()
 	if len(xs) == 0 {
 		panic(&Error{Op: name, Err: ErrArgument, Msg: "no inputs"})
@@ -89,12 +99,13 @@ func checkpoint(name string, f func([]*Value) *Value, xs []*Value, p *memProbe, 
 		panic(&Error{Op: name, Err: ErrFunc, Msg: "the function returned nil"})
 	}
 	params := closedOver(y, skip)
-	return checkpointNode(name, f, xs, dropRecording(y), params, p) // the recording f made with the Vars it reads is dropped
+	n := checkpointNode(name, f, xs, dropRecording(y), params, p, s) // the recording f made with the Vars it reads is dropped
+	return n
 }
 
 // checkpointNode records the checkpoint of f at xs whose output res (a
 // detached value) and closed-over Vars params are known.
-func checkpointNode(name string, f func([]*Value) *Value, xs []*Value, res *Value, params []*Value, p *memProbe) *Value {
+func checkpointNode(name string, f func([]*Value) *Value, xs []*Value, res *Value, params []*Value, p *memProbe, s *selective) *Value {
 	k := len(xs)
 	reqs := make([]bool, k)
 	for i, x := range xs {
@@ -114,6 +125,7 @@ func checkpointNode(name string, f func([]*Value) *Value, xs []*Value, res *Valu
 			return checkpointJVP(f, k, params, ins, ts)
 		},
 		ownsResults: true,
+		sel:         s,
 	}
 	return fn.Apply(append(xs[:k:k], params...)...)
 }
@@ -458,7 +470,7 @@ func checkpointBudget(layers []func(*Value) *Value, x *Value, budget int64, p *m
 			}
 			return h
 		}
-		x = checkpointNode("checkpoint", f, []*Value{x}, outs[r.end-1], ps, p)
+		x = checkpointNode("checkpoint", f, []*Value{x}, outs[r.end-1], ps, p, nil)
 	}
 	return x
 }

@@ -163,9 +163,13 @@ func record(r *rule, at attrs, x, y *Value) (*Value, *node) {
 	if x.slot != nil || (y != nil && y.slot != nil) { // else no arena: arenaOf's common case, without the call
 		a = arenaOf(r.name, x, y)
 	}
+	kr := r // the rule whose kernel runs: a selective checkpoint's for a kept matmul
+	if r == matmulRow {
+		kr = matmulKernel(r)
+	}
 	if a != nil {
 		out, n = a.alloc(req)
-		a.forward(r, at, out, &x.t, yt)
+		a.forward(kr, at, out, &x.t, yt)
 	} else {
 		if r.view { // the kernel makes out a view: no storage to lend
 			out, n = heap{}.alloc(req)
@@ -176,7 +180,7 @@ func record(r *rule, at attrs, x, y *Value) (*Value, *node) {
 			}
 			out, n = heapOutput(req, x.t.DType(), size)
 		}
-		r.forward(&out.t, at, &x.t, yt)
+		kr.forward(&out.t, at, &x.t, yt)
 	}
 	out.wrote(r, x)
 	if !req {
@@ -262,7 +266,11 @@ func applyN(r *rule, at attrs, xs []*Value) *Value {
 	for _, x := range xs {
 		ts = append(ts, &x.t)
 	}
-	r.forwardN(&out.t, at, ts)
+	if r == &sdpaRow {
+		sdpaForward(r)(&out.t, at, ts)
+	} else {
+		r.forwardN(&out.t, at, ts)
+	}
 	if out.slot != nil {
 		clear(ts)
 		out.slot.operands = ts[:0]
@@ -322,8 +330,15 @@ func (n *node) release() {
 	if n.aux != nil {
 		n.aux = nil
 	}
-	if a, ok := n.at.(*ceAttrs); ok && !n.pooled {
-		a.probs = nil // an arena keeps it for the next step's kernel
+	switch a := n.at.(type) {
+	case *ceAttrs:
+		if !n.pooled {
+			a.probs = nil // an arena keeps it for the next step's kernel
+		}
+	case *funcAttrs:
+		if a.fn.sel != nil {
+			a.fn.sel.release()
+		}
 	}
 	n.freed = true
 }

@@ -1,5 +1,7 @@
 package ad
 
+import "github.com/adjointgo/adjoint/tensor"
+
 // RuleNames lists the names of every row of the rule table (for the
 // completeness test in package ad_test).
 func RuleNames() []string {
@@ -13,3 +15,15 @@ func RuleNames() []string {
 // SetPoisonReleased makes released buffers NaN-filled, so that any read of
 // storage the sweep recycled too early shows up in a gradcheck.
 func SetPoisonReleased(on bool) { poisonReleased = on }
+
+// KeptOutputs returns the outputs a selective checkpoint's node (v's) keeps.
+func KeptOutputs(v *Value) []*tensor.Tensor {
+	var out []*tensor.Tensor
+	if v.n == nil {
+		return nil
+	}
+	if a, ok := v.n.at.(*funcAttrs); ok && a.fn.sel != nil {
+		a.fn.sel.keptTensors(func(t *tensor.Tensor) { out = append(out, t) })
+	}
+	return out
+}

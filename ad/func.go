@@ -45,6 +45,9 @@ type Func struct {
 	// owned set as its own (a checkpoint's, which a sweep of its own held
 	// alone); a user's Func never sets it.
 	ownsResults bool
+	// sel is a selective checkpoint's state (see CheckpointSelective): the
+	// outputs its node keeps, which Stats counts and a release drops.
+	sel *selective
 }
 
 // Apply applies f to xs: the output, recorded as one node when an operand

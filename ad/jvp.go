@@ -242,6 +242,10 @@ func propagate(r *rule, at attrs, out *Value, n *node, _ *level, xs []*Value) {
 	if r.jvp == nil {
 		panic(&Error{Op: r.name, Err: ErrNoJVP, Msg: "this op has no forward-mode rule"})
 	}
+	if sr := keeping(KeepExpensive); sr != nil { // the tangents' ops are no ops of f a selective checkpoint keeps
+		sr.paused++
+		defer func() { sr.paused-- }()
+	}
 	var lbuf [4]*level
 	ls := levelsOf(lbuf[:0], xs)
 	for _, l := range ls {

@@ -154,12 +154,13 @@ func applyLinear(at *linearAttrs, x, w, b *Value) *Value {
 	out, n := al.alloc(req)
 	// The GELUs keep the pre-activation when the VJP will read it.
 	var pre *Value
+	kernel := linearKernelFor() // a selective checkpoint's for a kept Linear
 	if req && (at.act == ActGELU || at.act == ActGELUTanh) {
 		pre, _ = al.alloc(false)
-		linearKernel(&out.t, &pre.t, &x.t, &w.t, bt, at.act, shape)
+		kernel(&out.t, &pre.t, &x.t, &w.t, bt, at.act, shape)
 		al.wrote(pre, nil, nil)
 	} else {
-		linearKernel(&out.t, nil, &x.t, &w.t, bt, at.act, shape)
+		kernel(&out.t, nil, &x.t, &w.t, bt, at.act, shape)
 	}
 	al.wrote(out, &x.t, &w.t)
 	out.fresh = true

@@ -107,6 +107,10 @@ func (n *node) eachSaved(f func(t *tensor.Tensor, param bool)) (other int64) {
 		for _, s := range a.ins {
 			f(&s.v.t, s.v.isVar())
 		}
+		if s := a.fn.sel; s != nil {
+			s.keptTensors(func(t *tensor.Tensor) { f(t, false) })
+			other += s.keptOther()
+		}
 	}
 	if a, ok := n.aux.(*bitMask); ok {
 		other += int64(len(a.bits) * 8)

@@ -1,0 +1,301 @@
+package ad
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// Keep names the ops whose outputs CheckpointSelective keeps: the
+// expensive ones, whose recomputation would cost most of a forward pass.
+type Keep uint8
+
+const (
+	// KeepMatMul keeps the outputs of MatMul and MatMulT.
+	KeepMatMul Keep = 1 << iota
+	// KeepLinear keeps the outputs of Linear (with the pre-activation when
+	// the activation is a GELU, which its VJP reads).
+	KeepLinear
+	// KeepAttention keeps the outputs of ScaledDotProductAttention (with
+	// the rows' log-sum-exps its VJP reads).
+	KeepAttention
+	// KeepExpensive is Korthikanti et al.'s policy: every product and the
+	// attention are kept, the rest (norms, activations, dropout, residual
+	// additions, reshapes) recomputed.
+	KeepExpensive = KeepMatMul | KeepLinear | KeepAttention
+)
+
+// CheckpointSelective is Checkpoint with selective recomputation: the
+// outputs of the ops keep names are kept from the forward pass, and only
+// the other ops of f run again when the backward pass reaches the node.
+// The memory saved for the backward pass is xs plus the kept outputs, where
+// Checkpoint keeps xs alone and no checkpoint keeps what every op's VJP
+// reads (a norm's input, an activation's input and output, the operands of
+// every product); the time added is one forward pass of the cheap ops
+// only, where Checkpoint adds a whole forward pass.
+//
+// The kept ops are matched in the order f calls them: f must call the same
+// ops in the same order every time (as Checkpoint requires it to compute
+// the same values), else the recomputation panics with an *Error wrapping
+// ErrFunc that names the first op that differs. A kept op that the first
+// pass could not keep whole (a Linear with a GELU whose pre-activation it
+// did not need because nothing required a gradient then) is computed
+// again. The gradients are bit for bit those of Checkpoint and of no
+// checkpoint: a kept output is the one the same kernel wrote.
+//
+// Everything Checkpoint supports works here: double backward, forward
+// mode, closed-over Vars, Arena operands. Ops f runs on goroutines of its
+// own are not kept (they run again).
+func CheckpointSelective(f func(xs []*Value) *Value, keep Keep, xs ...*Value) *Value {
+	if keep&^KeepExpensive != 0 {
+		panic(&Error{Op: "checkpoint_selective", Err: ErrArgument, Msg: fmt.Sprintf("unknown Keep bits %#x (use KeepMatMul, KeepLinear, KeepAttention or KeepExpensive)", uint8(keep&^KeepExpensive))})
+	}
+	s := &selective{keep: keep}
+	return checkpointWith("checkpoint_selective", func(in []*Value) *Value { return s.run(f, in) }, xs, s)
+}
+
+// Design note. A selective checkpoint must recognise, while f runs again,
+// the ops it kept the outputs of. Ops know nothing of the checkpoint that
+// calls them, and Go has no goroutine-local storage, so the run in progress
+// is registered under the goroutine that runs f (selRuns), and looked up by
+// the three kept rows only (matmul, linear, attention), only while a
+// selective checkpoint runs somewhere (selActive): no other op, and no op
+// outside such a run, pays anything. The alternative, a context carried by
+// the values f computes from its inputs (as Vmap's levels are), would touch
+// every op and every Value. A kept row's kernel is swapped for one that
+// copies the kept output (and what the VJP reads besides: linear's
+// pre-activation, attention's log-sum-exps) into the buffer the recording
+// path allocated, so allocation, ownership, arenas and saving stay exactly
+// what they are without the checkpoint.
+
+// selective is the state of one selective checkpoint: what it keeps, and
+// the kept outputs in the order f computed them.
+type selective struct {
+	keep     Keep
+	kept     []keptOut
+	recorded bool // the first run finished: the runs after it replay
+	released bool // the node was released: its kept outputs are gone, runs compute
+}
+
+// keptOut is one kept op's output and what its VJP reads besides.
+type keptOut struct {
+	op  string
+	out *tensor.Tensor
+	pre *tensor.Tensor // linear: the pre-activation (GELUs), or nil
+	lse []float64      // attention: the rows' log-sum-exps
+}
+
+// selRun is one run of a selective checkpoint's f on one goroutine.
+type selRun struct {
+	s      *selective
+	next   int  // the next kept op's index
+	replay bool // the outputs are taken from s.kept
+	paused int  // inside forward mode's propagation: its ops are not f's
+	prev   *selRun
+}
+
+// matmulRow is the matmul row, which record compares rules with.
+var matmulRow *rule
+
+func init() { matmulRow = row(opMatMul) } // after rules.go's init sets the table
+
+var (
+	selActive atomic.Int32 // runs in progress, on any goroutine
+	selMu     sync.Mutex
+	selRuns   = map[uint64]*selRun{} // the innermost run of each goroutine
+)
+
+// goid returns the id of the calling goroutine (the number runtime.Stack
+// prints first).
+func goid() uint64 {
+	var buf [40]byte
+	n := runtime.Stack(buf[:], false)
+	var id uint64
+	for _, c := range buf[len("goroutine "):n] {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uint64(c-'0')
+	}
+	return id
+}
+
+// run runs f as one run of s: recording the kept outputs the first time,
+// replaying them after.
+func (s *selective) run(f func([]*Value) *Value, xs []*Value) *Value {
+	if s.released {
+		return f(xs)
+	}
+	id := goid()
+	r := &selRun{s: s, replay: s.recorded}
+	selMu.Lock()
+	r.prev = selRuns[id]
+	selRuns[id] = r
+	selMu.Unlock()
+	selActive.Add(1)
+	defer func() {
+		selMu.Lock()
+		if r.prev == nil {
+			delete(selRuns, id)
+		} else {
+			selRuns[id] = r.prev
+		}
+		selMu.Unlock()
+		selActive.Add(-1)
+	}()
+	y := f(xs)
+	if !r.replay {
+		s.recorded = true
+	} else if r.next != len(s.kept) {
+		panic(&Error{Op: "checkpoint_selective", Err: ErrFunc, Msg: fmt.Sprintf("the recomputed function called %d kept ops where the first pass called %d; a checkpointed function must call the same ops every time", r.next, len(s.kept))})
+	}
+	return y
+}
+
+// keeping returns the selective run in progress on this goroutine when it
+// keeps the ops of k, or nil.
+func keeping(k Keep) *selRun {
+	if selActive.Load() == 0 {
+		return nil
+	}
+	id := goid()
+	selMu.Lock()
+	r := selRuns[id]
+	selMu.Unlock()
+	if r == nil || r.s.keep&k == 0 || r.paused > 0 {
+		return nil
+	}
+	return r
+}
+
+// take returns the kept output of the replay's next op, checking that it is
+// op with the output shape and dtype.
+func (r *selRun) take(op string, d tensor.DType, shape []int) *keptOut {
+	i := r.next
+	r.next++
+	if i >= len(r.s.kept) {
+		panic(&Error{Op: "checkpoint_selective", Err: ErrFunc, Msg: fmt.Sprintf("the recomputed function called more kept ops than the first pass (%d); a checkpointed function must call the same ops every time", len(r.s.kept))})
+	}
+	k := &r.s.kept[i]
+	if k.op != op || k.out.DType() != d || !tensor.EqualShape(k.out.Shape(), shape) {
+		panic(&Error{Op: "checkpoint_selective", Err: ErrFunc, Msg: fmt.Sprintf("kept op %d was %s giving %s%v in the first pass and is %s giving %s%v when recomputed; a checkpointed function must call the same ops every time",
+			i, k.op, k.out.DType(), k.out.Shape(), op, d, shape)})
+	}
+	return k
+}
+
+// store keeps a copy of what the first pass's op wrote.
+func (r *selRun) store(k keptOut) {
+	r.next++
+	r.s.kept = append(r.s.kept, k)
+}
+
+// copyKept writes src into dst as a kernel writes its output.
+func copyKept(dst, src *tensor.Tensor) {
+	resizeTo(dst, src.DType(), src.Shape())
+	dst.CopyFrom(src)
+}
+
+// matmulKernel returns the rule whose forward the recording path runs for a
+// matmul inside the run: r itself outside a selective run.
+func matmulKernel(r *rule) *rule {
+	sr := keeping(KeepMatMul)
+	if sr == nil {
+		return r
+	}
+	k := *r
+	if sr.replay {
+		k.forward = func(dst *tensor.Tensor, at attrs, x, y *tensor.Tensor) {
+			a := at.(*matmulAttrs)
+			shape := tensor.MatMulShape(x.Shape(), y.Shape(), a.transA, a.transB)
+			copyKept(dst, sr.take(r.name, x.DType(), shape).out)
+		}
+	} else {
+		k.forward = func(dst *tensor.Tensor, at attrs, x, y *tensor.Tensor) {
+			r.forward(dst, at, x, y)
+			sr.store(keptOut{op: r.name, out: dst.Clone()})
+		}
+	}
+	return &k
+}
+
+// linearKernelFor returns the kernel the recording path runs for a Linear
+// inside the run: linearKernel itself outside a selective run.
+func linearKernelFor() func(dst, pre, x, w, b *tensor.Tensor, act Activation, shape []int) {
+	sr := keeping(KeepLinear)
+	if sr == nil {
+		return linearKernel
+	}
+	if sr.replay {
+		return func(dst, pre, x, w, b *tensor.Tensor, act Activation, shape []int) {
+			k := sr.take("linear", x.DType(), shape)
+			if pre != nil && k.pre == nil { // the first pass did not need it
+				linearKernel(dst, pre, x, w, b, act, shape)
+				return
+			}
+			copyKept(dst, k.out)
+			if pre != nil {
+				copyKept(pre, k.pre)
+			}
+		}
+	}
+	return func(dst, pre, x, w, b *tensor.Tensor, act Activation, shape []int) {
+		linearKernel(dst, pre, x, w, b, act, shape)
+		k := keptOut{op: "linear", out: dst.Clone()}
+		if pre != nil {
+			k.pre = pre.Clone()
+		}
+		sr.store(k)
+	}
+}
+
+// sdpaForward returns the forward the recording path runs for attention
+// inside the run: the row's own outside a selective run.
+func sdpaForward(r *rule) func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
+	sr := keeping(KeepAttention)
+	if sr == nil {
+		return r.forwardN
+	}
+	if sr.replay {
+		return func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
+			a := at.(*sdpaAttrs)
+			k := sr.take(r.name, xs[0].DType(), a.out)
+			copyKept(dst, k.out)
+			a.lse = fusedGrow(a.lse, len(k.lse))
+			copy(a.lse, k.lse)
+		}
+	}
+	return func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
+		r.forwardN(dst, at, xs)
+		a := at.(*sdpaAttrs)
+		sr.store(keptOut{op: r.name, out: dst.Clone(), lse: append([]float64(nil), a.lse[:a.nb*a.heads*a.t]...)})
+	}
+}
+
+// keptTensors lists the kept outputs (for Stats).
+func (s *selective) keptTensors(f func(*tensor.Tensor)) {
+	for i := range s.kept {
+		k := &s.kept[i]
+		f(k.out)
+		if k.pre != nil {
+			f(k.pre)
+		}
+	}
+}
+
+// keptOther returns the bytes kept besides tensors (the log-sum-exps).
+func (s *selective) keptOther() int64 {
+	var b int64
+	for i := range s.kept {
+		b += int64(8 * len(s.kept[i].lse))
+	}
+	return b
+}
+
+// release drops the kept outputs: the checkpoint's node was released.
+func (s *selective) release() {
+	s.kept, s.released = nil, true
+}
