@@ -212,7 +212,9 @@ func TestCheckpointSelectiveHigher(t *testing.T) {
 	}
 
 	f := func(mode string) func([]*ad.Value) *ad.Value {
-		return func(xs []*ad.Value) *ad.Value { return ad.Sum(ad.Square(selRun(blocks, xs[0], mode, ad.KeepExpensive))) }
+		return func(xs []*ad.Value) *ad.Value {
+			return ad.Sum(ad.Square(selRun(blocks, xs[0], mode, ad.KeepExpensive)))
+		}
 	}
 	vt := randInput(tensor.Float64, 10, 2, 4, 8)
 	y0, jv0, err := ad.JVP(f("plain"), []*tensor.Tensor{xt}, []*tensor.Tensor{vt})
