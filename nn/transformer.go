@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math/rand/v2"
 
 	"github.com/adjointgo/adjoint/ad"
@@ -20,7 +21,33 @@ type TransformerBlock struct {
 	FC    *Linear // DModel → 4·DModel
 	FCOut *Linear // 4·DModel → DModel
 	Act   Activation
+	// Recompute says what the block keeps for the backward pass (see
+	// Recompute); the zero value keeps everything.
+	Recompute Recompute
 }
+
+// Recompute is what a TransformerBlock trades of its activation memory for
+// time: which values the backward pass finds saved and which it computes
+// again.
+type Recompute int
+
+const (
+	// RecomputeNone saves what every op's VJP reads: the most memory, no
+	// extra time.
+	RecomputeNone Recompute = iota
+	// RecomputeSelective runs the block as an ad.CheckpointSelective that
+	// keeps the outputs of the products and the attention (ad.KeepExpensive)
+	// and recomputes the norms, the GELU and the residual additions when the
+	// backward pass reaches the block (Korthikanti et al.'s selective
+	// recomputation). The MLP's GELU then runs as its own op after FC's GEMM
+	// (not fused into it), so that the kept FC output is the pre-activation
+	// alone; the losses differ from RecomputeNone's by that rounding.
+	RecomputeSelective
+	// RecomputeFull runs the block as an ad.Checkpoint: only its input is
+	// saved, and the whole block runs again in the backward pass (one more
+	// forward pass of every block).
+	RecomputeFull
+)
 
 // BlockConfig configures NewTransformerBlock. The zero value means float64,
 // no causal mask, and residual projections drawn like the others, from
@@ -32,6 +59,8 @@ type BlockConfig struct {
 	// projections that write into the residual stream (attention's Out and
 	// FCOut); GPT passes 0.02/√(2·layers).
 	ResidStd float64
+	// Recompute is the block's Recompute.
+	Recompute Recompute
 }
 
 // NewTransformerBlock returns a block over dModel features with heads
@@ -54,18 +83,34 @@ func NewTransformerBlock(dModel, heads int, rng *rand.Rand, c *BlockConfig) *Tra
 		LN2:   NewLayerNorm(dModel, cfg.DType),
 		FC:    normalLinear(dModel, 4*dModel, initStd, cfg.DType, false, rng),
 		FCOut: normalLinear(4*dModel, dModel, rs, cfg.DType, false, rng),
-		Act:   GELU,
+		Act:       GELU,
+		Recompute: cfg.Recompute,
 	}
 }
 
 // Forward applies the block to x ([B T DModel]). The attention is ad's
 // fused ScaledDotProductAttention, the norms its fused LayerNorm, and the
 // MLP's activation, when it is GELU or ReLU, is fused into FC's GEMM
-// (Linear.ForwardAct).
+// (Linear.ForwardAct). Recompute chooses what the backward pass finds
+// saved.
 func (b *TransformerBlock) Forward(x *ad.Value) *ad.Value {
+	switch b.Recompute {
+	case RecomputeNone:
+		return b.forward(x, true)
+	case RecomputeSelective:
+		return ad.CheckpointSelective(func(xs []*ad.Value) *ad.Value { return b.forward(xs[0], false) }, ad.KeepExpensive, x)
+	case RecomputeFull:
+		return ad.Checkpoint(func(xs []*ad.Value) *ad.Value { return b.forward(xs[0], true) }, x)
+	}
+	panic(&Error{Op: "transformer block", Err: ErrConfig, Msg: fmt.Sprintf("unknown Recompute %d (use RecomputeNone, RecomputeSelective or RecomputeFull)", b.Recompute)})
+}
+
+// forward is the block's computation; fuse fuses the MLP's activation into
+// FC's GEMM where it can.
+func (b *TransformerBlock) forward(x *ad.Value, fuse bool) *ad.Value {
 	x = ad.Add(x, b.Attn.Forward(b.LN1.Forward(x)))
 	h := b.LN2.Forward(x)
-	if act, ok := fusedActivation(b.Act); ok {
+	if act, ok := fusedActivation(b.Act); ok && fuse {
 		h = b.FC.ForwardAct(h, act)
 	} else {
 		h = b.Act(b.FC.Forward(h))

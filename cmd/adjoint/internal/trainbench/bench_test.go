@@ -1,18 +1,27 @@
 package trainbench
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/adjointgo/adjoint/nn"
+)
 
 // BenchmarkTrainStep measures one training step (forward, fused
 // cross-entropy, backward, SGD update) of the float32 ReLU MLPs A, B and C
 // of the project's benchmark table (bench/train.sh runs them beside PyTorch
 // through "adjoint bench"), of issue 10's CNN (1×28×28, batch 64) and of its
-// character-level GPT (4 layers, 4 heads, width 128, context 64, batch 12).
+// character-level GPT (4 layers, 4 heads, width 128, context 64, batch 12),
+// the GPT also with selective recomputation (GPT-selective: the products'
+// and the attention's outputs kept, the rest recomputed) and with each block
+// checkpointed whole (GPT-full).
 func BenchmarkTrainStep(b *testing.B) {
 	for _, w := range Workloads {
 		b.Run(w.Name, func(b *testing.B) { benchStep(b, NewStep(w, 1)) })
 	}
 	b.Run("CNN", func(b *testing.B) { benchStep(b, NewCNNStep(1)) })
 	b.Run("GPT", func(b *testing.B) { benchStep(b, NewGPTStep(1)) })
+	b.Run("GPT-selective", func(b *testing.B) { benchStep(b, NewGPTStepRecompute(1, nn.RecomputeSelective)) })
+	b.Run("GPT-full", func(b *testing.B) { benchStep(b, NewGPTStepRecompute(1, nn.RecomputeFull)) })
 }
 
 // benchStep times s.Run after one warm-up step (which allocates the
@@ -34,4 +43,5 @@ func benchStep(b *testing.B, s interface {
 		}
 	}
 	b.ReportMetric(float64(saved)/(1<<20), "saved-MiB")
+	b.ReportMetric(float64(saved), "saved-bytes")
 }

@@ -40,8 +40,14 @@ type GPTStep struct {
 }
 
 // NewGPTStep builds the model and the batch from seed.
-func NewGPTStep(seed uint64) *GPTStep {
-	m := nn.NewGPT(GPTConfig, nn.NewRNG(seed))
+func NewGPTStep(seed uint64) *GPTStep { return NewGPTStepRecompute(seed, nn.RecomputeNone) }
+
+// NewGPTStepRecompute is NewGPTStep with the blocks' Recompute set to r
+// (same weights and batch).
+func NewGPTStepRecompute(seed uint64, rc nn.Recompute) *GPTStep {
+	c := GPTConfig
+	c.Recompute = rc
+	m := nn.NewGPT(c, nn.NewRNG(seed))
 	r := rand.New(rand.NewPCG(seed, 2))
 	s := &GPTStep{Model: m, Opt: optim.NewSGD(nn.Values(m), optim.SGDConfig{LR: 0.01})}
 	for range GPTBatch {
