@@ -49,6 +49,7 @@ func matmul1D(x, y *Value) *Value {
 // indexList reads the entries of idx (a constant of integral values, such
 // as ArgMax returns) as ints.
 func indexList(op string, idx *Value) []int {
+	idx.refuseBatched(op) // the indices are data: one list for every example
 	out := make([]int, idx.t.Len())
 	for i := range out {
 		v := idx.t.AtFlat(i)

@@ -367,6 +367,10 @@ func ArgMin(x *Value, axis int) *Value { return argReduce(x, axis, true) }
 
 func argReduce(x *Value, axis int, min bool) *Value {
 	defer rethrow()
+	if l := x.batch(); l != nil { // inside Vmap: every example's, the axis past the batch
+		a := tensor.NormAxis("argmax", x.Shape(), axis)
+		return batchOf(argReduce(x.bat.phys, a+1, min), l)
+	}
 	return Const(new(tensor.Tensor).ArgReduce(&x.t, axis, min, false))
 }
 

@@ -69,9 +69,14 @@ func rootAwayFromZero(s *Value, p float64) *Value {
 	al := allocFor("norm", s, nil)
 	d := s.DType()
 	zero, one := constant(al, d, 0), constant(al, d, 1)
-	isZero, _ := al.alloc(false)
-	isZero.t.Binary(tensor.Equal, &s.t, &zero.t)
-	al.wrote(isZero, nil, nil)
+	var isZero *Value
+	if s.batch() != nil { // inside Vmap: the comparison of every example
+		isZero = Equal(s, zero)
+	} else {
+		isZero, _ = al.alloc(false)
+		isZero.t.Binary(tensor.Equal, &s.t, &zero.t)
+		al.wrote(isZero, nil, nil)
+	}
 	safe := Where(isZero, one, s)
 	var r *Value
 	if p == 2 {

@@ -393,3 +393,76 @@ func (f *Func) applyBatched(xs []*Value) *Value {
 func exampleOf(phys *Value, k int) *Value {
 	return Reshape(Slice(phys, 0, k, k+1), phys.Shape()[1:]...)
 }
+
+// Batching rules of the rows outside rules.go's table and of the rows
+// whose attributes name axes.
+func init() {
+	tableRef[opClamp].batch = batchUnary
+	tableRef[opCumsum].batch = func(c *batchCtx) *Value {
+		a := c.at.(*cumsumAttrs)
+		return cumsumOp(c.xs[0], a.axis+1, a.reverse)
+	}
+	tableRef[opProd].batch = func(c *batchCtx) *Value {
+		a := c.at.(*reduceAttrs)
+		if len(a.axes) == 0 {
+			return c.xs[0]
+		}
+		if a.keepDims {
+			return ProdKeepDims(c.xs[0], shiftAxes(a.axes)...)
+		}
+		return Prod(c.xs[0], shiftAxes(a.axes)...)
+	}
+	// Dropout inside Vmap drops what the loop would: every example gets
+	// the mask of one example (a function of the seed, the offset and the
+	// index within the example), as JAX's vmap does with an unbatched key.
+	// A batch of examples that should each have a mask of their own is
+	// one tensor given to Dropout outside Vmap.
+	tableRef[opDropout].batch = func(c *batchCtx) *Value {
+		d := c.at.(*dropoutAttrs)
+		x := c.xs[0]
+		ones := tensor.Full(x.DType(), 1, x.Shape()[1:]...)
+		return Mul(x, Const(ones.Dropout(ones, d.p, d.seed, d.offset)))
+	}
+	norm := func(c *batchCtx) *Value {
+		a := c.at.(*normAttrs)
+		var gamma, beta *Value
+		batchedParams := false
+		if a.gamma > 0 {
+			gamma = c.xs[a.gamma]
+			batchedParams = c.bd[a.gamma]
+		}
+		if a.beta > 0 {
+			beta = c.xs[a.beta]
+			batchedParams = batchedParams || c.bd[a.beta]
+		}
+		x := c.materialize(0)
+		if !batchedParams { // the batch is one more leading axis of x
+			return applyNorm(c.r.name, x, gamma, beta, a.eps, a.rms)
+		}
+		// Per-example scale and shift: the normalisation fused, the
+		// affine part as batched ops.
+		r := c.rank(0)
+		y := applyNorm(c.r.name, x, nil, nil, a.eps, a.rms)
+		if gamma != nil {
+			y = Mul(y, c.materializeRank(a.gamma, r))
+		}
+		if beta != nil {
+			y = Add(y, c.materializeRank(a.beta, r))
+		}
+		return y
+	}
+	lnRow.batch, rmsRow.batch = norm, norm
+	// Attention batches by one more leading axis of q, k and v (the op
+	// broadcasts leading axes, but the batch must meet itself, so an
+	// unbatched operand is broadcast).
+	sdpaRow.batch = func(c *batchCtx) *Value {
+		a := c.at.(*sdpaAttrs)
+		heads := 0
+		if a.packed {
+			heads = a.heads
+		}
+		o := AttentionOptions{Causal: a.causal, Scale: a.scale, Heads: heads}
+		r := max(c.rank(0), c.rank(1), c.rank(2))
+		return ScaledDotProductAttention(c.materializeRank(0, r), c.materializeRank(1, r), c.materializeRank(2, r), o)
+	}
+}

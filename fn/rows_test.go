@@ -1,6 +1,7 @@
 package fn_test
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -34,6 +35,12 @@ func checkVmapLoop(t *testing.T, name string, f fn.Func, in []int, xs ...*ad.Val
 		// sum): equal to rounding, not bit for bit.
 		tol = 1e-14
 	}
+	checkVmapLoopTol(t, name, f, in, tol, xs...)
+}
+
+// checkVmapLoopTol is checkVmapLoop to a relative tolerance (0: bit for bit).
+func checkVmapLoopTol(t *testing.T, name string, f fn.Func, in []int, tol float64, xs ...*ad.Value) {
+	t.Helper()
 	var got []*ad.Value
 	if err := ad.Try(func() { got = fn.Vmap(f, in, nil)(xs...) }); err != nil {
 		t.Errorf("%s: %v", name, err)
@@ -138,5 +145,95 @@ func TestVmapRowsMatchLoop(t *testing.T) {
 				t.Errorf("nested vmap [%d %d] = %v, want %v", i, j, got, want)
 			}
 		}
+	}
+}
+
+// TestVmapMoreRowsMatchLoop: the rows whose batching rules shift axes or
+// fold the batch into a fused kernel's leading axes, against the loop.
+func TestVmapMoreRowsMatchLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	un := map[string]func(*ad.Value) *ad.Value{
+		"clamp":     func(x *ad.Value) *ad.Value { return ad.Clamp(x, -0.5, 0.7) },
+		"cumsum":    func(x *ad.Value) *ad.Value { return ad.Cumsum(x, 1) },
+		"cumsum_0":  func(x *ad.Value) *ad.Value { return ad.Cumsum(x, -2) },
+		"prod":      func(x *ad.Value) *ad.Value { return ad.Prod(x, 1) },
+		"prod_all":  func(x *ad.Value) *ad.Value { return ad.Prod(x) },
+		"prod_keep": func(x *ad.Value) *ad.Value { return ad.ProdKeepDims(x, 0) },
+		"dropout":   func(x *ad.Value) *ad.Value { return ad.Dropout(x, 0.3, 7, 11) },
+		"norm2":     func(x *ad.Value) *ad.Value { return ad.Norm(x, 2, 1) },
+		"norm3":     func(x *ad.Value) *ad.Value { return ad.Norm(x, 3) },
+		"norm_inf":  func(x *ad.Value) *ad.Value { return ad.NormKeepDims(x, math.Inf(1), 0) },
+		"layer_norm_plain": func(x *ad.Value) *ad.Value {
+			return ad.LayerNorm(x, nil, nil, 1e-5)
+		},
+		"layer_norm": func(x *ad.Value) *ad.Value {
+			return ad.LayerNorm(x, ad.Const(tensor.Full(tensor.Float64, 1.5, 4)), ad.Const(tensor.Full(tensor.Float64, -0.25, 4)), 1e-5)
+		},
+		"rms_norm": func(x *ad.Value) *ad.Value {
+			return ad.RMSNorm(x, ad.Const(tensor.Full(tensor.Float64, 0.5, 4)), 1e-6)
+		},
+		"attention": func(x *ad.Value) *ad.Value {
+			return ad.ScaledDotProductAttention(x, ad.Tanh(x), ad.Sin(x), ad.AttentionOptions{Causal: true})
+		},
+		"attention_heads": func(x *ad.Value) *ad.Value {
+			return ad.ScaledDotProductAttention(x, x, ad.Exp(x), ad.AttentionOptions{Heads: 2, Scale: 0.3})
+		},
+	}
+	x := randn(rng, 5, 3, 4)
+	zeros := randn(rng, 5, 3, 4) // with zeros, where prod and norm take their special branches
+	for i := range zeros.Tensor().Len() {
+		if i%5 == 0 {
+			zeros.Tensor().SetFlat(i, 0)
+		}
+	}
+	zeroEx := randn(rng, 5, 3, 4) // examples 0 and 3 all zeros, example 1 a zero row
+	for i := range 12 {
+		zeroEx.Tensor().SetFlat(i, 0)
+		zeroEx.Tensor().SetFlat(36+i, 0)
+	}
+	for i := range 4 {
+		zeroEx.Tensor().SetFlat(16+i, 0)
+	}
+	for name, op := range un {
+		f := fn.Of(func(xs ...*ad.Value) *ad.Value { return op(xs[0]) })
+		for _, in := range []*ad.Value{x, zeros, zeroEx} {
+			checkVmapLoop(t, name, f, []int{0}, in)
+			checkVmapLoop(t, "grad "+name, fn.Grad(fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Sum(ad.Square(op(xs[0]))) })), []int{0}, in)
+		}
+	}
+	// Per-example scale and shift of the norms (the parameters batched, as
+	// per-example gradients make them), and attention with one operand of
+	// all examples.
+	g, bt := randn(rng, 5, 4), randn(rng, 5, 4)
+	ln := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.LayerNorm(xs[0], xs[1], xs[2], 1e-5) })
+	checkVmapLoopTol(t, "layer_norm batched params", ln, []int{0, 0, 0}, 1e-15, x, g, bt)
+	checkVmapLoopTol(t, "layer_norm batched gamma", ln, []int{fn.NoBatch, 0, fn.NoBatch}, 1e-15, example(x, 0), g, example(bt, 0))
+	rms := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.RMSNorm(xs[0], xs[1], 1e-6) })
+	checkVmapLoopTol(t, "rms_norm batched gamma", rms, []int{0, 0}, 1e-15, x, g)
+	att := fn.Of(func(xs ...*ad.Value) *ad.Value {
+		return ad.ScaledDotProductAttention(xs[0], xs[1], xs[2], ad.AttentionOptions{})
+	})
+	checkVmapLoop(t, "attention unbatched k", att, []int{0, fn.NoBatch, 0}, x, example(x, 1), zeros)
+	checkVmapLoop(t, "attention unbatched q", att, []int{fn.NoBatch, 0, 0}, example(x, 2), x, zeros)
+	checkVmapLoop(t, "grad attention", fn.Grad(fn.Of(func(xs ...*ad.Value) *ad.Value {
+		return ad.Sum(ad.Square(ad.ScaledDotProductAttention(xs[0], xs[1], xs[2], ad.AttentionOptions{Causal: true})))
+	}), 1), []int{0, fn.NoBatch, 0}, x, example(x, 1), zeros)
+}
+
+// TestVmapArgMaxAndIndices: ArgMax and ArgMin batch (each example's
+// index), and indices that stand for a batch are refused, not read as the
+// first example's.
+func TestVmapArgMaxAndIndices(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	x := randn(rng, 4, 3, 5)
+	for _, axis := range []int{0, 1, -1} {
+		checkVmapLoop(t, "argmax", fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.ArgMax(xs[0], axis) }), []int{0}, x)
+		checkVmapLoop(t, "argmin", fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.ArgMin(xs[0], axis) }), []int{0}, x)
+	}
+	idx := ad.Const(tensor.New(tensor.Float64, 4, 3, 1))
+	gather := fn.Vmap(fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Gather(xs[0], 1, xs[1]) }), []int{0, 0}, nil)
+	err := ad.Try(func() { gather(x, idx) })
+	if !errors.Is(err, ad.ErrBatched) {
+		t.Fatalf("Gather with batched indices: %v, want ErrBatched", err)
 	}
 }
