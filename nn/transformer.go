@@ -78,11 +78,11 @@ func NewTransformerBlock(dModel, heads int, rng *rand.Rand, c *BlockConfig) *Tra
 	}
 	attn := NewMultiHeadAttention(dModel, heads, rng, &AttentionConfig{DType: cfg.DType, Causal: cfg.Causal, OutStd: rs})
 	return &TransformerBlock{
-		LN1:   NewLayerNorm(dModel, cfg.DType),
-		Attn:  attn,
-		LN2:   NewLayerNorm(dModel, cfg.DType),
-		FC:    normalLinear(dModel, 4*dModel, initStd, cfg.DType, false, rng),
-		FCOut: normalLinear(4*dModel, dModel, rs, cfg.DType, false, rng),
+		LN1:       NewLayerNorm(dModel, cfg.DType),
+		Attn:      attn,
+		LN2:       NewLayerNorm(dModel, cfg.DType),
+		FC:        normalLinear(dModel, 4*dModel, initStd, cfg.DType, false, rng),
+		FCOut:     normalLinear(4*dModel, dModel, rs, cfg.DType, false, rng),
 		Act:       GELU,
 		Recompute: cfg.Recompute,
 	}
