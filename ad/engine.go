@@ -164,8 +164,9 @@ func record(r *rule, at attrs, x, y *Value) (*Value, *node) {
 		a = arenaOf(r.name, x, y)
 	}
 	kr := r // the rule whose kernel runs: a selective checkpoint's for a kept matmul
+	var sr *selRun
 	if r == matmulRow {
-		kr = matmulKernel(r)
+		kr, sr = matmulKernel(r, a == nil)
 	}
 	if a != nil {
 		out, n = a.alloc(req)
@@ -183,6 +184,7 @@ func record(r *rule, at attrs, x, y *Value) (*Value, *node) {
 		kr.forward(&out.t, at, &x.t, yt)
 	}
 	out.wrote(r, x)
+	sr.settle(out)
 	if !req {
 		return out, nil
 	}
@@ -266,8 +268,11 @@ func applyN(r *rule, at attrs, xs []*Value) *Value {
 	for _, x := range xs {
 		ts = append(ts, &x.t)
 	}
+	var sr *selRun
 	if r == &sdpaRow {
-		sdpaForward(r)(&out.t, at, ts)
+		var fwd func(*tensor.Tensor, attrs, []*tensor.Tensor)
+		fwd, sr = sdpaForward(r, out.slot == nil)
+		fwd(&out.t, at, ts)
 	} else {
 		r.forwardN(&out.t, at, ts)
 	}
@@ -277,6 +282,7 @@ func applyN(r *rule, at attrs, xs []*Value) *Value {
 	}
 	al.wrote(out, nil, nil)
 	out.fresh = true
+	sr.settle(out)
 	if req {
 		n.rule, n.at, n.nin = r, at, manyEdges
 		for _, x := range xs {

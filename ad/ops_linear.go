@@ -154,7 +154,7 @@ func applyLinear(at *linearAttrs, x, w, b *Value) *Value {
 	out, n := al.alloc(req)
 	// The GELUs keep the pre-activation when the VJP will read it.
 	var pre *Value
-	kernel := linearKernelFor() // a selective checkpoint's for a kept Linear
+	kernel, sr := linearKernelFor(out.slot == nil) // a selective checkpoint's for a kept Linear
 	if req && (at.act == ActGELU || at.act == ActGELUTanh) {
 		pre, _ = al.alloc(false)
 		kernel(&out.t, &pre.t, &x.t, &w.t, bt, at.act, shape)
@@ -164,6 +164,7 @@ func applyLinear(at *linearAttrs, x, w, b *Value) *Value {
 	}
 	al.wrote(out, &x.t, &w.t)
 	out.fresh = true
+	sr.settle(out)
 	if req {
 		n.rule, n.at, n.nin, n.pooled = &linearRule, at, manyEdges, out.slot != nil
 		at.addEdge(edgeTo(x))

@@ -94,6 +94,7 @@ type selRun struct {
 	next   int  // the next kept op's index
 	replay bool // the outputs are taken from s.kept
 	paused int  // inside forward mode's propagation: its ops are not f's
+	shared bool // the last kept kernel made its output a view of kept storage (see settle)
 	prev   *selRun
 }
 
@@ -187,47 +188,68 @@ func (r *selRun) take(op string, d tensor.DType, shape []int) *keptOut {
 	return k
 }
 
-// store keeps a copy of what the first pass's op wrote.
+// store keeps what the first pass's op wrote: a copy, or on the heap (own)
+// the storage itself, which nothing else holds once f's recording is
+// dropped.
 func (r *selRun) store(k keptOut) {
 	r.next++
 	r.s.kept = append(r.s.kept, k)
 }
 
-// copyKept writes src into dst as a kernel writes its output.
-func copyKept(dst, src *tensor.Tensor) {
+// keepOf returns what the kept record holds of t: t's storage (own) or a
+// copy.
+func keepOf(t *tensor.Tensor, own bool) *tensor.Tensor {
+	if own && !t.IsView() {
+		return t.View()
+	}
+	return t.Clone()
+}
+
+// writeKept writes the kept src into dst as a kernel writes its output: a
+// copy into an arena's buffer, a view of src on the heap (own). It reports
+// whether dst is the view: its value is then not fresh storage (the sweep
+// must not take it as a buffer of its own).
+func writeKept(dst, src *tensor.Tensor, own bool) (shared bool) {
+	if own {
+		*dst = *src.View()
+		return true
+	}
 	resizeTo(dst, src.DType(), src.Shape())
 	dst.CopyFrom(src)
+	return false
 }
 
 // matmulKernel returns the rule whose forward the recording path runs for a
-// matmul inside the run: r itself outside a selective run.
-func matmulKernel(r *rule) *rule {
+// matmul inside the run (r itself outside a selective run), and the run;
+// heap says the output's storage is the heap's (not an arena's).
+func matmulKernel(r *rule, heap bool) (*rule, *selRun) {
 	sr := keeping(KeepMatMul)
 	if sr == nil {
-		return r
+		return r, nil
 	}
 	k := *r
 	if sr.replay {
 		k.forward = func(dst *tensor.Tensor, at attrs, x, y *tensor.Tensor) {
 			a := at.(*matmulAttrs)
 			shape := tensor.MatMulShape(x.Shape(), y.Shape(), a.transA, a.transB)
-			copyKept(dst, sr.take(r.name, x.DType(), shape).out)
+			sr.shared = writeKept(dst, sr.take(r.name, x.DType(), shape).out, heap)
 		}
 	} else {
 		k.forward = func(dst *tensor.Tensor, at attrs, x, y *tensor.Tensor) {
 			r.forward(dst, at, x, y)
-			sr.store(keptOut{op: r.name, out: dst.Clone()})
+			sr.store(keptOut{op: r.name, out: keepOf(dst, heap)})
 		}
 	}
-	return &k
+	return &k, sr
 }
 
 // linearKernelFor returns the kernel the recording path runs for a Linear
-// inside the run: linearKernel itself outside a selective run.
-func linearKernelFor() func(dst, pre, x, w, b *tensor.Tensor, act Activation, shape []int) {
+// inside the run (linearKernel itself outside a selective run), and the
+// run.
+func linearKernelFor(heap bool) (func(dst, pre, x, w, b *tensor.Tensor, act Activation, shape []int), *selRun) {
 	sr := keeping(KeepLinear)
 	if sr == nil {
-		return linearKernel
+		return linearKernel, nil
 	}
 	if sr.replay {
 		return func(dst, pre, x, w, b *tensor.Tensor, act Activation, shape []int) {
@@ -236,42 +258,51 @@ func linearKernelFor() func(dst, pre, x, w, b *tensor.Tensor, act Activation, sh
 				linearKernel(dst, pre, x, w, b, act, shape)
 				return
 			}
-			copyKept(dst, k.out)
+			sr.shared = writeKept(dst, k.out, heap)
 			if pre != nil {
-				copyKept(pre, k.pre)
+				writeKept(pre, k.pre, heap)
 			}
-		}
+		}, sr
 	}
 	return func(dst, pre, x, w, b *tensor.Tensor, act Activation, shape []int) {
 		linearKernel(dst, pre, x, w, b, act, shape)
-		k := keptOut{op: "linear", out: dst.Clone()}
+		k := keptOut{op: "linear", out: keepOf(dst, heap)}
 		if pre != nil {
-			k.pre = pre.Clone()
+			k.pre = keepOf(pre, heap)
 		}
 		sr.store(k)
-	}
+	}, sr
 }
 
 // sdpaForward returns the forward the recording path runs for attention
-// inside the run: the row's own outside a selective run.
-func sdpaForward(r *rule) func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
+// inside the run (the row's own outside a selective run), and the run.
+func sdpaForward(r *rule, heap bool) (func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor), *selRun) {
 	sr := keeping(KeepAttention)
 	if sr == nil {
-		return r.forwardN
+		return r.forwardN, nil
 	}
 	if sr.replay {
 		return func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
 			a := at.(*sdpaAttrs)
 			k := sr.take(r.name, xs[0].DType(), a.out)
-			copyKept(dst, k.out)
+			sr.shared = writeKept(dst, k.out, heap)
 			a.lse = fusedGrow(a.lse, len(k.lse))
 			copy(a.lse, k.lse)
-		}
+		}, sr
 	}
 	return func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
 		r.forwardN(dst, at, xs)
 		a := at.(*sdpaAttrs)
-		sr.store(keptOut{op: r.name, out: dst.Clone(), lse: append([]float64(nil), a.lse[:a.nb*a.heads*a.t]...)})
+		sr.store(keptOut{op: r.name, out: keepOf(dst, heap), lse: append([]float64(nil), a.lse[:a.nb*a.heads*a.t]...)})
+	}, sr
+}
+
+// settle marks out, which a kept kernel wrote, as a view of kept storage
+// when it is one (not fresh: the sweep never writes into it).
+func (r *selRun) settle(out *Value) {
+	if r != nil && r.shared {
+		out.fresh = false
+		r.shared = false
 	}
 }
 
