@@ -121,6 +121,12 @@ type Options struct {
 	// the output was computed from a value marked by DetectAnomaly, whose
 	// nodes also record their call sites for the error.
 	DetectAnomaly bool
+
+	// perExample: the sweep gives the Linear rows that a batching rule of
+	// this level recorded with a batch of inputs and one layer (the layer's
+	// operands unbatched) the layer's gradients per example, as values of
+	// the level (see GradPerExample).
+	perExample *batchLevel
 }
 
 // apply runs a unary or binary rule forward, records it when an operand
@@ -355,7 +361,8 @@ type vjpCtx struct {
 	n      *node
 	need   []bool
 	create bool
-	buf    [2]*Value // cotangents of unary and binary rules
+	perEx  *batchLevel // per-example gradients of this level's unbatched operands (see GradPerExample)
+	buf    [2]*Value   // cotangents of unary and binary rules
 	many   []*Value  // cotangents of variadic rules, reused
 	fin    []*Value  // cotangents after undoing broadcasting, reused per node
 	twins  []Value   // slab of detached twins of saved values
@@ -712,6 +719,7 @@ func (s *sweeper) begin(y *Value, targets, result []*Value, o Options) error {
 	s.grads = append(s.grads[:0], make([]*Value, len(s.nodes))...)
 	s.ready = s.ready[:0] // the sweep starts from y.n, held apart (see sweepExcl)
 	s.ctx.create = o.CreateGraph
+	s.ctx.perEx = o.perExample
 	s.ctx.al = allocFor("backward", y, nil)
 	return nil
 }
@@ -1112,7 +1120,7 @@ func addGrad(acc, g *Value, create bool) *Value {
 	if acc == nil {
 		return g
 	}
-	if create || acc.tan != nil || g.tan != nil {
+	if create || acc.tan != nil || g.tan != nil || acc.bat != nil || g.bat != nil { // per-example gradients are batched values
 		return Add(acc, g)
 	}
 	if acc.owned && tensor.EqualShape(acc.t.Shape(), g.t.Shape()) {

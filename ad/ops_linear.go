@@ -58,6 +58,11 @@ type linearAttrs struct {
 	b     *Value // the bias, or nil
 	edges []edge
 	own   []int // the output shape (kept across an arena's steps, never written once set)
+	// perEx is the batching level whose rule recorded the row with a batch
+	// of inputs (x's leading axis) against one layer (w and b unbatched):
+	// a per-example sweep of that level gives w's and b's gradients per
+	// example (see GradPerExample).
+	perEx *batchLevel
 }
 
 func (a *linearAttrs) reset() {
@@ -264,6 +269,14 @@ func (c *vjpCtx) linearVJP(g *Value) []*Value {
 		c.linearVJPOps(g, at, gs)
 		return gs
 	}
+	if l := at.perEx; l != nil && l == c.perEx {
+		if g.DType() == tensor.Float32 {
+			linearPerExample[float32](c, g, at, gs, l, gemm.SgemmEp)
+		} else {
+			linearPerExample[float64](c, g, at, gs, l, gemm.DgemmEp)
+		}
+		return gs
+	}
 	need := c.need
 	xs, ws := c.inShape(0), c.inShape(1)
 	out, in := ws[0], ws[1]
@@ -333,6 +346,83 @@ func (c *vjpCtx) linearVJP(g *Value) []*Value {
 		release(tmp)
 	}
 	return gs
+}
+
+// linearPerExample is linearVJP in a per-example sweep of l (see
+// GradPerExample): the rows of example k are the k-th block of x's rows,
+// and each example's weight and bias gradients are computed from its rows
+// alone, by the kernels and in the order a sweep of that example alone
+// uses (so they have its bits), as values of l.
+func linearPerExample[T float32 | float64](c *vjpCtx, g *Value, at *linearAttrs, gs []*Value, l *batchLevel,
+	gemmEp func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, ep *gemm.Epilogue[T])) {
+	need := c.need
+	xs, ws := c.inShape(0), c.inShape(1)
+	out, in := ws[0], ws[1]
+	m := tensor.Size(xs) / max(in, 1)
+	if in == 0 {
+		m = g.t.Len() / max(out, 1)
+	}
+	nb := l.size
+	r := m / nb // rows per example
+	d := g.DType()
+	slice := func(v *tensor.Tensor) []T {
+		if d == tensor.Float32 {
+			return any(v.Float32s()).([]T)
+		}
+		return any(v.Float64s()).([]T)
+	}
+	var db *Value
+	var dbs []T
+	if len(need) > 2 && need[2] {
+		db = c.fresh(d, []int{nb, out})
+		dbs = slice(&db.t)
+	}
+	gv := slice(&g.t)
+	gp := gv
+	var tmp *Value
+	if at.act != ActIdentity {
+		tmp = c.fresh(d, g.t.Shape())
+		gp = slice(&tmp.t)
+		sv := slice(&c.n.sv[2].v.t)
+		for k := range nb {
+			var sum []T
+			if dbs != nil {
+				sum = dbs[k*out : (k+1)*out]
+			}
+			lo, hi := k*r*out, (k+1)*r*out
+			actBackward(gp[lo:hi], gv[lo:hi], sv[lo:hi], r, out, at.act, sum)
+		}
+	}
+	sumInDW := db != nil && at.act == ActIdentity && need[1] && r > 0 && in > 0
+	if db != nil && at.act == ActIdentity && !sumInDW {
+		for k := range nb {
+			gemm.ColSums(dbs[k*out:(k+1)*out], gv[k*r*out:(k+1)*r*out], r, out)
+		}
+	}
+	if need[0] { // dX = g′·W over all the rows at once
+		dx := c.fresh(d, xs)
+		gemmEp(false, false, m, in, out, 1, gp, max(out, 1), slice(&c.n.sv[1].v.t), max(in, 1), 0, slice(&dx.t), max(in, 1), nil)
+		gs[0] = dx
+	}
+	if need[1] { // dW_k = g′_kᵀ·X_k, with the bias gradient summed while g′_k is packed
+		dw := c.fresh(d, []int{nb, out, in})
+		x, dws := slice(&c.n.sv[0].v.t), slice(&dw.t)
+		for k := range nb {
+			var ep gemm.Epilogue[T]
+			if sumInDW {
+				ep.SumA = dbs[k*out : (k+1)*out]
+			}
+			gemmEp(true, false, out, in, r, 1, gp[k*r*out:], max(out, 1), x[k*r*in:], max(in, 1), 0, dws[k*out*in:], max(in, 1), &ep)
+		}
+		gs[1] = batchOf(dw, l)
+	}
+	if db != nil {
+		gs[2] = batchOf(db, l)
+	}
+	if tmp != nil {
+		tmp.owned = true
+		release(tmp)
+	}
 }
 
 // carriesTangents reports whether a value the VJP reads carries a
@@ -440,6 +530,20 @@ func (c *vjpCtx) linearVJPOps(g *Value, at *linearAttrs, gs []*Value) {
 	}
 	if c.need[0] {
 		gs[0] = Reshape(MatMulT(g2, w, false, false), xs...)
+	}
+	if l := at.perEx; l != nil && l == c.perEx {
+		// Per example: the rows of example k are x's k-th block along its
+		// batch axis; each example's gradients are its rows' alone, as
+		// values of the level.
+		b := l.size
+		g3 := Reshape(g2, b, m/max(b, 1), out)
+		if c.need[1] {
+			gs[1] = batchOf(MatMulT(g3, Reshape(x, b, m/max(b, 1), in), true, false), l)
+		}
+		if len(c.need) > 2 && c.need[2] {
+			gs[2] = batchOf(Sum(g3, 1), l)
+		}
+		return
 	}
 	if c.need[1] {
 		gs[1] = MatMulT(g2, Reshape(x, m, in), true, false)

@@ -183,3 +183,70 @@ func ClosesOver(y *Value, targets []*Value) bool {
 	}
 	return false
 }
+
+// PerExample reports whether a per-example sweep of l (GradPerExample) can
+// give the gradients of ys with respect to the targets of want apart for
+// each example: every use of such a target in the graph behind ys is as
+// the weight or the bias of a Linear that l's batching rule recorded with a
+// batch of inputs against the one layer. Then the forward pass ran the
+// layer as one GEMM over the whole batch, and the sweep writes each
+// example's gradient x_kᵀ·g_k without a copy of the layer per example.
+func PerExample(ys, targets []*Value, want []bool, l *BatchLevel) bool {
+	leaf := map[*Value]bool{}
+	nodes := map[*node]bool{}
+	for i, t := range targets {
+		if !want[i] {
+			continue
+		}
+		if t.n != nil {
+			nodes[t.n] = true
+		} else if t.isVar() {
+			leaf[t.leaf()] = true
+		} else {
+			return false
+		}
+	}
+	seen := map[*node]bool{}
+	var stack []*node
+	for _, y := range ys {
+		if y.n == nil {
+			continue
+		}
+		if nodes[y.n] { // a target is itself an output
+			return false
+		}
+		if !seen[y.n] {
+			seen[y.n] = true
+			stack = append(stack, y.n)
+		}
+	}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		es := n.ins()
+		for j := range es {
+			e := &es[j]
+			if (e.n != nil && nodes[e.n]) || (e.leaf != nil && leaf[e.leaf]) {
+				a, ok := n.at.(*linearAttrs)
+				if !ok || n.rule != &linearRule || a.perEx != l.l || j == 0 {
+					return false
+				}
+			}
+			if e.n != nil && !seen[e.n] && !nodes[e.n] {
+				seen[e.n] = true
+				stack = append(stack, e.n)
+			}
+		}
+	}
+	return true
+}
+
+// GradPerExample is GradOpts inside the Vmap of l for targets some of which
+// do not stand for a batch (a model's parameters) while y does (each
+// example's loss): the Linear rows that PerExample accepts give those
+// targets' gradients per example, as values of l. Check PerExample first:
+// any other use of such a target would be summed over the examples.
+func GradPerExample(y *Value, targets []*Value, o Options, l *BatchLevel) ([]*Value, error) {
+	o.perExample = l.l
+	return GradOpts(y, targets, o)
+}

@@ -347,7 +347,11 @@ func batchedLinear(act Activation, x, w, b *Value) *Value {
 	l := topBatch(x, w, b)
 	if w.batch() != l {
 		if b == nil || b.batch() != l {
-			return batchOf(Linear(x.bat.phys, w, b, act), l)
+			y := Linear(x.bat.phys, w, b, act)
+			if y.n != nil { // a per-example sweep of l can separate the layer's gradients
+				y.n.at.(*linearAttrs).perEx = l
+			}
+			return batchOf(y, l)
 		}
 	}
 	y := MatMulT(x, w, false, true)

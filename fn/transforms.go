@@ -13,8 +13,10 @@ type prepared struct {
 	ys      []*ad.Value
 	idx     []int
 	targets []*ad.Value // physical, one per idx
-	ls      levels      // the targets' levels
-	create  bool        // record the sweep (an enclosing computation differentiates it)
+	ls      levels      // the inputs' levels
+	tls     []levels    // the levels each target carries (ls, or none for a per-example target)
+	pe      *ad.BatchLevel
+	create  bool // record the sweep (an enclosing computation differentiates it)
 }
 
 // prepare runs f with targets for the inputs idx. Inside Vmap the targets
@@ -23,7 +25,15 @@ type prepared struct {
 // example's gradient apart; when an output depends on a batching level no
 // input has (a batched value f closes over), f runs again with that level
 // added.
-func prepare(op string, f Func, xs []*ad.Value, idx []int) *prepared {
+//
+// perEx allows the exception that makes per-example gradients cheap: inside
+// one Vmap, inputs that do not stand for a batch (a model's parameters) are
+// not broadcast when their only uses are as the layers of Linears applied
+// to a batch of inputs (ad.PerExample). Their targets stay one layer, the
+// forward pass one GEMM per layer for the whole batch, and the sweep
+// (ad.GradPerExample) writes each example's gradient directly. Any other
+// use makes f run again the general way.
+func prepare(op string, f Func, xs []*ad.Value, idx []int, perEx bool) *prepared {
 	checkInputs(op, xs)
 	var ls levels
 	for _, x := range xs {
@@ -33,27 +43,51 @@ func prepare(op string, f Func, xs []*ad.Value, idx []int) *prepared {
 		p := &prepared{idx: idx, ls: ls}
 		in := slices.Clone(xs)
 		p.targets = make([]*ad.Value, len(idx))
-		outer := false
+		p.tls = make([]levels, len(idx))
+		want := make([]bool, len(idx))
+		outer, some := false, false
 		for j, i := range idx {
+			if perEx && len(ls) == 1 && len(levelsOf(xs[i])) == 0 {
+				p.pe, want[j], some = ls[0], true, true
+				outer = outer || xs[i].RequiresGrad()
+				p.targets[j] = ad.Target(xs[i])
+				in[i] = p.targets[j]
+				continue
+			}
 			b, _ := decompose(align(xs[i], ls))
 			outer = outer || b.RequiresGrad()
 			p.targets[j] = ad.Target(b)
+			p.tls[j] = ls
 			in[i] = compose(p.targets[j], ls)
+		}
+		if !some {
+			p.pe = nil
 		}
 		p.ys = run(op, f, in)
 		grow := ls
 		for _, y := range p.ys {
 			grow = union(grow, levelsOf(y))
 		}
-		if len(grow) == len(ls) {
-			p.create = outer
-			for _, y := range p.ys {
-				yb, _ := decompose(y)
-				p.create = p.create || ad.ClosesOver(yb, p.targets)
-			}
-			return p
+		if len(grow) != len(ls) {
+			ls = grow
+			continue
 		}
-		ls = grow
+		if p.pe != nil {
+			phys := make([]*ad.Value, len(p.ys))
+			for k, y := range p.ys {
+				phys[k], _ = decompose(y)
+			}
+			if !ad.PerExample(phys, p.targets, want, p.pe) {
+				perEx = false // another use of a layer: broadcast it
+				continue
+			}
+		}
+		p.create = outer
+		for _, y := range p.ys {
+			yb, _ := decompose(y)
+			p.create = p.create || ad.ClosesOver(yb, p.targets)
+		}
+		return p
 	}
 }
 
@@ -79,13 +113,19 @@ func (p *prepared) sweep(op string, cts []*ad.Value, retain bool) []*ad.Value {
 		}
 		seed, _ := split(align(ct, union(ly, lc)), keep)
 		o := ad.Options{Seed: seed, RetainGraph: retain, CreateGraph: p.create || len(keep) > 0}
-		g, err := ad.GradOpts(yb, p.targets, o)
+		var g []*ad.Value
+		var err error
+		if p.pe != nil {
+			g, err = ad.GradPerExample(yb, p.targets, o, p.pe)
+		} else {
+			g, err = ad.GradOpts(yb, p.targets, o)
+		}
 		if err != nil {
 			panic(&ad.Error{Op: op, Err: err})
 		}
 		for j := range g {
 			b, lg := decompose(g[j])
-			v := normalize(b, append(lg, p.ls...))
+			v := normalize(b, append(lg, p.tls[j]...))
 			if gs[j] == nil {
 				gs[j] = v
 			} else {
@@ -95,7 +135,7 @@ func (p *prepared) sweep(op string, cts []*ad.Value, retain bool) []*ad.Value {
 	}
 	for j := range p.idx {
 		if gs[j] == nil {
-			gs[j] = compose(zeros(p.targets[j].DType(), p.targets[j].Shape()), p.ls)
+			gs[j] = compose(zeros(p.targets[j].DType(), p.targets[j].Shape()), p.tls[j])
 		}
 	}
 	return gs
@@ -123,7 +163,7 @@ func ValueAndGrad(f Func, wrt ...int) Func {
 
 func valueAndGrad(op string, f Func, wrt []int, xs []*ad.Value) (ys, gs []*ad.Value) {
 	idx := argnums(op, wrt, len(xs))
-	p := prepare(op, f, xs, idx)
+	p := prepare(op, f, xs, idx, true)
 	y := p.ys[0]
 	if size(y.Shape()) != 1 {
 		fail(op, ad.ErrNonScalar, "the function's first output has shape %v; a gradient needs one element (use VJP or JacRev)", y.Shape())
@@ -138,7 +178,7 @@ func valueAndGrad(op string, f Func, wrt []int, xs []*ad.Value) (ys, gs []*ad.Va
 // products, one per input. The pullback may be called any number of
 // times, and under Vmap (a batch of cotangents: JacRev).
 func VJP(f Func, xs ...*ad.Value) (ys []*ad.Value, pullback func(cts ...*ad.Value) []*ad.Value) {
-	p := prepare("vjp", f, xs, argnums("vjp", nil, len(xs)))
+	p := prepare("vjp", f, xs, argnums("vjp", nil, len(xs)), false)
 	return p.ys, func(cts ...*ad.Value) []*ad.Value {
 		if len(cts) != len(p.ys) {
 			fail("vjp", ad.ErrArgument, "%d cotangents for %d outputs", len(cts), len(p.ys))
@@ -201,7 +241,7 @@ func HVP(f Func, xs, vs []*ad.Value) []*ad.Value {
 func JacRev(f Func, wrt ...int) Func {
 	return func(xs ...*ad.Value) []*ad.Value {
 		idx := argnums("jacrev", wrt, len(xs))
-		p := prepare("jacrev", f, xs, idx)
+		p := prepare("jacrev", f, xs, idx, false)
 		var out []*ad.Value
 		for k, y := range p.ys {
 			o := y.Shape()

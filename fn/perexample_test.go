@@ -1,0 +1,154 @@
+package fn_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/fn"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// Per-example gradients (Vmap of Grad with the parameters unbatched): the
+// Linears of a batch of inputs against one layer give each example's layer
+// gradient straight from the sweep (ad.GradPerExample); every other use of
+// a parameter makes the transform broadcast it. Both must equal the loop of
+// single-example gradients.
+
+func randDT(rng *rand.Rand, dt tensor.DType, scale float64, shape ...int) *ad.Value {
+	t := tensor.New(dt, shape...)
+	for i := range t.Len() {
+		t.SetFlat(i, scale*rng.NormFloat64())
+	}
+	return ad.Const(t)
+}
+
+// checkPerExample compares Vmap(Grad(loss, params...)) with the loop to
+// the relative tolerance tol.
+func checkPerExample(t *testing.T, name string, loss fn.Func, params []*ad.Value, data []*ad.Value, tol float64) {
+	t.Helper()
+	np := len(params)
+	wrt := make([]int, np)
+	in := make([]int, np+len(data))
+	for i := range wrt {
+		wrt[i] = i
+		in[i] = fn.NoBatch
+	}
+	var got []*ad.Value
+	if err := ad.Try(func() {
+		got = fn.Vmap(fn.Grad(loss, wrt...), in, nil)(append(append([]*ad.Value{}, params...), data...)...)
+	}); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	b := data[0].Shape()[0]
+	for k := range b {
+		ex := append([]*ad.Value{}, params...)
+		for _, d := range data {
+			ex = append(ex, example(d, k))
+		}
+		want := fn.Grad(loss, wrt...)(ex...)
+		for i := range want {
+			g, w := example(got[i], k).Data(), want[i].Data()
+			for e := range w {
+				if d := math.Abs(g[e] - w[e]); d > tol*math.Max(1, math.Abs(w[e])) {
+					t.Fatalf("%s: parameter %d example %d element %d: vmap %v, loop %v", name, i, k, e, g[e], w[e])
+				}
+			}
+		}
+	}
+}
+
+func TestPerExampleGradients(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
+		for _, act := range []ad.Activation{ad.ActIdentity, ad.ActReLU, ad.ActGELU} {
+			for _, rows := range []int{0, 3} { // one row per example, or three (a sequence)
+				w1, b1 := randDT(rng, dt, 0.5, 6, 5), randDT(rng, dt, 0.5, 6)
+				w2 := randDT(rng, dt, 0.5, 3, 6)
+				shape := []int{7, 5}
+				if rows > 0 {
+					shape = []int{7, rows, 5}
+				}
+				x := randDT(rng, dt, 1, shape...)
+				mlp := fn.Of(func(p ...*ad.Value) *ad.Value {
+					h := ad.Linear(p[3], p[0], p[1], act)
+					return ad.Sum(ad.Square(ad.Linear(h, p[2], nil, ad.ActIdentity)))
+				})
+				name := dt.String() + " " + act.String()
+				// To rounding, not bit for bit: the batch's products run as
+				// one GEMM each, the loop's as matrix-vector products, which
+				// sum in another order.
+				tol := 1e-13
+				if dt == tensor.Float32 {
+					tol = 1e-5
+				}
+				checkPerExample(t, name, mlp, []*ad.Value{w1, b1, w2}, []*ad.Value{x}, tol)
+
+				// Weight tying: one layer used twice, its two per-example
+				// contributions added.
+				tied := fn.Of(func(p ...*ad.Value) *ad.Value {
+					h := ad.Linear(p[1], p[0], nil, act)
+					return ad.Sum(ad.Tanh(ad.Linear(ad.Slice(h, -1, 0, 5), p[0], nil, ad.ActIdentity)))
+				})
+				checkPerExample(t, name+" tied", tied, []*ad.Value{w1}, []*ad.Value{x}, tol)
+
+				// Another use of a layer (weight decay): the general way,
+				// broadcasting the layer.
+				decay := fn.Of(func(p ...*ad.Value) *ad.Value {
+					h := ad.Linear(p[2], p[0], p[1], act)
+					return ad.Add(ad.Sum(ad.Square(h)), ad.MulScalar(ad.Sum(ad.Square(p[0])), 0.01))
+				})
+				checkPerExample(t, name+" decay", decay, []*ad.Value{w1, b1}, []*ad.Value{x}, tol)
+			}
+		}
+	}
+}
+
+// TestPerExampleHigherOrder: per-example gradients differentiated again —
+// their JVP along the parameters (forward over the per-example reverse) and
+// the gradient of their sum of squares (a gradient-norm penalty) — equal
+// the loop's.
+func TestPerExampleHigherOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	w, b := randDT(rng, tensor.Float64, 0.5, 4, 3), randDT(rng, tensor.Float64, 0.5, 4)
+	x := randDT(rng, tensor.Float64, 1, 5, 3)
+	loss := fn.Of(func(p ...*ad.Value) *ad.Value {
+		return ad.Sum(ad.Tanh(ad.Linear(p[2], p[0], p[1], ad.ActGELU)))
+	})
+	nb := fn.NoBatch
+	pg := fn.Vmap(fn.Grad(loss, 0, 1), []int{nb, nb, 0}, nil)
+	tw, tb := randDT(rng, tensor.Float64, 1, 4, 3), randDT(rng, tensor.Float64, 1, 4)
+	_, tan := fn.JVP(pg, []*ad.Value{w, b, x}, []*ad.Value{tw, tb, nil})
+	penalty := fn.Grad(fn.Of(func(p ...*ad.Value) *ad.Value {
+		gs := pg(p...)
+		return ad.Add(ad.Sum(ad.Square(gs[0])), ad.Sum(ad.Square(gs[1])))
+	}), 0, 1)
+	pen := penalty(w, b, x)
+	var penW, penB *ad.Value
+	for k := range 5 {
+		xk := example(x, k)
+		_, tk := fn.JVP(fn.Grad(loss, 0, 1), []*ad.Value{w, b, xk}, []*ad.Value{tw, tb, nil})
+		for i := range tk {
+			g, want := example(tan[i], k).Data(), tk[i].Data()
+			for e := range want {
+				near(t, "jvp of per-example grad", g[e], want[e])
+			}
+		}
+		pk := fn.Grad(fn.Of(func(p ...*ad.Value) *ad.Value {
+			gs := fn.Grad(loss, 0, 1)(p...)
+			return ad.Add(ad.Sum(ad.Square(gs[0])), ad.Sum(ad.Square(gs[1])))
+		}), 0, 1)(w, b, xk)
+		if penW == nil {
+			penW, penB = pk[0], pk[1]
+		} else {
+			penW, penB = ad.Add(penW, pk[0]), ad.Add(penB, pk[1])
+		}
+	}
+	for i, want := range []*ad.Value{penW, penB} {
+		g, wd := pen[i].Data(), want.Data()
+		for e := range wd {
+			near(t, "gradient of the per-example gradients' norm", g[e], wd[e])
+		}
+	}
+}
