@@ -363,10 +363,10 @@ type vjpCtx struct {
 	create bool
 	perEx  *batchLevel // per-example gradients of this level's unbatched operands (see GradPerExample)
 	buf    [2]*Value   // cotangents of unary and binary rules
-	many   []*Value  // cotangents of variadic rules, reused
-	fin    []*Value  // cotangents after undoing broadcasting, reused per node
-	twins  []Value   // slab of detached twins of saved values
-	al     allocator // the allocator of the swept output
+	many   []*Value    // cotangents of variadic rules, reused
+	fin    []*Value    // cotangents after undoing broadcasting, reused per node
+	twins  []Value     // slab of detached twins of saved values
+	al     allocator   // the allocator of the swept output
 }
 
 // in returns saved operand i and out the saved output.
