@@ -3,6 +3,7 @@ package trainbench
 import (
 	"testing"
 
+	"github.com/adjointgo/adjoint/ad"
 	"github.com/adjointgo/adjoint/nn"
 )
 
@@ -12,7 +13,8 @@ import (
 // through "adjoint bench"), of issue 10's CNN (1×28×28, batch 64) and of its
 // character-level GPT (4 layers, 4 heads, width 128, context 64, batch 12),
 // the GPT also with selective recomputation (GPT-selective: the products'
-// and the attention's outputs kept, the rest recomputed) and with each block
+// and the attention's outputs kept, the rest recomputed), keeping the
+// attention's outputs only (GPT-selective-attention) and with each block
 // checkpointed whole (GPT-full).
 func BenchmarkTrainStep(b *testing.B) {
 	for _, w := range Workloads {
@@ -21,6 +23,13 @@ func BenchmarkTrainStep(b *testing.B) {
 	b.Run("CNN", func(b *testing.B) { benchStep(b, NewCNNStep(1)) })
 	b.Run("GPT", func(b *testing.B) { benchStep(b, NewGPTStep(1)) })
 	b.Run("GPT-selective", func(b *testing.B) { benchStep(b, NewGPTStepRecompute(1, nn.RecomputeSelective)) })
+	b.Run("GPT-selective-attention", func(b *testing.B) {
+		s := NewGPTStepRecompute(1, nn.RecomputeSelective)
+		for _, blk := range s.Model.Blocks {
+			blk.Keep = ad.KeepAttention
+		}
+		benchStep(b, s)
+	})
 	b.Run("GPT-full", func(b *testing.B) { benchStep(b, NewGPTStepRecompute(1, nn.RecomputeFull)) })
 }
 
