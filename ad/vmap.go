@@ -470,3 +470,57 @@ func init() {
 		return ScaledDotProductAttention(c.materializeRank(0, r), c.materializeRank(1, r), c.materializeRank(2, r), o)
 	}
 }
+
+// Batching rules of convolution's and pooling's rows: their kernels take
+// images [N C H W], so the batch folds into N (as their JVPs fold a
+// batched tangent's axis) and unfolds after.
+func init() {
+	// foldImage returns operand i as [B·N C H W] (broadcast when unbatched).
+	foldImage := func(c *batchCtx, i int) *Value {
+		x := c.materialize(i)
+		s := x.Shape()
+		return Reshape(x, append([]int{s[0] * s[1]}, s[2:]...)...)
+	}
+	unfold := func(c *batchCtx, y *Value) *Value {
+		s := y.Shape()
+		return Reshape(y, append([]int{c.size, s[0] / c.size}, s[1:]...)...)
+	}
+	tableRef[opIm2col].batch = func(c *batchCtx) *Value {
+		s := c.xs[0].Shape() // [B N C H W]
+		out := im2col(foldImage(c, 0), c.at.(*convAttrs))
+		o := out.Shape() // [K B·N L]
+		return Permute(Reshape(out, o[0], s[0], s[1], o[2]), 1, 0, 2, 3)
+	}
+	tableRef[opCol2im].batch = func(c *batchCtx) *Value {
+		s := c.xs[0].Shape() // [B K N L]
+		return unfold(c, col2im(Reshape(Permute(c.xs[0], 1, 0, 2, 3), s[1], s[0]*s[2], s[3]), c.at.(*convAttrs)))
+	}
+	p := &poolRules
+	for _, r := range []*rule{&p.maxPool, &p.avgPool, &p.avgPoolBack} {
+		r.batch = func(c *batchCtx) *Value {
+			return unfold(c, poolApply(c.r, c.at.(*convAttrs), foldImage(c, 0), nil))
+		}
+	}
+	for _, r := range []*rule{&p.maxPoolBack, &p.maxPoolLin} { // (v, x): both fold
+		r.batch = func(c *batchCtx) *Value {
+			return unfold(c, poolApply(c.r, c.at.(*convAttrs), foldImage(c, 0), foldImage(c, 1)))
+		}
+	}
+	swapRow.batch = batchUnary // the swap's leading axes are free: the batch is one more
+	biasSwapRow.batch = func(c *batchCtx) *Value {
+		s := c.at.(*swapAttrs)
+		if !c.bd[1] { // one bias for every example
+			return apply(c.r, c.at, c.xs[0], c.xs[1])
+		}
+		// A bias per example: the swap, then the bias added along the
+		// channel axis (the bits of the fused row: it adds as Add does).
+		v := c.materialize(0)
+		y := convSwap(v, s.a, s.b)
+		shape := make([]int, len(y.Shape()))
+		for i := range shape {
+			shape[i] = 1
+		}
+		shape[0], shape[len(shape)-2] = c.size, s.a
+		return Add(y, Reshape(c.xs[1], shape...))
+	}
+}

@@ -237,3 +237,61 @@ func TestVmapArgMaxAndIndices(t *testing.T) {
 		t.Fatalf("Gather with batched indices: %v, want ErrBatched", err)
 	}
 }
+
+// TestVmapConvMatchesLoop: convolutions (with and without bias, strided,
+// padded, grouped, per-example kernels) and pooling under Vmap against the
+// loop, their gradients, and JacRev through them (a batch of cotangents
+// through the backward rows: col2im, the swaps, the pools' backward rows)
+// against JacFwd.
+func TestVmapConvMatchesLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	x := randn(rng, 3, 2, 4, 6, 5) // 3 examples of [N=2 C=4 H=6 W=5]
+	w := randn(rng, 6, 2, 3, 2)    // [O=6 C/groups=2 3 2]
+	b := randn(rng, 6)
+	opts := ad.Conv2dOptions{Stride: [2]int{2, 1}, Padding: [2]int{1, 0}, Groups: 2}
+	conv := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Conv2d(xs[0], xs[1], opts) })
+	convB := fn.Of(func(xs ...*ad.Value) *ad.Value {
+		return ad.Conv2dBias(xs[0], xs[1], xs[2], ad.Conv2dOptions{Padding: [2]int{1, 1}, Groups: 2})
+	})
+	nb := fn.NoBatch
+	checkVmapLoop(t, "conv2d", conv, []int{0, nb}, x, w)
+	checkVmapLoop(t, "conv2d per-example kernels", conv, []int{0, 0}, x, randn(rng, 3, 6, 2, 3, 2))
+	checkVmapLoop(t, "conv2d one image, per-example kernels", conv, []int{nb, 0}, example(x, 0), randn(rng, 3, 6, 2, 3, 2))
+	checkVmapLoop(t, "conv2d bias", convB, []int{0, nb, nb}, x, w, b)
+	checkVmapLoop(t, "conv2d per-example bias", convB, []int{0, nb, 0}, x, w, randn(rng, 3, 6))
+	pools := map[string]func(*ad.Value) *ad.Value{
+		"max_pool2d": func(v *ad.Value) *ad.Value { return ad.MaxPool2d(v, ad.Pool2dOptions{Kernel: [2]int{2, 2}}) },
+		"avg_pool2d": func(v *ad.Value) *ad.Value {
+			return ad.AvgPool2d(v, ad.Pool2dOptions{Kernel: [2]int{3, 2}, Stride: [2]int{1, 2}, Padding: [2]int{1, 1}})
+		},
+	}
+	for name, pool := range pools {
+		f := fn.Of(func(xs ...*ad.Value) *ad.Value { return pool(xs[0]) })
+		checkVmapLoop(t, name, f, []int{0}, x)
+		checkVmapLoop(t, "grad "+name, fn.Grad(fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Sum(ad.Square(pool(xs[0]))) })), []int{0}, x)
+	}
+	net := fn.Of(func(xs ...*ad.Value) *ad.Value {
+		h := ad.Tanh(ad.Conv2dBias(xs[0], xs[1], xs[2], ad.Conv2dOptions{Padding: [2]int{1, 1}, Groups: 2}))
+		h = ad.AvgPool2d(ad.MaxPool2d(h, ad.Pool2dOptions{Kernel: [2]int{2, 1}}), ad.Pool2dOptions{Kernel: [2]int{1, 2}})
+		return ad.Sum(ad.Square(h))
+	})
+	// To rounding: inside Vmap the layer's bias is per example (the
+	// gradient broadcasts it), added by Add, whose gradient sums in another
+	// order than the fused bias row's.
+	checkVmapLoopTol(t, "grad conv net", fn.Grad(net, 0, 1, 2), []int{0, nb, nb}, 1e-14, x, w, b)
+	ex := example(x, 1)
+	body := fn.Of(func(xs ...*ad.Value) *ad.Value {
+		h := ad.Tanh(ad.Conv2dBias(xs[0], w, b, ad.Conv2dOptions{Padding: [2]int{1, 1}, Groups: 2}))
+		return ad.AvgPool2d(ad.MaxPool2d(h, ad.Pool2dOptions{Kernel: [2]int{2, 1}}), ad.Pool2dOptions{Kernel: [2]int{1, 2}})
+	})
+	var jr, jf *ad.Value
+	if err := ad.Try(func() { jr, jf = fn.JacRev(body)(ex)[0], fn.JacFwd(body)(ex)[0] }); err != nil {
+		t.Fatal(err)
+	}
+	a, c := jr.Data(), jf.Data()
+	for i := range c {
+		if math.Abs(a[i]-c[i]) > 1e-12*math.Max(1, math.Abs(c[i])) {
+			t.Fatalf("JacRev through conv and pools: element %d: %v, JacFwd %v", i, a[i], c[i])
+		}
+	}
+}
