@@ -27,3 +27,14 @@ func KeptOutputs(v *Value) []*tensor.Tensor {
 	}
 	return out
 }
+
+// RulesWithoutBatching lists the rows that have no batching rule.
+func RulesWithoutBatching() []string {
+	var names []string
+	for _, r := range allRules() {
+		if r.batch == nil {
+			names = append(names, r.name)
+		}
+	}
+	return names
+}
