@@ -27,11 +27,14 @@
 // the whole basis of cotangents batched; Vmap one pass over the whole
 // batch, each op applied by its row's batching rule (a user's ad.Func runs
 // example by example). Inside Vmap, a gradient with respect to an input
-// that does not depend on the batch is taken with respect to a copy
-// broadcast over the batch, so that each example's gradient comes out on
-// its own: per-example gradients of a layer's weights materialise one
-// weight copy per example, which is the cost that BenchmarkPerExampleGrad
-// measures.
+// that does not depend on the batch (a model's parameters) is in general
+// taken with respect to a copy broadcast over the batch, so that each
+// example's gradient comes out on its own. Where the input's only uses are
+// the layers of ad.Linear applied to a batch of inputs (an MLP's weights
+// and biases, per-example gradients for DP-SGD), no copy is made: the
+// forward pass runs one GEMM per layer for the whole batch and the sweep
+// writes each example's gradient x_kᵀ·g_k (ad.PerExample, ad.GradPerExample);
+// the cost is then that of writing the per-example gradients.
 //
 // Package ad's older JVP, Jacobian, Hessian and HVP take tensors and end
 // the computation; Grad(y, xs...) and Backward work on a graph already
