@@ -153,6 +153,20 @@
 // what to keep so that what is saved stays under a budget in bytes.
 // ReversibleSequence chains additive-coupling blocks whose backward pass
 // rebuilds each block's input from its output: memory flat in depth.
+// CheckpointSelective(f, keep, xs...) is selective recomputation: the
+// outputs of the ops keep names (products, Linear, attention) are kept from
+// the forward pass and only the other ops of f run again (its design note,
+// in selective.go, says how the kept ops are recognised while f runs).
+//
+// # Per-example gradients
+//
+// Inside one Vmap, a Linear of a batch of inputs against one layer runs as
+// one GEMM and records that it did; a sweep with GradPerExample gives the
+// layer's gradients per example (each example's rows alone, by the kernels
+// a single example's sweep uses) instead of their sum, after PerExample
+// has checked that the layer has no other use. Package fn's Vmap of Grad
+// uses this for a model's parameters; any other use falls back to a copy
+// of the parameter per example.
 //
 // # Finding where a NaN came from, and looking at a graph
 //
