@@ -15,7 +15,7 @@ type node struct {
 	at        attrs         // the row's own attribute type (see rules.go), or nil
 	inline    [2]edge       // edges to the operands of unary and binary ops
 	sv        [3]saved      // what the VJP reads (rule.saves): operand 0, operand 1, output
-	aux       any           // non-Value data the VJP reads (ReLU's bit mask, ...)
+	mask      *bitMask      // ReLU's saved bit mask (see settleRelu), or nil
 	dbg       *nodeDebug    // call site (anomaly detection), gradient hooks and RetainGrad's buffer, or nil
 	nin       uint8         // operands in inline, or manyEdges (then they are in edges)
 	freed     bool          // saved values released by a backward pass
@@ -339,8 +339,8 @@ func (n *node) release() {
 			n.sv[k] = saved{}
 		}
 	}
-	if n.aux != nil {
-		n.aux = nil
+	if n.mask != nil {
+		n.mask = nil
 	}
 	switch a := n.at.(type) {
 	case *ceAttrs:
@@ -351,6 +351,8 @@ func (n *node) release() {
 		if a.fn.sel != nil {
 			a.fn.sel.release()
 		}
+	case *sdpaAttrs:
+		a.v = nil
 	}
 	n.freed = true
 }
@@ -740,7 +742,7 @@ func (n *node) savedIntact() bool {
 			}
 		}
 	case *sdpaAttrs: // attention's third operand, v, beside the two slots
-		if v, ok := n.aux.(*Value); ok && v.t.Version() != a.vver {
+		if v := a.v; v != nil && v.t.Version() != a.vver {
 			return false
 		}
 	}
@@ -767,7 +769,7 @@ func (n *node) checkSaved() error {
 			}
 		}
 	case *sdpaAttrs:
-		if v, ok := n.aux.(*Value); ok {
+		if v := a.v; v != nil {
 			if now := v.t.Version(); now != a.vver {
 				return &ModifiedError{Op: n.name(), Input: "input 2", Saved: a.vver, Now: now, Site: n.site(), ModifiedAt: writeSite(&v.t)}
 			}

@@ -76,7 +76,7 @@ func ScaledDotProductAttention(q, k, v *Value, o AttentionOptions) *Value {
 	if n := out.n; n != nil {
 		n.save(0, q)
 		n.save(1, k)
-		n.aux = v // the third operand: beside the node's two operand slots
+		at.v = v // the third operand: beside the node's two operand slots
 		at.vver = v.t.Version()
 		shareReluOutput(q)
 		shareReluOutput(k)
@@ -95,6 +95,7 @@ type sdpaAttrs struct {
 	scale  float64
 	edges  []edge
 	ops    [3]*Value // the operand list handed to applyN (cleared after)
+	v      *Value // the value operand, saved beside the node's two operand slots (nil once released)
 	vver   uint64
 	lse    []float64 // [nb·T]
 
@@ -131,7 +132,7 @@ func (a *sdpaAttrs) edgeList() []edge { return a.edges }
 func (a *sdpaAttrs) addEdge(e edge)   { a.edges = append(a.edges, e) }
 
 func (a *sdpaAttrs) eachExtra(n *node, f func(t *tensor.Tensor, param bool)) int64 {
-	if v, ok := n.aux.(*Value); ok {
+	if v := a.v; v != nil {
 		f(&v.t, v.isVar())
 	}
 	return int64(len(a.lse) * 8)
@@ -341,7 +342,7 @@ func sdpaProbs(q, k *Value, a *sdpaAttrs) *Value {
 // package's ops.
 func sdpaVJP(c *vjpCtx, g *Value) []*Value {
 	a := c.n.at.(*sdpaAttrs)
-	vs, _ := c.n.aux.(*Value)
+	vs := a.v
 	if vs == nil {
 		panic(&Error{Op: sdpaName, Err: ErrGraphFreed, Msg: "the value operand was released"})
 	}

@@ -621,7 +621,7 @@ var table = [numOps]rule{
 	opRelu: {name: "relu", forward: unaryFwd(tensor.Relu), saves: saveOutIf,
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			// Into g itself when the sweep holds it alone (see inPlace).
-			if m, ok := c.n.aux.(*bitMask); ok {
+			if m := c.n.mask; m != nil {
 				if c.writable(g, nil) && tensor.EqualShape(g.t.Shape(), m.shape) {
 					arenaOf("mask_mul", g, nil)
 					m.apply(&g.t, &g.t)
@@ -1326,7 +1326,7 @@ func settle(v *Value, consumerSaves bool) {
 	if v.slot != nil {
 		v.slot.mask = m
 	}
-	n.aux = m
+	n.mask = m
 	n.sv[2] = saved{}
 }
 
@@ -1338,9 +1338,9 @@ func shareReluOutput(v *Value) {
 	if n == nil || n.rule != row(opRelu) {
 		return
 	}
-	if m, ok := n.aux.(*bitMask); ok && m.version == v.t.Version() {
+	if m := n.mask; m != nil && m.version == v.t.Version() {
 		n.save(2, v)
-		n.aux = nil
+		n.mask = nil
 	}
 }
 

@@ -112,8 +112,8 @@ func (n *node) eachSaved(f func(t *tensor.Tensor, param bool)) (other int64) {
 			other += s.keptOther()
 		}
 	}
-	if a, ok := n.aux.(*bitMask); ok {
-		other += int64(len(a.bits) * 8)
+	if m := n.mask; m != nil {
+		other += int64(len(m.bits) * 8)
 	}
 	if a, ok := n.at.(extraSaver); ok { // the fused rows (ops_attn.go, ops_norm.go)
 		other += a.eachExtra(n, f)
