@@ -95,7 +95,7 @@ type sdpaAttrs struct {
 	scale  float64
 	edges  []edge
 	ops    [3]*Value // the operand list handed to applyN (cleared after)
-	v      *Value // the value operand, saved beside the node's two operand slots (nil once released)
+	v      *Value    // the value operand, saved beside the node's two operand slots (nil once released)
 	vver   uint64
 	lse    []float64 // [nb·T]
 
