@@ -342,17 +342,8 @@ func (n *node) release() {
 	if n.mask != nil {
 		n.mask = nil
 	}
-	switch a := n.at.(type) {
-	case *ceAttrs:
-		if !n.pooled {
-			a.probs = nil // an arena keeps it for the next step's kernel
-		}
-	case *funcAttrs:
-		if a.fn.sel != nil {
-			a.fn.sel.release()
-		}
-	case *sdpaAttrs:
-		a.v = nil
+	if k, ok := n.at.(keeper); ok {
+		k.releaseKept(n)
 	}
 	n.freed = true
 }
@@ -734,23 +725,14 @@ func (n *node) savedIntact() bool {
 			return false
 		}
 	}
-	switch a := n.at.(type) {
-	case *funcAttrs:
-		for _, sv := range a.ins {
-			if sv.v.t.Version() != sv.version {
-				return false
-			}
-		}
-	case *sdpaAttrs: // attention's third operand, v, beside the two slots
-		if v := a.v; v != nil && v.t.Version() != a.vver {
-			return false
-		}
+	if k, ok := n.at.(keeper); ok {
+		return k.checkKept(n) == nil
 	}
 	return true
 }
 
 // checkSaved reports a saved tensor written in place since it was saved:
-// in the node's slots, a user function's inputs, or attention's v.
+// in the node's slots or among what its row keeps besides (keeper).
 func (n *node) checkSaved() error {
 	for k := range n.sv {
 		sv := &n.sv[k]
@@ -761,19 +743,35 @@ func (n *node) checkSaved() error {
 			return &ModifiedError{Op: n.name(), Input: savedName(k), Saved: sv.version, Now: now, Site: n.site(), ModifiedAt: writeSite(&sv.v.t)}
 		}
 	}
-	switch a := n.at.(type) {
-	case *funcAttrs:
-		for k, sv := range a.ins {
-			if now := sv.v.t.Version(); now != sv.version {
-				return &ModifiedError{Op: n.name(), Input: fmt.Sprintf("input %d", k), Saved: sv.version, Now: now, Site: n.site(), ModifiedAt: writeSite(&sv.v.t)}
-			}
-		}
-	case *sdpaAttrs:
-		if v := a.v; v != nil {
-			if now := v.t.Version(); now != a.vver {
-				return &ModifiedError{Op: n.name(), Input: "input 2", Saved: a.vver, Now: now, Site: n.site(), ModifiedAt: writeSite(&v.t)}
-			}
-		}
+	if k, ok := n.at.(keeper); ok {
+		return k.checkKept(n)
+	}
+	return nil
+}
+
+// keeper is implemented by the attributes of the rows that keep state for
+// their VJP beyond the node's three slots (a Func's operands and a
+// selective checkpoint's kept outputs, attention's value operand and
+// log-sum-exps, cross-entropy's probabilities, the norms' statistics): the
+// engine checks, counts and releases it through these methods, without
+// knowing the rows.
+type keeper interface {
+	// eachKept calls f for every tensor kept, with whether it is a Var's,
+	// and returns the bytes of the other state kept.
+	eachKept(n *node, f func(t *tensor.Tensor, param bool)) int64
+	// checkKept returns a *ModifiedError for a kept value written in place
+	// since it was saved, or nil.
+	checkKept(n *node) error
+	// releaseKept drops what is kept: the sweep has passed the node.
+	releaseKept(n *node)
+}
+
+// modified returns the ModifiedError of n's kept value v, saved at
+// version ver as the operand named input, when it was written since; nil
+// when it was not.
+func (n *node) modified(v *Value, ver uint64, input string) error {
+	if now := v.t.Version(); now != ver {
+		return &ModifiedError{Op: n.name(), Input: input, Saved: ver, Now: now, Site: n.site(), ModifiedAt: writeSite(&v.t)}
 	}
 	return nil
 }

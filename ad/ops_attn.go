@@ -131,12 +131,23 @@ func (a *sdpaAttrs) reset() {
 func (a *sdpaAttrs) edgeList() []edge { return a.edges }
 func (a *sdpaAttrs) addEdge(e edge)   { a.edges = append(a.edges, e) }
 
-func (a *sdpaAttrs) eachExtra(n *node, f func(t *tensor.Tensor, param bool)) int64 {
+func (a *sdpaAttrs) eachKept(n *node, f func(t *tensor.Tensor, param bool)) int64 {
 	if v := a.v; v != nil {
 		f(&v.t, v.isVar())
 	}
 	return int64(len(a.lse) * 8)
 }
+
+// checkKept checks the value operand, kept beside the node's two operand
+// slots.
+func (a *sdpaAttrs) checkKept(n *node) error {
+	if v := a.v; v != nil {
+		return n.modified(v, a.vver, "input 2")
+	}
+	return nil
+}
+
+func (a *sdpaAttrs) releaseKept(*node) { a.v = nil }
 
 // shapes checks the operands and fills in the sizes, the output and
 // cotangent shapes and the batch offsets, without allocating once the
@@ -346,7 +357,9 @@ func sdpaVJP(c *vjpCtx, g *Value) []*Value {
 	if vs == nil {
 		panic(&Error{Op: sdpaName, Err: ErrGraphFreed, Msg: "the value operand was released"})
 	}
-	fusedSavedCheck(c.n, vs, a.vver, "input 2")
+	if err := c.n.modified(vs, a.vver, "input 2"); err != nil {
+		panic(err)
+	}
 	q, k := c.in(0), c.in(1)
 	sv := saved{v: vs, version: a.vver}
 	v := c.savedValue(&sv)

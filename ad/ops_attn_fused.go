@@ -97,22 +97,6 @@ func fusedTangents(vs ...*Value) bool {
 	return false
 }
 
-// fusedSavedCheck panics with a ModifiedError if v, saved outside the
-// node's slots (in aux) at version ver, was written since.
-func fusedSavedCheck(n *node, v *Value, ver uint64, input string) {
-	if now := v.t.Version(); now != ver {
-		panic(&ModifiedError{Op: n.name(), Input: input, Saved: ver, Now: now, Site: n.site(), ModifiedAt: writeSite(&v.t)})
-	}
-}
-
-// extraSaver is implemented by the attributes of the fused rows, which keep
-// state for their VJP outside the node's slots: Stats counts it.
-type extraSaver interface {
-	// eachExtra calls f for the tensors the node keeps beyond its slots
-	// and returns the bytes of its other saved state.
-	eachExtra(n *node, f func(t *tensor.Tensor, param bool)) int64
-}
-
 // fusedExp returns the exponential the kernels of T use: fastmath.Exp for
 // float32, math.Exp for float64.
 func fusedExp[T float32 | float64]() func(float64) float64 {

@@ -114,9 +114,11 @@ func (a *normAttrs) reset() {
 func (a *normAttrs) edgeList() []edge { return a.edges }
 func (a *normAttrs) addEdge(e edge)   { a.edges = append(a.edges, e) }
 
-func (a *normAttrs) eachExtra(_ *node, _ func(t *tensor.Tensor, param bool)) int64 {
+func (a *normAttrs) eachKept(_ *node, _ func(t *tensor.Tensor, param bool)) int64 {
 	return int64(len(a.stats) * 8)
 }
+func (a *normAttrs) checkKept(*node) error { return nil }
+func (a *normAttrs) releaseKept(*node)     {}
 
 var (
 	lnRow  = normRule("layer_norm")

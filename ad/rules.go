@@ -2,6 +2,7 @@ package ad
 
 import (
 	"math"
+	"strconv"
 
 	"github.com/adjointgo/adjoint/internal/parallel"
 	"github.com/adjointgo/adjoint/internal/vec"
@@ -1434,4 +1435,46 @@ func (m *bitMask) dense(d tensor.DType) *tensor.Tensor {
 		}
 	}
 	return t
+}
+
+// What cross-entropy and a Func keep beyond the node's slots (keeper).
+
+func (a *ceAttrs) eachKept(_ *node, f func(t *tensor.Tensor, param bool)) int64 {
+	if a.probs != nil {
+		f(a.probs, false)
+	}
+	return 0
+}
+func (a *ceAttrs) checkKept(*node) error { return nil }
+func (a *ceAttrs) releaseKept(n *node) {
+	if !n.pooled {
+		a.probs = nil // an arena keeps it for the next step's kernel
+	}
+}
+
+// A Func keeps its operands (and a selective checkpoint its kept outputs).
+func (a *funcAttrs) eachKept(_ *node, f func(t *tensor.Tensor, param bool)) int64 {
+	for _, s := range a.ins {
+		f(&s.v.t, s.v.isVar())
+	}
+	if s := a.fn.sel; s != nil {
+		s.keptTensors(func(t *tensor.Tensor) { f(t, false) })
+		return s.keptOther()
+	}
+	return 0
+}
+
+func (a *funcAttrs) checkKept(n *node) error {
+	for k, sv := range a.ins {
+		if sv.v.t.Version() != sv.version { // the name is built only for the error
+			return n.modified(sv.v, sv.version, "input "+strconv.Itoa(k))
+		}
+	}
+	return nil
+}
+
+func (a *funcAttrs) releaseKept(*node) {
+	if a.fn.sel != nil {
+		a.fn.sel.release()
+	}
 }

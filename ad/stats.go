@@ -100,23 +100,11 @@ func (n *node) eachSaved(f func(t *tensor.Tensor, param bool)) (other int64) {
 	if n.freed {
 		return 0
 	}
-	if a, ok := n.at.(*ceAttrs); ok && a.probs != nil {
-		f(a.probs, false)
-	}
-	if a, ok := n.at.(*funcAttrs); ok {
-		for _, s := range a.ins {
-			f(&s.v.t, s.v.isVar())
-		}
-		if s := a.fn.sel; s != nil {
-			s.keptTensors(func(t *tensor.Tensor) { f(t, false) })
-			other += s.keptOther()
-		}
-	}
 	if m := n.mask; m != nil {
 		other += int64(len(m.bits) * 8)
 	}
-	if a, ok := n.at.(extraSaver); ok { // the fused rows (ops_attn.go, ops_norm.go)
-		other += a.eachExtra(n, f)
+	if k, ok := n.at.(keeper); ok {
+		other += k.eachKept(n, f)
 	}
 	return other
 }
