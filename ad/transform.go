@@ -192,6 +192,9 @@ func ClosesOver(y *Value, targets []*Value) bool {
 // layer as one GEMM over the whole batch, and the sweep writes each
 // example's gradient x_kᵀ·g_k without a copy of the layer per example.
 func PerExample(ys, targets []*Value, want []bool, l *BatchLevel) bool {
+	if l == nil || len(want) != len(targets) {
+		return false
+	}
 	leaf := map[*Value]bool{}
 	nodes := map[*node]bool{}
 	for i, t := range targets {
@@ -242,11 +245,20 @@ func PerExample(ys, targets []*Value, want []bool, l *BatchLevel) bool {
 }
 
 // GradPerExample is GradOpts inside the Vmap of l for targets some of which
-// do not stand for a batch (a model's parameters) while y does (each
-// example's loss): the Linear rows that PerExample accepts give those
-// targets' gradients per example, as values of l. Check PerExample first:
-// any other use of such a target would be summed over the examples.
-func GradPerExample(y *Value, targets []*Value, o Options, l *BatchLevel) ([]*Value, error) {
+// do not stand for a batch (a model's parameters, want[i] set) while y does
+// (each example's loss, as its physical value): the Linear rows that
+// PerExample accepts give those targets' gradients per example, as values
+// of l. A graph PerExample does not accept is an error wrapping
+// ErrBatched (there, another use of such a target would be summed over
+// the examples); nothing is swept.
+func GradPerExample(y *Value, targets []*Value, want []bool, o Options, l *BatchLevel) ([]*Value, error) {
+	if l == nil || y == nil || len(want) != len(targets) {
+		return nil, &Error{Op: "grad", Err: ErrArgument, Msg: "GradPerExample needs a level, an output and one want flag per target"}
+	}
+	if !PerExample([]*Value{y}, targets, want, l) {
+		return nil, &Error{Op: "grad", Err: ErrBatched, Msg: "a target to differentiate per example has a use other than as the layer of a Linear on a batch of inputs; " +
+			"differentiate with respect to a copy broadcast over the batch instead"}
+	}
 	o.perExample = l.l
 	return GradOpts(y, targets, o)
 }

@@ -1,9 +1,12 @@
 package ad_test
 
 import (
+	"errors"
+	"math"
 	"testing"
 
 	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/tensor"
 )
 
 // TestEveryRowBatches: every row of the table, fused rows included, has a
@@ -16,4 +19,63 @@ func TestEveryRowBatches(t *testing.T) {
 			t.Errorf("row %s has no batching rule (see vmap.go)", name)
 		}
 	}
+}
+
+// TestGradPerExample: inside a batching level, a Linear of a batch of
+// inputs against one layer gives the layer's gradient per example
+// (x_k ⊗ g_k for one row each); a layer with another use is refused with
+// ErrBatched rather than summed, and a missing level is ErrArgument.
+func TestGradPerExample(t *testing.T) {
+	l := ad.NewBatchLevel(3)
+	xt := tensor.New(tensor.Float64, 3, 4)
+	for i := range xt.Len() {
+		xt.SetFlat(i, float64(i%5)-1.5)
+	}
+	wt := tensor.New(tensor.Float64, 2, 4)
+	for i := range wt.Len() {
+		wt.SetFlat(i, 0.25*float64(i)-0.5)
+	}
+	w := ad.Var(wt)
+	xb := l.Wrap(ad.Const(xt))
+	loss := ad.Sum(ad.Square(ad.Linear(xb, w, nil, ad.ActIdentity))) // per example: Σ (W x)²
+	phys, _ := l.Unwrap(loss)
+	seed := ad.Const(tensor.Full(tensor.Float64, 1, 3))
+	if !ad.PerExample([]*ad.Value{phys}, []*ad.Value{w}, []bool{true}, l) {
+		t.Fatal("PerExample refused a Linear of a batch against one layer")
+	}
+	gs, err := ad.GradPerExample(phys, []*ad.Value{w}, []bool{true}, ad.Options{Seed: seed}, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bl, gp := ad.BatchOf(gs[0])
+	if bl == nil || !bl.Same(l) {
+		t.Fatal("the per-example gradient is not a value of the level")
+	}
+	g := gp.Tensor() // [3 2 4]: 2·(W x_k) ⊗ x_k
+	for k := range 3 {
+		for i := range 2 {
+			var wx float64
+			for j := range 4 {
+				wx += wt.At(i, j) * xt.At(k, j)
+			}
+			for j := range 4 {
+				if want := 2 * wx * xt.At(k, j); math.Abs(g.At(k, i, j)-want) > 1e-12 {
+					t.Fatalf("example %d: dW[%d][%d] = %v, want %v", k, i, j, g.At(k, i, j), want)
+				}
+			}
+		}
+	}
+
+	decay := ad.Add(ad.Sum(ad.Linear(xb, w, nil, ad.ActIdentity)), ad.Sum(ad.Square(w)))
+	dp, _ := l.Unwrap(decay)
+	if ad.PerExample([]*ad.Value{dp}, []*ad.Value{w}, []bool{true}, l) {
+		t.Fatal("PerExample accepted a layer with another use")
+	}
+	if _, err := ad.GradPerExample(dp, []*ad.Value{w}, []bool{true}, ad.Options{Seed: seed}, l); !errors.Is(err, ad.ErrBatched) {
+		t.Fatalf("a layer with another use: %v, want ErrBatched", err)
+	}
+	if _, err := ad.GradPerExample(phys, []*ad.Value{w}, []bool{true}, ad.Options{Seed: seed}, nil); !errors.Is(err, ad.ErrArgument) {
+		t.Fatalf("no level: %v, want ErrArgument", err)
+	}
+	l.End()
 }

@@ -16,7 +16,8 @@ type prepared struct {
 	ls      levels      // the inputs' levels
 	tls     []levels    // the levels each target carries (ls, or none for a per-example target)
 	pe      *ad.BatchLevel
-	create  bool // record the sweep (an enclosing computation differentiates it)
+	want    []bool // the per-example targets (with pe)
+	create  bool   // record the sweep (an enclosing computation differentiates it)
 }
 
 // prepare runs f with targets for the inputs idx. Inside Vmap the targets
@@ -45,6 +46,7 @@ func prepare(op string, f Func, xs []*ad.Value, idx []int, perEx bool) *prepared
 		p.targets = make([]*ad.Value, len(idx))
 		p.tls = make([]levels, len(idx))
 		want := make([]bool, len(idx))
+		p.want = want
 		outer, some := false, false
 		for j, i := range idx {
 			if perEx && len(ls) == 1 && len(levelsOf(xs[i])) == 0 {
@@ -116,7 +118,7 @@ func (p *prepared) sweep(op string, cts []*ad.Value, retain bool) []*ad.Value {
 		var g []*ad.Value
 		var err error
 		if p.pe != nil {
-			g, err = ad.GradPerExample(yb, p.targets, o, p.pe)
+			g, err = ad.GradPerExample(yb, p.targets, p.want, o, p.pe)
 		} else {
 			g, err = ad.GradOpts(yb, p.targets, o)
 		}
