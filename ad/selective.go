@@ -65,7 +65,10 @@ func CheckpointSelective(f func(xs []*Value) *Value, keep Keep, xs ...*Value) *V
 // selective checkpoint runs somewhere (selActive): no other op, and no op
 // outside such a run, pays anything. The alternative, a context carried by
 // the values f computes from its inputs (as Vmap's levels are), would touch
-// every op and every Value. A kept row's kernel is swapped for one that
+// every op and every Value. The price is runtime.Stack, the one public way
+// to a goroutine's id, which formats the whole stack: 5 to 60 µs a kept op
+// at the depths a backward pass reaches, about 5 % of the GPT step's
+// selective recomputation. A kept row's kernel is swapped for one that
 // copies the kept output (and what the VJP reads besides: linear's
 // pre-activation, attention's log-sum-exps) into the buffer the recording
 // path allocated, so allocation, ownership, arenas and saving stay exactly
