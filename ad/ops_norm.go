@@ -104,6 +104,10 @@ type normAttrs struct {
 	ops         [3]*Value
 	stats       []float64
 	acc         []float64 // scratch: dgamma and dbeta summed in float64
+	// perEx is the batching level whose rule recorded the row with a batch
+	// of inputs against one gamma and beta: a per-example sweep of that
+	// level gives their gradients per example (see GradPerExample).
+	perEx *batchLevel
 }
 
 func (a *normAttrs) reset() {
@@ -203,6 +207,29 @@ func normVJP(c *vjpCtx, g *Value) []*Value {
 	out := c.gN(len(c.n.ins()))
 	needG := a.gamma > 0 && c.need[a.gamma]
 	needB := a.beta > 0 && c.need[a.beta]
+	if l := a.perEx; l != nil && l == c.perEx && (needG || needB) {
+		// Per example: dx as usual, gamma's and beta's gradients summed
+		// over each example's rows alone, as values of the level.
+		var dx *Value
+		if c.need[0] { // the rule itself, asked for dx only
+			saved := c.need
+			c.need = make([]bool, len(saved))
+			c.need[0] = true
+			dx = normVJP(c, g)[0]
+			c.need = saved
+		}
+		out = c.gN(len(c.n.ins()))
+		out[0] = dx
+		b, r := l.size, a.rows/max(l.size, 1)
+		if needG {
+			xh, _ := normOps(x, a)
+			out[a.gamma] = batchOf(Sum(Reshape(Mul(g, xh), b, r, a.c), 1), l)
+		}
+		if needB {
+			out[a.beta] = batchOf(Sum(Reshape(g, b, r, a.c), 1), l)
+		}
+		return out
+	}
 	if c.create || fusedTangents(g, x, gamma) {
 		xh, rstd := normOps(x, a)
 		if c.need[0] {

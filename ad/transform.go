@@ -187,10 +187,11 @@ func ClosesOver(y *Value, targets []*Value) bool {
 // PerExample reports whether a per-example sweep of l (GradPerExample) can
 // give the gradients of ys with respect to the targets of want apart for
 // each example: every use of such a target in the graph behind ys is as
-// the weight or the bias of a Linear that l's batching rule recorded with a
-// batch of inputs against the one layer. Then the forward pass ran the
-// layer as one GEMM over the whole batch, and the sweep writes each
-// example's gradient x_kᵀ·g_k without a copy of the layer per example.
+// the weight or the bias of a Linear, or the gamma or beta of a LayerNorm
+// or RMSNorm, that l's batching rule recorded with a batch of inputs
+// against the one layer. Then the forward pass ran the layer once over the
+// whole batch (one GEMM for a Linear), and the sweep writes each example's
+// gradient (x_kᵀ·g_k for a Linear) without a copy of the layer per example.
 func PerExample(ys, targets []*Value, want []bool, l *BatchLevel) bool {
 	if l == nil || len(want) != len(targets) {
 		return false
@@ -230,8 +231,16 @@ func PerExample(ys, targets []*Value, want []bool, l *BatchLevel) bool {
 		for j := range es {
 			e := &es[j]
 			if (e.n != nil && nodes[e.n]) || (e.leaf != nil && leaf[e.leaf]) {
-				a, ok := n.at.(*linearAttrs)
-				if !ok || n.rule != &linearRule || a.perEx != l.l || j == 0 {
+				switch a := n.at.(type) {
+				case *linearAttrs: // the weight or the bias of a Linear on a batch
+					if n.rule != &linearRule || a.perEx != l.l || j == 0 {
+						return false
+					}
+				case *normAttrs: // gamma or beta of a norm of a batch
+					if (n.rule != &lnRow && n.rule != &rmsRow) || a.perEx != l.l || j == 0 {
+						return false
+					}
+				default:
 					return false
 				}
 			}

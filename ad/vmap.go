@@ -441,7 +441,11 @@ func init() {
 		}
 		x := c.materialize(0)
 		if !batchedParams { // the batch is one more leading axis of x
-			return applyNorm(c.r.name, x, gamma, beta, a.eps, a.rms)
+			y := applyNorm(c.r.name, x, gamma, beta, a.eps, a.rms)
+			if y.n != nil && c.bd[0] { // a per-example sweep of the level can separate gamma's and beta's gradients
+				y.n.at.(*normAttrs).perEx = c.lvl
+			}
+			return y
 		}
 		// Per-example scale and shift: the normalisation fused, the
 		// affine part as batched ops.

@@ -152,3 +152,28 @@ func TestPerExampleHigherOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestPerExampleNorms: the gamma and beta of LayerNorm and RMSNorm in a
+// per-example gradient come from the sweep without copies, beside a
+// Linear's layer, equal to the loop to rounding.
+func TestPerExampleNorms(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, rows := range []int{0, 3} {
+		w, b := randDT(rng, tensor.Float64, 0.5, 6, 5), randDT(rng, tensor.Float64, 0.5, 6)
+		g, be := randDT(rng, tensor.Float64, 0.5, 6), randDT(rng, tensor.Float64, 0.5, 6)
+		shape := []int{4, 5}
+		if rows > 0 {
+			shape = []int{4, rows, 5}
+		}
+		x := randDT(rng, tensor.Float64, 1, shape...)
+		ln := fn.Of(func(p ...*ad.Value) *ad.Value {
+			h := ad.LayerNorm(ad.Linear(p[4], p[0], p[1], ad.ActGELU), p[2], p[3], 1e-5)
+			return ad.Sum(ad.Square(ad.Tanh(h)))
+		})
+		checkPerExample(t, "layer_norm", ln, []*ad.Value{w, b, g, be}, []*ad.Value{x}, 1e-12)
+		rms := fn.Of(func(p ...*ad.Value) *ad.Value {
+			return ad.Sum(ad.Square(ad.RMSNorm(ad.Linear(p[3], p[0], p[1], ad.ActIdentity), p[2], 1e-6)))
+		})
+		checkPerExample(t, "rms_norm", rms, []*ad.Value{w, b, g}, []*ad.Value{x}, 1e-12)
+	}
+}
