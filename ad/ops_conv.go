@@ -392,6 +392,20 @@ func conv2d(x, w, b *Value, opts Conv2dOptions) *Value {
 	oh, ow := a.outSize()
 	n := xs[0]
 	k := ws[1] * a.kh * a.kw
+	if g == 1 && x.batch() != nil && w.batch() == nil && (b == nil || b.batch() == nil) {
+		// Under Vmap, a batch of images against one set of kernels: the
+		// product is a Linear of the receptive fields, one GEMM over the
+		// whole batch, which a per-example sweep differentiates with
+		// respect to the kernels and the bias without a copy of them per
+		// example (GradPerExample). The same bits as the GEMM below.
+		cols := Transpose(Reshape(im2col(x, a), k, n*oh*ow)) // [N·L K]
+		var bias *Value
+		if b != nil {
+			bias = Reshape(b, o)
+		}
+		y := Linear(cols, Reshape(w, o, k), bias, ActIdentity) // [N·L O]
+		return Reshape(Permute(Reshape(y, n, oh*ow, o), 0, 2, 1), n, o, oh, ow)
+	}
 	var cols, kern *Value
 	if g == 1 { // one GEMM [O K]·[K N·L]
 		cols, kern = Reshape(im2col(x, a), k, n*oh*ow), Reshape(w, o, k)

@@ -211,15 +211,9 @@ func PerExample(ys, targets []*Value, want []bool, l *BatchLevel) bool {
 		}
 	}
 	seen := map[*node]bool{}
-	var stack []*node
+	var stack, all []*node
 	for _, y := range ys {
-		if y.n == nil {
-			continue
-		}
-		if nodes[y.n] { // a target is itself an output
-			return false
-		}
-		if !seen[y.n] {
+		if y.n != nil && !seen[y.n] {
 			seen[y.n] = true
 			stack = append(stack, y.n)
 		}
@@ -227,10 +221,36 @@ func PerExample(ys, targets []*Value, want []bool, l *BatchLevel) bool {
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
+		all = append(all, n)
+		for _, e := range n.ins() {
+			if e.n != nil && !seen[e.n] && !nodes[e.n] {
+				seen[e.n] = true
+				stack = append(stack, e.n)
+			}
+		}
+	}
+	// A reshape of a target (a convolution's kernels as a Linear's layer)
+	// carries its per-example gradient on: its VJP reshapes the batch of
+	// cotangents back.
+	carries := func(e *edge) bool { return (e.n != nil && nodes[e.n]) || (e.leaf != nil && leaf[e.leaf]) }
+	for grew := true; grew; {
+		grew = false
+		for _, n := range all {
+			if !nodes[n] && n.rule == row(opReshape) && carries(&n.ins()[0]) {
+				nodes[n], grew = true, true
+			}
+		}
+	}
+	for _, y := range ys {
+		if y.n != nil && nodes[y.n] { // a target is itself an output
+			return false
+		}
+	}
+	for _, n := range all {
 		es := n.ins()
 		for j := range es {
 			e := &es[j]
-			if (e.n != nil && nodes[e.n]) || (e.leaf != nil && leaf[e.leaf]) {
+			if carries(e) {
 				switch a := n.at.(type) {
 				case *linearAttrs: // the weight or the bias of a Linear on a batch
 					if n.rule != &linearRule || a.perEx != l.l || j == 0 {
@@ -241,12 +261,10 @@ func PerExample(ys, targets []*Value, want []bool, l *BatchLevel) bool {
 						return false
 					}
 				default:
-					return false
+					if !nodes[n] { // a carrying reshape
+						return false
+					}
 				}
-			}
-			if e.n != nil && !seen[e.n] && !nodes[e.n] {
-				seen[e.n] = true
-				stack = append(stack, e.n)
 			}
 		}
 	}

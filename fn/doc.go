@@ -31,8 +31,9 @@
 // taken with respect to a copy broadcast over the batch, so that each
 // example's gradient comes out on its own. Where the input's only uses are
 // the layers of ad.Linear applied to a batch of inputs (an MLP's weights
-// and biases, per-example gradients for DP-SGD), or the gamma and beta of
-// ad.LayerNorm and ad.RMSNorm, no copy is made: the
+// and biases, per-example gradients for DP-SGD), the kernels and bias of
+// ad.Conv2d, or the gamma and beta of ad.LayerNorm and ad.RMSNorm, no copy
+// is made: the
 // forward pass runs one GEMM per layer for the whole batch and the sweep
 // writes each example's gradient x_kᵀ·g_k (ad.PerExample, ad.GradPerExample);
 // the cost is then that of writing the per-example gradients.

@@ -177,3 +177,25 @@ func TestPerExampleNorms(t *testing.T) {
 		checkPerExample(t, "rms_norm", rms, []*ad.Value{w, b, g}, []*ad.Value{x}, 1e-12)
 	}
 }
+
+// TestPerExampleConv: a small CNN's per-example gradients (a convolution's
+// kernels and bias as a Linear's layer, through the reshape of the
+// kernels; a pool; a Linear head) equal the loop to rounding.
+func TestPerExampleConv(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
+		k, kb := randDT(rng, dt, 0.4, 4, 2, 3, 3), randDT(rng, dt, 0.2, 4)
+		w := randDT(rng, dt, 0.3, 3, 4*3*3)
+		x := randDT(rng, dt, 1, 5, 1, 2, 6, 6) // 5 examples of one 2-channel 6×6 image
+		cnn := fn.Of(func(p ...*ad.Value) *ad.Value {
+			h := ad.Relu(ad.Conv2dBias(p[3], p[0], p[1], ad.Conv2dOptions{Padding: [2]int{1, 1}}))
+			h = ad.MaxPool2d(h, ad.Pool2dOptions{Kernel: [2]int{2, 2}}) // [1 4 3 3]
+			return ad.Sum(ad.Square(ad.Linear(ad.Reshape(h, 1, 36), p[2], nil, ad.ActIdentity)))
+		})
+		tol := 1e-12
+		if dt == tensor.Float32 {
+			tol = 1e-4
+		}
+		checkPerExample(t, "cnn "+dt.String(), cnn, []*ad.Value{k, kb, w}, []*ad.Value{x}, tol)
+	}
+}
