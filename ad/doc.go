@@ -44,7 +44,12 @@
 // what a graph keeps alive.
 //
 // Values come from an allocator: the heap (with a pool of recycled
-// storage) or an Arena; the engine does not branch on which. The backward
+// storage) or an Arena. The allocator interface (alloc.go) hides most of
+// the difference, but not all of it: the recording paths test for an
+// arena slot to skip a call in the common heap case, a heap view needs no
+// storage to lend, an arena node is marked pooled (its attributes are the
+// next step's), and a selective checkpoint copies kept outputs into an
+// arena's buffers where on the heap it hands out views of them. The backward
 // sweep owns the gradient buffers it creates. Which ones no other value can
 // see it reads from what the values declare, not from their storage: a
 // built-in rule's result is fresh unless it is the incoming cotangent or a
