@@ -428,3 +428,7 @@ func prodWeights(c primals, r *reduceAttrs) *Value {
 	q := apply(row(opProd), reduction("prod", xq, true, false, r.axes), xq, nil)
 	return Where(z, Mul(pp, w1), Div(Mul(pp, q), xp))
 }
+
+// oneMinusSquare returns 1 − y² (tanh's derivative from its output),
+// differentiably.
+func oneMinusSquare(y *Value) *Value { return apply(row(opOneMinusSquare), nil, y, nil) }

@@ -191,6 +191,7 @@ const (
 	opLeakyReLU
 	opELU
 	opSoftsign
+	opOneMinusSquare
 	opCumsum
 	opProd
 	opIm2col
@@ -608,7 +609,7 @@ var table = [numOps]rule{
 	opCos: elementwise("cos", tensor.Cos, saveIn0, func(c primals, v *Value) *Value { return Neg(mulCot(c, v, Sin(c.in(0)))) }),
 	// tanh saves its output: d tanh x = (1 − tanh² x)·dx.
 	opTanh: elementwise("tanh", tensor.Tanh, saveOut, func(c primals, v *Value) *Value {
-		return mulCot(c, v, AddScalar(Neg(Square(c.out())), 1))
+		return mulCot(c, v, oneMinusSquare(c.out()))
 	}),
 	// sigmoid saves its output: dσ = σ(1 − σ)·dx.
 	opSigmoid: elementwise("sigmoid", tensor.Sigmoid, saveOut, func(c primals, v *Value) *Value {
@@ -1076,6 +1077,12 @@ var table = [numOps]rule{
 	opSoftsign: mathRow("softsign", tensor.Softsign, saveIn0, func(c primals, v *Value) *Value {
 		return Div(v, Square(AddScalar(Abs(c.in(0)), 1)))
 	}),
+	// one_minus_square is tanh's derivative 1 − y² from its output y, one
+	// op where AddScalar(Neg(Square(y)), 1) was three (the same bits), and
+	// again in every order of forward mode: its own derivative is −2y.
+	opOneMinusSquare: vjpRow("tanh", mathRow("one_minus_square", tensor.OneMinusSquare, saveIn0, func(c primals, v *Value) *Value {
+		return mulCot(c, v, MulScalar(c.in(0), -2))
+	})),
 	// cumsum is linear: its JVP is cumsum of the tangent, its VJP the
 	// cumulative sum of the cotangent from the other end.
 	opCumsum: linear("cumsum",

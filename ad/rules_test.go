@@ -172,7 +172,12 @@ func ruleCases() []ruleCase {
 				set: &gradcheck.Settings{Floor: 1e-3}})
 		}
 	}
-	return append(append(append(cs, moreRuleCases()...), indexRuleCases()...), convRuleCases()...) // the rows of issue 10: ops_more_test.go, ops_index_test.go, ops_conv_test.go
+	cs = append(append(append(cs, moreRuleCases()...), indexRuleCases()...), convRuleCases()...) // the rows of issue 10: ops_more_test.go, ops_index_test.go, ops_conv_test.go
+	// tanh's VJP is g·(1 − y²) by one_minus_square; the second-order check
+	// of tanh runs it forward (first sweep, recorded) and its VJP. (Last:
+	// the cases before keep the random inputs they were tuned with.)
+	un("one_minus_square", ad.Tanh, nil, true)
+	return cs
 }
 
 func randTensor(r *rand.Rand, shape []int, gen func(*rand.Rand) float64) *tensor.Tensor {

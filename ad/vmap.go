@@ -219,7 +219,7 @@ func (c *batchCtx) withBatch(shape []int) []int { return append([]int{c.size}, s
 func init() {
 	unary := []opcode{opNeg, opAddScalar, opMulScalar, opPowScalar, opSquare, opExp, opLog, opSqrt, opAbs, opSign,
 		opSin, opCos, opTanh, opSigmoid, opRelu, opSoftplus, opAstype, opErf, opErfc, opLog1p, opExpm1, opLog2,
-		opGELU, opGELUTanh, opSiLU, opLeakyReLU, opELU, opSoftsign}
+		opGELU, opGELUTanh, opSiLU, opLeakyReLU, opELU, opSoftsign, opOneMinusSquare}
 	for _, op := range unary {
 		tableRef[op].batch = batchUnary
 	}

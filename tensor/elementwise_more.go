@@ -38,9 +38,10 @@ const (
 	ClampMask               // 1 where a ≤ x ≤ b, 0 elsewhere (Clamp's derivative)
 	PosMask                 // 1 where x > 0, 0 elsewhere
 	LeakyMask               // 1 where x > 0, a elsewhere (LeakyReLU's derivative)
+	OneMinusSquare          // 1 − x², x² rounded first (tanh's derivative from its output)
 )
 
-var mathNames = [...]string{"erf", "erfc", "log1p", "expm1", "log2", "gelu", "gelu_tanh", "silu", "leaky_relu", "elu", "softsign", "clamp", "clamp_mask", "pos_mask", "leaky_mask"}
+var mathNames = [...]string{"erf", "erfc", "log1p", "expm1", "log2", "gelu", "gelu_tanh", "silu", "leaky_relu", "elu", "softsign", "clamp", "clamp_mask", "pos_mask", "leaky_mask", "one_minus_square"}
 
 // String returns the op's name.
 func (op MathOp) String() string {
@@ -55,7 +56,7 @@ func (op MathOp) String() string {
 // ErrUnknownOp. Large operands are split across goroutines.
 func (t *Tensor) Math(op MathOp, x *Tensor, a, b float64) *Tensor {
 	if int(op) >= len(mathNames) {
-		panic(unknownOp("math", op.String(), "Erf … LeakyMask"))
+		panic(unknownOp("math", op.String(), "Erf … OneMinusSquare"))
 	}
 	if t != x {
 		t.resize(x.dtype, x.shape)
@@ -175,8 +176,12 @@ func mathKernel[T Float](op MathOp, dst, x []T, a, b float64) {
 			p := b2f[T](v > 0)
 			dst[i] = p + (1-p)*s
 		}
+	case OneMinusSquare:
+		for i, v := range x {
+			dst[i] = 1 - T(v*v) // the square rounded on its own: no fused multiply-add
+		}
 	default:
-		panic(unknownOp("math", op.String(), "Erf … LeakyMask"))
+		panic(unknownOp("math", op.String(), "Erf … OneMinusSquare"))
 	}
 }
 
