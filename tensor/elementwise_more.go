@@ -23,22 +23,22 @@ type MathOp uint8
 // The functions of MathOp. Their values at special points follow package
 // math.
 const (
-	Erf       MathOp = iota // erf x
-	Erfc                    // erfc x = 1 − erf x, accurate for large x
-	Log1p                   // ln(1+x), accurate near 0
-	Expm1                   // eˣ − 1, accurate near 0
-	Log2                    // log₂ x
-	GELU                    // x·Φ(x) = x·(1+erf(x/√2))/2
-	GELUTanh                // x·(1+tanh(√(2/π)(x+0.044715x³)))/2
-	SiLU                    // x·σ(x)
-	LeakyReLU               // x for x > 0, a·x elsewhere
-	ELU                     // x for x > 0, a·(eˣ−1) elsewhere
-	Softsign                // x/(1+|x|)
-	Clamp                   // min(max(x, a), b)
-	ClampMask               // 1 where a ≤ x ≤ b, 0 elsewhere (Clamp's derivative)
-	PosMask                 // 1 where x > 0, 0 elsewhere
-	LeakyMask               // 1 where x > 0, a elsewhere (LeakyReLU's derivative)
-	OneMinusSquare          // 1 − x², x² rounded first (tanh's derivative from its output)
+	Erf            MathOp = iota // erf x
+	Erfc                         // erfc x = 1 − erf x, accurate for large x
+	Log1p                        // ln(1+x), accurate near 0
+	Expm1                        // eˣ − 1, accurate near 0
+	Log2                         // log₂ x
+	GELU                         // x·Φ(x) = x·(1+erf(x/√2))/2
+	GELUTanh                     // x·(1+tanh(√(2/π)(x+0.044715x³)))/2
+	SiLU                         // x·σ(x)
+	LeakyReLU                    // x for x > 0, a·x elsewhere
+	ELU                          // x for x > 0, a·(eˣ−1) elsewhere
+	Softsign                     // x/(1+|x|)
+	Clamp                        // min(max(x, a), b)
+	ClampMask                    // 1 where a ≤ x ≤ b, 0 elsewhere (Clamp's derivative)
+	PosMask                      // 1 where x > 0, 0 elsewhere
+	LeakyMask                    // 1 where x > 0, a elsewhere (LeakyReLU's derivative)
+	OneMinusSquare               // 1 − x², x² rounded first (tanh's derivative from its output)
 )
 
 var mathNames = [...]string{"erf", "erfc", "log1p", "expm1", "log2", "gelu", "gelu_tanh", "silu", "leaky_relu", "elu", "softsign", "clamp", "clamp_mask", "pos_mask", "leaky_mask", "one_minus_square"}
