@@ -54,6 +54,19 @@ const (
 	RecomputeFull
 )
 
+// String returns "none", "selective" or "full".
+func (r Recompute) String() string {
+	switch r {
+	case RecomputeNone:
+		return "none"
+	case RecomputeSelective:
+		return "selective"
+	case RecomputeFull:
+		return "full"
+	}
+	return fmt.Sprintf("Recompute(%d)", int(r))
+}
+
 // BlockConfig configures NewTransformerBlock. The zero value means float64,
 // no causal mask, and residual projections drawn like the others, from
 // N(0, 0.02²).
