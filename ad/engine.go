@@ -265,8 +265,16 @@ func applyN(r *rule, at attrs, xs []*Value) *Value {
 	var al allocator = heap{}
 	if len(xs) > 0 {
 		al = allocFor(r.name, xs[0], nil)
+		for _, x := range xs[1:] {
+			if x.slot != nil { // an arena's operand: the output is the arena's, every operand of that one arena
+				al = allocFor(r.name, xs[0], x)
+			}
+		}
 	}
 	out, n := al.alloc(req)
+	if r.prepareN != nil {
+		r.prepareN(al, at, req)
+	}
 	var ts []*tensor.Tensor
 	if out.slot != nil { // the operand list of the slot's step before
 		ts = out.slot.operands[:0]
@@ -275,9 +283,13 @@ func applyN(r *rule, at attrs, xs []*Value) *Value {
 		ts = append(ts, &x.t)
 	}
 	var sr *selRun
-	if r == &sdpaRow {
+	if selActive.Load() != 0 && (r == &sdpaRow || r == &linearRule) { // a selective checkpoint's kernel for a kept row
 		var fwd func(*tensor.Tensor, attrs, []*tensor.Tensor)
-		fwd, sr = sdpaForward(r, out.slot == nil)
+		if r == &sdpaRow {
+			fwd, sr = sdpaForward(r, out.slot == nil)
+		} else {
+			fwd, sr = linearForward(out.slot == nil)
+		}
 		fwd(&out.t, at, ts)
 	} else {
 		r.forwardN(&out.t, at, ts)
@@ -290,10 +302,16 @@ func applyN(r *rule, at attrs, xs []*Value) *Value {
 	out.fresh = true
 	sr.settle(out)
 	if req {
-		n.rule, n.at, n.nin = r, at, manyEdges
+		n.rule, n.at, n.nin, n.pooled = r, at, manyEdges, out.slot != nil
 		for _, x := range xs {
 			at.(variadic).addEdge(edgeTo(x))
-			settleRelu(x, false) // variadic rules save no operand
+		}
+		if r.keepN != nil {
+			r.keepN(al, n, at, out)
+		} else {
+			for _, x := range xs {
+				settleRelu(x, false) // the rule saves no operand
+			}
 		}
 		out.n = n
 		out.requires = true

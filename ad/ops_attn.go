@@ -73,16 +73,21 @@ func ScaledDotProductAttention(q, k, v *Value, o AttentionOptions) *Value {
 	at.ops = [3]*Value{q, k, v}
 	out := applyN(&sdpaRow, at, at.ops[:])
 	at.ops = [3]*Value{}
-	if n := out.n; n != nil {
-		n.save(0, q)
-		n.save(1, k)
-		at.v = v // the third operand: beside the node's two operand slots
-		at.vver = v.t.Version()
-		shareReluOutput(q)
-		shareReluOutput(k)
-		shareReluOutput(v)
-	}
 	return out
+}
+
+// sdpaKeep saves q and k in the node's slots and v beside them.
+func sdpaKeep(_ allocator, n *node, at attrs, _ *Value) {
+	a := at.(*sdpaAttrs)
+	xs := a.ops[:]
+	n.save(0, xs[0])
+	n.save(1, xs[1])
+	a.v = xs[2] // the third operand: beside the node's two operand slots
+	a.vver = xs[2].t.Version()
+	for _, x := range xs {
+		settleRelu(x, true)
+		shareReluOutput(x)
+	}
 }
 
 const sdpaName = "scaled_dot_product_attention"
@@ -253,7 +258,7 @@ func (a *sdpaAttrs) layout() {
 // sdpaRow is attention's row. It is a variable beside its op rather than
 // an entry of rules.go's table (listed there in outOfTable); apply and the
 // sweep reach it through its pointer like any row.
-var sdpaRow = rule{name: sdpaName, broadcasts: true,
+var sdpaRow = rule{name: sdpaName, broadcasts: true, keepN: sdpaKeep,
 	forwardN: func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
 		a := at.(*sdpaAttrs)
 		resizeTo(dst, xs[0].DType(), a.out)

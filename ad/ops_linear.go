@@ -57,7 +57,9 @@ type linearAttrs struct {
 	act   Activation
 	b     *Value // the bias, or nil
 	edges []edge
-	own   []int // the output shape (kept across an arena's steps, never written once set)
+	own   []int     // the output shape (kept across an arena's steps, never written once set)
+	ops   [3]*Value // the operand list handed to applyN (cleared after)
+	pre   *Value    // the GELUs' pre-activation while the row records (see prepareN)
 	// perEx is the batching level whose rule recorded the row with a batch
 	// of inputs (x's leading axis) against one layer (w and b unbatched):
 	// a per-example sweep of that level gives w's and b's gradients per
@@ -90,15 +92,87 @@ var linearRule rule
 func init() {
 	linearRule = rule{name: "linear",
 		forwardN: func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
-			var b *tensor.Tensor
-			if len(xs) > 2 {
-				b = xs[2]
-			}
+			linearForwardWith(linearKernel, dst, at, xs)
+		},
+		prepareN: func(al allocator, at attrs, req bool) {
 			a := at.(*linearAttrs)
-			linearKernel(dst, nil, xs[0], xs[1], b, a.act, a.outShape(xs[0].Shape(), xs[1].Shape()[0]))
+			if req && (a.act == ActGELU || a.act == ActGELUTanh) { // the GELUs keep the pre-activation for the VJP
+				a.pre, _ = al.alloc(false)
+			}
+		},
+		keepN: linearKeep,
+		batch: func(c *batchCtx) *Value {
+			a := c.at.(*linearAttrs)
+			var b *Value
+			if len(c.logi) > 2 {
+				b = c.logi[2]
+			}
+			return batchedLinear(a.act, c.logi[0], c.logi[1], b).bat.phys
 		},
 		vjp: func(c *vjpCtx, g *Value) []*Value { return c.linearVJP(g) },
 		jvp: linearJVP,
+	}
+}
+
+// linearForwardWith runs kernel (linearKernel, or a selective
+// checkpoint's) on the row's operands, writing the pre-activation into
+// the value prepareN took for it.
+func linearForwardWith(kernel func(dst, pre, x, w, b *tensor.Tensor, act Activation, shape []int), dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
+	var b, pre *tensor.Tensor
+	if len(xs) > 2 {
+		b = xs[2]
+	}
+	a := at.(*linearAttrs)
+	if a.pre != nil {
+		pre = &a.pre.t
+	}
+	kernel(dst, pre, xs[0], xs[1], b, a.act, a.outShape(xs[0].Shape(), xs[1].Shape()[0]))
+}
+
+// linearForward returns the row's forward with the kernel linearKernelFor
+// gives (a selective checkpoint's inside one), and the run.
+func linearForward(heap bool) (func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor), *selRun) {
+	kernel, sr := linearKernelFor(heap)
+	if sr == nil {
+		return linearRule.forwardN, nil
+	}
+	return func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) { linearForwardWith(kernel, dst, at, xs) }, sr
+}
+
+// linearKeep saves what the VJP reads: x for dW and W for dx, the output
+// for ReLU's derivative, the pre-activation (and both operands, from which
+// a recorded sweep recomputes it) for the GELUs'.
+func linearKeep(al allocator, n *node, at attrs, out *Value) {
+	a := at.(*linearAttrs)
+	x, w := a.ops[0], a.ops[1]
+	es := a.edges
+	needX, needW := es[0].requires(), es[1].requires()
+	saveX, saveW := needW, needX
+	switch a.act {
+	case ActReLU:
+		n.save(2, out)
+	case ActGELU, ActGELUTanh:
+		saveX, saveW = true, true // the pre-activation is recomputed from them under CreateGraph
+		al.wrote(a.pre, nil, nil)
+		n.save(2, a.pre)
+	}
+	a.pre = nil // the node holds it
+	if saveX {
+		n.save(0, x)
+	}
+	if saveW {
+		n.save(1, w)
+	}
+	settleRelu(x, saveX)
+	if saveX {
+		shareReluOutput(x)
+	}
+	settleRelu(w, saveW)
+	if saveW {
+		shareReluOutput(w)
+	}
+	if b := a.ops[2]; b != nil {
+		settleRelu(b, false)
 	}
 }
 
@@ -130,97 +204,13 @@ func Linear(x, w, b *Value, act Activation) *Value {
 	}
 	at := newAttrs[linearAttrs](x, w)
 	at.act, at.b = act, b
+	at.ops = [3]*Value{x, w, b}
+	n := 3
 	if b == nil {
-		return applyLinear(at, x, w, nil)
+		n = 2
 	}
-	return applyLinear(at, x, w, b)
-}
-
-// applyLinear runs the row forward and records it, as the engine's apply
-// does for the table's rows, saving what the VJP reads (see the file's
-// comment).
-func applyLinear(at *linearAttrs, x, w, b *Value) *Value {
-	defer rethrow()
-	if (x.bat != nil || w.bat != nil || (b != nil && b.bat != nil)) && topBatch(x, w, b) != nil {
-		return batchedLinear(at.act, x, w, b)
-	}
-	req := x.requires || w.requires || (b != nil && b.requires)
-	tan := x.tan != nil || w.tan != nil || (b != nil && b.tan != nil)
-	anom := x.anomaly || w.anomaly || (b != nil && b.anomaly)
-	al := allocFor("linear", x, w)
-	if b != nil && b.slot != nil {
-		allocFor("linear", x, b) // both in one arena
-	}
-	var bt *tensor.Tensor
-	if b != nil {
-		bt = &b.t
-	}
-	shape := at.outShape(x.t.Shape(), w.t.Shape()[0])
-	out, n := al.alloc(req)
-	// The GELUs keep the pre-activation when the VJP will read it.
-	var pre *Value
-	kernel, sr := linearKernelFor(out.slot == nil) // a selective checkpoint's for a kept Linear
-	if req && (at.act == ActGELU || at.act == ActGELUTanh) {
-		pre, _ = al.alloc(false)
-		kernel(&out.t, &pre.t, &x.t, &w.t, bt, at.act, shape)
-		al.wrote(pre, nil, nil)
-	} else {
-		kernel(&out.t, nil, &x.t, &w.t, bt, at.act, shape)
-	}
-	al.wrote(out, &x.t, &w.t)
-	out.fresh = true
-	sr.settle(out)
-	if req {
-		n.rule, n.at, n.nin, n.pooled = &linearRule, at, manyEdges, out.slot != nil
-		at.addEdge(edgeTo(x))
-		at.addEdge(edgeTo(w))
-		if b != nil {
-			at.addEdge(edgeTo(b))
-		}
-		es := at.edges
-		needX, needW := es[0].requires(), es[1].requires()
-		saveX, saveW := needW, needX
-		switch at.act {
-		case ActReLU:
-			n.save(2, out)
-		case ActGELU, ActGELUTanh:
-			saveX, saveW = true, true // the pre-activation is recomputed from them under CreateGraph
-			n.save(2, pre)
-		}
-		if saveX {
-			n.save(0, x)
-		}
-		if saveW {
-			n.save(1, w)
-		}
-		settleRelu(x, saveX)
-		if saveX {
-			shareReluOutput(x)
-		}
-		settleRelu(w, saveW)
-		if saveW {
-			shareReluOutput(w)
-		}
-		if b != nil {
-			settleRelu(b, false)
-		}
-		out.n = n
-		out.requires = true
-	} else {
-		n = nil
-	}
-	if anom {
-		watch(linearRule.name, out, n)
-	}
-	if tan {
-		var xs []*Value
-		if b == nil {
-			xs = []*Value{x, w}
-		} else {
-			xs = []*Value{x, w, b}
-		}
-		propagate(&linearRule, at, out, n, levelOf(linearRule.name, xs...), xs)
-	}
+	out := applyN(&linearRule, at, at.ops[:n])
+	at.ops = [3]*Value{}
 	return out
 }
 

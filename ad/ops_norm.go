@@ -81,14 +81,23 @@ func applyNorm(op string, x, gamma, beta *Value, eps float64, rms bool) *Value {
 	}
 	out := applyN(row, at, at.ops[:n])
 	at.ops = [3]*Value{}
-	if nd := out.n; nd != nil {
-		nd.save(0, x)
-		shareReluOutput(x)
-		if gamma != nil {
-			nd.save(1, gamma)
-		}
-	}
 	return out
+}
+
+// normKeep saves x and gamma, which the VJP reads (not beta).
+func normKeep(_ allocator, n *node, at attrs, _ *Value) {
+	a := at.(*normAttrs)
+	xs := a.ops[:]
+	n.save(0, xs[0])
+	settleRelu(xs[0], true)
+	shareReluOutput(xs[0])
+	if a.gamma > 0 {
+		n.save(1, xs[a.gamma])
+		settleRelu(xs[a.gamma], true)
+	}
+	if a.beta > 0 {
+		settleRelu(xs[a.beta], false)
+	}
 }
 
 // normAttrs: layer_norm's and rms_norm's eps, which operands they have
@@ -132,7 +141,7 @@ var (
 // normRule is the row of layer_norm or rms_norm. Like attention's it is
 // kept outside the rule table of rules.go.
 func normRule(name string) rule {
-	return rule{name: name, broadcasts: true,
+	return rule{name: name, broadcasts: true, keepN: normKeep,
 		forwardN: func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
 			a := at.(*normAttrs)
 			x := xs[0]

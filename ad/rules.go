@@ -207,6 +207,17 @@ type rule struct {
 	forward func(dst *tensor.Tensor, at attrs, x, y *tensor.Tensor)
 	// forwardN is forward for rules with any number of operands.
 	forwardN func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor)
+	// prepareN, if set, runs before a variadic rule's kernel with the
+	// allocator of its output: it takes the other outputs the kernel writes
+	// (Linear's pre-activation, when req says the node will be recorded).
+	prepareN func(al allocator, at attrs, req bool)
+	// keepN, if set, saves on a variadic rule's new node what its VJP
+	// reads and settles the operands' ReLUs (see settleRelu); without it
+	// the rule saves no operand. It is the variadic rules' saves. It finds
+	// the operands in its attributes (their ops list, set by the op for
+	// applyN), not in applyN's operand slice, which would then escape to
+	// the heap at every variadic call.
+	keepN func(al allocator, n *node, at attrs, out *Value)
 	// saves declares which values the VJP reads, given which operands need a
 	// gradient; nil means none.
 	saves func(need [2]bool) saveMask
