@@ -241,5 +241,17 @@
 // checked in float64 against central differences (first and second order),
 // its JVP against its VJP and against central differences, its batched JVP
 // through the Jacobian in both modes, forward-over-reverse against
-// reverse-over-reverse, and float32 against float64.
+// reverse-over-reverse, and float32 against float64. Each row also has a
+// batching rule (vmap.go): TestEveryRowBatches holds every new row to it.
+//
+// Design note: the recording paths. An op reaches its row through one of
+// three: record (unary and binary rows, their two edges inline in the
+// node, the common case kept small), applyN (rows with any number of
+// operands, the fused ones among them: Linear, attention, the norms;
+// prepareN takes the other outputs a kernel writes, keepN saves what the
+// VJP reads), and Func.Apply (a user's function, whose forward runs on
+// detached copies). All three hand batched operands to the row's batching
+// rule, propagate tangents by the row's JVP and watch for anomalies the
+// same way; what the engine keeps beyond a node's slots goes through the
+// keeper interface, not through switches on particular rows.
 package ad
