@@ -199,3 +199,13 @@ func TestPerExampleConv(t *testing.T) {
 		checkPerExample(t, "cnn "+dt.String(), cnn, []*ad.Value{k, kb, w}, []*ad.Value{x}, tol)
 	}
 }
+
+// TestPerExampleEdges: examples with no rows (their gradients are zero)
+// and a batch of one.
+func TestPerExampleEdges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	w, b := randDT(rng, tensor.Float64, 0.5, 3, 4), randDT(rng, tensor.Float64, 0.5, 3)
+	f := fn.Of(func(p ...*ad.Value) *ad.Value { return ad.Sum(ad.Linear(p[2], p[0], p[1], ad.ActIdentity)) })
+	checkPerExample(t, "no rows", f, []*ad.Value{w, b}, []*ad.Value{ad.Const(tensor.New(tensor.Float64, 2, 0, 4))}, 0)
+	checkPerExample(t, "one example", f, []*ad.Value{w, b}, []*ad.Value{randDT(rng, tensor.Float64, 1, 1, 4)}, 1e-14)
+}
