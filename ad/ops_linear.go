@@ -269,11 +269,7 @@ func (c *vjpCtx) linearVJP(g *Value) []*Value {
 	}
 	need := c.need
 	xs, ws := c.inShape(0), c.inShape(1)
-	out, in := ws[0], ws[1]
-	m := tensor.Size(xs) / max(in, 1)
-	if in == 0 {
-		m = g.t.Len() / max(out, 1)
-	}
+	out, in, m := linearRows(xs, ws, g)
 	d := g.DType()
 	// g′ = g ⊙ act′ and the bias gradient, in one pass.
 	var db *Value
@@ -338,6 +334,17 @@ func (c *vjpCtx) linearVJP(g *Value) []*Value {
 	return gs
 }
 
+// linearRows returns the layer's output and input widths and the number
+// of rows of x (xs) the layer (ws) was applied to, with cotangent g.
+func linearRows(xs, ws []int, g *Value) (out, in, m int) {
+	out, in = ws[0], ws[1]
+	m = tensor.Size(xs) / max(in, 1)
+	if in == 0 {
+		m = g.t.Len() / max(out, 1)
+	}
+	return out, in, m
+}
+
 // linearPerExample is linearVJP in a per-example sweep of l (see
 // GradPerExample): the rows of example k are the k-th block of x's rows,
 // and each example's weight and bias gradients are computed from its rows
@@ -347,11 +354,7 @@ func linearPerExample[T float32 | float64](c *vjpCtx, g *Value, at *linearAttrs,
 	gemmEp func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, ep *gemm.Epilogue[T])) {
 	need := c.need
 	xs, ws := c.inShape(0), c.inShape(1)
-	out, in := ws[0], ws[1]
-	m := tensor.Size(xs) / max(in, 1)
-	if in == 0 {
-		m = g.t.Len() / max(out, 1)
-	}
+	out, in, m := linearRows(xs, ws, g)
 	nb := l.size
 	r := m / nb // rows per example
 	d := g.DType()

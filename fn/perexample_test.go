@@ -16,14 +16,6 @@ import (
 // a parameter makes the transform broadcast it. Both must equal the loop of
 // single-example gradients.
 
-func randDT(rng *rand.Rand, dt tensor.DType, scale float64, shape ...int) *ad.Value {
-	t := tensor.New(dt, shape...)
-	for i := range t.Len() {
-		t.SetFlat(i, scale*rng.NormFloat64())
-	}
-	return ad.Const(t)
-}
-
 // checkPerExample compares Vmap(Grad(loss, params...)) with the loop to
 // the relative tolerance tol.
 func checkPerExample(t *testing.T, name string, loss fn.Func, params []*ad.Value, data []*ad.Value, tol float64) {
@@ -64,13 +56,13 @@ func TestPerExampleGradients(t *testing.T) {
 	for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
 		for _, act := range []ad.Activation{ad.ActIdentity, ad.ActReLU, ad.ActGELU} {
 			for _, rows := range []int{0, 3} { // one row per example, or three (a sequence)
-				w1, b1 := randDT(rng, dt, 0.5, 6, 5), randDT(rng, dt, 0.5, 6)
-				w2 := randDT(rng, dt, 0.5, 3, 6)
+				w1, b1 := randT(rng, dt, 0.5, 6, 5), randT(rng, dt, 0.5, 6)
+				w2 := randT(rng, dt, 0.5, 3, 6)
 				shape := []int{7, 5}
 				if rows > 0 {
 					shape = []int{7, rows, 5}
 				}
-				x := randDT(rng, dt, 1, shape...)
+				x := randT(rng, dt, 1, shape...)
 				mlp := fn.Of(func(p ...*ad.Value) *ad.Value {
 					h := ad.Linear(p[3], p[0], p[1], act)
 					return ad.Sum(ad.Square(ad.Linear(h, p[2], nil, ad.ActIdentity)))
@@ -111,14 +103,14 @@ func TestPerExampleGradients(t *testing.T) {
 // the loop's.
 func TestPerExampleHigherOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	w, b := randDT(rng, tensor.Float64, 0.5, 4, 3), randDT(rng, tensor.Float64, 0.5, 4)
-	x := randDT(rng, tensor.Float64, 1, 5, 3)
+	w, b := randT(rng, tensor.Float64, 0.5, 4, 3), randT(rng, tensor.Float64, 0.5, 4)
+	x := randT(rng, tensor.Float64, 1, 5, 3)
 	loss := fn.Of(func(p ...*ad.Value) *ad.Value {
 		return ad.Sum(ad.Tanh(ad.Linear(p[2], p[0], p[1], ad.ActGELU)))
 	})
 	nb := fn.NoBatch
 	pg := fn.Vmap(fn.Grad(loss, 0, 1), []int{nb, nb, 0}, nil)
-	tw, tb := randDT(rng, tensor.Float64, 1, 4, 3), randDT(rng, tensor.Float64, 1, 4)
+	tw, tb := randT(rng, tensor.Float64, 1, 4, 3), randT(rng, tensor.Float64, 1, 4)
 	_, tan := fn.JVP(pg, []*ad.Value{w, b, x}, []*ad.Value{tw, tb, nil})
 	penalty := fn.Grad(fn.Of(func(p ...*ad.Value) *ad.Value {
 		gs := pg(p...)
@@ -159,13 +151,13 @@ func TestPerExampleHigherOrder(t *testing.T) {
 func TestPerExampleNorms(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	for _, rows := range []int{0, 3} {
-		w, b := randDT(rng, tensor.Float64, 0.5, 6, 5), randDT(rng, tensor.Float64, 0.5, 6)
-		g, be := randDT(rng, tensor.Float64, 0.5, 6), randDT(rng, tensor.Float64, 0.5, 6)
+		w, b := randT(rng, tensor.Float64, 0.5, 6, 5), randT(rng, tensor.Float64, 0.5, 6)
+		g, be := randT(rng, tensor.Float64, 0.5, 6), randT(rng, tensor.Float64, 0.5, 6)
 		shape := []int{4, 5}
 		if rows > 0 {
 			shape = []int{4, rows, 5}
 		}
-		x := randDT(rng, tensor.Float64, 1, shape...)
+		x := randT(rng, tensor.Float64, 1, shape...)
 		ln := fn.Of(func(p ...*ad.Value) *ad.Value {
 			h := ad.LayerNorm(ad.Linear(p[4], p[0], p[1], ad.ActGELU), p[2], p[3], 1e-5)
 			return ad.Sum(ad.Square(ad.Tanh(h)))
@@ -184,9 +176,9 @@ func TestPerExampleNorms(t *testing.T) {
 func TestPerExampleConv(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 18))
 	for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
-		k, kb := randDT(rng, dt, 0.4, 4, 2, 3, 3), randDT(rng, dt, 0.2, 4)
-		w := randDT(rng, dt, 0.3, 3, 4*3*3)
-		x := randDT(rng, dt, 1, 5, 1, 2, 6, 6) // 5 examples of one 2-channel 6×6 image
+		k, kb := randT(rng, dt, 0.4, 4, 2, 3, 3), randT(rng, dt, 0.2, 4)
+		w := randT(rng, dt, 0.3, 3, 4*3*3)
+		x := randT(rng, dt, 1, 5, 1, 2, 6, 6) // 5 examples of one 2-channel 6×6 image
 		cnn := fn.Of(func(p ...*ad.Value) *ad.Value {
 			h := ad.Relu(ad.Conv2dBias(p[3], p[0], p[1], ad.Conv2dOptions{Padding: [2]int{1, 1}}))
 			h = ad.MaxPool2d(h, ad.Pool2dOptions{Kernel: [2]int{2, 2}}) // [1 4 3 3]
@@ -204,8 +196,8 @@ func TestPerExampleConv(t *testing.T) {
 // and a batch of one.
 func TestPerExampleEdges(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 20))
-	w, b := randDT(rng, tensor.Float64, 0.5, 3, 4), randDT(rng, tensor.Float64, 0.5, 3)
+	w, b := randT(rng, tensor.Float64, 0.5, 3, 4), randT(rng, tensor.Float64, 0.5, 3)
 	f := fn.Of(func(p ...*ad.Value) *ad.Value { return ad.Sum(ad.Linear(p[2], p[0], p[1], ad.ActIdentity)) })
 	checkPerExample(t, "no rows", f, []*ad.Value{w, b}, []*ad.Value{ad.Const(tensor.New(tensor.Float64, 2, 0, 4))}, 0)
-	checkPerExample(t, "one example", f, []*ad.Value{w, b}, []*ad.Value{randDT(rng, tensor.Float64, 1, 1, 4)}, 1e-14)
+	checkPerExample(t, "one example", f, []*ad.Value{w, b}, []*ad.Value{randT(rng, tensor.Float64, 1, 1, 4)}, 1e-14)
 }
