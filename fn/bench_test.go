@@ -84,27 +84,46 @@ func pinnLoss(pts, f *ad.Value) fn.Func {
 // BenchmarkPINNStep: the PINN loss at 1,024 points and its gradient with
 // respect to every parameter (the peer: PINNStep).
 func BenchmarkPINNStep(b *testing.B) {
+	ps, pt, ft := pinnData()
+	step := fn.ValueAndGrad(pinnLoss(ad.Const(pt), ad.Const(ft)))
+	b.ResetTimer()
+	for range b.N {
+		step(ps...)
+	}
+}
+
+// pinnData returns BenchmarkPINNStep's parameters, points and right-hand
+// side.
+func pinnData() (ps []*ad.Value, pt, ft *tensor.Tensor) {
 	rng := rand.New(rand.NewPCG(2, 2))
 	dt := tensor.Float64
-	ps := []*ad.Value{
+	ps = []*ad.Value{
 		randT(rng, dt, 0.7, 64, 2), randT(rng, dt, 0.1, 64),
 		randT(rng, dt, 0.125, 64, 64), randT(rng, dt, 0.1, 64),
 		randT(rng, dt, 0.125, 64, 64), randT(rng, dt, 0.1, 64),
 		randT(rng, dt, 0.125, 1, 64), randT(rng, dt, 0.1, 1),
 	}
 	n := 1024
-	pt := tensor.New(dt, n, 2)
-	ft := tensor.New(dt, n)
+	pt, ft = tensor.New(dt, n, 2), tensor.New(dt, n)
 	for i := range n {
 		x, y := rng.Float64(), rng.Float64()
 		pt.SetFlat(2*i, x)
 		pt.SetFlat(2*i+1, y)
 		ft.SetFlat(i, -2*math.Pi*math.Pi*math.Sin(math.Pi*x)*math.Sin(math.Pi*y))
 	}
-	step := fn.ValueAndGrad(pinnLoss(ad.Const(pt), ad.Const(ft)))
+	return ps, pt, ft
+}
+
+// BenchmarkPINNStepArena is BenchmarkPINNStep with the points and the
+// right-hand side in an ad.Arena reset every step: every value computed
+// from them, the sweeps' included, takes recycled storage.
+func BenchmarkPINNStepArena(b *testing.B) {
+	ps, pt, ft := pinnData()
+	var ar ad.Arena
 	b.ResetTimer()
 	for range b.N {
-		step(ps...)
+		ar.Reset()
+		fn.ValueAndGrad(pinnLoss(ar.Const(pt), ar.Const(ft)))(ps...)
 	}
 }
 
