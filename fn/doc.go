@@ -38,6 +38,23 @@
 // writes each example's gradient x_kᵀ·g_k (ad.PerExample, ad.GradPerExample);
 // the cost is then that of writing the per-example gradients.
 //
+// # Coming from torch.func or JAX
+//
+//	torch.func / JAX                 package fn
+//	grad(f, argnums)(x)              Grad(f, wrt...)(xs...)
+//	grad_and_value / value_and_grad  ValueAndGrad(f, wrt...) (outputs first)
+//	vjp(f, x) → (y, pullback)        VJP(f, xs...)
+//	jvp(f, (x,), (t,))               JVP(f, xs, ts)
+//	jacrev, jacfwd, hessian          JacRev, JacFwd, Hessian (JacFwd of Grad)
+//	vmap(f, in_dims, out_dims)       Vmap(f, inAxes, outAxes); None is NoBatch
+//	functional_call(model, params)   nn.Call / nn.Functional
+//	randomness="same" (vmap)         dropout inside Vmap: the loop's mask per example
+//
+// Functions take and return ...*ad.Value (Of wraps a one-output function);
+// a transform panics with an *ad.Error where torch raises, and Call turns
+// that into an error. There is no chunk_size: JacRev and JacFwd push the
+// whole basis at once.
+//
 // Package ad's older JVP, Jacobian, Hessian and HVP take tensors and end
 // the computation; Grad(y, xs...) and Backward work on a graph already
 // built (Backward accumulates into parameters' gradients, for training).
