@@ -192,12 +192,15 @@ func TestPerExampleConv(t *testing.T) {
 	}
 }
 
-// TestPerExampleEdges: examples with no rows (their gradients are zero)
-// and a batch of one.
+// TestPerExampleEdges: examples with no rows (their gradients are zero),
+// a batch of one, and a parameter the loss does not read.
 func TestPerExampleEdges(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 20))
 	w, b := randT(rng, tensor.Float64, 0.5, 3, 4), randT(rng, tensor.Float64, 0.5, 3)
 	f := fn.Of(func(p ...*ad.Value) *ad.Value { return ad.Sum(ad.Linear(p[2], p[0], p[1], ad.ActIdentity)) })
 	checkPerExample(t, "no rows", f, []*ad.Value{w, b}, []*ad.Value{ad.Const(tensor.New(tensor.Float64, 2, 0, 4))}, 0)
 	checkPerExample(t, "one example", f, []*ad.Value{w, b}, []*ad.Value{randT(rng, tensor.Float64, 1, 1, 4)}, 1e-14)
+	// A parameter the loss does not read: a zero gradient for every example.
+	g := fn.Of(func(p ...*ad.Value) *ad.Value { return ad.Sum(ad.Linear(p[3], p[0], p[1], ad.ActIdentity)) })
+	checkPerExample(t, "unused", g, []*ad.Value{w, b, randT(rng, tensor.Float64, 1, 2)}, []*ad.Value{randT(rng, tensor.Float64, 1, 5, 4)}, 1e-14)
 }
