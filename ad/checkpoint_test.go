@@ -173,6 +173,27 @@ func TestCheckpointSavesInputs(t *testing.T) {
 	}
 }
 
+// hvpOfInput returns HVPReverse of Σ f(x)² at x = xt with respect to x and
+// params, along directions drawn from seed on.
+func hvpOfInput(t *testing.T, xt *tensor.Tensor, params []*ad.Value, seed uint64, f func(x *ad.Value) *ad.Value) []*tensor.Tensor {
+	t.Helper()
+	x := ad.Var(xt)
+	wrt := append([]*ad.Value{x}, params...)
+	vs := make([]*ad.Value, len(wrt))
+	for i, w := range wrt {
+		vs[i] = ad.Const(randInput(tensor.Float64, seed+uint64(i), w.Shape()...))
+	}
+	hv, err := ad.HVPReverse(ad.Sum(ad.Square(f(x))), wrt, vs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]*tensor.Tensor, len(hv))
+	for i, h := range hv {
+		out[i] = h.Tensor()
+	}
+	return out
+}
+
 // TestCheckpointHVPReverse checks double backward through checkpoints:
 // HVPReverse (a recorded sweep differentiated again) equals the plain
 // network's, with respect to the input and to the weights.
@@ -180,22 +201,7 @@ func TestCheckpointHVPReverse(t *testing.T) {
 	net := newCkptNet(tensor.Float64, 4, 6, 8)
 	xt := randInput(tensor.Float64, 9, 3, 6)
 	hvp := func(run func([]func(*ad.Value) *ad.Value, *ad.Value) *ad.Value) []*tensor.Tensor {
-		x := ad.Var(xt)
-		wrt := append([]*ad.Value{x}, net.params()...)
-		vs := make([]*ad.Value, len(wrt))
-		for i, w := range wrt {
-			vs[i] = ad.Const(randInput(tensor.Float64, uint64(20+i), w.Shape()...))
-		}
-		loss := ad.Sum(ad.Square(run(net.layers(), x)))
-		hv, err := ad.HVPReverse(loss, wrt, vs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := make([]*tensor.Tensor, len(hv))
-		for i, h := range hv {
-			out[i] = h.Tensor()
-		}
-		return out
+		return hvpOfInput(t, xt, net.params(), 20, func(x *ad.Value) *ad.Value { return run(net.layers(), x) })
 	}
 	ref := hvp(plain)
 	for _, s := range schedules[1:] {

@@ -188,22 +188,7 @@ func TestCheckpointSelectiveHigher(t *testing.T) {
 		wrt = append(wrt, b.params()...)
 	}
 	hvp := func(mode string) []*tensor.Tensor {
-		x := ad.Var(xt)
-		w := append([]*ad.Value{x}, wrt...)
-		vs := make([]*ad.Value, len(w))
-		for i, v := range w {
-			vs[i] = ad.Const(randInput(tensor.Float64, uint64(40+i), v.Shape()...))
-		}
-		loss := ad.Sum(ad.Square(selRun(blocks, x, mode, ad.KeepExpensive)))
-		hv, err := ad.HVPReverse(loss, w, vs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := make([]*tensor.Tensor, len(hv))
-		for i, h := range hv {
-			out[i] = h.Tensor()
-		}
-		return out
+		return hvpOfInput(t, xt, wrt, 40, func(x *ad.Value) *ad.Value { return selRun(blocks, x, mode, ad.KeepExpensive) })
 	}
 	ref := hvp("plain")
 	got := hvp("selective")

@@ -3,6 +3,7 @@ package nn
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,19 +73,6 @@ func callCases() []callCase {
 	}
 }
 
-// sameValues reports whether a and b hold the same pointers, in order.
-func sameValues(a, b []*ad.Value) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // consts returns constants holding copies of the data of vs.
 func consts(vs []*ad.Value) []*ad.Value {
 	out := make([]*ad.Value, len(vs))
@@ -136,7 +124,7 @@ func TestCallMatchesForward(t *testing.T) {
 		}
 		for _, ps := range [][]*ad.Value{Values(b), consts(Values(b)), vars(Values(b))} {
 			got := Call(a, ps, func() *ad.Value {
-				if !sameValues(Values(a), ps) {
+				if !slices.Equal(Values(a), ps) {
 					t.Errorf("%s: inside Call, Params does not list the installed values", c.name)
 				}
 				return c.forward(a)
@@ -144,7 +132,7 @@ func TestCallMatchesForward(t *testing.T) {
 			if !bitsEqual(got, other) {
 				t.Errorf("%s: Call with another module's parameters differs from its Forward", c.name)
 			}
-			if !sameValues(Values(a), own) {
+			if !slices.Equal(Values(a), own) {
 				t.Fatalf("%s: the module's parameters were not restored", c.name)
 			}
 		}
@@ -302,7 +290,7 @@ func TestCallRestoresAfterPanic(t *testing.T) {
 		if !errors.Is(err, ErrConfig) {
 			t.Errorf("%s: Try returned %v, want the panic of f", c.name, err)
 		}
-		if !sameValues(Values(a), own) {
+		if !slices.Equal(Values(a), own) {
 			t.Fatalf("%s: parameters not restored after an error panic", c.name)
 		}
 		func() {
@@ -313,7 +301,7 @@ func TestCallRestoresAfterPanic(t *testing.T) {
 			}()
 			Call(a, Values(b), func() int { panic("boom") })
 		}()
-		if !sameValues(Values(a), own) {
+		if !slices.Equal(Values(a), own) {
 			t.Fatalf("%s: parameters not restored after a panic", c.name)
 		}
 	}
@@ -323,8 +311,8 @@ func TestCallRestoresAfterPanic(t *testing.T) {
 	err := ad.Try(func() {
 		Call(m, consts(own), func() *ad.Value { return m.Forward(ad.Const(randn(1, 2, 5))) })
 	})
-	if !errors.Is(err, ErrShape) || !sameValues(Values(m), own) {
-		t.Errorf("op error inside Call: %v, restored %v", err, sameValues(Values(m), own))
+	if !errors.Is(err, ErrShape) || !slices.Equal(Values(m), own) {
+		t.Errorf("op error inside Call: %v, restored %v", err, slices.Equal(Values(m), own))
 	}
 }
 
@@ -341,19 +329,19 @@ func TestCallNests(t *testing.T) {
 				t.Error("inner Call: wrong values installed")
 			}
 			Call(m, own, func() struct{} {
-				if !sameValues(Values(m), own) {
+				if !slices.Equal(Values(m), own) {
 					t.Error("innermost Call: wrong values installed")
 				}
 				return struct{}{}
 			})
 			return struct{}{}
 		})
-		if !sameValues(Values(m), outer) {
+		if !slices.Equal(Values(m), outer) {
 			t.Error("after the inner Call: the outer values are not back")
 		}
 		return struct{}{}
 	})
-	if !sameValues(Values(m), own) {
+	if !slices.Equal(Values(m), own) {
 		t.Error("after Call: the originals are not back")
 	}
 }
@@ -413,7 +401,7 @@ func TestCallErrors(t *testing.T) {
 		if err != nil && !strings.Contains(err.Error(), c.mention) {
 			t.Errorf("%s: %q does not say %q", c.name, err, c.mention)
 		}
-		if !sameValues(Values(m), own) {
+		if !slices.Equal(Values(m), own) {
 			t.Fatalf("%s: the module was changed", c.name)
 		}
 	}
@@ -461,7 +449,7 @@ func TestCallErrors(t *testing.T) {
 	if err != nil && !strings.Contains(err.Error(), `parameter "layers.1.bias" (4 of 4) was replaced while Call ran`) {
 		t.Errorf("replaced: %q does not name the parameter", err)
 	}
-	if !sameValues(Values(m), own) {
+	if !slices.Equal(Values(m), own) {
 		t.Error("replaced: the originals are not back")
 	}
 }
