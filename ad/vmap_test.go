@@ -79,3 +79,42 @@ func TestGradPerExample(t *testing.T) {
 	}
 	l.End()
 }
+
+// TestTanhDerivativeBits: tanh's derivative by its one row (1 − y²) has
+// the bits of the composition it replaced, AddScalar(Neg(Square(y)), 1),
+// to first and second order, in both dtypes.
+func TestTanhDerivativeBits(t *testing.T) {
+	for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
+		xt := tensor.New(dt, 7)
+		for i := range xt.Len() {
+			xt.SetFlat(i, 0.37*float64(i)-1.1)
+		}
+		composed := func(x *ad.Value) *ad.Value { // tanh with its old derivative, as a Func
+			f := &ad.Func{Name: "tanh_composed",
+				Forward: func(xs []*ad.Value) *ad.Value { return ad.Tanh(xs[0]) },
+				VJP: func(_ []*ad.Value, y, g *ad.Value) []*ad.Value {
+					return []*ad.Value{ad.Mul(g, ad.AddScalar(ad.Neg(ad.Square(y)), 1))}
+				}}
+			return f.Apply(x)
+		}
+		x1, x2 := ad.Var(xt), ad.Var(xt)
+		g1, err1 := ad.GradOpts(ad.Sum(ad.Tanh(x1)), []*ad.Value{x1}, ad.Options{CreateGraph: true})
+		g2, err2 := ad.GradOpts(ad.Sum(composed(x2)), []*ad.Value{x2}, ad.Options{CreateGraph: true})
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		h1, err1 := ad.Grad(ad.Sum(g1[0]), x1)
+		h2, err2 := ad.Grad(ad.Sum(g2[0]), x2)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		for i := range xt.Len() {
+			if a, b := g1[0].Tensor().AtFlat(i), g2[0].Tensor().AtFlat(i); a != b {
+				t.Fatalf("%v first derivative %d: row %v, composition %v", dt, i, a, b)
+			}
+			if a, b := h1[0].Tensor().AtFlat(i), h2[0].Tensor().AtFlat(i); a != b {
+				t.Fatalf("%v second derivative %d: row %v, composition %v", dt, i, a, b)
+			}
+		}
+	}
+}

@@ -214,3 +214,27 @@ func TestMaximumMinimumLoops(t *testing.T) {
 		}
 	}
 }
+
+// OneMinusSquare is 1 − x² with the square rounded first (no fused
+// multiply-add), in both dtypes, at special values too.
+func TestOneMinusSquare(t *testing.T) {
+	xs := []float64{0, math.Copysign(0, -1), 1, -1, 0.5, 1e-4, 3.25, 1e200, math.Inf(1), math.Inf(-1), math.NaN(), 0.1}
+	x64 := FromFloat64(xs, len(xs))
+	got := new(Tensor).Math(OneMinusSquare, x64, 0, 0)
+	for i, v := range xs {
+		sq := v * v
+		want := 1 - sq
+		if g := got.AtFlat(i); g != want && !(math.IsNaN(g) && math.IsNaN(want)) {
+			t.Errorf("float64 1 − (%v)² = %v, want %v", v, g, want)
+		}
+	}
+	got32 := new(Tensor).Math(OneMinusSquare, x64.Astype(Float32), 0, 0)
+	for i, v := range xs {
+		f := float32(v)
+		sq := f * f
+		want := 1 - sq
+		if g := float32(got32.AtFlat(i)); g != want && !(g != g && want != want) {
+			t.Errorf("float32 1 − (%v)² = %v, want %v", f, g, want)
+		}
+	}
+}
