@@ -749,13 +749,17 @@ func (n *node) savedIntact() bool {
 	return true
 }
 
-// checkSaved reports a saved tensor written in place since it was saved:
-// in the node's slots or among what its row keeps besides (keeper).
+// checkSaved reports a saved tensor written in place since it was saved,
+// or an arena's value reset since (ErrStale): in the node's slots or among
+// what its row keeps besides (keeper).
 func (n *node) checkSaved() error {
 	for k := range n.sv {
 		sv := &n.sv[k]
 		if sv.v == nil {
 			continue
+		}
+		if sv.v.stale() { // an arena's value, reset since: not a write in place
+			return sv.v.staleErr(n.name())
 		}
 		if now := sv.v.t.Version(); now != sv.version {
 			return &ModifiedError{Op: n.name(), Input: savedName(k), Saved: sv.version, Now: now, Site: n.site(), ModifiedAt: writeSite(&sv.v.t)}
@@ -788,6 +792,9 @@ type keeper interface {
 // version ver as the operand named input, when it was written since; nil
 // when it was not.
 func (n *node) modified(v *Value, ver uint64, input string) error {
+	if v.stale() { // an arena's value, reset since: not a write in place
+		return v.staleErr(n.name())
+	}
 	if now := v.t.Version(); now != ver {
 		return &ModifiedError{Op: n.name(), Input: input, Saved: ver, Now: now, Site: n.site(), ModifiedAt: writeSite(&v.t)}
 	}

@@ -291,3 +291,25 @@ func TestCheckpointSelectiveConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckpointSelectiveStaleArena: a checkpoint (selective or not)
+// recorded on an Arena's value and swept after the arena's Reset is an
+// ErrStale error naming the stale operand (it used to be reported as a
+// write in place), never a gradient from the next step's data.
+func TestCheckpointSelectiveStaleArena(t *testing.T) {
+	b := newSelBlock(tensor.Float32, 8, 9, false)
+	var ar ad.Arena
+	for name, ckpt := range map[string]func(x *ad.Value) *ad.Value{
+		"selective": func(x *ad.Value) *ad.Value { return ad.CheckpointSelective(b.forward, ad.KeepExpensive, x) },
+		"plain":     func(x *ad.Value) *ad.Value { return ad.Checkpoint(b.forward, x) },
+	} {
+		ar.Reset()
+		loss := ad.Sum(ad.Square(ckpt(ar.Const(randInput(tensor.Float32, 13, 2, 5, 8)))))
+		ar.Reset()
+		err := loss.Backward()
+		var me *ad.ModifiedError
+		if !errors.Is(err, ad.ErrStale) || errors.As(err, &me) {
+			t.Fatalf("%s checkpoint swept after its arena's Reset: %v, want ErrStale (not a write in place)", name, err)
+		}
+	}
+}
