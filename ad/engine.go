@@ -812,7 +812,16 @@ func (s *sweeper) deliver(n *node, g *Value) {
 // deliverTo is deliver for a node that may be retained or a target.
 func (s *sweeper) deliverTo(n *node, g *Value) {
 	if n.dbg != nil && n.dbg.retained != nil {
+		// The sweep reads g again (n's own VJP runs next): an arena's buffer
+		// is copied into the retained gradient, never taken from g.
+		own := g.owned && g.slot != nil
+		if own {
+			g.owned = false
+		}
 		n.dbg.retained.accumulate(g, s.o.CreateGraph)
+		if own {
+			g.owned = true
+		}
 	}
 	if len(s.target) == 0 { // no intermediate target (Backward, or Grad of Vars)
 		return

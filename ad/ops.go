@@ -450,6 +450,7 @@ func LogSoftmax(x *Value, axis int) *Value {
 // CrossEntropy returns the mean over the rows of logits ([N C]) of
 // −log softmax(logits)[i, targets[i]]. It is fused: the backward pass uses
 // the saved softmax p as (p − onehot)/N, with no other N×C intermediate.
+// With no rows (N = 0) the loss is NaN, as Mean of an empty value is.
 func CrossEntropy(logits *Value, targets []int) *Value {
 	at := newAttrs[ceAttrs](logits, nil)
 	at.targets = append(at.targets, targets...) // a copy: the caller may reuse targets
@@ -469,6 +470,9 @@ func LogSumExp(x *Value, axis int) *Value {
 // an error; convert with Astype first. It returns x itself when x already
 // has dtype d.
 func Astype(x *Value, d tensor.DType) *Value {
+	if d != tensor.Float32 && d != tensor.Float64 {
+		panic(&Error{Op: "astype", Err: ErrDType, Msg: fmt.Sprintf("%v is not a dtype: convert to tensor.Float32 or tensor.Float64", d)})
+	}
 	if x.DType() == d {
 		return x
 	}

@@ -115,6 +115,7 @@ func (v *Value) Op() string {
 
 // Detach returns a constant sharing v's data, cut out of the graph.
 func (v *Value) Detach() *Value {
+	v.check("detach")
 	if v.batch() != nil {
 		return batchOf(v.bat.phys.Detach(), v.bat.lvl)
 	}
