@@ -22,11 +22,13 @@ import (
 // matmul).
 func TestRetainGradInArena(t *testing.T) {
 	ops := map[string]func(h *ad.Value) *ad.Value{
-		"tanh":   ad.Tanh,
-		"exp":    ad.Exp,
-		"mul":    func(h *ad.Value) *ad.Value { return ad.Mul(h, h) },
-		"matmul": func(h *ad.Value) *ad.Value { return ad.MatMul(h, ad.Const(tensor.FromFloat64([]float64{1, 2, 3}, 3, 1))) },
-		"add":    func(h *ad.Value) *ad.Value { return ad.Add(h, h) },
+		"tanh": ad.Tanh,
+		"exp":  ad.Exp,
+		"mul":  func(h *ad.Value) *ad.Value { return ad.Mul(h, h) },
+		"matmul": func(h *ad.Value) *ad.Value {
+			return ad.MatMul(h, ad.Const(tensor.FromFloat64([]float64{1, 2, 3}, 3, 1)))
+		},
+		"add": func(h *ad.Value) *ad.Value { return ad.Add(h, h) },
 	}
 	for name, op := range ops {
 		run := func(ar *ad.Arena) (retained, wgrad []float64) {
