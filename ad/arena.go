@@ -132,6 +132,9 @@ func (a *Arena) Reset() {
 // [Const]): typically the step's input batch, so that the whole step is
 // recorded in the arena.
 func (a *Arena) Const(t *tensor.Tensor) *Value {
+	if t == nil {
+		panic(nilTensor("arena const"))
+	}
 	r := a.take()
 	r.v.t = *t.View()
 	return &r.v
@@ -431,6 +434,9 @@ func (v *Value) staleErr(op string) *Error {
 
 // check panics with ErrStale if v is a stale arena value.
 func (v *Value) check(op string) {
+	if v == nil {
+		panic(&Error{Op: op, Err: ErrArgument, Msg: "a nil *Value"})
+	}
 	if v.stale() {
 		panic(v.staleErr(op))
 	}

@@ -64,6 +64,11 @@ func (f *Func) Apply(xs ...*Value) *Value {
 	if len(xs) == 0 {
 		panic(&Error{Op: name, Err: ErrFunc, Msg: "no operands"})
 	}
+	for i, x := range xs {
+		if x == nil {
+			panic(nilOperand(name, i))
+		}
+	}
 	if topBatch(xs...) != nil {
 		return f.applyBatched(xs)
 	}

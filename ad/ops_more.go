@@ -174,12 +174,12 @@ func siluDeriv(c primals, v *Value) *Value {
 // Maximum returns the elementwise larger of x and y, with broadcasting (NaN
 // where either is NaN). Where x = y each operand receives half of the
 // gradient, as in PyTorch; elsewhere the larger receives all of it.
-func Maximum(x, y *Value) *Value { return apply(row(opMaximum), nil, x, y) }
+func Maximum(x, y *Value) *Value { return apply2(row(opMaximum), nil, x, y) }
 
 // Minimum returns the elementwise smaller of x and y, with broadcasting (NaN
 // where either is NaN). Where x = y each operand receives half of the
 // gradient, as in PyTorch.
-func Minimum(x, y *Value) *Value { return apply(row(opMinimum), nil, x, y) }
+func Minimum(x, y *Value) *Value { return apply2(row(opMinimum), nil, x, y) }
 
 // Clamp returns x limited to [lo, hi] elementwise: min(max(x, lo), hi). The
 // bounds are constants. The gradient is 1 where lo ≤ x ≤ hi (the bounds
@@ -203,12 +203,12 @@ func Atan2(y, x *Value) *Value { return apply(row(opAtan2), nil, y, x) }
 // Hypot returns √(x²+y²) elementwise without overflow, with broadcasting.
 // Its partials x/h and y/h are taken as 0 at the origin (a subgradient), as
 // package scalar does.
-func Hypot(x, y *Value) *Value { return apply(row(opHypot), nil, x, y) }
+func Hypot(x, y *Value) *Value { return apply2(row(opHypot), nil, x, y) }
 
 // LogAddExp returns ln(eˣ + eʸ) elementwise, computed without overflow, with
 // broadcasting. Its partials are e^(x−z) and e^(y−z), z the output (NaN
 // where both operands are −Inf).
-func LogAddExp(x, y *Value) *Value { return apply(row(opLogAddExp), nil, x, y) }
+func LogAddExp(x, y *Value) *Value { return apply2(row(opLogAddExp), nil, x, y) }
 
 // Erf returns the error function of x elementwise.
 func Erf(x *Value) *Value { return apply(row(opErf), nil, x, nil) }

@@ -45,6 +45,9 @@ type leafState struct {
 // changes the Var, and bumps t's version so that stale saved copies are
 // caught.
 func Var(t *tensor.Tensor) *Value {
+	if t == nil {
+		panic(nilTensor("var"))
+	}
 	v := &Value{requires: true, gs: &leafState{}}
 	v.t = *t.View()
 	return v
@@ -52,9 +55,17 @@ func Var(t *tensor.Tensor) *Value {
 
 // Const returns a leaf that does not require a gradient.
 func Const(t *tensor.Tensor) *Value {
+	if t == nil {
+		panic(nilTensor("const"))
+	}
 	v := &Value{}
 	v.t = *t.View()
 	return v
+}
+
+// nilTensor is the error for a leaf made of a nil tensor.
+func nilTensor(op string) *Error {
+	return &Error{Op: op, Err: ErrArgument, Msg: "a nil *tensor.Tensor: make one with tensor.New, tensor.FromFloat64 or tensor.FromFloat32"}
 }
 
 // Scalar returns a float64 0-dimensional constant.
@@ -76,7 +87,12 @@ func (v *Value) Shape() []int {
 }
 
 // DType returns the element type.
-func (v *Value) DType() tensor.DType { return v.t.DType() }
+func (v *Value) DType() tensor.DType {
+	if v == nil {
+		v.check("dtype") // the error naming the nil value
+	}
+	return v.t.DType()
+}
 
 // Item returns the single element of a one-element value as float64.
 func (v *Value) Item() float64 {
