@@ -3,9 +3,11 @@ package ad_test
 import (
 	"errors"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"weak"
 
 	"github.com/adjointgo/adjoint/ad"
 	"github.com/adjointgo/adjoint/tensor"
@@ -175,5 +177,72 @@ func TestAstypeBadDTypeAndEmptyCrossEntropy(t *testing.T) {
 		if err != nil || !tensor.EqualShape(g[0].Shape(), []int{0, 3}) {
 			t.Errorf("%v: gradient of an empty batch: %v, %v", d, g, err)
 		}
+	}
+}
+
+// A detached value keeps its data alive, not the graph that computed it:
+// keeping only h.Detach() of a recorded network used to retain every saved
+// activation (the detached tensor's version counter lived in h, whose node
+// reaches the whole graph).
+func TestDetachDoesNotPinGraph(t *testing.T) {
+	for _, reshape := range []bool{false, true} {
+		w := ad.Var(tensor.Full(tensor.Float64, 0.01, 64, 64))
+		h := ad.Const(tensor.Full(tensor.Float64, 1, 32, 64))
+		var first weak.Pointer[ad.Value]
+		for i := range 8 {
+			h = ad.Tanh(ad.MatMul(h, w))
+			if i == 0 {
+				first = weak.Make(h)
+			}
+		}
+		if reshape { // the root of a chain of views: the Value it views is unpinned
+			h = ad.Reshape(h, 64, 32)
+		}
+		want := h.Data()
+		d := h.Detach()
+		h = nil
+		for range 5 {
+			runtime.GC()
+			if first.Value() == nil {
+				break
+			}
+		}
+		if first.Value() != nil {
+			t.Errorf("reshape=%v: the detached value keeps the first layer's output (and the graph) alive", reshape)
+		}
+		if !slices.Equal(d.Data(), want) {
+			t.Errorf("reshape=%v: detached data changed", reshape)
+		}
+		runtime.KeepAlive(w)
+	}
+}
+
+// Detach shares the version counter both ways, also through views made
+// before it: a write through the detached value is caught by a backward
+// pass that saved the original, and a write through a reshape of the
+// original made before Detach is seen by the detached value's version.
+func TestDetachSharesVersion(t *testing.T) {
+	x := ad.Var(tensor.FromFloat64([]float64{0.5, 1, 1.5, 2}, 4))
+	h := ad.Exp(x)           // exp saves its output
+	r := ad.Reshape(h, 2, 2) // a view of h, made before Detach
+	y := ad.Sum(ad.Mul(h, h))
+	d := h.Detach()
+	v0 := d.Tensor().Version()
+	r.Tensor().Set(7, 0, 1) // through the earlier view
+	if d.Tensor().Version() == v0 || h.Tensor().Version() != d.Tensor().Version() {
+		t.Errorf("versions after a write through an earlier view: h %d, detached %d (was %d)", h.Tensor().Version(), d.Tensor().Version(), v0)
+	}
+	if _, err := ad.Grad(y, x); !errors.Is(err, ad.ErrModifiedInPlace) {
+		t.Errorf("backward after a write through a view: %v, want ErrModifiedInPlace", err)
+	}
+	h2 := ad.Exp(x)
+	y2 := ad.Sum(h2)
+	d2 := h2.Detach()
+	d2.Tensor().Set(3, 2) // through the detached value
+	if _, err := ad.Grad(y2, x); !errors.Is(err, ad.ErrModifiedInPlace) {
+		t.Errorf("backward after a write through the detached value: %v, want ErrModifiedInPlace", err)
+	}
+	if h2.Data()[2] != 3 {
+		t.Errorf("detached value does not share storage: %v", h2.Data())
 	}
 }
