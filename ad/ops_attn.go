@@ -7,6 +7,7 @@ import (
 
 	"github.com/adjointgo/adjoint/internal/fastmath"
 	"github.com/adjointgo/adjoint/internal/gemm"
+	"github.com/adjointgo/adjoint/internal/vec"
 	"github.com/adjointgo/adjoint/internal/workers"
 	"github.com/adjointgo/adjoint/tensor"
 )
@@ -650,7 +651,7 @@ func softmaxBlock32(a *sdpaAttrs, sb []float32, rows, n, t0 int, lse []float64) 
 	for i := range rows {
 		row := sb[i*n : (i+1)*n]
 		nj := a.visible(t0 + i)
-		s := rowSum(row[:nj])
+		s := vec.Sum64(row[:nj])
 		inv := float32(1 / s)
 		for j := range row[:nj] {
 			row[j] *= inv
@@ -693,24 +694,6 @@ func softmaxRow[T float32 | float64](row []T) float64 {
 		row[j] *= inv
 	}
 	return mx + math.Log(s)
-}
-
-// rowDotT returns Σ x[j]·y[j] in float64 (y at least as long as x), with
-// four partial sums (see rowSum).
-func rowDotT[T float32 | float64](x, y []T) float64 {
-	y = y[:len(x)]
-	var s0, s1, s2, s3 float64
-	j := 0
-	for ; j+4 <= len(x); j += 4 {
-		s0 += float64(x[j]) * float64(y[j])
-		s1 += float64(x[j+1]) * float64(y[j+1])
-		s2 += float64(x[j+2]) * float64(y[j+2])
-		s3 += float64(x[j+3]) * float64(y[j+3])
-	}
-	for ; j < len(x); j++ {
-		s0 += float64(x[j]) * float64(y[j])
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // clearRows zeroes the rows×cols matrix x, rows ld elements apart.
@@ -798,7 +781,7 @@ func (w *sdpaTask[T]) backward(b int, buf []T) {
 		for i := range rows {
 			p, dp := pb[i*n:(i+1)*n], db[i*n:(i+1)*n]
 			nj := a.visible(t0 + i)
-			D := rowDotT(p[:nj], dp[:nj])
+			D := vec.Dot64(p[:nj], dp[:nj])
 			for j := range nj {
 				dp[j] = T(a.scale * float64(p[j]) * (float64(dp[j]) - D))
 			}
