@@ -467,9 +467,9 @@ func init() {
 		a := c.at.(*sdpaAttrs)
 		heads := 0
 		if a.packed {
-			heads = a.heads
+			heads = a.Heads
 		}
-		o := AttentionOptions{Causal: a.causal, Scale: a.scale, Heads: heads}
+		o := AttentionOptions{Causal: a.Causal, Scale: a.Scale, Heads: heads}
 		r := max(c.rank(0), c.rank(1), c.rank(2))
 		return ScaledDotProductAttention(c.materializeRank(0, r), c.materializeRank(1, r), c.materializeRank(2, r), o)
 	}
