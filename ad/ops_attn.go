@@ -93,9 +93,9 @@ const sdpaName = "scaled_dot_product_attention"
 // row), the version of v (saved in the node's aux), the log-sum-exp of each
 // row of scores, and the shapes and batch offsets the kernels read.
 type sdpaAttrs struct {
-	// The kernels' parameters: mask, scale, sizes (nb, t, s, d, dv),
-	// heads (1 unless packed), the log-sum-exps ([nb·heads·t]) and where
-	// the kernels find each batch's rows. With Heads (packed), a batch is
+	// The kernels' parameters: Causal, Scale, the sizes NB, T, S, D, DV,
+	// Heads (1 unless packed), the log-sum-exps LSE ([NB·Heads·T]) and
+	// where the kernels find each batch's rows. With Heads (packed), a batch is
 	// a head of a matrix of the leading axes, and the kernels address it
 	// in place.
 	attn.Params

@@ -17,7 +17,8 @@ import (
 // with the columns, through MatMul; its VJP (wᵀ·g sent through col2im for
 // x, g·colsᵀ for w) and JVP (conv(ẋ, w) + conv(x, ẇ)) are those of the ops
 // it is made of, so second and higher order derivatives work. The pools
-// are rows of their own, one pass each way (ops_conv_pool.go).
+// are rows of their own, one pass each way (ops_conv_pool.go). The
+// kernels of all these rows are package internal/conv's.
 
 // convAttrs: im2col's and col2im's window (and the pools'): kernel,
 // stride, padding and dilation per spatial axis, the image's height and

@@ -17,9 +17,12 @@
 // across goroutines (internal/parallel) only for very large inputs;
 // Backward runs on the calling goroutine.
 //
-// Design note: the fused kernels live in internal packages named for what
-// they hold (norm, conv, attn) rather than as methods of package tensor:
-// they work on the layouts and scratch their rows choose (statistics per
-// row, float64 accumulators) and are not public tensor operations with a
-// stable API. Package ad keeps only the rows.
+// Design note: the fused rows' kernels live in internal packages named for
+// what they hold (rownorm, conv, attn) rather than as methods of package
+// tensor: they work on the layouts and scratch their rows choose
+// (statistics per row, float64 accumulators) and are not public tensor
+// operations with a stable API. Package ad keeps only the rows. The name
+// is rownorm (norms over the rows, the last axis) because ad already has
+// a function norm (the p-norms). The float32 assembly stays in
+// internal/vec beside the other vector kernels and their generators.
 package rownorm
