@@ -579,6 +579,9 @@ func sweepExcl(y *Value, targets []*Value, o Options, excl []bool) (result []*Va
 		}
 		if targets == nil {
 			y.gs.accumulate(seed, o.CreateGraph)
+			if y.gs.ready != nil {
+				gradReady(y)
+			}
 		}
 		for i, t := range targets {
 			if t.leaf() == y.leaf() {
@@ -640,6 +643,9 @@ func sweepExcl(y *Value, targets []*Value, o Options, excl []bool) (result []*Va
 	if s.held != nil {
 		s.flushHeld()
 	}
+	for _, leaf := range s.late { // OnGradReady of Vars with hooks, delivered by flushHeld
+		gradReady(leaf)
+	}
 	return result, nil
 }
 
@@ -664,24 +670,26 @@ func checkFresh(y *Value, targets []*Value, seed *Value) error {
 // passes do not allocate them each time; end clears it of references into
 // the finished graph.
 type sweeper struct {
-	o      Options
-	id     uint64   // this sweep's claim on its nodes (node.busy; see claim)
-	nodes  []*node  // reachable from the output, in discovery order (slot = index+1)
-	deps   []int32  // consumers of each node not yet swept
-	grads  []*Value // each node's cotangent as it accumulates
-	ready  []*node  // nodes whose consumers have all run
-	useful []bool   // with targets: nodes through which a target is reached
-	result []*Value // the targets' gradients
-	excl   []bool   // for gradExclusive: whether the sweep held each result alone
-	target map[*node][]int
-	leaf   map[*Value][]int
-	ctx    vjpCtx
-	need   [8]bool
-	pre    [8]*Value      // VJP outputs replaced by their SumTo (first 8 edges)
-	preSet bool           // some entry of pre is set
-	held   map[*Value]int // Vars with gradient hooks: index into heldV and heldG
-	heldV  []*Value
-	heldG  []*Value // their summed gradients, delivered by flushHeld
+	o       Options
+	id      uint64   // this sweep's claim on its nodes (node.busy; see claim)
+	nodes   []*node  // reachable from the output, in discovery order (slot = index+1)
+	deps    []int32  // consumers of each node not yet swept
+	grads   []*Value // each node's cotangent as it accumulates
+	ready   []*node  // nodes whose consumers have all run
+	useful  []bool   // with targets: nodes through which a target is reached
+	result  []*Value // the targets' gradients
+	excl    []bool   // for gradExclusive: whether the sweep held each result alone
+	target  map[*node][]int
+	leaf    map[*Value][]int
+	ctx     vjpCtx
+	need    [8]bool
+	pre     [8]*Value      // VJP outputs replaced by their SumTo (first 8 edges)
+	preSet  bool           // some entry of pre is set
+	held    map[*Value]int // Vars with gradient hooks: index into heldV and heldG
+	heldV   []*Value
+	heldG   []*Value       // their summed gradients, delivered by flushHeld
+	pending map[*Value]int // Vars with OnGradReady functions: their uses not yet swept
+	late    []*Value       // of those, the ones with hooks, ready at the end of the sweep
 }
 
 var sweepers = sync.Pool{New: func() any { return new(sweeper) }}
@@ -733,6 +741,9 @@ func (s *sweeper) begin(y *Value, targets, result []*Value, o Options) error {
 			if p == nil {
 				if targets != nil && !prune && e.leaf != nil && s.leaf[e.leaf] == nil {
 					prune = true
+				}
+				if targets == nil && e.leaf != nil && e.leaf.gs.ready != nil {
+					s.countReady(e.leaf)
 				}
 				continue
 			}
@@ -952,11 +963,21 @@ func (s *sweeper) route(n *node, gin []*Value) (next *node, nextG *Value) {
 				s.ready = append(s.ready, next)
 			}
 			next, nextG = e.n, acc
-		case e.leaf == nil || gj == nil:
+		case e.leaf == nil:
+		case gj == nil:
+			if s.pending != nil {
+				s.used(e.leaf)
+			}
 		case e.leaf.gs.hooks != nil:
 			s.hold(e.leaf, gj) // summed, hooked and delivered at the end of the sweep
+			if s.pending != nil {
+				s.used(e.leaf)
+			}
 		case s.result == nil:
 			e.leaf.gs.accumulate(gj, s.o.CreateGraph)
+			if s.pending != nil {
+				s.used(e.leaf)
+			}
 		default:
 			for _, i := range s.leaf[e.leaf] {
 				r := addGrad(s.result[i], gj, s.o.CreateGraph)
@@ -1037,7 +1058,9 @@ func (s *sweeper) end() {
 	clear(s.ctx.fin[:cap(s.ctx.fin)])
 	s.nodes, s.deps, s.grads, s.ready, s.ctx.fin = s.nodes[:0], s.deps[:0], s.grads[:0], s.ready[:0], s.ctx.fin[:0]
 	s.useful, s.result, s.target, s.leaf, s.excl = nil, nil, nil, nil, nil
-	s.held = nil
+	s.held, s.pending = nil, nil
+	clear(s.late)
+	s.late = s.late[:0]
 	clear(s.heldV)
 	clear(s.heldG)
 	s.heldV, s.heldG = s.heldV[:0], s.heldG[:0]

@@ -119,3 +119,20 @@ func ExampleArena() {
 	// step 500: loss 0.0005
 	// w = [1.010 1.992]
 }
+
+// OnGradReady runs as soon as a parameter's gradient is complete, while the
+// backward sweep goes on: the last layer's gradient is ready first.
+func ExampleValue_OnGradReady() {
+	x := ad.Const(tensor.FromFloat64([]float64{1, 3}, 1, 2))
+	w1 := ad.Var(tensor.FromFloat64([]float64{0.5, -1, 1, 0.5}, 2, 2))
+	w2 := ad.Var(tensor.FromFloat64([]float64{1, 2}, 2, 1))
+	w1.OnGradReady(func(*ad.Value) { fmt.Println("w1 ready") })
+	w2.OnGradReady(func(v *ad.Value) { fmt.Println("w2 ready:", v.Grad().Data()) })
+	loss := ad.Sum(ad.MatMul(ad.Tanh(ad.MatMul(x, w1)), w2))
+	if err := loss.Backward(); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// w2 ready: [0.9981778976111987 0.46211715726000974]
+	// w1 ready
+}

@@ -113,3 +113,64 @@ func (s *sweeper) flushHeld() {
 		}
 	}
 }
+
+// OnGradReady registers f to run during Backward as soon as the sweep has
+// added its last contribution into the Var v's gradient buffer (v.Grad()),
+// while the rest of the sweep is still to run: what PyTorch calls a
+// post-accumulate-grad hook. Data-parallel training uses it to start the
+// all-reduce of a bucket of gradients while the sweep goes on computing
+// the others (see package dist). f receives v; it may read v.Grad() (and
+// hand the tensor to another goroutine until the sweep ends) but must not
+// replace or resize it, nor call Backward. It runs on the sweeping
+// goroutine, in every Backward sweep that reaches v (not in Grad, which
+// returns gradients instead of adding them into v's buffer); a Var reached
+// by no sweep's cotangent gets no call. A panic in f ends the sweep with an
+// error wrapping ErrFunc.
+//
+// OnGradReady panics with an *Error wrapping ErrNoGrad if v is not a Var.
+func (v *Value) OnGradReady(f func(v *Value)) {
+	v.check("on_grad_ready")
+	if f == nil {
+		return
+	}
+	if !v.isVar() {
+		panic(&Error{Op: "on_grad_ready", Err: ErrNoGrad, Msg: "only a Var (a leaf made with ad.Var) has a gradient buffer that Backward fills"})
+	}
+	v.gs.ready = append(v.gs.ready, f)
+}
+
+// countReady notes one more use of the Var leaf, which has OnGradReady
+// functions, in the graph being swept.
+func (s *sweeper) countReady(leaf *Value) {
+	if s.pending == nil {
+		s.pending = map[*Value]int{}
+	}
+	s.pending[leaf]++
+}
+
+// used notes that one use of leaf has delivered its contribution, and runs
+// the leaf's OnGradReady functions after the last one (at the end of the
+// sweep for a Var with hooks, whose gradient is delivered then).
+func (s *sweeper) used(leaf *Value) {
+	k, ok := s.pending[leaf]
+	if !ok {
+		return
+	}
+	if k > 1 {
+		s.pending[leaf] = k - 1
+		return
+	}
+	delete(s.pending, leaf)
+	if leaf.gs.hooks != nil {
+		s.late = append(s.late, leaf)
+		return
+	}
+	gradReady(leaf)
+}
+
+// gradReady runs leaf's OnGradReady functions.
+func gradReady(leaf *Value) {
+	for _, f := range leaf.gs.ready {
+		callUser("on_grad_ready", "OnGradReady function", func() { f(leaf) })
+	}
+}

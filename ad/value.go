@@ -38,6 +38,7 @@ type leafState struct {
 	grad  *Value
 	spare *Value                // the buffer ZeroGrad took away, reused by the next accumulation
 	hooks []func(*Value) *Value // a Var's gradient hooks (RegisterHook), in order
+	ready []func(*Value)        // a Var's OnGradReady functions, in order
 }
 
 // Var returns a leaf that requires a gradient (a parameter or an input to
