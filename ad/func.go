@@ -151,10 +151,12 @@ func (c *vjpCtx) funcVJP(g *Value) []*Value {
 			continue
 		}
 		in := xs[i].Shape()
-		if !tensor.EqualShape(gi.Shape(), in) && (!tensor.CanBroadcastTo(in, gi.Shape()) || !tensor.CanBroadcastTo(gi.Shape(), y.Shape())) {
+		if !tensor.EqualShape(gi.Shape(), in) && (!tensor.CanBroadcastTo(in, gi.Shape()) || !cotangentFits(gi.Shape(), in, y.Shape())) {
 			// A cotangent other than the operand's shape is summed down to it:
-			// only one that the operand broadcasts to and that fits in the
-			// output's shape (the operand broadcast by the function) makes sense.
+			// only one that the operand broadcasts to, with leading (batch)
+			// axes the output has, makes sense (a batched solve's cotangent
+			// for its unbatched matrix has the output's batch axes and the
+			// matrix's own).
 			panic(&Error{Op: name, Err: ErrFunc, Msg: fmt.Sprintf("VJP returned a cotangent of shape %v for operand %d of shape %v (output %v): "+
 				"return the operand's shape, or one it broadcasts to within the output's", gi.Shape(), i, in, y.Shape())})
 		}
@@ -163,6 +165,23 @@ func (c *vjpCtx) funcVJP(g *Value) []*Value {
 		}
 	}
 	return gs
+}
+
+// cotangentFits reports whether the axes that the cotangent shape g has beyond
+// the operand's shape in (its leading axes) are axes of the output out,
+// aligned from the right as broadcasting aligns them: g is not larger than
+// the output.
+func cotangentFits(g, in, out []int) bool {
+	extra := len(g) - len(in)
+	if len(g) > len(out) {
+		return false
+	}
+	for j := range extra {
+		if d := g[j]; d != 1 && d != out[j+len(out)-len(g)] {
+			return false
+		}
+	}
+	return true
 }
 
 // funcJVP runs a Func's JVP, or derives it from its VJP by the transpose
