@@ -27,12 +27,21 @@
 // times that, so finer detail is not in the data), and m is fitted by
 // gradient descent (optim.SGD) with Barzilai–Borwein step lengths.
 //
+// With -shots N the survey fires N sources, at depths spread down a
+// borehole from just below the surface, each recorded by both receivers;
+// the misfit is the sum over the shots. Shots are independent, so they are
+// split across the ranks of an MPI job (package dist): each rank computes
+// the misfit and gradient of its own shots, and one all-reduce sums the
+// gradients, after which every rank takes the same step.
+//
 // The self-check: the misfit falls by a stated factor; the recovered model
 // is closer to the truth than the initial one, in the L2 norm over depth, by
-// a stated factor; and on a small case the checkpointed gradient equals the
-// plain backpropagation gradient.
+// a stated factor; on a small case the checkpointed gradient equals the
+// plain backpropagation gradient; and, with shots split across ranks, the
+// summed gradient equals the gradient of all the shots in one process.
 //
 //	go run ./examples/seismic -plot velocity.png
+//	go build -tags mpi -o /tmp/seismic ./examples/seismic && mpirun -np 2 /tmp/seismic -shots 4
 package main
 
 import (
@@ -51,6 +60,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/dist"
 	"github.com/adjointgo/adjoint/optim"
 	"github.com/adjointgo/adjoint/tensor"
 )
@@ -62,13 +72,28 @@ func main() {
 	path := flag.String("plot", "seismic.png", "PNG file for the velocity profiles (empty: none)")
 	drop := flag.Float64("min-drop", 100, "fail unless the misfit falls by at least this factor")
 	gain := flag.Float64("min-gain", 2.5, "fail unless ‖c₀ − c_true‖/‖c − c_true‖ is at least this")
+	shots := flag.Int("shots", 1, "sources fired, split across the ranks of an MPI job")
 	flag.Parse()
-	if *nx < 21 || *nx > 2001 || *iters < 1 || *snaps < 1 || !(*drop >= 0) || !(*gain >= 0) {
-		fmt.Fprintln(os.Stderr, "seismic: need 21 ≤ -nx ≤ 2001, -iters ≥ 1, -snapshots ≥ 1, -min-drop ≥ 0, -min-gain ≥ 0")
+	if *nx < 21 || *nx > 2001 || *iters < 1 || *snaps < 1 || !(*drop >= 0) || !(*gain >= 0) || *shots < 1 || *shots > 16 {
+		fmt.Fprintln(os.Stderr, "seismic: need 21 ≤ -nx ≤ 2001, -iters ≥ 1, -snapshots ≥ 1, -min-drop ≥ 0, -min-gain ≥ 0, 1 ≤ -shots ≤ 16")
 		os.Exit(2)
 	}
-	cfg := config{nx: *nx, iters: *iters, snapshots: *snaps, plot: *path, minDrop: *drop, minGain: *gain}
-	if _, err := run(os.Stdout, cfg); err != nil {
+	w, err := dist.Init()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "seismic:", err)
+		os.Exit(1)
+	}
+	cfg := config{nx: *nx, iters: *iters, snapshots: *snaps, plot: *path, minDrop: *drop, minGain: *gain, shots: *shots, world: w}
+	var out io.Writer = os.Stdout
+	if w.Rank() != 0 {
+		out, cfg.plot = io.Discard, "" // rank 0 reports and plots
+	}
+	_, err = run(out, cfg)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "seismic: rank %d: %v\n", w.Rank(), err)
+		w.Abort(1)
+	}
+	if err := w.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, "seismic:", err)
 		os.Exit(1)
 	}
@@ -76,17 +101,19 @@ func main() {
 
 // config is one run's settings.
 type config struct {
-	nx        int     // grid points
-	iters     int     // gradient-descent iterations
-	snapshots int     // snapshots for CheckpointLayers
-	plot      string  // PNG path, or "" for none
-	minDrop   float64 // J(initial) / J(recovered) must be at least this
-	minGain   float64 // ‖c₀ − c_true‖ / ‖c − c_true‖ must be at least this
+	nx        int         // grid points
+	iters     int         // gradient-descent iterations
+	snapshots int         // snapshots for CheckpointLayers
+	plot      string      // PNG path, or "" for none
+	minDrop   float64     // J(initial) / J(recovered) must be at least this
+	minGain   float64     // ‖c₀ − c_true‖ / ‖c − c_true‖ must be at least this
+	shots     int         // sources fired (1: the surface source alone)
+	world     *dist.World // the ranks the shots are split across (nil: this process alone)
 }
 
 // Thresholds of the self-check.
 const (
-	gradTol = 1e-12 // checkpointed against plain gradient, relative
+	gradTol = 1e-12 // checkpointed against plain gradient, and split shots against all in one process, relative
 
 	firstMove = 0.02 // the first step's largest change of a coefficient
 	maxMove   = 0.05 // no step changes a coefficient by more
@@ -97,11 +124,10 @@ const (
 type survey struct {
 	nx, nt   int
 	dx, dt   float64
-	src, rec int       // grid indices of the source and the surface receiver
+	src, rec int       // grid indices of the first source and the surface receiver
 	wavelet  []float64 // Δt²·s(tₙ)/Δx, n = 0 … nt−1
-	data     []float64 // d⁽ⁿ⁺¹⁾ at the two receivers, [nt 2]
+	shots    []shot    // the sources fired, each with its data
 	lap      *ad.Value // D/Δx² as a constant [nx nx] (zero first and last rows)
-	onehot   *ad.Value // e_src, [nx 1]
 	c0       *ad.Value // cInit as a constant [nx 1]
 	basis    *ad.Value // B, [nx nbasis]
 	nbasis   int
@@ -111,9 +137,19 @@ type survey struct {
 	state0   *tensor.Tensor // the initial state, all zeros
 }
 
+// shot is one source and what the receivers recorded of it.
+type shot struct {
+	src    int       // the source's grid index
+	onehot *ad.Value // e_src, [nx 1]
+	data   []float64 // d⁽ⁿ⁺¹⁾ at the two receivers, [nt 2]; zero until recorded
+}
+
 func background(x float64) float64 { return 1 + 0.5*x }
 
-func newSurvey(nx int) *survey {
+// newSurvey lays out the experiment with the given number of shots: the
+// first just below the surface, the others spread down to a third of the
+// depth (a source lowered in a borehole).
+func newSurvey(nx, shots int) *survey {
 	s := &survey{nx: nx, dx: 1 / float64(nx-1)}
 	s.depth = make([]float64, nx)
 	s.cTrue = make([]float64, nx)
@@ -148,9 +184,15 @@ func newSurvey(nx int) *survey {
 		d.Set(1/(s.dx*s.dx), i, i+1)
 	}
 	s.lap = ad.Const(d)
-	e := tensor.New(tensor.Float64, nx, 1)
-	e.Set(1, s.src, 0)
-	s.onehot = ad.Const(e)
+	for k := range shots {
+		src := s.src + k*(nx/3)/max(1, shots-1)
+		if shots == 1 {
+			src = s.src
+		}
+		e := tensor.New(tensor.Float64, nx, 1)
+		e.Set(1, src, 0)
+		s.shots = append(s.shots, shot{src: src, onehot: ad.Const(e), data: make([]float64, 2*s.nt)})
+	}
 	s.state0 = tensor.New(tensor.Float64, 2*nx+1, 1)
 	s.c0 = ad.Const(tensor.FromFloat64(slices.Clone(s.cInit), nx, 1))
 	// Gaussian bumps of width w every w over [0, 1].
@@ -163,7 +205,6 @@ func newSurvey(nx int) *survey {
 		}
 	}
 	s.basis = ad.Const(b)
-	s.data = make([]float64, 2*s.nt) // zero until computed
 	return s
 }
 
@@ -185,23 +226,23 @@ func (s *survey) m0() []float64 {
 	return m
 }
 
-// layers returns the nt time steps as functions of the state
+// layers returns the nt time steps of shot sh as functions of the state
 // [u⁽ⁿ⁻¹⁾; u⁽ⁿ⁾; J] ([2nx+1 1]), each computing the model c from model()
 // (which must read the Var being fitted itself: a checkpointed step may read
 // Vars, not values computed from them outside it).
-func (s *survey) layers(model func() *ad.Value) []func(*ad.Value) *ad.Value {
+func (s *survey) layers(sh *shot, model func() *ad.Value) []func(*ad.Value) *ad.Value {
 	nx, k2 := s.nx, s.dt*s.dt
 	ls := make([]func(*ad.Value) *ad.Value, s.nt)
 	recs := s.receivers()
 	for n := range ls {
-		w, d := s.wavelet[n], ad.Const(tensor.FromFloat64(s.data[2*n:2*n+2], 2, 1))
+		w, d := s.wavelet[n], ad.Const(tensor.FromFloat64(sh.data[2*n:2*n+2], 2, 1))
 		ls[n] = func(x *ad.Value) *ad.Value {
 			up := ad.Slice(x, 0, 0, nx)
 			uc := ad.Slice(x, 0, nx, 2*nx)
 			j := ad.Slice(x, 0, 2*nx, 2*nx+1)
 			c2 := ad.MulScalar(ad.Square(model()), k2) // (cΔt)², [nx 1]
 			un := ad.Add(ad.Sub(ad.MulScalar(uc, 2), up), ad.Mul(c2, ad.MatMul(s.lap, uc)))
-			un = ad.Add(un, ad.MulScalar(s.onehot, w))
+			un = ad.Add(un, ad.MulScalar(sh.onehot, w))
 			r := ad.Sub(ad.IndexSelect(un, 0, recs), d) // the two receivers' residuals
 			j = ad.Add(j, ad.MulScalar(ad.SumKeepDims(ad.Square(r), 0), 0.5*s.dt))
 			return ad.Concat(0, uc, un, j)
@@ -210,36 +251,93 @@ func (s *survey) layers(model func() *ad.Value) []func(*ad.Value) *ad.Value {
 	return ls
 }
 
-// misfit returns J(c): through CheckpointLayers with the given snapshots,
-// or recorded step by step when snapshots is 0.
-func (s *survey) misfit(m *ad.Value, snapshots int) *ad.Value {
-	ls := s.layers(func() *ad.Value { return s.model(m) })
-	x := ad.Const(s.state0)
-	if snapshots == 0 {
-		for _, l := range ls {
-			x = l(x)
+// misfit returns J(c) summed over the shots listed (by index), each
+// through CheckpointLayers with the given snapshots, or recorded step by
+// step when snapshots is 0; nil when the list is empty.
+func (s *survey) misfit(m *ad.Value, snapshots int, shots []int) *ad.Value {
+	var j *ad.Value
+	for _, k := range shots {
+		ls := s.layers(&s.shots[k], func() *ad.Value { return s.model(m) })
+		x := ad.Const(s.state0)
+		if snapshots == 0 {
+			for _, l := range ls {
+				x = l(x)
+			}
+		} else {
+			x = ad.CheckpointLayers(ls, x, snapshots)
 		}
-	} else {
-		x = ad.CheckpointLayers(ls, x, snapshots)
+		jk := ad.Sum(ad.Slice(x, 0, 2*s.nx, 2*s.nx+1))
+		if j == nil {
+			j = jk
+		} else {
+			j = ad.Add(j, jk)
+		}
 	}
-	return ad.Sum(ad.Slice(x, 0, 2*s.nx, 2*s.nx+1))
+	return j
 }
 
-// record computes the data in the model c: both receivers' traces.
+// record computes every shot's data in the model c: both receivers' traces.
 func (s *survey) record(c []float64) {
-	clear(s.data)
 	cc := ad.Const(tensor.FromFloat64(c, s.nx, 1))
-	ls := s.layers(func() *ad.Value { return cc })
-	x := ad.Const(s.state0)
-	tr := make([]float64, len(s.data))
-	for n, l := range ls {
-		x = l(x)
-		u := x.Data()[s.nx:] // u⁽ⁿ⁺¹⁾
-		for a, r := range s.receivers() {
-			tr[2*n+a] = u[r]
+	for k := range s.shots {
+		sh := &s.shots[k]
+		clear(sh.data)
+		ls := s.layers(sh, func() *ad.Value { return cc })
+		x := ad.Const(s.state0)
+		tr := make([]float64, len(sh.data))
+		for n, l := range ls {
+			x = l(x)
+			u := x.Data()[s.nx:] // u⁽ⁿ⁺¹⁾
+			for a, r := range s.receivers() {
+				tr[2*n+a] = u[r]
+			}
+		}
+		copy(sh.data, tr)
+	}
+}
+
+// allShots returns the indices of every shot.
+func (s *survey) allShots() []int {
+	all := make([]int, len(s.shots))
+	for k := range all {
+		all[k] = k
+	}
+	return all
+}
+
+// mine returns the shots of rank r of p: r, r + p, ...
+func (s *survey) mine(r, p int) []int {
+	var ks []int
+	for k := r; k < len(s.shots); k += p {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// gradient returns the misfit over all the shots and its gradient with
+// respect to m, each rank computing its own shots' and w summing them
+// (this process alone when w is nil).
+func (s *survey) gradient(w *dist.World, m *ad.Value, snapshots int) (float64, []float64, error) {
+	r, p := 0, 1
+	if w != nil {
+		r, p = w.Rank(), w.Size()
+	}
+	g := tensor.New(tensor.Float64, s.nbasis+1, 1) // the gradient, then the misfit
+	if j := s.misfit(m, snapshots, s.mine(r, p)); j != nil {
+		gs, err := ad.Grad(j, m)
+		if err != nil {
+			return 0, nil, err
+		}
+		copy(g.Float64s(), gs[0].Data())
+		g.Float64s()[s.nbasis] = j.Item()
+	}
+	if w != nil {
+		if err := w.AllReduce(g, dist.Sum); err != nil {
+			return 0, nil, err
 		}
 	}
-	copy(s.data, tr)
+	d := g.Float64s()
+	return d[s.nbasis], d[:s.nbasis], nil
 }
 
 // l2 is the L2 norm of a − b over depth, (∫(a − b)² dx)^½ by the
@@ -265,17 +363,17 @@ type result struct {
 
 // checkGradient compares the checkpointed and the plain gradient of the
 // misfit on a small survey.
-func checkGradient(out io.Writer) (float64, error) {
-	s := newSurvey(31)
+func checkGradient(out io.Writer, cfg config) (float64, error) {
+	s := newSurvey(31, cfg.shots)
 	s.record(s.cTrue)
 	c := ad.Var(tensor.FromFloat64(s.m0(), s.nbasis, 1))
-	plain := s.misfit(c, 0)
+	plain := s.misfit(c, 0, s.allShots())
 	gp, err := ad.Grad(plain, c)
 	if err != nil {
 		return 0, err
 	}
 	const snaps = 4
-	chk := s.misfit(c, snaps)
+	chk := s.misfit(c, snaps, s.allShots())
 	gc, err := ad.Grad(chk, c)
 	if err != nil {
 		return 0, err
@@ -294,6 +392,24 @@ func checkGradient(out io.Writer) (float64, error) {
 	if !(rel <= gradTol) || plain.Item() != chk.Item() {
 		return rel, fmt.Errorf("checkpointed gradient differs from plain backprop by %.3g (relative), want ≤ %g", rel, gradTol)
 	}
+	if cfg.world != nil && cfg.world.Size() > 1 {
+		// the shots split across the ranks, summed by an all-reduce,
+		// against all of them in this process (gp)
+		_, gd, err := s.gradient(cfg.world, c, snaps)
+		if err != nil {
+			return rel, err
+		}
+		worst := 0.0
+		for i, v := range gp[0].Data() {
+			worst = math.Max(worst, math.Abs(v-gd[i]))
+		}
+		drel := worst / scale
+		fmt.Fprintf(out, "small case, %d shots over %d ranks: summed gradient against all shots in one process: max relative difference %.3g\n", len(s.shots), cfg.world.Size(), drel)
+		if !(drel <= gradTol) {
+			return rel, fmt.Errorf("the gradient of the shots split across ranks differs from one process's by %.3g (relative), want ≤ %g", drel, gradTol)
+		}
+		rel = math.Max(rel, drel)
+	}
 	return rel, nil
 }
 
@@ -301,14 +417,22 @@ func checkGradient(out io.Writer) (float64, error) {
 func run(out io.Writer, cfg config) (result, error) {
 	var res result
 	var err error
-	if res.gradDiff, err = checkGradient(out); err != nil {
+	if cfg.shots < 1 {
+		cfg.shots = 1
+	}
+	ranks := 1
+	if cfg.world != nil {
+		ranks = cfg.world.Size()
+	}
+	fmt.Fprintf(out, "ranks: %d\n", ranks)
+	if res.gradDiff, err = checkGradient(out, cfg); err != nil {
 		return res, err
 	}
 
-	s := newSurvey(cfg.nx)
+	s := newSurvey(cfg.nx, cfg.shots)
 	s.record(s.cTrue)
-	fmt.Fprintf(out, "survey: %d grid points (Δx = %.4g), %d time steps (Δt = %.4g), source at depth %.3g, receivers at %.3g and %.3g\n",
-		s.nx, s.dx, s.nt, s.dt, s.depth[s.src], s.depth[s.receivers()[0]], s.depth[s.receivers()[1]])
+	fmt.Fprintf(out, "survey: %d grid points (Δx = %.4g), %d time steps (Δt = %.4g), %d shot(s) from depth %.3g, receivers at %.3g and %.3g\n",
+		s.nx, s.dx, s.nt, s.dt, len(s.shots), s.depth[s.src], s.depth[s.receivers()[0]], s.depth[s.receivers()[1]])
 	stateBytes := int64(2*s.nx+1) * 8
 	fmt.Fprintf(out, "checkpointing: %d snapshots of %d bytes instead of %d recorded steps; the backward pass reruns %d steps (%.2f per step)\n",
 		cfg.snapshots, stateBytes, s.nt, ad.RevolveSteps(s.nt, cfg.snapshots), float64(ad.RevolveSteps(s.nt, cfg.snapshots))/float64(s.nt))
@@ -320,12 +444,18 @@ func run(out io.Writer, cfg config) (result, error) {
 	t0 := time.Now()
 	var prevG, prevM []float64
 	for it := 0; it <= cfg.iters; it++ {
-		j := s.misfit(m, cfg.snapshots)
 		if it == 0 {
-			res.misfit0 = j.Item()
-			fmt.Fprintf(out, "graph held for the backward pass: %d bytes (a plain recording of every step holds about %d)\n", ad.Stats(j).SavedBytes, plainBytes(s))
+			j := s.misfit(m, cfg.snapshots, []int{0})
+			fmt.Fprintf(out, "graph held for the backward pass of a shot: %d bytes (a plain recording of every step holds about %d)\n", ad.Stats(j).SavedBytes, plainBytes(s))
 		}
-		res.misfit = j.Item()
+		jv, gv, err := s.gradient(cfg.world, m, cfg.snapshots)
+		if err != nil {
+			return res, err
+		}
+		if it == 0 {
+			res.misfit0 = jv
+		}
+		res.misfit = jv
 		if math.IsNaN(res.misfit) {
 			return res, errors.New("the misfit is NaN")
 		}
@@ -336,7 +466,7 @@ func run(out io.Writer, cfg config) (result, error) {
 			break
 		}
 		opt.ZeroGrad()
-		if err := j.Backward(); err != nil {
+		if err := ad.Sum(ad.Mul(m, ad.Const(tensor.FromFloat64(gv, s.nbasis, 1)))).Backward(); err != nil { // m.Grad() = the summed gradient
 			return res, err
 		}
 		// The Barzilai–Borwein step ⟨s,s⟩/⟨s,y⟩, s the last move and y
@@ -391,7 +521,7 @@ func run(out io.Writer, cfg config) (result, error) {
 // scales it to all of them.
 func plainBytes(s *survey) int64 {
 	c := ad.Var(tensor.New(tensor.Float64, s.nbasis, 1))
-	ls := s.layers(func() *ad.Value { return s.model(c) })
+	ls := s.layers(&s.shots[0], func() *ad.Value { return s.model(c) })
 	const k = 10
 	x := ad.Const(s.state0)
 	for _, l := range ls[:k] {

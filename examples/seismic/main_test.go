@@ -35,3 +35,17 @@ func TestRun(t *testing.T) {
 		t.Fatalf("%s is not a PNG file (%d bytes)", path, len(b))
 	}
 }
+
+// Several shots in one process: the misfit sums them, and the inversion
+// still converges (under mpirun the same shots are split across the ranks;
+// .ci/run runs that case).
+func TestRunShots(t *testing.T) {
+	var out bytes.Buffer
+	cfg := config{nx: 31, iters: 10, snapshots: 20, minDrop: 2, minGain: 1.05, shots: 4}
+	if _, err := run(&out, cfg); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !bytes.Contains(out.Bytes(), []byte("4 shot(s)")) || !bytes.Contains(out.Bytes(), []byte("ranks: 1")) {
+		t.Errorf("output:\n%s", out.String())
+	}
+}
