@@ -1,6 +1,7 @@
 package ad
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/adjointgo/adjoint/tensor"
@@ -92,11 +93,38 @@ func (v *Value) Data() []float64 {
 	return v.t.Data()
 }
 
-// String formats the value for debugging.
+// String formats the value as %v does (see Value.Format).
 func (v *Value) String() string {
+	if v == nil {
+		return "<nil>"
+	}
 	v.check("string")
 	v.refuseBatched("string")
 	return v.t.String()
+}
+
+// Format implements fmt.Formatter: a value prints as its tensor does (see
+// tensor.Tensor.Format: %v with its dtype and shape, %.3f and the other
+// float verbs without, nested and aligned, elided when large), but %#v,
+// which prints the Go expression that rebuilds it: ad.Var(…) for a leaf
+// that requires a gradient, ad.Const(…) for any other value. Inside Vmap a
+// value that stands for a batch cannot be printed (ErrBatched).
+func (v *Value) Format(f fmt.State, verb rune) {
+	if v == nil {
+		fmt.Fprint(f, "<nil>")
+		return
+	}
+	v.check("format")
+	v.refuseBatched("format")
+	if verb == 'v' && f.Flag('#') {
+		ctor := "ad.Const"
+		if v.requires && v.n == nil {
+			ctor = "ad.Var"
+		}
+		fmt.Fprintf(f, "%s(%#v)", ctor, &v.t)
+		return
+	}
+	v.t.Format(f, verb)
 }
 
 // RequiresGrad reports whether gradients flow to this value.
