@@ -58,7 +58,9 @@ func Const(t *tensor.Tensor) *Value {
 	return v
 }
 
-// Scalar returns a float64 0-dimensional constant.
+// Scalar returns a float64 0-dimensional constant. In a float32 model,
+// where mixing it with float32 values is an ErrDType error, use
+// ScalarLike(x, c), which takes x's dtype, or Full(tensor.Float32, c).
 func Scalar(x float64) *Value { return Const(tensor.Scalar(tensor.Float64, x)) }
 
 // Tensor returns the value's data. Writing into it in place (Set, Fill, an
