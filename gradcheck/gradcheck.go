@@ -86,7 +86,7 @@ func Check(f Func, xs []*tensor.Tensor, s *Settings) (Result, error) {
 // failed turns a Result with a failing element into an error.
 func failed(res Result, err error) (Result, error) {
 	if err == nil && !res.OK {
-		err = fmt.Errorf("gradcheck: %s", res)
+		err = &MismatchError{Result: res}
 	}
 	return res, err
 }

@@ -1,0 +1,31 @@
+package gradcheck
+
+import (
+	"fmt"
+
+	"github.com/adjointgo/adjoint/internal/errs"
+)
+
+// ErrMismatch is wrapped by the error of Check and CheckSecond when some
+// element's derivative differs from its central difference by more than
+// the tolerance (a *MismatchError). Errors from evaluating f (a panic with
+// a typed error of the module, a failed backward pass) wrap their own
+// package's sentinels instead; CheckFunc's wrap ad.ErrFunc.
+var ErrMismatch = errs.New("gradient does not match central differences")
+
+// MismatchError is the error of a check that ran but failed: Result names
+// the worst element. It wraps ErrMismatch.
+type MismatchError struct {
+	Result Result
+}
+
+// Error describes the worst element and what to look at.
+func (e *MismatchError) Error() string {
+	r := e.Result
+	return fmt.Sprintf("gradcheck: %v at input %d index %v: analytic %.12g, numeric %.12g, relative error %.3g "+
+		"(a derivative rule is wrong, or f is not smooth near the inputs; Settings tunes the step and the tolerance)",
+		ErrMismatch, r.Input, r.Index, r.Analytic, r.Numeric, r.Err)
+}
+
+// Unwrap returns ErrMismatch.
+func (e *MismatchError) Unwrap() error { return ErrMismatch }
