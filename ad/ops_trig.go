@@ -121,8 +121,10 @@ func At(x *Value, idx ...int) *Value {
 // axis, as Python's start:end:step (see Slices). Start and End may be
 // negative, counting from the end of the axis (−1 is the last index), and
 // are clamped to the axis as Python clamps them; Step 0 means 1, and a
-// negative Step is an ErrArgument error (reverse with Flip). All selects a
-// whole axis.
+// negative Step is an ErrArgument error (reverse with Flip). End is not
+// optional: the zero Range selects nothing. All() selects a whole axis, and
+// Range{Start: s, End: math.MaxInt, Step: k} runs from s to the end
+// (Python's s::k).
 type Range struct {
 	Start, End, Step int
 }
