@@ -56,14 +56,26 @@ func Ones(dtype DType, shape ...int) *Tensor {
 	return t
 }
 
-// ZerosLike returns a tensor of zeros with x's dtype and shape.
-func ZerosLike(x *Tensor) *Tensor { return New(x.dtype, x.shape...) }
+// ZerosLike returns a tensor of zeros with x's dtype and shape. A nil x,
+// here and in the other …Like functions, is an ErrArgument error.
+func ZerosLike(x *Tensor) *Tensor {
+	needTensor("zeros_like", x)
+	return New(x.dtype, x.shape...)
+}
+
+// needTensor panics with an ErrArgument error for a nil tensor.
+func needTensor(op string, x *Tensor) {
+	if x == nil {
+		panic(argError(op, "nil *tensor.Tensor; pass the tensor whose dtype and shape to copy"))
+	}
+}
 
 // OnesLike returns a tensor of ones with x's dtype and shape.
 func OnesLike(x *Tensor) *Tensor { return FullLike(x, 1) }
 
 // FullLike returns a tensor with x's dtype and shape, every element v.
 func FullLike(x *Tensor, v float64) *Tensor {
+	needTensor("full_like", x)
 	t := New(x.dtype, x.shape...)
 	t.fill(v)
 	return t
@@ -164,10 +176,16 @@ func Randn(r *RNG, dtype DType, shape ...int) *Tensor {
 }
 
 // RandLike is Rand with x's dtype and shape.
-func RandLike(r *RNG, x *Tensor) *Tensor { return Rand(r, x.dtype, x.shape...) }
+func RandLike(r *RNG, x *Tensor) *Tensor {
+	needTensor("rand_like", x)
+	return Rand(r, x.dtype, x.shape...)
+}
 
 // RandnLike is Randn with x's dtype and shape.
-func RandnLike(r *RNG, x *Tensor) *Tensor { return Randn(r, x.dtype, x.shape...) }
+func RandnLike(r *RNG, x *Tensor) *Tensor {
+	needTensor("randn_like", x)
+	return Randn(r, x.dtype, x.shape...)
+}
 
 // FromSlice returns a tensor of the given shape holding a copy of data
 // (float32 data gives a Float32 tensor, float64 a Float64 one); later

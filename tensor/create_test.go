@@ -113,6 +113,11 @@ func TestCreateErrors(t *testing.T) {
 		{"rand nil", func() { tensor.Rand(nil, tensor.Float64, 2) }, tensor.ErrArgument},
 		{"randn nil", func() { tensor.Randn(nil, tensor.Float32, 2) }, tensor.ErrArgument},
 		{"randn negative", func() { tensor.Randn(tensor.NewRNG(1), tensor.Float32, -2) }, tensor.ErrShape},
+		{"zeroslike nil", func() { tensor.ZerosLike(nil) }, tensor.ErrArgument},
+		{"oneslike nil", func() { tensor.OnesLike(nil) }, tensor.ErrArgument},
+		{"fulllike nil", func() { tensor.FullLike(nil, 1) }, tensor.ErrArgument},
+		{"randlike nil", func() { tensor.RandLike(tensor.NewRNG(1), nil) }, tensor.ErrArgument},
+		{"randnlike nil", func() { tensor.RandnLike(tensor.NewRNG(1), nil) }, tensor.ErrArgument},
 		{"fromslice length", func() { tensor.FromSlice([]float64{1, 2, 3}, 2, 2) }, tensor.ErrShape},
 	}
 	for _, c := range cases {
