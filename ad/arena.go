@@ -429,6 +429,9 @@ func (v *Value) staleErr(op string) *Error {
 
 // check panics with ErrStale if v is a stale arena value.
 func (v *Value) check(op string) {
+	if v == nil {
+		panic(&Error{Op: op, Err: ErrArgument, Msg: "nil *ad.Value; make values with ad.Var, ad.Const or an op"})
+	}
 	if v.stale() {
 		panic(v.staleErr(op))
 	}

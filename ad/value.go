@@ -46,13 +46,20 @@ type leafState struct {
 // changes the Var, and bumps t's version so that stale saved copies are
 // caught.
 func Var(t *tensor.Tensor) *Value {
+	if t == nil {
+		nilTensor("var")
+	}
 	v := &Value{requires: true, gs: &leafState{}}
 	v.t = *t.View()
 	return v
 }
 
-// Const returns a leaf that does not require a gradient.
+// Const returns a leaf that does not require a gradient. A nil t, here
+// and in Var, is an ErrArgument error.
 func Const(t *tensor.Tensor) *Value {
+	if t == nil {
+		nilTensor("const")
+	}
 	v := &Value{}
 	v.t = *t.View()
 	return v

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/adjointgo/adjoint/internal/errs"
+	"github.com/adjointgo/adjoint/tensor"
 )
 
 // ErrMismatch is wrapped by the error of Check and CheckSecond when some
@@ -12,6 +13,23 @@ import (
 // a typed error of the module, a failed backward pass) wrap their own
 // package's sentinels instead; CheckFunc's wrap ad.ErrFunc.
 var ErrMismatch = errs.New("gradient does not match central differences")
+
+// ErrArgument is wrapped by the error of Check and CheckSecond given a nil
+// Func or a nil input tensor.
+var ErrArgument = errs.New("invalid argument")
+
+// checkArgs returns an error wrapping ErrArgument for a nil f or input.
+func checkArgs(op string, f Func, xs []*tensor.Tensor) error {
+	if f == nil {
+		return fmt.Errorf("gradcheck: %s: nil Func; pass the function to check: %w", op, ErrArgument)
+	}
+	for i, x := range xs {
+		if x == nil {
+			return fmt.Errorf("gradcheck: %s: input %d is a nil tensor: %w", op, i, ErrArgument)
+		}
+	}
+	return nil
+}
 
 // MismatchError is the error of a check that ran but failed: Result names
 // the worst element. It wraps ErrMismatch.
