@@ -130,6 +130,9 @@ func (a *Arena) Reset() {
 // [Const]): typically the step's input batch, so that the whole step is
 // recorded in the arena.
 func (a *Arena) Const(t *tensor.Tensor) *Value {
+	if t == nil {
+		panic(nilTensor("arena const"))
+	}
 	r := a.take()
 	r.v.t = *t.View()
 	return &r.v
@@ -430,7 +433,7 @@ func (v *Value) staleErr(op string) *Error {
 // check panics with ErrStale if v is a stale arena value.
 func (v *Value) check(op string) {
 	if v == nil {
-		panic(&Error{Op: op, Err: ErrArgument, Msg: "nil *ad.Value; make values with ad.Var, ad.Const or an op"})
+		panic(&Error{Op: op, Err: ErrArgument, Msg: "a nil *Value"})
 	}
 	if v.stale() {
 		panic(v.staleErr(op))

@@ -118,8 +118,8 @@ func checkpointNode(name string, f func([]*Value) *Value, xs []*Value, res *Valu
 			res = nil // the output is the node's; the closure keeps nothing
 			return r
 		},
-		VJP: func(ins []*Value, _, g *Value) []*Value {
-			return checkpointVJP(name, f, k, reqs, params, ins, g, p)
+		VJP: func(ins []*Value, out, g *Value) []*Value {
+			return checkpointVJP(name, f, k, reqs, params, ins, out, g, p)
 		},
 		JVP: func(ins []*Value, _ *Value, ts []*Value) *Value {
 			return checkpointJVP(f, k, params, ins, ts)
@@ -179,13 +179,13 @@ func standIn(v *Value, req bool) *Value {
 // differentiable functions of them: they are then computed by a checkpoint
 // of the gradient computation itself (its operands are xs and g, so a
 // second sweep recomputes and differentiates the recorded first one).
-func checkpointVJP(name string, f func([]*Value) *Value, k int, reqs []bool, params, ins []*Value, g *Value, p *memProbe) []*Value {
+func checkpointVJP(name string, f func([]*Value) *Value, k int, reqs []bool, params, ins []*Value, out, g *Value, p *memProbe) []*Value {
 	create := g.requires
 	for _, x := range ins {
 		create = create || x.requires
 	}
 	if create {
-		return checkpointVJPRecorded(name, f, k, reqs, params, ins, g, p)
+		return checkpointVJPRecorded(name, f, k, reqs, params, ins, out, g, p)
 	}
 	zs := make([]*Value, k)
 	for i := range zs {
@@ -193,6 +193,7 @@ func checkpointVJP(name string, f func([]*Value) *Value, k int, reqs []bool, par
 	}
 	y := f(zs)
 	p.noteRecompute(y)
+	sameOutput(name, y, out)
 	gs := make([]*Value, len(ins))
 	if !y.requires {
 		return gs
@@ -204,6 +205,41 @@ func checkpointVJP(name string, f func([]*Value) *Value, k int, reqs []bool, par
 		gs[i].owned = excl[j] // the Func vouches (ownsResults) for what the sweep held alone
 	}
 	return gs
+}
+
+// sameOutput panics with an error wrapping ErrModifiedInPlace when the
+// recomputation y of a checkpoint differs, bit for bit, from the output out
+// of its first run: f read something that changed in between (a constant
+// it closes over, written in place: neither an operand nor a Var, so no
+// version of it was saved), or f is not deterministic. Either way the
+// gradient would be that of another function. The comparison reads the
+// output once, a fraction of the recomputation's cost.
+func sameOutput(name string, y, out *Value) {
+	if out == nil || y.t.DType() != out.t.DType() || !tensor.EqualShape(y.t.Shape(), out.t.Shape()) {
+		return // shapes and dtypes are checked where the cotangents meet the node
+	}
+	same := true
+	if y.t.DType() == tensor.Float32 {
+		a, b := y.t.Float32s(), out.t.Float32s()
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+				same = false
+				break
+			}
+		}
+	} else {
+		a, b := y.t.Float64s(), out.t.Float64s()
+		for i := range a {
+			if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+				same = false
+				break
+			}
+		}
+	}
+	if !same {
+		panic(&Error{Op: name, Err: ErrModifiedInPlace, Msg: "the recomputed output differs from the first run's: the function read a value that was written in place since " +
+			"(a constant it closes over: pass it as an input, or Clone it before changing it), or it is not deterministic"})
+	}
 }
 
 // recomputedGrad sweeps the recording of a recomputation. Reaching a node
@@ -239,7 +275,7 @@ func gradTargets(zs []*Value, reqs []bool, params []*Value) (targets []*Value, a
 // cotangents are one checkpoint of h(xs, g) = the flattened, concatenated
 // gradients, split afterwards (one checkpoint per cotangent when their
 // dtypes differ).
-func checkpointVJPRecorded(name string, f func([]*Value) *Value, k int, reqs []bool, params, ins []*Value, g *Value, p *memProbe) []*Value {
+func checkpointVJPRecorded(name string, f func([]*Value) *Value, k int, reqs []bool, params, ins []*Value, out, g *Value, p *memProbe) []*Value {
 	gs := make([]*Value, len(ins))
 	var shapes [][]int
 	var at []int
@@ -267,6 +303,7 @@ func checkpointVJPRecorded(name string, f func([]*Value) *Value, k int, reqs []b
 		}
 		y := f(zs)
 		p.noteRecompute(y)
+		sameOutput(name, y, out)
 		targets, _ := gradTargets(zs, reqs, params)
 		if !y.requires {
 			out := make([]*Value, len(targets))
@@ -786,7 +823,7 @@ func reversible(fs, gs []func(*Value) *Value, x1, x2 *Value, p *memProbe) (y1, y
 				create, tan = create || v.requires, tan || v.tan != nil
 			}
 			if create || tan || y.tan != nil {
-				return checkpointVJP(name, whole, 2, reqs, params, ins, g, p)
+				return checkpointVJP(name, whole, 2, reqs, params, ins, y, g, p)
 			}
 			y1, y2 := unstack(y)
 			g1, g2 := unstack(g)

@@ -129,11 +129,28 @@ type Options struct {
 	perExample *batchLevel
 }
 
+// apply2 is apply for a binary rule, whose second operand must be given
+// (apply takes a nil y for a unary rule).
+func apply2(r *rule, at attrs, x, y *Value) *Value {
+	if y == nil {
+		panic(nilOperand(r.name, 1))
+	}
+	return apply(r, at, x, y)
+}
+
+// nilOperand is the error for a nil operand i of op.
+func nilOperand(op string, i int) *Error {
+	return &Error{Op: op, Err: ErrArgument, Msg: fmt.Sprintf("operand %d is a nil *Value", i)}
+}
+
 // apply runs a unary or binary rule forward, records it when an operand
 // requires a gradient, and carries the operands' tangents to the output by
 // the rule's JVP when they have any. y is nil for unary rules.
 func apply(r *rule, at attrs, x, y *Value) *Value {
 	defer rethrow()
+	if x == nil {
+		panic(nilOperand(r.name, 0))
+	}
 	if (x.bat != nil || (y != nil && y.bat != nil)) && topBatch(x, y) != nil {
 		if y == nil {
 			return applyBatched(r, at, []*Value{x})
@@ -253,6 +270,11 @@ func (out *Value) wrote(r *rule, x *Value) {
 // applyN is apply for rules with any number of operands.
 func applyN(r *rule, at attrs, xs []*Value) *Value {
 	defer rethrow()
+	for i, x := range xs {
+		if x == nil {
+			panic(nilOperand(r.name, i))
+		}
+	}
 	if topBatch(xs...) != nil {
 		return applyBatched(r, at, xs)
 	}
@@ -454,6 +476,9 @@ func Grad(y *Value, xs ...*Value) ([]*Value, error) { return GradOpts(y, xs, Opt
 // GradOpts is Grad with options.
 func GradOpts(y *Value, xs []*Value, o Options) ([]*Value, error) {
 	for i, x := range xs {
+		if x == nil {
+			return nil, &Error{Op: "grad", Err: ErrArgument, Msg: fmt.Sprintf("input %d is a nil *Value", i)}
+		}
 		if x.stale() {
 			return nil, x.staleErr("grad")
 		}
@@ -486,6 +511,9 @@ func sweep(y *Value, targets []*Value, o Options) (result []*Value, err error) {
 func gradExclusive(y *Value, xs []*Value, o Options) ([]*Value, []bool, error) {
 	excl := make([]bool, len(xs))
 	for i, x := range xs {
+		if x == nil {
+			return nil, nil, &Error{Op: "grad", Err: ErrArgument, Msg: fmt.Sprintf("input %d is a nil *Value", i)}
+		}
 		if !x.requires {
 			return nil, nil, &Error{Op: "grad", Err: ErrNoGrad, Msg: fmt.Sprintf("input %d does not require a gradient (make it with ad.Var)", i)}
 		}
@@ -506,6 +534,9 @@ func gradExclusive(y *Value, xs []*Value, o Options) ([]*Value, []bool, error) {
 // sweepExcl is sweep, recording in excl (when not nil) which results it held
 // alone.
 func sweepExcl(y *Value, targets []*Value, o Options, excl []bool) (result []*Value, err error) {
+	if y == nil {
+		return nil, &Error{Op: "backward", Err: ErrArgument, Msg: "the output is a nil *Value"}
+	}
 	if err := checkFresh(y, targets, o.Seed); err != nil {
 		return nil, err
 	}
@@ -812,7 +843,16 @@ func (s *sweeper) deliver(n *node, g *Value) {
 // deliverTo is deliver for a node that may be retained or a target.
 func (s *sweeper) deliverTo(n *node, g *Value) {
 	if n.dbg != nil && n.dbg.retained != nil {
+		// The sweep reads g again (n's own VJP runs next): an arena's buffer
+		// is copied into the retained gradient, never taken from g.
+		own := g.owned && g.slot != nil
+		if own {
+			g.owned = false
+		}
 		n.dbg.retained.accumulate(g, s.o.CreateGraph)
+		if own {
+			g.owned = true
+		}
 	}
 	if len(s.target) == 0 { // no intermediate target (Backward, or Grad of Vars)
 		return

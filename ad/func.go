@@ -17,8 +17,9 @@ import (
 // single node whose derivatives are VJP and JVP.
 //
 // VJP returns, for the cotangent g of the output, one cotangent per
-// operand, each of its operand's shape (or a shape that broadcasts to the
-// output, summed down to the operand by the engine) and dtype, or nil for a
+// operand, each of its operand's shape (or a shape that the operand
+// broadcasts to and that broadcasts to the output, summed down to the
+// operand by the engine) and dtype, or nil for a
 // zero one. It receives the operands xs and the output y as values; writing
 // it with this package's ops makes it differentiable, so second derivatives
 // (HVP, Hessian, double backward) work through the function too.
@@ -62,6 +63,11 @@ func (f *Func) Apply(xs ...*Value) *Value {
 	}
 	if len(xs) == 0 {
 		panic(&Error{Op: name, Err: ErrFunc, Msg: "no operands"})
+	}
+	for i, x := range xs {
+		if x == nil {
+			panic(nilOperand(name, i))
+		}
 	}
 	if topBatch(xs...) != nil {
 		return f.applyBatched(xs)
@@ -134,7 +140,8 @@ func (c *vjpCtx) funcVJP(g *Value) []*Value {
 		xs[i] = c.savedValue(&at.ins[i])
 	}
 	var gs []*Value
-	callUser(name, "VJP", func() { gs = f.VJP(xs, c.out(), g) })
+	y := c.out()
+	callUser(name, "VJP", func() { gs = f.VJP(xs, y, g) })
 	if len(gs) != len(xs) {
 		panic(&Error{Op: name, Err: ErrFunc, Msg: fmt.Sprintf("VJP returned %d cotangents for %d operands", len(gs), len(xs))})
 	}
@@ -144,8 +151,12 @@ func (c *vjpCtx) funcVJP(g *Value) []*Value {
 			continue
 		}
 		in := xs[i].Shape()
-		if !tensor.EqualShape(gi.Shape(), in) && !tensor.CanBroadcastTo(in, gi.Shape()) {
-			panic(&Error{Op: name, Err: ErrFunc, Msg: fmt.Sprintf("VJP returned a cotangent of shape %v for operand %d of shape %v", gi.Shape(), i, in)})
+		if !tensor.EqualShape(gi.Shape(), in) && (!tensor.CanBroadcastTo(in, gi.Shape()) || !tensor.CanBroadcastTo(gi.Shape(), y.Shape())) {
+			// A cotangent other than the operand's shape is summed down to it:
+			// only one that the operand broadcasts to and that fits in the
+			// output's shape (the operand broadcast by the function) makes sense.
+			panic(&Error{Op: name, Err: ErrFunc, Msg: fmt.Sprintf("VJP returned a cotangent of shape %v for operand %d of shape %v (output %v): "+
+				"return the operand's shape, or one it broadcasts to within the output's", gi.Shape(), i, in, y.Shape())})
 		}
 		if gi.DType() != xs[i].DType() {
 			panic(&Error{Op: name, Err: ErrFunc, Msg: fmt.Sprintf("VJP returned a %s cotangent for the %s operand %d", gi.DType(), xs[i].DType(), i)})

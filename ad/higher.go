@@ -18,6 +18,9 @@ import (
 // transforms that compose (JVP of Grad, Grad of JVP, Vmap, ...) use
 // package fn, whose JVP takes and returns Values.
 func JVP(f func(xs []*Value) *Value, xs, vs []*tensor.Tensor) (y, jv *tensor.Tensor, err error) {
+	if err := inputsErr("jvp", xs); err != nil {
+		return nil, nil, err
+	}
 	if len(vs) != len(xs) {
 		return nil, nil, &Error{Op: "jvp", Err: ErrShape, Msg: fmt.Sprintf("%d tangents for %d inputs", len(vs), len(xs))}
 	}
@@ -43,6 +46,20 @@ func JVP(f func(xs []*Value) *Value, xs, vs []*tensor.Tensor) (y, jv *tensor.Ten
 		}
 	})
 	return y, jv, err
+}
+
+// inputsErr returns the error for the inputs of a transform: none at all
+// (f would index an empty slice), or a nil tensor among them.
+func inputsErr(op string, xs []*tensor.Tensor) error {
+	if len(xs) == 0 {
+		return &Error{Op: op, Err: ErrArgument, Msg: "no inputs: pass the tensors to differentiate with respect to"}
+	}
+	for i, x := range xs {
+		if x == nil {
+			return &Error{Op: op, Err: ErrArgument, Msg: fmt.Sprintf("input %d is nil", i)}
+		}
+	}
+	return nil
 }
 
 // call runs the user's function and checks that it returned a value.
@@ -76,6 +93,9 @@ const (
 // the directions go through one pass as a batch, so the Jacobian of
 // x ↦ tanh(W·x) costs a few matrix products, not one sweep per row.
 func Jacobian(f func(xs []*Value) *Value, xs []*tensor.Tensor, mode JacMode) ([]*tensor.Tensor, error) {
+	if err := inputsErr("jacobian", xs); err != nil {
+		return nil, err
+	}
 	switch mode {
 	case JacForward:
 		return JacFwd(f, xs)
@@ -106,6 +126,9 @@ func Jacobian(f func(xs []*Value) *Value, xs []*tensor.Tensor, mode JacMode) ([]
 // JacFwd is Jacobian in forward mode: one batched forward pass carrying
 // one tangent per input element (the columns of the identity).
 func JacFwd(f func(xs []*Value) *Value, xs []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	if err := inputsErr("jacobian", xs); err != nil {
+		return nil, err
+	}
 	var jac []*tensor.Tensor
 	err := Try(func() {
 		total := 0
@@ -172,6 +195,9 @@ func JacFwd(f func(xs []*Value) *Value, xs []*tensor.Tensor) ([]*tensor.Tensor, 
 // tangent. The sweep is linear in its seed, so the tangents of the
 // gradients it returns are the rows of the Jacobian.
 func JacRev(f func(xs []*Value) *Value, xs []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	if err := inputsErr("jacobian", xs); err != nil {
+		return nil, err
+	}
 	var jac []*tensor.Tensor
 	err := Try(func() {
 		in := make([]*Value, len(xs))
@@ -215,6 +241,9 @@ func JacRev(f func(xs []*Value) *Value, xs []*tensor.Tensor) ([]*tensor.Tensor, 
 // cross-entropy included. HVPReverse is the reverse-over-reverse route, for
 // a value already computed.
 func HVP(f func(xs []*Value) *Value, xs, vs []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	if err := inputsErr("hvp", xs); err != nil {
+		return nil, err
+	}
 	if len(vs) != len(xs) {
 		return nil, &Error{Op: "hvp", Err: ErrShape, Msg: fmt.Sprintf("%d directions for %d inputs", len(vs), len(xs))}
 	}
@@ -271,6 +300,9 @@ func gradTangents(op string, f func([]*Value) *Value, in []*Value) []*tensor.Ten
 // one batch: one forward pass carrying the n columns of the identity as
 // tangents, and one reverse sweep that carries them on.
 func Hessian(f func(*Value) *Value, x *tensor.Tensor) (*tensor.Tensor, error) {
+	if err := inputsErr("hessian", []*tensor.Tensor{x}); err != nil {
+		return nil, err
+	}
 	var hes *tensor.Tensor
 	err := Try(func() {
 		n := x.Len()

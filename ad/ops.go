@@ -8,20 +8,20 @@ import (
 )
 
 // Add returns x + y with broadcasting.
-func Add(x, y *Value) *Value { return apply(row(opAdd), nil, x, y) }
+func Add(x, y *Value) *Value { return apply2(row(opAdd), nil, x, y) }
 
 // Sub returns x − y with broadcasting.
-func Sub(x, y *Value) *Value { return apply(row(opSub), nil, x, y) }
+func Sub(x, y *Value) *Value { return apply2(row(opSub), nil, x, y) }
 
 // Mul returns x ⊙ y (elementwise) with broadcasting.
-func Mul(x, y *Value) *Value { return apply(row(opMul), nil, x, y) }
+func Mul(x, y *Value) *Value { return apply2(row(opMul), nil, x, y) }
 
 // Div returns x / y (elementwise) with broadcasting.
-func Div(x, y *Value) *Value { return apply(row(opDiv), nil, x, y) }
+func Div(x, y *Value) *Value { return apply2(row(opDiv), nil, x, y) }
 
 // Pow returns xʸ elementwise with broadcasting. The derivative with respect
 // to y is taken as 0 where xʸ = 0.
-func Pow(x, y *Value) *Value { return apply(row(opPow), nil, x, y) }
+func Pow(x, y *Value) *Value { return apply2(row(opPow), nil, x, y) }
 
 // Neg returns −x.
 func Neg(x *Value) *Value { return apply(row(opNeg), nil, x, nil) }
@@ -113,7 +113,7 @@ func MatMul(x, y *Value) *Value {
 // MatMulT returns op(x)·op(y), where op swaps the last two axes when the
 // corresponding flag is set, without making a transposed copy.
 func MatMulT(x, y *Value, transX, transY bool) *Value {
-	return apply(row(opMatMul), &matmulFlags[b2i(transX)][b2i(transY)], x, y)
+	return apply2(row(opMatMul), &matmulFlags[b2i(transX)][b2i(transY)], x, y)
 }
 
 // matmulFlags are the four attribute values of matmul, shared by all its
@@ -421,12 +421,13 @@ func indexAdd(x *Value, axis int, idx []int, shape []int) *Value {
 // Where returns x where mask is nonzero and y elsewhere, broadcasting all
 // three. The mask is not differentiated (make it with Greater, Equal, ...).
 func Where(mask, x, y *Value) *Value {
+	mask.check("where")
 	if l := mask.batch(); l != nil && l == topBatch(mask, x, y) {
 		return batchedWhere(mask, x, y)
 	}
 	at := newAttrs[whereAttrs](x, y)
 	at.mask = *mask.t.View()
-	return apply(row(opWhere), at, x, y)
+	return apply2(row(opWhere), at, x, y)
 }
 
 // Softmax returns exp(x)/Σexp(x) along axis, computed stably.
@@ -450,6 +451,7 @@ func LogSoftmax(x *Value, axis int) *Value {
 // CrossEntropy returns the mean over the rows of logits ([N C]) of
 // −log softmax(logits)[i, targets[i]]. It is fused: the backward pass uses
 // the saved softmax p as (p − onehot)/N, with no other N×C intermediate.
+// With no rows (N = 0) the loss is NaN, as Mean of an empty value is.
 func CrossEntropy(logits *Value, targets []int) *Value {
 	at := newAttrs[ceAttrs](logits, nil)
 	at.targets = append(at.targets, targets...) // a copy: the caller may reuse targets
@@ -469,6 +471,9 @@ func LogSumExp(x *Value, axis int) *Value {
 // an error; convert with Astype first. It returns x itself when x already
 // has dtype d.
 func Astype(x *Value, d tensor.DType) *Value {
+	if d != tensor.Float32 && d != tensor.Float64 {
+		panic(&Error{Op: "astype", Err: ErrDType, Msg: fmt.Sprintf("%v is not a dtype: convert to tensor.Float32 or tensor.Float64", d)})
+	}
 	if x.DType() == d {
 		return x
 	}

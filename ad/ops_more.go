@@ -174,12 +174,12 @@ func siluDeriv(c primals, v *Value) *Value {
 // Maximum returns the elementwise larger of x and y, with broadcasting (NaN
 // where either is NaN). Where x = y each operand receives half of the
 // gradient, as in PyTorch; elsewhere the larger receives all of it.
-func Maximum(x, y *Value) *Value { return apply(row(opMaximum), nil, x, y) }
+func Maximum(x, y *Value) *Value { return apply2(row(opMaximum), nil, x, y) }
 
 // Minimum returns the elementwise smaller of x and y, with broadcasting (NaN
 // where either is NaN). Where x = y each operand receives half of the
 // gradient, as in PyTorch.
-func Minimum(x, y *Value) *Value { return apply(row(opMinimum), nil, x, y) }
+func Minimum(x, y *Value) *Value { return apply2(row(opMinimum), nil, x, y) }
 
 // Clamp returns x limited to [lo, hi] elementwise: min(max(x, lo), hi). The
 // bounds are constants. The gradient is 1 where lo ≤ x ≤ hi (the bounds
@@ -203,12 +203,12 @@ func Atan2(y, x *Value) *Value { return apply(row(opAtan2), nil, y, x) }
 // Hypot returns √(x²+y²) elementwise without overflow, with broadcasting.
 // Its partials x/h and y/h are taken as 0 at the origin (a subgradient), as
 // package scalar does.
-func Hypot(x, y *Value) *Value { return apply(row(opHypot), nil, x, y) }
+func Hypot(x, y *Value) *Value { return apply2(row(opHypot), nil, x, y) }
 
 // LogAddExp returns ln(eˣ + eʸ) elementwise, computed without overflow, with
 // broadcasting. Its partials are e^(x−z) and e^(y−z), z the output (NaN
 // where both operands are −Inf).
-func LogAddExp(x, y *Value) *Value { return apply(row(opLogAddExp), nil, x, y) }
+func LogAddExp(x, y *Value) *Value { return apply2(row(opLogAddExp), nil, x, y) }
 
 // Erf returns the error function of x elementwise.
 func Erf(x *Value) *Value { return apply(row(opErf), nil, x, nil) }
@@ -405,9 +405,18 @@ func ProdKeepDims(x *Value, axes ...int) *Value {
 // zeros replaced by 1 and Q the product of the zeros alone (0 where k > 0,
 // else 1, but with its derivative), it is P′·[k=1] at a zero and P′·Q/xᵢ
 // elsewhere. P′ and Q are prod rows again, so a second sweep
-// differentiates them: the second derivatives are exact, except the mixed
-// partials of two zeros of one group, taken as 0 (the mask [k=1] is
-// constant).
+// differentiates them.
+//
+// At a zero i the weight is P′·Rᵢ with Rᵢ the product of the group's other
+// zeros: 1 when k = 1, and a polynomial of value 0 otherwise whose
+// derivatives are not 0, which is what the mixed partials of two zeros
+// read (∂²prod/∂x₀∂x₁ at [0 0 5] is 5). With xz = x at the zeros and 0
+// elsewhere, S = Σxz and e₂ = (S² − Σxz²)/2 (the second elementary
+// symmetric sum of the zeros), Rᵢ = S − xzᵢ when k = 2 and
+// e₂ − xzᵢ·(S − xzᵢ) when k = 3: the other zero, and the product of the
+// other two. Groups of four zeros or more take Rᵢ = 0 (its derivatives of
+// the first two orders are 0 there too), so derivatives of prod are exact to
+// the third order at every point.
 func prodWeights(c primals, r *reduceAttrs) *Value {
 	x := c.in(0)
 	d := x.DType()
@@ -426,7 +435,42 @@ func prodWeights(c primals, r *reduceAttrs) *Value {
 	pp := apply(row(opProd), reduction("prod", xp, true, false, r.axes), xp, nil)
 	xq := Where(z, x, one)
 	q := apply(row(opProd), reduction("prod", xq, true, false, r.axes), xq, nil)
-	return Where(z, Mul(pp, w1), Div(Mul(pp, q), xp))
+	return Where(z, Mul(pp, zeroWeights(al, x, z, k, w1, r)), Div(Mul(pp, q), xp))
+}
+
+// zeroWeights returns R, the product of each zero's group's other zeros
+// (see prodWeights), given the zeros z of x, their count k in each group
+// (kept dims) and the mask w1 = [k = 1]. Groups with one zero or none, the
+// common case, take R = w1 alone.
+func zeroWeights(al allocator, x, z, k, w1 *Value, r *reduceAttrs) *Value {
+	d := x.DType()
+	most := 0.0 // the most zeros in a group, read without a buffer
+	for _, c := range k.t.Float32s() {
+		most = math.Max(most, float64(c))
+	}
+	for _, c := range k.t.Float64s() {
+		most = math.Max(most, c)
+	}
+	if most < 2 {
+		return w1
+	}
+	mask := func(c float64) *Value {
+		m, _ := al.alloc(false)
+		m.t.Binary(tensor.Equal, &k.t, &constant(al, d, c).t)
+		al.wrote(m, nil, nil)
+		return m
+	}
+	xz := Where(z, x, constant(al, d, 0))
+	s := apply(row(opSum), reduction("sum", xz, true, true, r.axes), xz, nil)
+	other := Sub(s, xz) // k = 2: the other zero
+	rw := Add(w1, Mul(mask(2), other))
+	if most >= 3 {
+		sq := Square(xz)
+		s2 := apply(row(opSum), reduction("sum", sq, true, true, r.axes), sq, nil)
+		e2 := MulScalar(Sub(Square(s), s2), 0.5)
+		rw = Add(rw, Mul(mask(3), Sub(e2, Mul(xz, other)))) // k = 3: the product of the other two
+	}
+	return rw
 }
 
 // oneMinusSquare returns 1 − y² (tanh's derivative from its output),

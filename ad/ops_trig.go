@@ -193,9 +193,3 @@ func Full(dtype tensor.DType, v float64, shape ...int) *Value {
 	t := tensor.Zeros(dtype, shape...) // checks the dtype and the shape
 	return Const(t.Fill(v))
 }
-
-// nilTensor panics with the ErrArgument error of Var or Const given a nil
-// tensor (kept out of line so that they stay small).
-func nilTensor(op string) {
-	panic(&Error{Op: op, Err: ErrArgument, Msg: "nil *tensor.Tensor; make one with tensor.Zeros, tensor.FromSlice, …"})
-}

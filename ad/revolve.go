@@ -248,13 +248,13 @@ func checkpointLayers(name string, layers []func(*Value) *Value, x0 *Value, snap
 			y = nil
 			return r
 		},
-		VJP: func(ins []*Value, _, g *Value) []*Value {
+		VJP: func(ins []*Value, out, g *Value) []*Value {
 			create, tan := g.requires, g.tan != nil
 			for _, v := range ins {
 				create, tan = create || v.requires, tan || v.tan != nil
 			}
 			if create || tan { // the whole chain, recorded
-				return checkpointVJP(name, whole, 1, reqs, params, ins, g, p)
+				return checkpointVJP(name, whole, 1, reqs, params, ins, out, g, p)
 			}
 			r := &chainState{layers: layers, params: s.params, p: p,
 				slots: append([]*Value(nil), slots...), slotIdx: append([]int(nil), slotIdx...),

@@ -47,7 +47,7 @@ type leafState struct {
 // caught.
 func Var(t *tensor.Tensor) *Value {
 	if t == nil {
-		nilTensor("var")
+		panic(nilTensor("var"))
 	}
 	v := &Value{requires: true, gs: &leafState{}}
 	v.t = *t.View()
@@ -58,11 +58,16 @@ func Var(t *tensor.Tensor) *Value {
 // and in Var, is an ErrArgument error.
 func Const(t *tensor.Tensor) *Value {
 	if t == nil {
-		nilTensor("const")
+		panic(nilTensor("const"))
 	}
 	v := &Value{}
 	v.t = *t.View()
 	return v
+}
+
+// nilTensor is the error for a leaf made of a nil tensor.
+func nilTensor(op string) *Error {
+	return &Error{Op: op, Err: ErrArgument, Msg: "a nil *tensor.Tensor: make one with tensor.New, tensor.FromFloat64 or tensor.FromFloat32"}
 }
 
 // Scalar returns a float64 0-dimensional constant. In a float32 model,
@@ -86,7 +91,12 @@ func (v *Value) Shape() []int {
 }
 
 // DType returns the element type.
-func (v *Value) DType() tensor.DType { return v.t.DType() }
+func (v *Value) DType() tensor.DType {
+	if v == nil {
+		v.check("dtype") // the error naming the nil value
+	}
+	return v.t.DType()
+}
 
 // Item returns the single element of a one-element value as float64.
 func (v *Value) Item() float64 {
@@ -150,14 +160,35 @@ func (v *Value) Op() string {
 	return v.n.rule.name
 }
 
-// Detach returns a constant sharing v's data, cut out of the graph.
+// Detach returns a constant sharing v's data and version counter, cut out
+// of the graph: a write through either is seen by a backward pass that
+// saved the other, and the detached value keeps only v's storage alive,
+// not the graph that computed v.
 func (v *Value) Detach() *Value {
+	v.check("detach")
 	if v.batch() != nil {
 		return batchOf(v.bat.phys.Detach(), v.bat.lvl)
 	}
+	unpin(v)
 	d := &Value{}
 	d.t = *v.t.View()
 	return d
+}
+
+// unpin moves the version counter of the storage v views out of the Value
+// that holds it, when that is a recorded op's output (the root of v's chain
+// of views, its tensor the owner): a view of v's tensor then refers to a
+// tensor header alone, and keeps neither that Value nor its node, and
+// through it the graph, alive. Leaves view their caller's tensor, and an
+// arena's values live in its slots: neither pins a graph.
+func unpin(v *Value) {
+	u := v
+	for u.base != nil {
+		u = u.base
+	}
+	if u.n != nil && u.slot == nil && !u.t.IsView() {
+		u.t.Rebase()
+	}
 }
 
 // Grad returns the gradient accumulated by Backward for a Var (or a value

@@ -234,6 +234,7 @@
 // A stale variable is detected without a cost per operation: a Tape cycles
 // through 64 recordings, one per Reset, and a variable points at the
 // recording it was made on, so the pointer comparison that every operation
-// makes anyway tells a variable of an earlier recording from a current one
-// (one kept across a multiple of 64 Resets is not told apart).
+// makes anyway tells a variable of an earlier recording from a current one.
+// After 64 Resets the tape takes a fresh set of recordings (one allocation
+// per 64 Resets), so a variable kept across any number of Resets is caught.
 package scalar

@@ -2,6 +2,7 @@ package scalar
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -155,4 +156,40 @@ func TestTapeCopied(t *testing.T) {
 	b := a //nolint:govet // the misuse under test
 	y := x.Square()
 	expectErr(t, "Backward on a copy", "backward", ErrNotOnTape, func() { b.Backward(y) })
+}
+
+// A Var kept across a multiple of 64 Resets (the ring of recordings comes
+// round again) is still stale: the tape takes a new ring instead of
+// reusing the first recording, so the kept Var never points at a current
+// one. Before, 64 Resets later y·u recorded silently on the current tape
+// with y's old node index.
+func TestStaleVarAcrossRingOfResets(t *testing.T) {
+	for _, resets := range []int{63, 64, 65, 128, 640} {
+		var tp Tape
+		x, y := tp.Var(3), tp.Var(2)
+		_ = x
+		for range resets {
+			tp.Reset()
+		}
+		u := tp.Var(5)
+		tp.Var(7)
+		expectErr(t, fmt.Sprintf("u·y after %d Resets", resets), "mul", ErrStale, func() { u.Mul(y) })
+		expectErr(t, fmt.Sprintf("Backward after %d Resets", resets), "backward", ErrStale, func() { tp.Backward(y) })
+	}
+}
+
+// Taking a new ring every 64 Resets costs less than one allocation per
+// Reset: a step of Reset, record and sweep still allocates nothing on
+// average.
+func TestResetAllocations(t *testing.T) {
+	var tp Tape
+	step := func() {
+		tp.Reset()
+		x, y := tp.Var(3), tp.Var(2)
+		tp.Backward(x.Mul(y).Sin())
+	}
+	step()
+	if a := testing.AllocsPerRun(640, step); a != 0 {
+		t.Errorf("%v allocations per step", a)
+	}
 }

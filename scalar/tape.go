@@ -58,19 +58,22 @@ const (
 //
 // See the package documentation for the layout and its cost per operation.
 type Tape struct {
-	adj    []float64           // per node: adjoint after Backward from y (len y.i+1)
-	adjRec *recording          // the recording that adj belongs to; nil if none
-	adjLen int32               // len(adj)
-	cur    *recording          // the current recording; nil before first use
-	k      int                 // cur is &ring[k]
-	state                      // what Reset does not move (beside cur, for the cache)
-	ring   [ringSize]recording // recordings of the last ringSize Resets
+	adj    []float64            // per node: adjoint after Backward from y (len y.i+1)
+	adjRec *recording           // the recording that adj belongs to; nil if none
+	adjLen int32                // len(adj)
+	cur    *recording           // the current recording; nil before first use
+	k      int                  // cur is &ring[k]
+	state                       // what Reset does not move (beside cur, for the cache)
+	ring   *[ringSize]recording // recordings of the last Resets, since the ring was made
 }
 
 // ringSize is the number of recordings a Tape cycles through, one per
 // Reset. A Var points at the recording it was made on, so that a Var kept
-// across up to ringSize−1 Resets is told from a current one by the pointer
-// comparison that every operation makes anyway (no cost per operation).
+// across Resets is told from a current one by the pointer comparison that
+// every operation makes anyway (no cost per operation). When the ring is
+// used up the tape takes a new one (one allocation per ringSize Resets)
+// instead of coming back to its first recording: a Var kept any number of
+// Resets keeps its old ring alive and never points at a current recording.
 const ringSize = 64
 
 // A recording is one recording of a Tape, from one Reset to the next: the
@@ -111,12 +114,18 @@ func (t *Tape) rec() *recording {
 
 func (t *Tape) init() *recording {
 	t.state.owner = t
+	t.newRing()
 	t.cur = &t.ring[0]
+	t.cur.nodes = append(t.cur.nodes[:0], node{p1: noParents}) // the sink
+	return t.cur
+}
+
+// newRing gives the tape a ring of recordings that no Var points at.
+func (t *Tape) newRing() {
+	t.ring = new([ringSize]recording)
 	for k := range t.ring {
 		t.ring[k].state = &t.state
 	}
-	t.cur.nodes = append(t.cur.nodes[:0], node{p1: noParents}) // the sink
-	return t.cur
 }
 
 // dual2 holds the tangents of a node's two partials.
@@ -196,14 +205,16 @@ func fail(err error, op, format string, args ...any) {
 // Variables recorded before Reset must not be used afterwards: an operation
 // that combines one with a variable of the new recording panics with an
 // *[Error] (see [ErrStale]), and so do Backward, Adjoint and the other Tape
-// methods given one. (A variable kept across a multiple of 64 Resets is not
-// told from a current one.)
+// methods given one, however many Resets ago it was recorded.
 func (t *Tape) Reset() {
 	r := t.cur
 	if r == nil {
 		return // a new tape is empty
 	}
 	t.k = (t.k + 1) & (ringSize - 1)
+	if t.k == 0 {
+		t.newRing()
+	}
 	n := &t.ring[t.k]
 	n.nodes, r.nodes = r.nodes[:1], nil // keep the sink
 	n.tangent = false

@@ -114,7 +114,8 @@ func softmaxRow32(pr, row []float32, log bool) {
 // −log softmax(logits)[i, targets[i]], writes softmax(logits) into probs
 // (resized to [N C]) and returns the loss. Targets must lie in 0..C−1, and
 // probs must not be logits or share its storage (it panics with a
-// *ShapeError wrapping ErrAlias).
+// *ShapeError wrapping ErrAlias). With no rows the loss is NaN, the mean
+// of nothing, as a Mean of an empty tensor is.
 func CrossEntropy(probs, logits *Tensor, targets []int) float64 {
 	if len(logits.shape) != 2 {
 		panic(&ShapeError{Op: "cross_entropy", Shapes: [][]int{logits.shape}, Msg: "logits must be [batch classes]"})
@@ -138,7 +139,7 @@ func CrossEntropy(probs, logits *Tensor, targets []int) float64 {
 
 func crossEntropy[T Float](p, x []T, targets []int, n, c int) float64 {
 	if n == 0 {
-		return 0
+		return math.NaN() // the mean of no rows, as Mean of an empty tensor
 	}
 	loss := 0.0
 	if !parallel.SplitWorth(n, n*c) {

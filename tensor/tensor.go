@@ -51,11 +51,27 @@ type Tensor struct {
 	writes  *[16]uintptr // with TrackWrites: the call stack of the last in-place write
 }
 
+// root returns the tensor that holds t's version counter: t itself, or
+// the end of its chain of bases (one link, or two after Rebase).
 func (t *Tensor) root() *Tensor {
-	if t.base != nil {
-		return t.base
+	for t.base != nil {
+		t = t.base
 	}
 	return t
+}
+
+// Rebase moves the version counter (and write tracking) that t holds into a
+// new tensor header sharing t's storage, and makes t a view of it, when t is
+// not a view already. Views of t, made before or after, go on sharing one
+// counter; a view made afterwards refers to the new header alone, so it no
+// longer keeps alive whatever holds t (package ad rebases a value's tensor
+// before Detach, so that a detached value does not keep the graph that
+// computed it).
+func (t *Tensor) Rebase() {
+	if t.base != nil {
+		return
+	}
+	t.base = &Tensor{dtype: t.dtype, shape: t.shape, f32: t.f32, f64: t.f64, version: t.version, writes: t.writes}
 }
 
 // New returns a zero-filled tensor of the given dtype and shape. A shape with
@@ -442,7 +458,7 @@ func (t *Tensor) resize(d DType, shape []int) {
 // increasing.
 func (t *Tensor) detach() {
 	if t.base != nil {
-		t.version = t.base.version
+		t.version = t.root().version
 		t.base = nil
 	}
 }
