@@ -32,6 +32,7 @@ func TestNilOperandsAreErrors(t *testing.T) {
 		"Tan": ad.Tan, "Atan": ad.Atan, "Asin": ad.Asin, "Acos": ad.Acos, "Sinh": ad.Sinh, "Cosh": ad.Cosh, "Asinh": ad.Asinh,
 		"Acosh": ad.Acosh, "Atanh": ad.Atanh, "Floor": ad.Floor, "Round": ad.Round, "Trunc": ad.Trunc,
 		"RSubScalar": ad.RSubScalar, "RDivScalar": ad.RDivScalar, "At": ad.At, "Slices": ad.Slices,
+		"Ceil": ad.Ceil, "Log10": ad.Log10, "Exp2": ad.Exp2,
 	}
 	for name, mk := range map[string]func(){
 		"Var": func() { ad.Var(nil) }, "Const": func() { ad.Const(nil) }, "Arena.Const": func() { new(ad.Arena).Const(nil) },

@@ -7,7 +7,7 @@ import (
 )
 
 // The ops of this file were added for issue 24: NumPy's trigonometric,
-// hyperbolic and rounding functions, c − x and c / x, reading one element,
+// hyperbolic and rounding functions, log10 and exp2, c − x and c / x, reading one element,
 // slicing several axes at once, and constants of a shape. Their rows are
 // at the end of the table in rules.go; their kernels are tensor.Math.
 
@@ -24,7 +24,7 @@ func zeroRow(name string, op tensor.MathOp) rule {
 // file's init runs before rules.go's, which sets tableRef.
 func init() {
 	for _, op := range []opcode{opTan, opAtan, opAsin, opAcos, opSinh, opCosh, opAsinh, opAcosh, opAtanh,
-		opFloor, opRound, opTrunc, opRSubScalar, opRDivScalar} {
+		opFloor, opRound, opTrunc, opRSubScalar, opRDivScalar, opCeil, opLog10, opExp2} {
 		table[op].batch = batchUnary
 	}
 }
@@ -70,6 +70,15 @@ func Floor(x *Value) *Value { return apply(row(opFloor), nil, x, nil) }
 // even (2.5 → 2, −0.5 → −0), as NumPy's round and PyTorch's; its
 // derivative is taken as 0.
 func Round(x *Value) *Value { return apply(row(opRound), nil, x, nil) }
+
+// Ceil returns ⌈x⌉ elementwise; its derivative is taken as 0.
+func Ceil(x *Value) *Value { return apply(row(opCeil), nil, x, nil) }
+
+// Log10 returns log₁₀ x elementwise; its derivative is 1/(x ln 10).
+func Log10(x *Value) *Value { return apply(row(opLog10), nil, x, nil) }
+
+// Exp2 returns 2ˣ elementwise; its derivative is 2ˣ ln 2.
+func Exp2(x *Value) *Value { return apply(row(opExp2), nil, x, nil) }
 
 // Trunc returns x rounded toward zero elementwise; its derivative is taken
 // as 0.

@@ -42,5 +42,8 @@ func trigRowCases() []rowCase {
 		rounding("trunc", ad.Trunc),
 		unary("rsub_scalar", []string{"neg"}, func(x *ad.Value) *ad.Value { return ad.RSubScalar(x, 2) }, nil),
 		unary("rdiv_scalar", []string{"div", "neg"}, func(x *ad.Value) *ad.Value { return ad.RDivScalar(x, 2) }, rowPositive),
+		rounding("ceil", ad.Ceil),
+		unary("log10", []string{"mul_scalar"}, ad.Log10, rowPositive),
+		unary("exp2", []string{"mul_scalar"}, ad.Exp2, nil),
 	}
 }

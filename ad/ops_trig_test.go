@@ -47,6 +47,9 @@ func trigRuleCases() []ruleCase {
 	un("round", func(x *ad.Value) *ad.Value { return ad.Mul(ad.Round(x), x) }, awayFromHalves)
 	un("rsub_scalar", func(x *ad.Value) *ad.Value { return ad.Square(ad.RSubScalar(x, 2.5)) }, nil)
 	un("rdiv_scalar", func(x *ad.Value) *ad.Value { return ad.RDivScalar(x, -1.5) }, positive)
+	un("ceil", func(x *ad.Value) *ad.Value { return ad.Mul(ad.Ceil(x), x) }, awayFromIntegers)
+	un("log10", ad.Log10, positive)
+	un("exp2", ad.Exp2, nil)
 	return cs
 }
 
@@ -72,6 +75,9 @@ func TestTrigClosedForms(t *testing.T) {
 		{"round half to even", ad.Round, 2.5, 2, 0},
 		{"round", ad.Round, -1.6, -2, 0},
 		{"trunc", ad.Trunc, -1.7, -1, 0},
+		{"ceil", ad.Ceil, -1.7, -1, 0},
+		{"log10", ad.Log10, 100, 2, 1 / (100 * math.Ln10)},
+		{"exp2", ad.Exp2, 3, 8, 8 * math.Ln2},
 		{"rsub_scalar", func(x *ad.Value) *ad.Value { return ad.RSubScalar(x, 2.5) }, 1, 1.5, -1},
 		{"rdiv_scalar", func(x *ad.Value) *ad.Value { return ad.RDivScalar(x, 3) }, 2, 1.5, -0.75},
 	}

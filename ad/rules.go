@@ -212,6 +212,9 @@ const (
 	opTrunc
 	opRSubScalar
 	opRDivScalar
+	opCeil
+	opLog10
+	opExp2
 	numOps
 )
 
@@ -1177,6 +1180,10 @@ var table = [numOps]rule{
 	opRDivScalar: withSaves(mathRow("rdiv_scalar", tensor.RDiv, saveIn0, func(c primals, v *Value) *Value {
 		return Neg(mulCot(c, v, Div(c.out(), c.in(0))))
 	}), saveIn0|saveOut),
+	opCeil: zeroRow("ceil", tensor.Ceil),
+	// log10: dx/(x·ln 10); exp2 saves its output: 2ˣ·ln 2·dx.
+	opLog10: mathRow("log10", tensor.Log10, saveIn0, func(c primals, v *Value) *Value { return divCot(c, v, MulScalar(c.in(0), math.Ln10)) }),
+	opExp2:  mathRow("exp2", tensor.Exp2, saveOut, func(c primals, v *Value) *Value { return mulCot(c, v, MulScalar(c.out(), math.Ln2)) }),
 }
 
 // powDx is ∂xʸ/∂x = y·xʸ⁻¹.

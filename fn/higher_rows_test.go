@@ -107,6 +107,8 @@ func TestRowsSecondOrder(t *testing.T) {
 		"tan": {ad.Tan, -1, 1}, "atan": {ad.Atan, -2, 2}, "asin": {ad.Asin, -0.8, 0.8}, "acos": {ad.Acos, -0.8, 0.8},
 		"sinh": {ad.Sinh, -2, 2}, "cosh": {ad.Cosh, -2, 2}, "asinh": {ad.Asinh, -2, 2}, "acosh": {ad.Acosh, 1.2, 3},
 		"atanh":       {ad.Atanh, -0.8, 0.8},
+		"log10":       {ad.Log10, 0.3, 3},
+		"exp2":        {ad.Exp2, -2, 2},
 		"rsub_scalar": {func(x *ad.Value) *ad.Value { return ad.Square(ad.RSubScalar(x, 0.5)) }, -2, 2},
 		"rdiv_scalar": {func(x *ad.Value) *ad.Value { return ad.RDivScalar(x, 1.5) }, 0.5, 2},
 		"pow_scalar":  {func(x *ad.Value) *ad.Value { return ad.PowScalar(x, 3.5) }, 0.3, 2},

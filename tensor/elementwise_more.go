@@ -53,10 +53,13 @@ const (
 	Round // x rounded to the nearest integer, halves to even (NumPy's and PyTorch's round)
 	Trunc // x rounded toward zero
 	RDiv  // a/x
+	Ceil  // ⌈x⌉
+	Log10 // log₁₀ x
+	Exp2  // 2ˣ
 )
 
 var mathNames = [...]string{"erf", "erfc", "log1p", "expm1", "log2", "gelu", "gelu_tanh", "silu", "leaky_relu", "elu", "softsign", "clamp", "clamp_mask", "pos_mask", "leaky_mask", "one_minus_square",
-	"tan", "atan", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh", "floor", "round", "trunc", "rdiv"}
+	"tan", "atan", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh", "floor", "round", "trunc", "rdiv", "ceil", "log10", "exp2"}
 
 // String returns the op's name.
 func (op MathOp) String() string {
@@ -71,7 +74,7 @@ func (op MathOp) String() string {
 // ErrUnknownOp. Large operands are split across goroutines.
 func (t *Tensor) Math(op MathOp, x *Tensor, a, b float64) *Tensor {
 	if int(op) >= len(mathNames) {
-		panic(unknownOp("math", op.String(), "Erf … RDiv"))
+		panic(unknownOp("math", op.String(), "Erf … Exp2"))
 	}
 	if t != x {
 		t.resize(x.dtype, x.shape)

@@ -3,7 +3,8 @@ package tensor
 import "math"
 
 // mathKernelTrig computes the MathOps from Tan on: the trigonometric and
-// hyperbolic functions and their inverses, the roundings and a/x, each
+// hyperbolic functions and their inverses, the roundings, a/x, log₁₀ and
+// 2ˣ, each
 // element by package math in float64 (and rounded once to float32 for
 // float32 tensors).
 func mathKernelTrig[T Float](op MathOp, dst, x []T, a float64) {
@@ -27,6 +28,15 @@ func mathKernelTrig[T Float](op MathOp, dst, x []T, a float64) {
 		f = math.Acosh
 	case Atanh:
 		f = math.Atanh
+	case Log10:
+		f = math.Log10
+	case Exp2:
+		f = math.Exp2
+	case Ceil:
+		for i, v := range x {
+			dst[i] = T(math.Ceil(float64(v)))
+		}
+		return
 	case Floor:
 		for i, v := range x {
 			dst[i] = T(math.Floor(float64(v)))
@@ -49,7 +59,7 @@ func mathKernelTrig[T Float](op MathOp, dst, x []T, a float64) {
 		}
 		return
 	default:
-		panic(unknownOp("math", op.String(), "Erf … RDiv"))
+		panic(unknownOp("math", op.String(), "Erf … Exp2"))
 	}
 	for i, v := range x {
 		dst[i] = T(f(float64(v)))
