@@ -2,9 +2,11 @@ package ad_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/adjointgo/adjoint/ad"
@@ -209,5 +211,29 @@ func TestConstantsDType(t *testing.T) {
 		if err := ad.Try(f); err == nil || !(errors.Is(err, ad.ErrShape) || errors.Is(err, ad.ErrDType) || errors.Is(err, tensor.ErrArgument)) {
 			t.Errorf("%s: ad.Try returned %v", name, err)
 		}
+	}
+}
+
+// A Value prints as its tensor; %#v names the constructor that rebuilds
+// it: Var for a leaf that requires a gradient, Const for anything else.
+func TestValueFormat(t *testing.T) {
+	tt := tensor.FromSlice([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9}, 3, 3)
+	v := ad.Var(tt)
+	y := ad.MulScalar(v, 2)
+	for _, c := range []struct{ got, want string }{
+		{fmt.Sprint(v), fmt.Sprint(tt)},
+		{v.String(), tt.String()},
+		{fmt.Sprintf("%.1f", v), fmt.Sprintf("%.1f", tt)},
+		{fmt.Sprintf("%#v", v), "ad.Var(tensor.FromFloat64([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9}, 3, 3))"},
+		{fmt.Sprintf("%#v", y), "ad.Const(tensor.FromFloat64([]float64{2, 4, 6, 8, 10, 12, 14, 16, 18}, 3, 3))"},
+		{fmt.Sprintf("%#v", ad.Const(tt)), "ad.Const(tensor.FromFloat64([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9}, 3, 3))"},
+		{fmt.Sprint((*ad.Value)(nil)), "<nil>"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+	if n := strings.Count(fmt.Sprint(v), "\n"); n != 2 {
+		t.Errorf("a 3×3 value prints %d lines, want 3", n+1)
 	}
 }
