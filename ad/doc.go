@@ -295,4 +295,23 @@
 // rule, propagate tangents by the row's JVP and watch for anomalies the
 // same way; what the engine keeps beyond a node's slots goes through the
 // keeper interface, not through switches on particular rows.
+//
+// Design note: where the kernels live. This package holds rows, not
+// kernels: an op function, its attributes, its rules (VJP, JVP, batching)
+// and thin calls into kernels that know nothing of values, nodes or tapes.
+// The table's rows call package tensor's dst-first methods; Linear calls
+// internal/gemm's GEMM with its bias and activation epilogue. The fused
+// rows' kernels live in internal packages named for what they hold:
+// internal/attn (attention's forward and backward, ops_attn.go's row),
+// internal/conv (im2col, col2im, the output swap and the pools, with their
+// AVX2 assembly; ops_conv*.go's rows) and internal/rownorm (LayerNorm's and
+// RMSNorm's passes, whose float32 assembly is internal/vec's; ops_norm.go's
+// rows). Each row's attributes embed the kernel package's parameter struct
+// (attn.Params, conv.Geometry, rownorm.Params), so a kernel call passes a
+// pointer or a copy of plain fields, and allocates nothing. They are not
+// methods of package tensor: their layouts and scratch (log-sum-exps
+// between the passes, packed heads, the batch-inside column layout,
+// per-row statistics) exist for these rows, and as public tensor
+// operations they would fix an API around one op's internals. Each kernel
+// package's doc says what it holds and how it dispatches (internal/isa).
 package ad

@@ -1,12 +1,15 @@
 package ad
 
-import "github.com/adjointgo/adjoint/tensor"
+import (
+	"github.com/adjointgo/adjoint/internal/conv"
+	"github.com/adjointgo/adjoint/tensor"
+)
 
 // Col2im exposes the col2im row to package ad_test, for its gradcheck case:
 // the columns g [C·kH·kW N H′·W′] summed into an h×w image, with the given
 // kernel, stride, padding and dilation.
 func Col2im(g *Value, h, w, kh, kw, sh, sw, ph, pw, dh, dw int) *Value {
-	return col2im(g, &convAttrs{kh: kh, kw: kw, sh: sh, sw: sw, ph: ph, pw: pw, dh: dh, dw: dw, h: h, w: w})
+	return col2im(g, &convAttrs{conv.Geometry{KH: kh, KW: kw, SH: sh, SW: sw, PH: ph, PW: pw, DH: dh, DW: dw, H: h, W: w}})
 }
 
 // ConvSwap exposes Conv2d's conv_swap row to package ad_test, for its
@@ -18,6 +21,6 @@ func ConvSwap(v *Value, a, b int) *Value { return convSwap(v, a, b) }
 // which keeps its storage (and stale contents) when its shape fits.
 func MaxPool2x2BackInto(dst, g, x *tensor.Tensor) {
 	xs := x.Shape()
-	a := &convAttrs{kh: 2, kw: 2, sh: 2, sw: 2, dh: 1, dw: 1, h: xs[len(xs)-2], w: xs[len(xs)-1]}
-	poolRun(dst, a, g, x, poolMaxBack)
+	a := &convAttrs{conv.Geometry{KH: 2, KW: 2, SH: 2, SW: 2, DH: 1, DW: 1, H: xs[len(xs)-2], W: xs[len(xs)-1]}}
+	poolRun(dst, a, g, x, conv.MaxPoolBack)
 }

@@ -1,7 +1,7 @@
 package ad
 
 import (
-	"github.com/adjointgo/adjoint/internal/parallel"
+	"github.com/adjointgo/adjoint/internal/conv"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -111,51 +111,12 @@ func swapFwd(dst *tensor.Tensor, at attrs, v, bias *tensor.Tensor) {
 		if bias != nil {
 			bs = bias.Float32s()
 		}
-		swapRun(dst.Float32s(), v.Float32s(), bs, p, s.a, s.b, l)
+		conv.Swap(dst.Float32s(), v.Float32s(), bs, p, s.a, s.b, l)
 	} else {
 		var bs []float64
 		if bias != nil {
 			bs = bias.Float64s()
 		}
-		swapRun(dst.Float64s(), v.Float64s(), bs, p, s.a, s.b, l)
-	}
-}
-
-// swapRun writes src [p a b l] into dst [p b a l], adding bias[k] to
-// the rows of k < a unless bias is nil, split by output rows (p·b of them,
-// each a·l elements) when large.
-func swapRun[T float32 | float64](dst, src, bias []T, p, a, b, l int) {
-	rows := p * b
-	if !parallel.SplitWorth(rows, len(src)) {
-		swapRows(dst, src, bias, a, b, l, 0, rows)
-		return
-	}
-	parallel.Split(rows, len(src), func(lo, hi int) { swapRows(dst, src, bias, a, b, l, lo, hi) })
-}
-
-// swapRows writes the output rows [lo, hi) of swapRun: row q = (i, j) of
-// dst [p b a l] gathers src[i, k, j, :] for k < a.
-func swapRows[T float32 | float64](dst, src, bias []T, a, b, l, lo, hi int) {
-	for q := lo; q < hi; q++ {
-		i, j := q/b, q%b
-		out := dst[q*a*l:][:a*l]
-		base := i*a*b*l + j*l
-		if bias != nil && a > 0 && l > 0 {
-			_ = src[base+(a-1)*b*l+l-1] // the last row lies inside src
-			if o, ok := any(out).([]float32); ok && swapBiasRowF32(o, any(src[base:]).([]float32), any(bias[:a]).([]float32), a, l, b*l) {
-				continue
-			}
-		}
-		for k := range a {
-			o, in := out[k*l:][:l], src[base+k*b*l:][:l]
-			if bias == nil {
-				copy(o, in)
-				continue
-			}
-			c := bias[k]
-			for e, v := range in {
-				o[e] = v + c
-			}
-		}
+		conv.Swap(dst.Float64s(), v.Float64s(), bs, p, s.a, s.b, l)
 	}
 }

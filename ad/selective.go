@@ -289,14 +289,14 @@ func sdpaForward(r *rule, heap bool) (func(dst *tensor.Tensor, at attrs, xs []*t
 			a := at.(*sdpaAttrs)
 			k := sr.take(r.name, xs[0].DType(), a.out)
 			sr.shared = writeKept(dst, k.out, heap)
-			a.lse = fusedGrow(a.lse, len(k.lse))
-			copy(a.lse, k.lse)
+			a.LSE = fusedGrow(a.LSE, len(k.lse))
+			copy(a.LSE, k.lse)
 		}, sr
 	}
 	return func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
 		r.forwardN(dst, at, xs)
 		a := at.(*sdpaAttrs)
-		sr.store(keptOut{op: r.name, out: keepOf(dst, heap), lse: append([]float64(nil), a.lse[:a.nb*a.heads*a.t]...)})
+		sr.store(keptOut{op: r.name, out: keepOf(dst, heap), lse: append([]float64(nil), a.LSE[:a.NB*a.Heads*a.T]...)})
 	}, sr
 }
 

@@ -441,7 +441,7 @@ func init() {
 		}
 		x := c.materialize(0)
 		if !batchedParams { // the batch is one more leading axis of x
-			y := applyNorm(c.r.name, x, gamma, beta, a.eps, a.rms)
+			y := applyNorm(c.r.name, x, gamma, beta, a.Eps, a.RMS)
 			if y.n != nil && c.bd[0] { // a per-example sweep of the level can separate gamma's and beta's gradients
 				y.n.at.(*normAttrs).perEx = c.lvl
 			}
@@ -450,7 +450,7 @@ func init() {
 		// Per-example scale and shift: the normalisation fused, the
 		// affine part as batched ops.
 		r := c.rank(0)
-		y := applyNorm(c.r.name, x, nil, nil, a.eps, a.rms)
+		y := applyNorm(c.r.name, x, nil, nil, a.Eps, a.RMS)
 		if gamma != nil {
 			y = Mul(y, c.materializeRank(a.gamma, r))
 		}
@@ -467,9 +467,9 @@ func init() {
 		a := c.at.(*sdpaAttrs)
 		heads := 0
 		if a.packed {
-			heads = a.heads
+			heads = a.Heads
 		}
-		o := AttentionOptions{Causal: a.causal, Scale: a.scale, Heads: heads}
+		o := AttentionOptions{Causal: a.Causal, Scale: a.Scale, Heads: heads}
 		r := max(c.rank(0), c.rank(1), c.rank(2))
 		return ScaledDotProductAttention(c.materializeRank(0, r), c.materializeRank(1, r), c.materializeRank(2, r), o)
 	}

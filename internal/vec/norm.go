@@ -5,7 +5,7 @@ package vec
 // statistics (stats[2r], stats[2r+1] = mean, 1/√(var + eps); for rms
 // stats[r] = 1/√(mean(x²) + eps)). gamma and beta (length c) may be nil
 // for none. Every value is widened to float64, and the arithmetic is the
-// Go kernels' of package ad in the same order (four partial sums per row,
+// Go kernels' of package internal/rownorm in the same order (four partial sums per row,
 // no FMA), so the results are the same to the bit.
 //
 // It reports false, having done nothing, when no assembly kernel runs here

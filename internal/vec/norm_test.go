@@ -10,7 +10,7 @@ import (
 )
 
 // normGoForward and normGoBackward are the float64 arithmetic of package
-// ad's Go norm kernels, one row at a time, written out plainly: four
+// internal/rownorm's Go norm kernels, one row at a time, written out plainly: four
 // partial sums per row (the columns past the last multiple of four go to
 // the first), (s0 + s1) + (s2 + s3), no FMA (the explicit conversions
 // round each product).

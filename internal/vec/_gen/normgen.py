@@ -3,7 +3,7 @@
 
 The fused LayerNorm/RMSNorm row kernels for float32 (see norm.go). Every
 value is widened to float64 and every operation is the one the Go kernels
-in package ad perform, in the same order, without FMA: the row sums keep
+in package internal/rownorm perform, in the same order, without FMA: the row sums keep
 four partial sums (lane k of a 4-lane float64 vector takes the columns
 j ≡ k mod 4, the columns past the last multiple of four go to lane 0 one
 by one) and end as (s0 + s1) + (s2 + s3). So the results are the same to

@@ -1,4 +1,4 @@
-package ad
+package rownorm
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkNorm times the fused layer_norm and rms_norm kernels alone
-// (normForward and normBackward, float32, gamma and beta) on the GPT's
+// (Forward and Backward, float32, gamma and beta) on the GPT's
 // rows (768 × 128) and on other row widths; ns/elem is per element of x.
 func BenchmarkNorm(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 4))
@@ -32,14 +32,12 @@ func BenchmarkNorm(b *testing.B) {
 			if rms {
 				name, per = "rms", 1
 			}
-			a := &normAttrs{eps: 1e-5, rms: rms, rows: rows, c: c, gamma: 1, beta: 2}
+			a := Params{Eps: 1e-5, RMS: rms, Rows: rows, C: c}
 			var bt *tensor.Tensor
 			if !rms {
 				bt = beta
-			} else {
-				a.beta = 0
 			}
-			a.stats = make([]float64, per*rows)
+			st := make([]float64, per*rows)
 			y := tensor.New(tensor.Float32, rows, c)
 			dx := tensor.New(tensor.Float32, rows, c)
 			dg := tensor.New(tensor.Float32, c)
@@ -49,14 +47,15 @@ func BenchmarkNorm(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("%s/%dx%d/forward", name, rows, c), func(b *testing.B) {
 				for range b.N {
-					normForward[float32](a, x, gamma, bt, y)
+					Forward[float32](a, st, x, gamma, bt, y)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows*c), "ns/elem")
 			})
 			b.Run(fmt.Sprintf("%s/%dx%d/backward", name, rows, c), func(b *testing.B) {
-				normForward[float32](a, x, gamma, bt, y)
+				var acc []float64
+				Forward[float32](a, st, x, gamma, bt, y)
 				for range b.N {
-					normBackward[float32](a, x, gamma, g, dx, dg, db)
+					acc = Backward[float32](a, st, acc, x, gamma, g, dx, dg, db)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows*c), "ns/elem")
 			})

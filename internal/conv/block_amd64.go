@@ -1,6 +1,6 @@
 //go:build !purego
 
-package ad
+package conv
 
 import "github.com/adjointgo/adjoint/internal/isa"
 

@@ -1,6 +1,6 @@
 //go:build purego || !amd64
 
-package ad
+package conv
 
 // blockF32 has no assembly here: block runs its Go loops.
 func blockF32(dst []float32, dsb, dsy int, src []float32, ssb, ssy, nb, ny, width int, add bool) bool {

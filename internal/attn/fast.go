@@ -1,4 +1,4 @@
-package ad
+package attn
 
 import (
 	"math"
@@ -81,7 +81,7 @@ type sdpaFastBuf struct {
 // sdpaFast is the fast path's view of one batch run: the attributes, the
 // kernel and its tile, and the panels of keys.
 type sdpaFast struct {
-	a          *sdpaAttrs
+	a          *Params
 	kn         *gemm.SmallF32
 	mr, nr, np int
 	ld         int // np·NR: the row stride of the score block
@@ -89,23 +89,23 @@ type sdpaFast struct {
 
 // fastOK reports whether a's shapes take the fast path (float32 checked
 // by the caller).
-func (a *sdpaAttrs) fastOK() bool {
-	return sdpaKernel != nil && a.t <= sdpaFastMax && a.s <= sdpaFastMax &&
-		a.d > 0 && a.dv > 0 && a.d <= sdpaFastDepth && a.dv <= sdpaFastDepth
+func (a *Params) fastOK() bool {
+	return sdpaKernel != nil && a.T <= sdpaFastMax && a.S <= sdpaFastMax &&
+		a.D > 0 && a.DV > 0 && a.D <= sdpaFastDepth && a.DV <= sdpaFastDepth
 }
 
 // newSDPAFast returns the fast path's view of a on sdpaKernel, which
 // fastOK has found non-nil.
-func newSDPAFast(a *sdpaAttrs) sdpaFast {
+func newSDPAFast(a *Params) sdpaFast {
 	kn := sdpaKernel
-	np := (a.s + kn.NR - 1) / kn.NR
+	np := (a.S + kn.NR - 1) / kn.NR
 	return sdpaFast{a: a, kn: kn, mr: kn.MR, nr: kn.NR, np: np, ld: np * kn.NR}
 }
 
 // grow sizes b for f's shapes (reallocating only when short).
 func (f *sdpaFast) grow(b *sdpaFastBuf) {
 	a, kn := f.a, f.kn
-	T, S, d, dv := a.t, a.s, a.d, a.dv
+	T, S, d, dv := a.T, a.S, a.D, a.DV
 	sizes := [...]int{
 		(T + f.mr + 1) * f.ld, (T + f.mr + 1) * f.ld,
 		kn.PackLen(d, S), kn.PackLen(S, dv), kn.PackLen(dv, S), kn.PackLen(S, d), kn.PackLen(T, d), kn.PackLen(T, dv),
@@ -126,10 +126,10 @@ func (f *sdpaFast) grow(b *sdpaFastBuf) {
 
 // rowFirst returns the first row of score panel jr that a tile reads.
 func (f *sdpaFast) rowFirst(jr int) int {
-	if !f.a.causal {
+	if !f.a.Causal {
 		return 0
 	}
-	return min(f.a.t, jr*f.nr/f.mr*f.mr) // the row tile that holds row jr·NR
+	return min(f.a.T, jr*f.nr/f.mr*f.mr) // the row tile that holds row jr·NR
 }
 
 // scores sets the score block c = alpha·A·Bᵀ for the T rows of A (depth
@@ -138,7 +138,7 @@ func (f *sdpaFast) rowFirst(jr int) int {
 // is the last MR rows (rewriting the rows it shares with the tile before
 // with the same bits), or, with fewer than MR rows in all, a copy.
 func (f *sdpaFast) scores(c, a []float32, lda, depth int, bp []float32, alpha float32, e []float32) {
-	T, MR, NR := f.a.t, f.mr, f.nr
+	T, MR, NR := f.a.T, f.mr, f.nr
 	for r0 := 0; r0 < T; r0 += MR {
 		ra, src, rs, mr := r0, a[r0*lda:], lda, MR
 		if r0+MR > T {
@@ -156,7 +156,7 @@ func (f *sdpaFast) scores(c, a []float32, lda, depth int, bp []float32, alpha fl
 		}
 		last := min(r0+MR, T) - 1
 		for jr := 0; jr < f.np && f.rowFirst(jr) <= last; jr++ {
-			f.kn.Tile(depth, src, rs, 1, bp[jr*NR*depth:], c[ra*f.ld+jr*NR:], f.ld, alpha, 0, mr, min(NR, f.a.s-jr*NR))
+			f.kn.Tile(depth, src, rs, 1, bp[jr*NR*depth:], c[ra*f.ld+jr*NR:], f.ld, alpha, 0, mr, min(NR, f.a.S-jr*NR))
 		}
 	}
 }
@@ -166,11 +166,11 @@ func (f *sdpaFast) scores(c, a []float32, lda, depth int, bp []float32, alpha fl
 // see only.
 func (f *sdpaFast) rows(c []float32, ldc int, p, bp []float32, n int, alpha float32) {
 	a, MR, NR := f.a, f.mr, f.nr
-	for r0 := 0; r0 < a.t; r0 += MR {
-		mr := min(MR, a.t-r0)
+	for r0 := 0; r0 < a.T; r0 += MR {
+		mr := min(MR, a.T-r0)
 		vis := a.visible(r0 + mr - 1)
 		for q := 0; q*NR < n; q++ {
-			f.kn.Tile(vis, p[r0*f.ld:], f.ld, 1, bp[q*NR*a.s:], c[r0*ldc+q*NR:], ldc, alpha, 0, mr, min(NR, n-q*NR))
+			f.kn.Tile(vis, p[r0*f.ld:], f.ld, 1, bp[q*NR*a.S:], c[r0*ldc+q*NR:], ldc, alpha, 0, mr, min(NR, n-q*NR))
 		}
 	}
 }
@@ -182,21 +182,21 @@ func (f *sdpaFast) rows(c []float32, ldc int, p, bp []float32, n int, alpha floa
 // Inf in B would make NaN.
 func (f *sdpaFast) cols(c []float32, ldc int, p, bp []float32, n int, alpha float32) {
 	a, MR, NR := f.a, f.mr, f.nr
-	seen := a.s
-	if a.causal {
-		seen = min(a.s, a.t)
+	seen := a.S
+	if a.Causal {
+		seen = min(a.S, a.T)
 	}
-	if seen < a.s {
-		clearRows(c[seen*ldc:], a.s-seen, n, ldc)
+	if seen < a.S {
+		clearRows(c[seen*ldc:], a.S-seen, n, ldc)
 	}
 	for j0 := 0; j0 < seen; j0 += MR {
 		mr := min(MR, seen-j0)
 		p0 := 0
-		if a.causal {
+		if a.Causal {
 			p0 = j0 // the first query that sees key j0
 		}
 		for q := 0; q*NR < n; q++ {
-			f.kn.Tile(a.t-p0, p[p0*f.ld+j0:], 1, f.ld, bp[q*NR*a.t+p0*NR:], c[j0*ldc+q*NR:], ldc, alpha, 0, mr, min(NR, n-q*NR))
+			f.kn.Tile(a.T-p0, p[p0*f.ld+j0:], 1, f.ld, bp[q*NR*a.T+p0*NR:], c[j0*ldc+q*NR:], ldc, alpha, 0, mr, min(NR, n-q*NR))
 		}
 	}
 }
@@ -205,11 +205,11 @@ func (f *sdpaFast) cols(c []float32, ldc int, p, bp []float32, n int, alpha floa
 // and the row kernels' visible width of row t, clamp(t+off, 0, lim).
 func (f *sdpaFast) rowsOf(jr int) (t0, off, lim int) {
 	a := f.a
-	off = a.s // not causal: every key
-	if a.causal {
+	off = a.S // not causal: every key
+	if a.Causal {
 		off = 1 - jr*f.nr // keys up to t
 	}
-	return f.rowFirst(jr), off, min(f.nr, a.s-jr*f.nr)
+	return f.rowFirst(jr), off, min(f.nr, a.S-jr*f.nr)
 }
 
 // forward is sdpaTask.forward for float32 on the fast path: the scores
@@ -220,12 +220,12 @@ func (f *sdpaFast) rowsOf(jr int) (t0, off, lim int) {
 // the general path's sdpaAddNonFinite.
 func (f *sdpaFast) forward(b int, q, k, v, o []float32, buf *sdpaFastBuf) {
 	a, l := f.a, &f.a.lay
-	T, S, d, dv := a.t, a.s, a.d, a.dv
+	T, S, d, dv := a.T, a.S, a.D, a.DV
 	q, k, v, o = q[l.q[b]:], k[l.k[b]:], v[l.v[b]:], o[l.o[b]:]
-	lse := a.lse[b*T : (b+1)*T]
+	lse := a.LSE[b*T : (b+1)*T]
 	p := buf.p
 	f.kn.Pack(buf.kt, true, k, l.ldk, d, S)
-	f.scores(p, q, l.ldq, d, buf.kt, float32(a.scale), buf.e)
+	f.scores(p, q, l.ldq, d, buf.kt, float32(a.Scale), buf.e)
 	m, sum := buf.m[:T], buf.s[:T]
 	for t := range T {
 		m[t], sum[t] = float32(math.Inf(-1)), 0
@@ -250,7 +250,7 @@ func (f *sdpaFast) forward(b int, q, k, v, o []float32, buf *sdpaFastBuf) {
 	// it non-finite (so does an overflow of finite values, rarely, which
 	// only sends them through the exact slower way below).
 	sv := vec.SumF32(buf.vb)
-	clean := !a.causal || sv-sv == 0
+	clean := !a.Causal || sv-sv == 0
 	if !clean {
 		for i, x := range buf.vb {
 			if x-x != 0 {
@@ -270,12 +270,12 @@ func (f *sdpaFast) forward(b int, q, k, v, o []float32, buf *sdpaFastBuf) {
 // dq = scale·dS·k, dk = scale·dSᵀ·q, over the tiles that see each other.
 func (f *sdpaFast) backward(b int, need [3]bool, q, k, v, g, dq, dk, dvv []float32, buf *sdpaFastBuf) {
 	a, l := f.a, &f.a.lay
-	T, S, d, dv := a.t, a.s, a.d, a.dv
+	T, S, d, dv := a.T, a.S, a.D, a.DV
 	q, k, v, g = q[l.q[b]:], k[l.k[b]:], v[l.v[b]:], g[l.o[b]:]
-	lse := a.lse[b*T : (b+1)*T]
+	lse := a.LSE[b*T : (b+1)*T]
 	p, ds := buf.p, buf.ds
 	f.kn.Pack(buf.kt, true, k, l.ldk, d, S)
-	f.scores(p, q, l.ldq, d, buf.kt, float32(a.scale), buf.e)
+	f.scores(p, q, l.ldq, d, buf.kt, float32(a.Scale), buf.e)
 	m, sum := buf.m[:T], buf.s[:T]
 	for t := range T {
 		m[t], sum[t] = float32(lse[t]), 0
@@ -305,10 +305,10 @@ func (f *sdpaFast) backward(b int, need [3]bool, q, k, v, g, dq, dk, dvv []float
 	}
 	if need[0] {
 		f.kn.Pack(buf.kb, false, k, l.ldk, S, d)
-		f.rows(dq[l.gq[b]:], l.ldq, ds, buf.kb, d, float32(a.scale))
+		f.rows(dq[l.gq[b]:], l.ldq, ds, buf.kb, d, float32(a.Scale))
 	}
 	if need[1] {
 		f.kn.Pack(buf.qb, false, q, l.ldq, T, d)
-		f.cols(dk[l.gk[b]:], l.ldk, ds, buf.qb, d, float32(a.scale))
+		f.cols(dk[l.gk[b]:], l.ldk, ds, buf.qb, d, float32(a.Scale))
 	}
 }

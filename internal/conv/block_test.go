@@ -1,4 +1,4 @@
-package ad
+package conv
 
 import (
 	"math"
@@ -84,11 +84,11 @@ func TestConvPool22MatchesScalar(t *testing.T) {
 		for i := range g {
 			g[i] = float32(r.NormFloat64())
 		}
-		a := &convAttrs{kh: 2, kw: 2, sh: 2, sw: 2, dh: 1, dw: 1, h: h, w: w}
+		a := &Geometry{KH: 2, KW: 2, SH: 2, SW: 2, DH: 1, DW: 1, H: h, W: w}
 		xt, gt := tensor.FromFloat32(x, m, h, w), tensor.FromFloat32(g, m, oh, ow)
-		fwd, back := tensor.New(tensor.Float32, 1), tensor.New(tensor.Float32, 1)
-		poolRun(fwd, a, xt, nil, poolMaxFwd)
-		poolRun(back, a, gt, xt, poolMaxBack)
+		fwd, back := tensor.New(tensor.Float32, m, oh, ow), tensor.New(tensor.Float32, m, h, w)
+		Pool(MaxPool, a, fwd, xt, nil, m, m)
+		Pool(MaxPoolBack, a, back, gt, xt, m, m)
 		wantBack := make([]float32, m*h*w)
 		for q := range m {
 			for y := range oh {

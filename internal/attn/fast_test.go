@@ -1,4 +1,4 @@
-package ad
+package attn
 
 import (
 	"fmt"
@@ -10,35 +10,56 @@ import (
 	"github.com/adjointgo/adjoint/tensor"
 )
 
+// options are the attention options the tests vary: the causal mask, and
+// heads side by side in the last axis (0: one head, not packed).
+type options struct {
+	Causal bool
+	Heads  int
+}
+
 // sdpaFastRun returns attention's output and the gradients of
 // Σ w⊙output with respect to q, k and v (those in need), computed with
-// the fast path's kernel kn (nil: the general path).
-func sdpaFastRun(t *testing.T, kn *gemm.SmallF32, xs [3]*tensor.Tensor, w *tensor.Tensor, o AttentionOptions, need [3]bool) [4][]float64 {
+// the fast path's kernel kn (nil: the general path) as package ad's row
+// runs the kernels: the forward pass, then the backward pass with the
+// output's cotangent w. q, k and v have the same leading axes; the scale
+// is 1/√d.
+func sdpaFastRun(t *testing.T, kn *gemm.SmallF32, xs [3]*tensor.Tensor, w *tensor.Tensor, o options, need [3]bool) [4][]float64 {
 	t.Helper()
 	defer func(k *gemm.SmallF32) { sdpaKernel = k }(sdpaKernel)
 	sdpaKernel = kn
-	var in [3]*Value
-	var vars []*Value
+	qs, ks, vs := xs[0].Shape(), xs[1].Shape(), xs[2].Shape()
+	r, h := len(qs), max(o.Heads, 1)
+	p := &Params{Causal: o.Causal, Heads: h, NB: tensor.Size(qs[:r-2]), T: qs[r-2], S: ks[r-2], D: qs[r-1] / h, DV: vs[r-1] / h}
+	p.Scale = 1
+	if p.D > 0 {
+		p.Scale = 1 / math.Sqrt(float64(p.D))
+	}
+	mats := make([]int, p.NB)
+	for i := range mats {
+		mats[i] = i
+	}
+	p.SetLayout(mats, mats, mats)
+	p.LSE = make([]float64, p.NB*h*p.T)
+	dt := xs[0].DType()
+	y := tensor.New(dt, append(append([]int{}, qs[:r-2]...), p.T, h*p.DV)...)
+	var g [3]*tensor.Tensor
 	for i, x := range xs {
 		if need[i] {
-			in[i] = Var(x)
-			vars = append(vars, in[i])
-		} else {
-			in[i] = Const(x)
+			g[i] = tensor.New(dt, x.Shape()...)
 		}
 	}
-	y := ScaledDotProductAttention(in[0], in[1], in[2], o)
-	gs, err := Grad(Sum(Mul(y, Const(w))), vars...)
-	if err != nil {
-		t.Fatal(err)
+	if dt == tensor.Float32 {
+		Run[float32](p, false, [3]bool{}, xs[0], xs[1], xs[2], y, nil, nil, nil, nil)
+		Run[float32](p, true, need, xs[0], xs[1], xs[2], nil, w, g[0], g[1], g[2])
+	} else {
+		Run[float64](p, false, [3]bool{}, xs[0], xs[1], xs[2], y, nil, nil, nil, nil)
+		Run[float64](p, true, need, xs[0], xs[1], xs[2], nil, w, g[0], g[1], g[2])
 	}
 	var out [4][]float64
-	out[0] = y.Data()
-	j := 0
+	out[0] = y.Astype(tensor.Float64).Float64s()
 	for i := range 3 {
 		if need[i] {
-			out[i+1] = gs[j].Data()
-			j++
+			out[i+1] = g[i].Astype(tensor.Float64).Float64s()
 		}
 	}
 	return out
@@ -111,7 +132,7 @@ func TestAttentionFastMatchesGeneral(t *testing.T) {
 					ks_ := append(append([]int{}, s.lead...), s.S, h*s.d)
 					vs := append(append([]int{}, s.lead...), s.S, h*s.e)
 					xs := [3]*tensor.Tensor{sdpaFastData(r, qs, bad), sdpaFastData(r, ks_, bad), sdpaFastData(r, vs, bad)}
-					o := AttentionOptions{Causal: causal, Heads: s.heads}
+					o := options{Causal: causal, Heads: s.heads}
 					w := sdpaFastData(r, append(append([]int{}, s.lead...), s.T, h*s.e), false)
 					xs64 := [3]*tensor.Tensor{xs[0].Astype(tensor.Float64), xs[1].Astype(tensor.Float64), xs[2].Astype(tensor.Float64)}
 					w64 := w.Astype(tensor.Float64)
@@ -309,7 +330,7 @@ func sdpaErrBound(xs [3]*tensor.Tensor, w *tensor.Tensor, nb, h, T, S, d, dv int
 func sdpaTakesFast(kn *gemm.SmallF32, T, S, d, dv int) bool {
 	defer func(k *gemm.SmallF32) { sdpaKernel = k }(sdpaKernel)
 	sdpaKernel = kn
-	a := sdpaAttrs{t: T, s: S, d: d, dv: dv}
+	a := Params{T: T, S: S, D: d, DV: dv}
 	return a.fastOK()
 }
 
@@ -357,7 +378,7 @@ func TestAttentionFastUnseenKeys(t *testing.T) {
 		xs := [3]*tensor.Tensor{sdpaFastData(r, []int{T, d}, false), sdpaFastData(r, []int{S, d}, false), sdpaFastData(r, []int{S, dv}, false)}
 		xs[0].Float32s()[2*d+1] = bad // query 2
 		w := sdpaFastData(r, []int{T, dv}, false)
-		o := AttentionOptions{Causal: true}
+		o := options{Causal: true}
 		for i := range len(ks) + 1 {
 			kn, name := (*gemm.SmallF32)(nil), "general path"
 			if i < len(ks) {
@@ -382,7 +403,7 @@ func TestAttentionFastThreads(t *testing.T) {
 	r := rand.New(rand.NewPCG(73, 74))
 	xs := [3]*tensor.Tensor{sdpaFastData(r, []int{12, 64, 128}, false), sdpaFastData(r, []int{12, 64, 128}, false), sdpaFastData(r, []int{12, 64, 128}, false)}
 	w := sdpaFastData(r, []int{12, 64, 128}, false)
-	o := AttentionOptions{Causal: true, Heads: 4}
+	o := options{Causal: true, Heads: 4}
 	var base [4][]float64
 	for nt := 1; nt <= 3; nt++ {
 		tensor.SetThreads(nt)

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// The block kernels of ops_conv_block_amd64.go: nb·ny rows of width
+// The block kernels of block_amd64.go: nb·ny rows of width
 // float32s, row (b, y) of src at b·ssb + y·ssy elements, copied (or added)
 // into row (b, y) of dst at b·dsb + y·dsy; eight elements per AVX2 step,
 // then one at a time.

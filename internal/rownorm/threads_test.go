@@ -1,4 +1,4 @@
-package ad
+package rownorm
 
 import (
 	"math"
@@ -31,14 +31,15 @@ func TestNormForwardThreads(t *testing.T) {
 			gamma, beta := tensor.FromFloat64(gs, c).Astype(dt), tensor.FromFloat64(bs, c).Astype(dt)
 			run := func(threads int) ([]float64, []float64) {
 				tensor.SetThreads(threads)
-				a := &normAttrs{eps: 1e-5, rms: rms, rows: rows, c: c, stats: make([]float64, 2*rows)}
+				a := Params{Eps: 1e-5, RMS: rms, Rows: rows, C: c}
+				st := make([]float64, 2*rows)
 				y := tensor.New(dt, rows, c)
 				if dt == tensor.Float32 {
-					normForward[float32](a, x, gamma, beta, y)
+					Forward[float32](a, st, x, gamma, beta, y)
 				} else {
-					normForward[float64](a, x, gamma, beta, y)
+					Forward[float64](a, st, x, gamma, beta, y)
 				}
-				return y.Astype(tensor.Float64).Float64s(), a.stats
+				return y.Astype(tensor.Float64).Float64s(), st
 			}
 			y1, s1 := run(1)
 			y3, s3 := run(3)

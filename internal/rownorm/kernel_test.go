@@ -1,4 +1,4 @@
-package ad
+package rownorm
 
 import (
 	"fmt"
@@ -6,12 +6,13 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/adjointgo/adjoint/internal/vec"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
 // normRefForward and normRefBackward are the norms' kernels one row and
-// one quantity at a time (as they were before normRows blocked four rows
-// and normRowPass fused the first passes of the backward pass): the same
+// one quantity at a time (as they were before forwardRows blocked four rows
+// and rowPass fused the first passes of the backward pass): the same
 // float64 arithmetic in the same order.
 func normRefForward[T float32 | float64](rms bool, eps float64, C int, xd, gd, bd []T) (y []T, stats []float64) {
 	rows := len(xd) / C
@@ -20,7 +21,7 @@ func normRefForward[T float32 | float64](rms bool, eps float64, C int, xd, gd, b
 		xr := xd[r*C : (r+1)*C]
 		mean := 0.0
 		if !rms {
-			mean = rowSum(xr) / float64(C)
+			mean = vec.Sum64(xr) / float64(C)
 		}
 		rstd := 1 / math.Sqrt(rowSquares(xr, mean)/float64(C)+eps)
 		stats = append(stats, mean, rstd)
@@ -56,7 +57,7 @@ func normRefBackward[T float32 | float64](rms bool, C int, stats []float64, xd, 
 				us[j] = gj * float64(gm[j])
 			}
 		}
-		mu, mux := rowSum(us)/float64(C), rowDotT(us, hs)/float64(C)
+		mu, mux := vec.Sum64(us)/float64(C), vec.Dot64(us, hs)/float64(C)
 		if rms {
 			mu = 0
 		}
@@ -71,7 +72,7 @@ func normRefBackward[T float32 | float64](rms bool, C int, stats []float64, xd, 
 	return dx, dg, db
 }
 
-// TestNormKernelsBitwise: normRows and normBackward (in float32 with a
+// TestNormKernelsBitwise: Forward and Backward (in float32 with a
 // gamma, the assembly kernels of vec.NormForwardF32 and NormBackwardF32
 // where the CPU has them) give the same bits as the one-row-at-a-time
 // kernels, in float32 and float64, with and without gamma and beta, on row
@@ -157,12 +158,13 @@ func checkNormBitwise[T float32 | float64](t *testing.T, label string, rms bool,
 	if rms {
 		per = 1
 	}
-	a := &normAttrs{eps: 1e-5, rms: rms, rows: rows, c: c, stats: make([]float64, per*rows)}
+	a := Params{Eps: 1e-5, RMS: rms, Rows: rows, C: c}
+	st := make([]float64, per*rows)
 	y, dx, dg, db := tensor.New(dt, rows, c), tensor.New(dt, rows, c), tensor.New(dt, c), tensor.New(dt, c)
-	normForward[T](a, ten(xd, rows, c), ten(gm, c), ten(bd, c), y)
-	normBackward[T](a, ten(xd, rows, c), ten(gm, c), ten(gd, rows, c), dx, dg, db)
+	Forward[T](a, st, ten(xd, rows, c), ten(gm, c), ten(bd, c), y)
+	Backward[T](a, st, nil, ten(xd, rows, c), ten(gm, c), ten(gd, rows, c), dx, dg, db)
 	for i := range rows {
-		m, s := a.stats[per*i], a.stats[per*i+per-1]
+		m, s := st[per*i], st[per*i+per-1]
 		if rms {
 			m = 0
 		}
@@ -173,7 +175,7 @@ func checkNormBitwise[T float32 | float64](t *testing.T, label string, rms bool,
 	for _, c := range []struct {
 		name      string
 		got, want []T
-	}{{"y", fusedData[T](y), wantY}, {"dx", fusedData[T](dx), wantDx}, {"dgamma", fusedData[T](dg), wantDg}, {"dbeta", fusedData[T](db), wantDb}} {
+	}{{"y", data[T](y), wantY}, {"dx", data[T](dx), wantDx}, {"dgamma", data[T](dg), wantDg}, {"dbeta", data[T](db), wantDb}} {
 		for i := range c.want {
 			if !normSameBits(float64(c.got[i]), float64(c.want[i])) {
 				t.Fatalf("%s: %s[%d] = %v, want %v (same bits)", label, c.name, i, c.got[i], c.want[i])

@@ -1,6 +1,6 @@
 //go:build !purego
 
-package ad
+package conv
 
 //go:noescape
 func maxPool22FwdF32AVX2(out, x *float32, w, ow, oh, groups int)

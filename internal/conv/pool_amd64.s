@@ -2,12 +2,12 @@
 
 #include "textflag.h"
 
-// The 2×2, stride-2 max pool kernels of ops_conv_pool_amd64.go, four
+// The 2×2, stride-2 max pool kernels of pool_amd64.go, four
 // windows (eight float32s of each of the two input rows) per AVX2 step.
 // They work on negated values: Go's max(a, b) is −min(−a, −b), min(x, y)
 // being VMINPS(x, y) | VMINPS(y, x) (a NaN or −0 wins whichever operand
 // it is), the bits of the compiler's lowering of max. The ties of a window
-// (ops_conv_pool.go) are its elements equal to the maximum, or its NaNs
+// (pool.go) are its elements equal to the maximum, or its NaNs
 // when the maximum is NaN.
 
 DATA poolSign<>+0(SB)/4, $0x80000000
