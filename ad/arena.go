@@ -100,8 +100,6 @@ func (k bufKey) size() int { return int(k >> 8) }
 // Reset ends the current step: every value made in the arena since the last
 // Reset becomes invalid and its memory is kept for the values of the next
 // step.
-var DebugArena func(string, int, []int)
-
 func (a *Arena) Reset() {
 	// Buffers that sat idle through the whole step are not needed by steps
 	// like it: they go back to the shared pool, so that an arena whose steps

@@ -228,7 +228,7 @@ func rowCases() []rowCase {
 			step:   func(p, x []*ad.Value) (y, l *ad.Value) { y = rowFunc.Apply(h(p, x)); return y, ad.Sum(y) },
 			exempt: "a user-defined Func is outside the arena: Apply allocates its output, node, attributes, edges and detached operands, and the user's Forward and VJP run as written",
 			allocs: 40},
-	}, append(append(append(append(moreRowCases(), indexRowCases()...), convRowCases()...), attnRowCases()...), linearRowCases()...)...) // the rows of issues 10 and 12: ops_more_arena_test.go, ops_index_arena_test.go, ops_conv_arena_test.go, ops_attn_arena_test.go, ops_linear_arena_test.go
+	}, append(append(append(append(append(moreRowCases(), indexRowCases()...), convRowCases()...), attnRowCases()...), linearRowCases()...), trigRowCases()...)...) // the rows of issues 10, 12 and 24 (ops_trig_arena_test.go): ops_more_arena_test.go, ops_index_arena_test.go, ops_conv_arena_test.go, ops_attn_arena_test.go, ops_linear_arena_test.go
 }
 
 var rowShape16 = []int{1, 6}

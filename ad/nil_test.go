@@ -28,6 +28,11 @@ func TestNilOperandsAreErrors(t *testing.T) {
 		"LogAddExp": ad.LogAddExp, "AddScalar": ad.AddScalar, "MulScalar": ad.MulScalar, "Square": ad.Square, "MatMulT": ad.MatMulT,
 		"RMSNorm": ad.RMSNorm, "Checkpoint": func(x *ad.Value) *ad.Value { return ad.Checkpoint(func(xs []*ad.Value) *ad.Value { return xs[0] }, x) },
 		"Backward": func(y *ad.Value) error { return y.Backward() },
+		// issue 24's ops (ops_trig.go)
+		"Tan": ad.Tan, "Atan": ad.Atan, "Asin": ad.Asin, "Acos": ad.Acos, "Sinh": ad.Sinh, "Cosh": ad.Cosh, "Asinh": ad.Asinh,
+		"Acosh": ad.Acosh, "Atanh": ad.Atanh, "Floor": ad.Floor, "Round": ad.Round, "Trunc": ad.Trunc,
+		"RSubScalar": ad.RSubScalar, "RDivScalar": ad.RDivScalar, "At": ad.At, "Slices": ad.Slices,
+		"Ceil": ad.Ceil, "Log10": ad.Log10, "Exp2": ad.Exp2,
 	}
 	for name, mk := range map[string]func(){
 		"Var": func() { ad.Var(nil) }, "Const": func() { ad.Const(nil) }, "Arena.Const": func() { new(ad.Arena).Const(nil) },

@@ -504,5 +504,8 @@ func Equal(x, y *Value) *Value { return compare(tensor.Equal, x, y) }
 
 func zerosLike(x *Value) *Value { return Const(tensor.New(x.DType(), x.Shape()...)) }
 
-// ScalarLike returns a 0-dimensional constant c with x's dtype.
+// ScalarLike returns a 0-dimensional constant c with x's dtype: the scalar
+// that works in a float32 model as in a float64 one (Mul(x,
+// ScalarLike(x, 0.5))). For c − x and c / x, RSubScalar and RDivScalar are
+// one op each.
 func ScalarLike(x *Value, c float64) *Value { return Const(tensor.Scalar(x.DType(), c)) }

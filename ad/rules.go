@@ -196,6 +196,25 @@ const (
 	opProd
 	opIm2col
 	opCol2im
+	// Added for issue 24 (ops_trig.go): trigonometric and hyperbolic
+	// functions, roundings, c − x and c / x.
+	opTan
+	opAtan
+	opAsin
+	opAcos
+	opSinh
+	opCosh
+	opAsinh
+	opAcosh
+	opAtanh
+	opFloor
+	opRound
+	opTrunc
+	opRSubScalar
+	opRDivScalar
+	opCeil
+	opLog10
+	opExp2
 	numOps
 )
 
@@ -1133,6 +1152,38 @@ var table = [numOps]rule{
 		func(c *vjpCtx, g *Value) *Value { return col2im(g, c.n.at.(*convAttrs)) }),
 	opCol2im: vjpRow("im2col", linear("col2im", col2imFwd, col2imJVP,
 		func(c *vjpCtx, g *Value) *Value { return im2col(g, zeroPad(g, c.n.at.(*convAttrs))) })),
+
+	// tan saves its output: d tan x = (1 + y²)·dx.
+	opTan: mathRow("tan", tensor.Tan, saveOut, func(c primals, v *Value) *Value { return mulCot(c, v, AddScalar(Square(c.out()), 1)) }),
+	// atan: dx/(1+x²); asin: dx/√(1−x²); acos: −dx/√(1−x²).
+	opAtan: mathRow("atan", tensor.Atan, saveIn0, func(c primals, v *Value) *Value { return divCot(c, v, AddScalar(Square(c.in(0)), 1)) }),
+	opAsin: mathRow("asin", tensor.Asin, saveIn0, func(c primals, v *Value) *Value { return divCot(c, v, Sqrt(RSubScalar(Square(c.in(0)), 1))) }),
+	opAcos: mathRow("acos", tensor.Acos, saveIn0, func(c primals, v *Value) *Value { return Neg(divCot(c, v, Sqrt(RSubScalar(Square(c.in(0)), 1)))) }),
+	// sinh: cosh x·dx; cosh: sinh x·dx.
+	opSinh: mathRow("sinh", tensor.Sinh, saveIn0, func(c primals, v *Value) *Value { return mulCot(c, v, Cosh(c.in(0))) }),
+	opCosh: mathRow("cosh", tensor.Cosh, saveIn0, func(c primals, v *Value) *Value { return mulCot(c, v, Sinh(c.in(0))) }),
+	// asinh: dx/√(x²+1); acosh: dx/√(x²−1); atanh: dx/(1−x²).
+	opAsinh: mathRow("asinh", tensor.Asinh, saveIn0, func(c primals, v *Value) *Value { return divCot(c, v, Sqrt(AddScalar(Square(c.in(0)), 1))) }),
+	opAcosh: mathRow("acosh", tensor.Acosh, saveIn0, func(c primals, v *Value) *Value { return divCot(c, v, Sqrt(AddScalar(Square(c.in(0)), -1))) }),
+	opAtanh: mathRow("atanh", tensor.Atanh, saveIn0, func(c primals, v *Value) *Value { return divCot(c, v, RSubScalar(Square(c.in(0)), 1)) }),
+	// floor, round and trunc are piecewise constant: their derivative is 0
+	// wherever it exists (as sign's, and as in PyTorch and JAX).
+	opFloor: zeroRow("floor", tensor.Floor),
+	opRound: zeroRow("round", tensor.Round),
+	opTrunc: zeroRow("trunc", tensor.Trunc),
+	// rsub_scalar: c − x, whose derivative is −1.
+	opRSubScalar: {name: "rsub_scalar",
+		forward: func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) { dst.Scale(x, -1, at.(*scalarAttrs).c) },
+		vjp:     func(c *vjpCtx, g *Value) []*Value { return c.g1(Neg(g)) },
+		jvp:     func(c *jvpCtx, ts []*Value) *Value { return Neg(ts[0]) }},
+	// rdiv_scalar: y = c/x, dy = −c/x²·dx = −(y/x)·dx (reads x and y).
+	opRDivScalar: withSaves(mathRow("rdiv_scalar", tensor.RDiv, saveIn0, func(c primals, v *Value) *Value {
+		return Neg(mulCot(c, v, Div(c.out(), c.in(0))))
+	}), saveIn0|saveOut),
+	opCeil: zeroRow("ceil", tensor.Ceil),
+	// log10: dx/(x·ln 10); exp2 saves its output: 2ˣ·ln 2·dx.
+	opLog10: mathRow("log10", tensor.Log10, saveIn0, func(c primals, v *Value) *Value { return divCot(c, v, MulScalar(c.in(0), math.Ln10)) }),
+	opExp2:  mathRow("exp2", tensor.Exp2, saveOut, func(c primals, v *Value) *Value { return mulCot(c, v, MulScalar(c.out(), math.Ln2)) }),
 }
 
 // powDx is ∂xʸ/∂x = y·xʸ⁻¹.

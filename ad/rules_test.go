@@ -177,6 +177,9 @@ func ruleCases() []ruleCase {
 	// of tanh runs it forward (first sweep, recorded) and its VJP. (Last:
 	// the cases before keep the random inputs they were tuned with.)
 	un("one_minus_square", ad.Tanh, nil, true)
+	// The rows of issue 24 (ops_trig.go), after all the others so that
+	// the cases above keep their random inputs.
+	cs = append(cs, trigRuleCases()...)
 	return cs
 }
 

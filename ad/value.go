@@ -1,6 +1,7 @@
 package ad
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/adjointgo/adjoint/tensor"
@@ -54,7 +55,8 @@ func Var(t *tensor.Tensor) *Value {
 	return v
 }
 
-// Const returns a leaf that does not require a gradient.
+// Const returns a leaf that does not require a gradient. A nil t, here
+// and in Var, is an ErrArgument error.
 func Const(t *tensor.Tensor) *Value {
 	if t == nil {
 		panic(nilTensor("const"))
@@ -69,7 +71,9 @@ func nilTensor(op string) *Error {
 	return &Error{Op: op, Err: ErrArgument, Msg: "a nil *tensor.Tensor: make one with tensor.New, tensor.FromFloat64 or tensor.FromFloat32"}
 }
 
-// Scalar returns a float64 0-dimensional constant.
+// Scalar returns a float64 0-dimensional constant. In a float32 model,
+// where mixing it with float32 values is an ErrDType error, use
+// ScalarLike(x, c), which takes x's dtype, or Full(tensor.Float32, c).
 func Scalar(x float64) *Value { return Const(tensor.Scalar(tensor.Float64, x)) }
 
 // Tensor returns the value's data. Writing into it in place (Set, Fill, an
@@ -109,11 +113,38 @@ func (v *Value) Data() []float64 {
 	return v.t.Data()
 }
 
-// String formats the value for debugging.
+// String formats the value as %v does (see Value.Format).
 func (v *Value) String() string {
+	if v == nil {
+		return "<nil>"
+	}
 	v.check("string")
 	v.refuseBatched("string")
 	return v.t.String()
+}
+
+// Format implements fmt.Formatter: a value prints as its tensor does (see
+// tensor.Tensor.Format: %v with its dtype and shape, %.3f and the other
+// float verbs without, nested and aligned, elided when large), but %#v,
+// which prints the Go expression that rebuilds it: ad.Var(…) for a leaf
+// that requires a gradient, ad.Const(…) for any other value. Inside Vmap a
+// value that stands for a batch cannot be printed (ErrBatched).
+func (v *Value) Format(f fmt.State, verb rune) {
+	if v == nil {
+		fmt.Fprint(f, "<nil>")
+		return
+	}
+	v.check("format")
+	v.refuseBatched("format")
+	if verb == 'v' && f.Flag('#') {
+		ctor := "ad.Const"
+		if v.requires && v.n == nil {
+			ctor = "ad.Var"
+		}
+		fmt.Fprintf(f, "%s(%#v)", ctor, &v.t)
+		return
+	}
+	v.t.Format(f, verb)
 }
 
 // RequiresGrad reports whether gradients flow to this value.

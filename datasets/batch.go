@@ -120,6 +120,9 @@ func (b *Batcher) Batches() int { return (b.n + b.size - 1) / b.size }
 // allocation. A src that is not 2-D, or a row it does not have, makes it
 // panic with an *Error wrapping ErrShape.
 func GatherRows(dst, src *tensor.Tensor, idx []int) *tensor.Tensor {
+	if src == nil {
+		panic(&Error{Op: "gather rows", Err: ErrArgument, Msg: "nil source tensor"})
+	}
 	sh := src.Shape()
 	if len(sh) != 2 {
 		panic(&Error{Op: "gather rows", Err: ErrShape, Msg: fmt.Sprintf("source has shape %v, want 2 dimensions [rows features] (reshape it)", sh)})

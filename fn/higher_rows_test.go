@@ -104,6 +104,13 @@ func TestRowsSecondOrder(t *testing.T) {
 		"gelu": {ad.GELU, -3, 3}, "gelu_tanh": {ad.GELUTanh, -3, 3}, "silu": {ad.SiLU, -3, 3},
 		"elu": {func(x *ad.Value) *ad.Value { return ad.ELU(x, 1.3) }, 0.1, 2}, "softsign": {ad.Softsign, -3, 3},
 		"abs": {ad.Abs, 0.2, 2}, "relu": {ad.Relu, 0.2, 2},
+		"tan": {ad.Tan, -1, 1}, "atan": {ad.Atan, -2, 2}, "asin": {ad.Asin, -0.8, 0.8}, "acos": {ad.Acos, -0.8, 0.8},
+		"sinh": {ad.Sinh, -2, 2}, "cosh": {ad.Cosh, -2, 2}, "asinh": {ad.Asinh, -2, 2}, "acosh": {ad.Acosh, 1.2, 3},
+		"atanh":       {ad.Atanh, -0.8, 0.8},
+		"log10":       {ad.Log10, 0.3, 3},
+		"exp2":        {ad.Exp2, -2, 2},
+		"rsub_scalar": {func(x *ad.Value) *ad.Value { return ad.Square(ad.RSubScalar(x, 0.5)) }, -2, 2},
+		"rdiv_scalar": {func(x *ad.Value) *ad.Value { return ad.RDivScalar(x, 1.5) }, 0.5, 2},
 		"pow_scalar":  {func(x *ad.Value) *ad.Value { return ad.PowScalar(x, 3.5) }, 0.3, 2},
 		"add_scalar":  {func(x *ad.Value) *ad.Value { return ad.Square(ad.AddScalar(x, 0.5)) }, -2, 2},
 		"mul_scalar":  {func(x *ad.Value) *ad.Value { return ad.Exp(ad.MulScalar(x, -0.7)) }, -2, 2},
@@ -189,6 +196,10 @@ func TestRowsThirdOrder(t *testing.T) {
 			return s * (1 - s) * (1 - 6*s + 6*s*s)
 		}()},
 		"erf": {ad.Erf, 0.5, 2 / math.Sqrt(math.Pi) * (4*0.25 - 2) * math.Exp(-0.25)},
+		// atan‴ x = (6x² − 2)/(1+x²)³; sinh‴ = cosh; tan‴ = 2(1+t²)(1+3t²), t = tan x.
+		"atan": {ad.Atan, 0.5, (6*0.25 - 2) / (1.25 * 1.25 * 1.25)},
+		"sinh": {ad.Sinh, 0.7, math.Cosh(0.7)},
+		"tan":  {ad.Tan, 0.3, 2 * (1 + math.Tan(0.3)*math.Tan(0.3)) * (1 + 3*math.Tan(0.3)*math.Tan(0.3))},
 	}
 	for name, c := range cases {
 		f := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Sum(c.op(xs[0])) })

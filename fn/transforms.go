@@ -164,6 +164,9 @@ func ValueAndGrad(f Func, wrt ...int) Func {
 }
 
 func valueAndGrad(op string, f Func, wrt []int, xs []*ad.Value) (ys, gs []*ad.Value) {
+	if f == nil {
+		fail(op, ad.ErrArgument, "nil Func; pass a function (fn.Of wraps one with one output)")
+	}
 	idx := argnums(op, wrt, len(xs))
 	p := prepare(op, f, xs, idx, true)
 	y := p.ys[0]

@@ -80,13 +80,16 @@ type Func func(xs []*ad.Value) *ad.Value
 // with an *ad.Error, the backward pass fails, or any element fails the
 // test; the Result names the worst element either way.
 func Check(f Func, xs []*tensor.Tensor, s *Settings) (Result, error) {
+	if err := checkArgs("check", f, xs); err != nil {
+		return Result{}, err
+	}
 	return failed(first(f, float64s(xs), s.norm()))
 }
 
 // failed turns a Result with a failing element into an error.
 func failed(res Result, err error) (Result, error) {
 	if err == nil && !res.OK {
-		err = fmt.Errorf("gradcheck: %s", res)
+		err = &MismatchError{Result: res}
 	}
 	return res, err
 }
@@ -149,6 +152,9 @@ func first(f Func, in []*tensor.Tensor, o Settings) (Result, error) {
 // recorded backward sweep, with central differences of the first-order
 // gradient.
 func CheckSecond(f Func, xs []*tensor.Tensor, s *Settings) (Result, error) {
+	if err := checkArgs("check second", f, xs); err != nil {
+		return Result{}, err
+	}
 	return failed(second(f, float64s(xs), s.norm()))
 }
 

@@ -189,6 +189,9 @@ func (r *Result) MeanAccept() float64 {
 // [ErrInit] when the log density is not finite at the initial point, and the
 // model's own error (wrapped, with the chain) if LogDensity fails.
 func Sample(m Model, opt *Options) (*Result, error) {
+	if m == nil {
+		return nil, &Error{Op: "sample", Err: ErrDim, Msg: "nil Model; make one with mcmc.FromTape or implement Model"}
+	}
 	dim := m.Dim()
 	if dim < 1 {
 		return nil, &Error{Op: "sample", Err: ErrDim, Msg: fmt.Sprintf("the model's Dim() = %d, want ≥ 1", dim)}

@@ -47,6 +47,7 @@ type AttentionConfig struct {
 // heads; dModel must be a multiple of heads. Weights are drawn from rng in
 // the order Q, K, V, Out.
 func NewMultiHeadAttention(dModel, heads int, rng *rand.Rand, c *AttentionConfig) *MultiHeadAttention {
+	needRNG("attention", rng)
 	var cfg AttentionConfig
 	if c != nil {
 		cfg = *c

@@ -36,6 +36,7 @@ type Conv2dConfig struct {
 // fanIn = In/Groups·kH·kW: PyTorch's default (Kaiming uniform with a = √5).
 // Sizes that cannot be built panic with an *Error wrapping ErrConfig.
 func NewConv2d(in, out int, kernel [2]int, rng *rand.Rand, c *Conv2dConfig) *Conv2d {
+	needRNG("conv2d", rng)
 	var cfg Conv2dConfig
 	if c != nil {
 		cfg = *c

@@ -17,6 +17,7 @@ type Embedding struct {
 // NewEmbedding returns a table of num vectors of size dim, drawn from
 // N(0, 1) with rng (PyTorch's default for nn.Embedding).
 func NewEmbedding(num, dim int, dt tensor.DType, rng *rand.Rand) *Embedding {
+	needRNG("embedding", rng)
 	if num < 1 || dim < 1 {
 		panic(&Error{Op: "embedding", Err: ErrConfig, Msg: fmt.Sprintf("sizes %d×%d must be positive (a table of num ≥ 1 vectors of dim ≥ 1)", num, dim)})
 	}

@@ -11,8 +11,9 @@ import (
 var (
 	// ErrConfig: a layer was asked for sizes or a probability it cannot
 	// have (NewLinear or NewEmbedding with a size below 1, NewMLP with fewer
-	// than two sizes, NewDropout with p outside [0, 1)), or an activation
-	// name is unknown.
+	// than two sizes, NewDropout with p outside [0, 1)), a constructor
+	// that draws weights was given a nil generator (pass NewRNG(seed)), or
+	// an activation name is unknown.
 	ErrConfig = errs.New("invalid layer configuration")
 	// ErrShape: inputs whose shapes do not fit each other (Accuracy's
 	// logits and targets, a per-example loss's inputs or a target outside

@@ -46,6 +46,7 @@ type GPT struct {
 // NewGPT returns a GPT of the given sizes, its weights drawn from rng in the
 // order WTE, WPE, then the blocks in order.
 func NewGPT(c GPTConfig, rng *rand.Rand) *GPT {
+	needRNG("gpt", rng)
 	if c.Vocab < 1 || c.Context < 1 || c.DModel < 1 || c.Heads < 1 || c.Layers < 1 {
 		panic(&Error{Op: "gpt", Err: ErrConfig, Msg: fmt.Sprintf("sizes vocab %d, context %d, d_model %d, heads %d, layers %d must all be positive", c.Vocab, c.Context, c.DModel, c.Heads, c.Layers)})
 	}

@@ -59,6 +59,7 @@ func (in Init) Fill(t *tensor.Tensor, fanIn, fanOut int, rng *rand.Rand) {
 	}
 	switch in {
 	case KaimingUniform, XavierUniform:
+		needRNG("init", rng)
 		b := math.Sqrt(6 / float64(fanIn))
 		if in == XavierUniform {
 			b = math.Sqrt(6 / float64(fanIn+fanOut))
@@ -67,6 +68,7 @@ func (in Init) Fill(t *tensor.Tensor, fanIn, fanOut int, rng *rand.Rand) {
 			set(i, (2*rng.Float64()-1)*b)
 		}
 	case KaimingNormal, XavierNormal:
+		needRNG("init", rng)
 		s := math.Sqrt(2 / float64(fanIn))
 		if in == XavierNormal {
 			s = math.Sqrt(2 / float64(fanIn+fanOut))

@@ -27,6 +27,7 @@ type LinearConfig struct {
 // NewLinear returns a layer mapping in features to out, its weight drawn
 // from rng with c.Init (nil c means the zero LinearConfig).
 func NewLinear(in, out int, rng *rand.Rand, c *LinearConfig) *Linear {
+	needRNG("linear", rng)
 	var cfg LinearConfig
 	if c != nil {
 		cfg = *c

@@ -33,6 +33,7 @@ type MLPConfig struct {
 // NewMLP returns an MLP with the given layer sizes (input, hidden..., output;
 // at least two), its weights drawn from rng in layer order.
 func NewMLP(sizes []int, rng *rand.Rand, c *MLPConfig) *MLP {
+	needRNG("mlp", rng)
 	var cfg MLPConfig
 	if c != nil {
 		cfg = *c

@@ -86,6 +86,7 @@ type BlockConfig struct {
 // from rng: attention's Q, K, V, Out, then FC, then FCOut; biases zero,
 // LayerNorms γ = 1, β = 0.
 func NewTransformerBlock(dModel, heads int, rng *rand.Rand, c *BlockConfig) *TransformerBlock {
+	needRNG("transformer_block", rng)
 	var cfg BlockConfig
 	if c != nil {
 		cfg = *c

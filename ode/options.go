@@ -25,6 +25,7 @@ const (
 	RK4
 )
 
+// String returns the method's name.
 func (m Method) String() string {
 	switch m {
 	case DOPRI5:
@@ -68,6 +69,7 @@ const (
 	Checkpoint
 )
 
+// String returns the gradient method's name.
 func (g Gradient) String() string {
 	switch g {
 	case Adjoint:

@@ -10,6 +10,20 @@
 // plain slices. Reshape is the exception: it shares the data and the
 // version counter with its source.
 //
+// # Creating and printing
+//
+// Zeros, Ones, Full, Eye, Arange, Linspace, Rand and Randn make tensors as
+// NumPy's functions of those names do, and ZerosLike, OnesLike, FullLike,
+// RandLike and RandnLike take the dtype and shape of another tensor.
+// FromSlice copies a slice; FromFloat32 and FromFloat64 wrap one without
+// copying. Rand and Randn draw from an RNG, a seeded generator whose
+// stream, normals included, is the same on every machine and Go version.
+//
+// A Tensor implements fmt.Formatter: fmt.Println prints its dtype, shape
+// and elements in nested rows, aligned, the middle of large tensors elided
+// as NumPy does (PrintOptions, SetPrintOptions); %.3f and the other float
+// verbs print the elements with their precision, %#v as Go source.
+//
 // # Kernels write into a destination
 //
 // Following math/big, kernels are methods on the destination:

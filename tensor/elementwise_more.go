@@ -39,9 +39,27 @@ const (
 	PosMask                      // 1 where x > 0, 0 elsewhere
 	LeakyMask                    // 1 where x > 0, a elsewhere (LeakyReLU's derivative)
 	OneMinusSquare               // 1 − x², x² rounded first (tanh's derivative from its output)
+	// The ops below are computed by mathKernelTrig (elementwise_trig.go).
+	Tan   // tan x
+	Atan  // arctan x
+	Asin  // arcsin x (NaN outside [−1, 1])
+	Acos  // arccos x (NaN outside [−1, 1])
+	Sinh  // sinh x
+	Cosh  // cosh x
+	Asinh // arsinh x
+	Acosh // arcosh x (NaN below 1)
+	Atanh // artanh x (NaN outside [−1, 1], ±Inf at ±1)
+	Floor // ⌊x⌋
+	Round // x rounded to the nearest integer, halves to even (NumPy's and PyTorch's round)
+	Trunc // x rounded toward zero
+	RDiv  // a/x
+	Ceil  // ⌈x⌉
+	Log10 // log₁₀ x
+	Exp2  // 2ˣ
 )
 
-var mathNames = [...]string{"erf", "erfc", "log1p", "expm1", "log2", "gelu", "gelu_tanh", "silu", "leaky_relu", "elu", "softsign", "clamp", "clamp_mask", "pos_mask", "leaky_mask", "one_minus_square"}
+var mathNames = [...]string{"erf", "erfc", "log1p", "expm1", "log2", "gelu", "gelu_tanh", "silu", "leaky_relu", "elu", "softsign", "clamp", "clamp_mask", "pos_mask", "leaky_mask", "one_minus_square",
+	"tan", "atan", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh", "floor", "round", "trunc", "rdiv", "ceil", "log10", "exp2"}
 
 // String returns the op's name.
 func (op MathOp) String() string {
@@ -56,7 +74,7 @@ func (op MathOp) String() string {
 // ErrUnknownOp. Large operands are split across goroutines.
 func (t *Tensor) Math(op MathOp, x *Tensor, a, b float64) *Tensor {
 	if int(op) >= len(mathNames) {
-		panic(unknownOp("math", op.String(), "Erf … OneMinusSquare"))
+		panic(unknownOp("math", op.String(), "Erf … Exp2"))
 	}
 	if t != x {
 		t.resize(x.dtype, x.shape)
@@ -181,7 +199,7 @@ func mathKernel[T Float](op MathOp, dst, x []T, a, b float64) {
 			dst[i] = 1 - T(v*v) // the square rounded on its own: no fused multiply-add
 		}
 	default:
-		panic(unknownOp("math", op.String(), "Erf … OneMinusSquare"))
+		mathKernelTrig(op, dst, x, a)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"strings"
 )
 
 // DType is the element type of a Tensor.
@@ -386,24 +385,6 @@ func EqualShape(a, b []int) bool {
 		}
 	}
 	return true
-}
-
-// String formats the tensor for debugging: dtype, shape and up to 8 elements.
-func (t *Tensor) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s%v[", t.dtype, t.shape)
-	n := t.Len()
-	for i := 0; i < n && i < 8; i++ {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		fmt.Fprintf(&b, "%g", t.AtFlat(i))
-	}
-	if n > 8 {
-		b.WriteString(" …")
-	}
-	b.WriteByte(']')
-	return b.String()
 }
 
 // Resize makes t a tensor of dtype d and the given shape for a kernel to

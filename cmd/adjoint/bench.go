@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register(command{name: "bench", summary: "time training steps (the MLPs A, B, C, the CNN and the GPT) on this machine", run: runBench})
+	register(command{name: "bench", summary: "time training steps on this machine: the MLPs A, B, C (the default); the CNN and the GPT with --only", run: runBench})
 }
 
 func runBench(args []string, stdout, stderr io.Writer) int {
@@ -30,7 +30,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		for _, b := range trainbench.Benches {
 			fmt.Fprintf(stderr, "  %-3s  %s\n", b.Name, b.Desc)
 		}
-		fmt.Fprintf(stderr, "\nbench/train.sh runs the same steps in PyTorch and prints the ratios.\n\nFlags:\n")
+		fmt.Fprintf(stderr, "\nWithout --only it times A, B and C; --only CNN,GPT (or A,B,C,CNN,GPT) adds the others.\n"+
+			"bench/train.sh runs the same steps in PyTorch and prints the ratios.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -65,17 +65,32 @@ func runVersion(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// runHelp lists the commands, or prints one command's description and,
+// for the commands that take flags, its usage and flags (what "adjoint
+// CMD -h" prints, written to stdout).
 func runHelp(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		c, ok := commands[args[0]]
-		if !ok {
-			fmt.Fprintf(stderr, "adjoint: unknown command %q\n", args[0])
-			return exitUsage
-		}
-		fmt.Fprintf(stdout, "adjoint %s: %s\n\nRun \"adjoint %s -h\" for its flags.\n", c.name, c.summary, c.name)
+	switch {
+	case len(args) == 0:
+		usage(stdout)
 		return exitOK
+	case len(args) > 1:
+		fmt.Fprintf(stderr, "adjoint help: one command at a time, e.g. \"adjoint help train\" (got %d arguments)\n", len(args))
+		return exitUsage
 	}
-	usage(stdout)
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "adjoint: unknown command %q; run \"adjoint help\" for the list\n", args[0])
+		return exitUsage
+	}
+	switch c.name {
+	case "help":
+		fmt.Fprintf(stdout, "Usage: adjoint help [command]\n\nWithout a command, lists the commands; with one, describes it and prints its flags.\n")
+	case "version":
+		fmt.Fprintf(stdout, "Usage: adjoint version\n\nPrints the version of adjoint (%s). It takes no flags.\n", version)
+	default:
+		fmt.Fprintf(stdout, "adjoint %s: %s\n\n", c.name, c.summary)
+		c.run([]string{"-h"}, stdout, stdout) // its usage and flags
+	}
 	return exitOK
 }
 

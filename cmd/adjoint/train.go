@@ -431,8 +431,11 @@ func evalAccuracy(m classifier, d *datasets.Digits) float64 {
 	return hits / float64(d.Len())
 }
 
-// progress prints the per-epoch report: a redrawn bar on a terminal, one
-// plain line per epoch otherwise.
+// progress prints the per-epoch report: one line per epoch, and on a
+// terminal a bar of the whole run's progress below them, redrawn at most
+// every 50 ms within an epoch and after each epoch's line, so that it shows
+// even when every epoch is shorter than the redraw interval (the default
+// MLP's are).
 type progress struct {
 	w      io.Writer
 	tty    bool
@@ -457,9 +460,14 @@ func (p *progress) batch(epoch, b, n int, loss float64) {
 	if !p.tty || (b < n && time.Since(p.last) < 50*time.Millisecond) {
 		return
 	}
+	p.bar(epoch, float64(epoch-1)+float64(b)/float64(n), loss)
+}
+
+// bar redraws the progress bar: done epochs (fractional) of the run.
+func (p *progress) bar(epoch int, done, loss float64) {
 	p.last = time.Now()
 	const width = 24
-	fill := b * width / n
+	fill := min(int(done*width/float64(p.epochs)), width)
 	fmt.Fprintf(p.w, "\repoch %*d/%d [%s%s] loss %.4f", len(strconv.Itoa(p.epochs)), epoch, p.epochs,
 		strings.Repeat("=", fill), strings.Repeat(" ", width-fill), loss)
 }
@@ -470,4 +478,7 @@ func (p *progress) epoch(s epochStats) {
 		fmt.Fprintf(p.w, "\r\033[K")
 	}
 	fmt.Fprintf(p.w, "epoch %*d/%d  loss %.4f  train acc %.4f  test acc %.4f\n", w, s.Epoch, p.epochs, s.Loss, s.TrainAcc, s.TestAcc)
+	if p.tty && s.Epoch < p.epochs {
+		p.bar(s.Epoch, float64(s.Epoch), s.Loss) // stays below the lines until the next epoch's
+	}
 }

@@ -51,6 +51,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -65,11 +66,16 @@ import (
 	"github.com/adjointgo/adjoint/tensor"
 )
 
+// defaultPlot is where the plot goes without -plot: the temporary
+// directory (as examples/neuralode does), so that running the example from
+// a clone leaves no file in the repository.
+var defaultPlot = filepath.Join(os.TempDir(), "seismic.png")
+
 func main() {
 	nx := flag.Int("nx", 81, "grid points in depth")
 	iters := flag.Int("iters", 100, "gradient-descent iterations")
 	snaps := flag.Int("snapshots", 20, "checkpoint snapshots")
-	path := flag.String("plot", "seismic.png", "PNG file for the velocity profiles (empty: none)")
+	path := flag.String("plot", defaultPlot, "PNG file for the velocity profiles (empty: none); by default in the temporary directory, so that a run leaves nothing in the repository")
 	drop := flag.Float64("min-drop", 100, "fail unless the misfit falls by at least this factor")
 	gain := flag.Float64("min-gain", 2.5, "fail unless ‖c₀ − c_true‖/‖c − c_true‖ is at least this")
 	shots := flag.Int("shots", 1, "sources fired, split across the ranks of an MPI job")

@@ -49,3 +49,11 @@ func TestRunShots(t *testing.T) {
 		t.Errorf("output:\n%s", out.String())
 	}
 }
+
+// Without -plot the example writes to the temporary directory, not to the
+// working directory (it left seismic.png in the repository root).
+func TestDefaultPlotOutsideRepository(t *testing.T) {
+	if !filepath.IsAbs(defaultPlot) || filepath.Dir(defaultPlot) != filepath.Clean(os.TempDir()) {
+		t.Fatalf("default plot %q is not in the temporary directory %q", defaultPlot, os.TempDir())
+	}
+}
