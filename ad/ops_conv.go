@@ -494,7 +494,8 @@ func def(v, d int) int {
 // checkWindow panics unless a's window is valid and fits the image.
 // ws is the kernels' shape, nil for a pool.
 func checkWindow(op string, xs, ws []int, a *convAttrs, groups int) {
-	if a.sh < 1 || a.sw < 1 || a.dh < 1 || a.dw < 1 || a.ph < 0 || a.pw < 0 || groups < 1 || a.kh < 1 || a.kw < 1 {
+	if a.sh < 1 || a.sw < 1 || a.dh < 1 || a.dw < 1 || a.ph < 0 || a.pw < 0 || groups < 1 || a.kh < 1 || a.kw < 1 ||
+		a.ph > tensor.MaxLen || a.pw > tensor.MaxLen || a.dh > tensor.MaxLen/a.kh || a.dw > tensor.MaxLen/a.kw { // so that no size below overflows
 		panic(&Error{Op: op, Err: ErrArgument, Msg: fmt.Sprintf("stride %d,%d, padding %d,%d, dilation %d,%d, groups %d",
 			a.sh, a.sw, a.ph, a.pw, a.dh, a.dw, groups)})
 	}
@@ -506,6 +507,8 @@ func checkWindow(op string, xs, ws []int, a *convAttrs, groups int) {
 		panic(shapeErr(op, shapes, "the %dx%d window (dilation %d,%d) does not fit the padded %dx%d image",
 			a.kh, a.kw, a.dh, a.dw, a.h+2*a.ph, a.w+2*a.pw))
 	}
+	oh, ow := a.outSize()
+	tensor.CheckSize(op, xs[0], xs[1], a.kh, a.kw, oh, ow) // the receptive fields' size, before they are laid out
 }
 
 // vjpRow marks r as existing to express the VJP of the row named of.
