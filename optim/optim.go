@@ -46,12 +46,38 @@ func checkParams(op string, ps []*ad.Value) {
 	}
 }
 
-// checkNonNeg panics with an ErrConfig *Error unless v ≥ 0 (NaN fails).
-func checkNonNeg(op, name string, v float64) {
-	if !(v >= 0) {
-		panic(&Error{Op: op, Err: ErrConfig, Msg: fmt.Sprintf("%s %v is negative or NaN (want ≥ 0)", name, v)})
+// CheckHyper returns an *Error naming op and the setting name, wrapping
+// ErrConfig, unless v is finite and lo ≤ v ≤ hi (lo ≤ v < hi when openHi).
+// It is the one check of every hyperparameter of this package (the
+// configurations of NewSGD, NewAdam and NewAdamW, SetLR, ClipGradNorm's
+// bound), and cmd/adjoint checks its flags with it: NaN, ±Inf and values
+// out of range are refused, never turned into NaN or sign-flipped updates.
+// Pass math.Inf(1) as hi for no upper bound other than finiteness.
+func CheckHyper(op, name string, v, lo, hi float64, openHi bool) error {
+	if v >= lo && (v < hi || !openHi && v == hi) && !math.IsInf(v, 0) {
+		return nil
+	}
+	closing := "]"
+	if openHi {
+		closing = ")"
+	}
+	interval := fmt.Sprintf("[%v, %v%s", lo, hi, closing)
+	if math.IsInf(hi, 1) {
+		interval = fmt.Sprintf("[%v, ∞)", lo)
+	}
+	return &Error{Op: op, Err: ErrConfig, Msg: fmt.Sprintf("%s %v outside %s (set a finite value in that range)", name, v, interval)}
+}
+
+// checkHyper panics with CheckHyper's error, if any: the constructors and
+// setters report misuse by panicking (ad.Try recovers it).
+func checkHyper(op, name string, v, lo, hi float64, openHi bool) {
+	if err := CheckHyper(op, name, v, lo, hi, openHi); err != nil {
+		panic(err)
 	}
 }
+
+// checkNonNeg panics with an ErrConfig *Error unless v is finite and ≥ 0.
+func checkNonNeg(op, name string, v float64) { checkHyper(op, name, v, 0, math.Inf(1), false) }
 
 // state returns a zero tensor shaped like p, created on first use.
 func newState(p *ad.Value) *tensor.Tensor { return tensor.New(p.DType(), p.Shape()...) }
@@ -59,8 +85,12 @@ func newState(p *ad.Value) *tensor.Tensor { return tensor.New(p.DType(), p.Shape
 // ClipGradNorm scales the gradients of ps in place so that their global L2
 // norm (all elements of all gradients together) is at most maxNorm, and
 // returns the norm before clipping. Parameters without a gradient are
-// skipped. A non-finite norm leaves the gradients unchanged.
+// skipped. A non-finite norm leaves the gradients unchanged. maxNorm must
+// be finite and ≥ 0: anything else panics with an *Error wrapping
+// ErrConfig (a negative bound would flip the gradients' sign, NaN would
+// make them NaN), before any gradient is touched.
 func ClipGradNorm(ps []*ad.Value, maxNorm float64) float64 {
+	checkNonNeg("clip_grad_norm", "maxNorm", maxNorm)
 	ss := 0.0
 	for _, p := range ps {
 		g := p.Grad()
