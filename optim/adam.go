@@ -185,4 +185,4 @@ func adamRange[T tensor.Float](p, g, m, v []T, k adamConsts) {
 }
 
 // checkBeta panics with an ErrConfig *Error unless 0 ≤ v < 1.
-func checkBeta(op, name string, v float64) { checkHyper(op, name, v, 0, 1, true) }
+func checkBeta(op, name string, v float64) { checkHyper(op, name, v, Range{Hi: 1, HiOpen: true}) }

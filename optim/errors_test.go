@@ -106,10 +106,16 @@ func TestHyperparametersAreFiniteAndInRange(t *testing.T) {
 	if o.LR() != 0.5 {
 		t.Errorf("LR after a refused SetLR: %v, want 0.5", o.LR())
 	}
-	if err := CheckHyper("x", "y", 1, 0, 1, false); err != nil {
+	if err := CheckHyper("x", "y", 1, Range{Hi: 1}); err != nil {
 		t.Errorf("CheckHyper at the closed bound: %v", err)
 	}
-	if err := CheckHyper("x", "y", 1, 0, 1, true); err == nil || !strings.Contains(err.Error(), "y 1 outside [0, 1)") {
+	if err := CheckHyper("x", "y", 1, Range{Hi: 1, HiOpen: true}); err == nil || !strings.Contains(err.Error(), "y 1 outside [0, 1)") {
 		t.Errorf("CheckHyper at the open bound: %v", err)
+	}
+	if err := CheckHyper("x", "y", 0, Range{Hi: 1, LoOpen: true}); err == nil || !strings.Contains(err.Error(), "(0, 1]") {
+		t.Errorf("CheckHyper at the open lower bound: %v", err)
+	}
+	if s := (Range{Hi: math.Inf(1)}).String(); s != "[0, ∞)" {
+		t.Errorf("Range.String of [0, +Inf]: %q", s)
 	}
 }

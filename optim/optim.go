@@ -3,6 +3,7 @@ package optim
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/adjointgo/adjoint/ad"
 	"github.com/adjointgo/adjoint/tensor"
@@ -46,38 +47,66 @@ func checkParams(op string, ps []*ad.Value) {
 	}
 }
 
+// Range is an interval of allowed values of a hyperparameter, from Lo to
+// Hi, each end excluded when LoOpen or HiOpen. Hi may be +Inf for no upper
+// bound; a value must be finite all the same.
+type Range struct {
+	Lo, Hi         float64
+	LoOpen, HiOpen bool
+}
+
+// Contains reports whether v is finite and lies in r. NaN never does.
+func (r Range) Contains(v float64) bool {
+	above := v >= r.Lo
+	if r.LoOpen {
+		above = v > r.Lo
+	}
+	below := v <= r.Hi
+	if r.HiOpen {
+		below = v < r.Hi
+	}
+	return above && below && !math.IsInf(v, 0)
+}
+
+// String writes r in interval notation: "[0, 1)", "(0, 10]", "[0, ∞)".
+func (r Range) String() string {
+	l, h := "[", "]"
+	if r.LoOpen {
+		l = "("
+	}
+	if r.HiOpen || math.IsInf(r.Hi, 1) {
+		h = ")"
+	}
+	hi := "∞"
+	if !math.IsInf(r.Hi, 1) {
+		hi = strconv.FormatFloat(r.Hi, 'g', -1, 64)
+	}
+	return l + strconv.FormatFloat(r.Lo, 'g', -1, 64) + ", " + hi + h
+}
+
 // CheckHyper returns an *Error naming op and the setting name, wrapping
-// ErrConfig, unless v is finite and lo ≤ v ≤ hi (lo ≤ v < hi when openHi).
-// It is the one check of every hyperparameter of this package (the
-// configurations of NewSGD, NewAdam and NewAdamW, SetLR, ClipGradNorm's
-// bound), and cmd/adjoint checks its flags with it: NaN, ±Inf and values
-// out of range are refused, never turned into NaN or sign-flipped updates.
-// Pass math.Inf(1) as hi for no upper bound other than finiteness.
-func CheckHyper(op, name string, v, lo, hi float64, openHi bool) error {
-	if v >= lo && (v < hi || !openHi && v == hi) && !math.IsInf(v, 0) {
+// ErrConfig, unless v is finite and in r. It is the one check of every
+// hyperparameter of this package (the configurations of NewSGD, NewAdam
+// and NewAdamW, SetLR, ClipGradNorm's bound), and cmd/adjoint checks its
+// flags with the same Range: NaN, ±Inf and values out of range are
+// refused, never turned into NaN or sign-flipped updates.
+func CheckHyper(op, name string, v float64, r Range) error {
+	if r.Contains(v) {
 		return nil
 	}
-	closing := "]"
-	if openHi {
-		closing = ")"
-	}
-	interval := fmt.Sprintf("[%v, %v%s", lo, hi, closing)
-	if math.IsInf(hi, 1) {
-		interval = fmt.Sprintf("[%v, ∞)", lo)
-	}
-	return &Error{Op: op, Err: ErrConfig, Msg: fmt.Sprintf("%s %v outside %s (set a finite value in that range)", name, v, interval)}
+	return &Error{Op: op, Err: ErrConfig, Msg: fmt.Sprintf("%s %v outside %v (set a finite value in that range)", name, v, r)}
 }
 
 // checkHyper panics with CheckHyper's error, if any: the constructors and
 // setters report misuse by panicking (ad.Try recovers it).
-func checkHyper(op, name string, v, lo, hi float64, openHi bool) {
-	if err := CheckHyper(op, name, v, lo, hi, openHi); err != nil {
+func checkHyper(op, name string, v float64, r Range) {
+	if err := CheckHyper(op, name, v, r); err != nil {
 		panic(err)
 	}
 }
 
 // checkNonNeg panics with an ErrConfig *Error unless v is finite and ≥ 0.
-func checkNonNeg(op, name string, v float64) { checkHyper(op, name, v, 0, math.Inf(1), false) }
+func checkNonNeg(op, name string, v float64) { checkHyper(op, name, v, Range{Hi: math.Inf(1)}) }
 
 // state returns a zero tensor shaped like p, created on first use.
 func newState(p *ad.Value) *tensor.Tensor { return tensor.New(p.DType(), p.Shape()...) }
