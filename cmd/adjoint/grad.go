@@ -90,7 +90,7 @@ func exprArgs(cmd, usage string, args []string, flags map[string]*bool, stdout, 
 			return "", nil, exitOK, false
 		case !haveSrc:
 			if !flagsDone && strings.HasPrefix(a, "--") {
-				fmt.Fprintf(stderr, "adjoint %s: unknown flag %s\n\n%s", cmd, a, usage)
+				fmt.Fprintf(stderr, "adjoint %s: unknown flag %s (adjoint %s -h lists the flags; -- before an expression that starts with -)\n", cmd, a, cmd)
 				return "", nil, exitUsage, false
 			}
 			src, haveSrc = a, true
@@ -99,7 +99,7 @@ func exprArgs(cmd, usage string, args []string, flags map[string]*bool, stdout, 
 		}
 	}
 	if !haveSrc {
-		fmt.Fprintf(stderr, "adjoint %s: no expression given\n\n%s", cmd, usage)
+		fmt.Fprintf(stderr, "adjoint %s: no expression given (adjoint %s -h shows the syntax and an example)\n", cmd, cmd)
 		return "", nil, exitUsage, false
 	}
 	return src, assigns, 0, true

@@ -91,7 +91,7 @@ func TestGradErrors(t *testing.T) {
 		{[]string{"x", "x=1", "x=2"}, []string{"variable x is given twice"}},
 		{[]string{"x", "1"}, []string{`expected NAME=VALUE, got "1"`}},
 		{[]string{"foo(x)", "x=1"}, []string{`unknown function "foo"`, "column 1"}},
-		{[]string{}, []string{"no expression given", "usage:"}},
+		{[]string{}, []string{"no expression given", "adjoint grad -h"}},
 		{[]string{"--jsn", "x"}, []string{"unknown flag --jsn"}},
 	} {
 		out, errOut, code := runGradArgs(c.args...)

@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"gonum.org/v1/plot/plotutil"
 	"image/color"
-	"os"
+	"io"
 	"path/filepath"
 	"strings"
 
+	"github.com/adjointgo/adjoint/internal/atomicfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -75,17 +76,12 @@ func plotHistory(path string, h []epochStats) error {
 	lp.Draw(canvases[0][0])
 	ap.Draw(canvases[0][1])
 	png := vgimg.PngCanvas{Canvas: img}
-	f, err := createFile(path)
-	if err != nil {
+	// through the one atomic writer: on a full disk, an existing PNG stays
+	// whole (writing in place truncated it)
+	return atomicfile.Write(path, func(w io.Writer) error {
+		_, err := png.WriteTo(w)
 		return err
-	}
-	if _, err := png.WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	})
 }
 
 func plotColor(i int) color.Color { return plotutil.Color(i) }
-
-func createFile(path string) (*os.File, error) { return os.Create(path) }
