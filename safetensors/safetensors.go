@@ -466,19 +466,12 @@ func object(b []byte) ([]member, error) {
 	return ms, nil
 }
 
-// parseEntry decodes a tensor's header entry: an object with exactly the
-// keys dtype, shape and data_offsets, each once, the offsets a pair.
+// parseEntry decodes a tensor's header entry: an object with the keys
+// dtype, shape and data_offsets, each once, the offsets a pair. Other keys
+// are ignored, as the reference implementation ignores them.
 func parseEntry(v json.RawMessage) (entry, error) {
-	ms, err := object(v)
-	if err != nil {
+	if _, err := object(v); err != nil {
 		return entry{}, err
-	}
-	for _, m := range ms {
-		switch m.key {
-		case "dtype", "shape", "data_offsets":
-		default:
-			return entry{}, fmt.Errorf("unknown key %q (want dtype, shape and data_offsets)", m.key)
-		}
 	}
 	var r rawEntry
 	if err := json.Unmarshal(v, &r); err != nil {
