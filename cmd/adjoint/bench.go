@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -33,11 +32,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "\nbench/train.sh runs the same steps in PyTorch and prints the ratios.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, "bench", args, stderr, nil); !ok {
+		return code
 	}
 	for _, err := range []error{
 		checkInt("threads", *threads, 0, maxThreads),

@@ -127,6 +127,8 @@ func TestGPTMetadataCheckedBeforeAllocation(t *testing.T) {
 			t.Errorf("%s: %d MB allocated before refusing the file", filepath.Base(c.file), n>>20)
 		}
 	}
+	// eval names the command that reads a GPT, in one line
+	oneLine(t, []string{"eval", "--load", small}, exitFailure, "adjoint generate --load")
 }
 
 // TestOutputsRefused: --save and --plot refuse devices, FIFOs and empty
@@ -182,6 +184,7 @@ func TestFlagErrorsOneLine(t *testing.T) {
 		{[]string{"generate", "--load", "x", "--top-k", "x"}, []string{"-top-k"}},
 		{[]string{"grad"}, []string{"no expression given"}},
 		{[]string{"grad", "--jsn", "x"}, []string{"unknown flag --jsn"}},
+		{[]string{"bench", "--nosuch"}, []string{"unknown flag --nosuch", "adjoint bench -h"}},
 	} {
 		oneLine(t, c.args, exitUsage, c.want...)
 	}
