@@ -43,6 +43,9 @@ func bytesPerOutput(t *testing.T, n int, o Options, grad bool) float64 {
 // Backprop records every output's interpolation for its backward pass
 // (about 7.5 KB per output time, logged, not bounded here).
 func TestSolveMemoryPerOutput(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation allocates")
+	}
 	for _, c := range []struct {
 		name  string
 		o     Options
