@@ -35,8 +35,8 @@ func caseInputs(r *rand.Rand, c ruleCase) (xs, vs []*tensor.Tensor) {
 // On every row: the JVP agrees with the VJP (⟨u, J·v⟩ = ⟨Jᵀ·u, v⟩ for
 // random u and v) and with central differences of f along v.
 func TestJVPEveryRow(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
 	for _, c := range ruleCases() {
+		r := caseRand(c, 6)
 		label := fmt.Sprintf("%s/%s %v", c.rule, c.name, c.shapes)
 		xs, vs := caseInputs(r, c)
 		checkJVP(t, r, label, c.f, xs, vs)
@@ -48,8 +48,8 @@ func TestJVPEveryRow(t *testing.T) {
 // (one sweep with a batched seed: the batched JVP rules of the VJP rows),
 // and both contract with v to the unbatched J·v.
 func TestJacobianEveryRow(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 8))
 	for _, c := range ruleCases() {
+		r := caseRand(c, 8)
 		label := fmt.Sprintf("%s/%s %v", c.rule, c.name, c.shapes)
 		xs, vs := caseInputs(r, c)
 		jf, err := ad.JacFwd(c.f, xs)
@@ -96,8 +96,8 @@ func TestJacobianEveryRow(t *testing.T) {
 // reverse-over-reverse one, and the batched Hessian (all directions in one
 // pass) agrees with them, for the scalar ⟨f(x), w⟩.
 func TestHVPEveryRow(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 10))
 	for _, c := range ruleCases() {
+		r := caseRand(c, 10)
 		if !c.smooth {
 			continue
 		}

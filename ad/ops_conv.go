@@ -256,7 +256,8 @@ func def(v, d int) int {
 // checkWindow panics unless a's window is valid and fits the image.
 // ws is the kernels' shape, nil for a pool.
 func checkWindow(op string, xs, ws []int, a *convAttrs, groups int) {
-	if a.SH < 1 || a.SW < 1 || a.DH < 1 || a.DW < 1 || a.PH < 0 || a.PW < 0 || groups < 1 || a.KH < 1 || a.KW < 1 {
+	if a.SH < 1 || a.SW < 1 || a.DH < 1 || a.DW < 1 || a.PH < 0 || a.PW < 0 || groups < 1 || a.KH < 1 || a.KW < 1 ||
+		a.PH > tensor.MaxLen || a.PW > tensor.MaxLen || a.DH > tensor.MaxLen/a.KH || a.DW > tensor.MaxLen/a.KW { // so that no size below overflows
 		panic(&Error{Op: op, Err: ErrArgument, Msg: fmt.Sprintf("stride %d,%d, padding %d,%d, dilation %d,%d, groups %d",
 			a.SH, a.SW, a.PH, a.PW, a.DH, a.DW, groups)})
 	}
@@ -268,6 +269,8 @@ func checkWindow(op string, xs, ws []int, a *convAttrs, groups int) {
 		panic(shapeErr(op, shapes, "the %dx%d window (dilation %d,%d) does not fit the padded %dx%d image",
 			a.KH, a.KW, a.DH, a.DW, a.H+2*a.PH, a.W+2*a.PW))
 	}
+	oh, ow := a.OutSize()
+	tensor.CheckSize(op, xs[0], xs[1], a.KH, a.KW, oh, ow) // the receptive fields' size, before they are laid out
 }
 
 // vjpRow marks r as existing to express the VJP of the row named of.

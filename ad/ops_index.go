@@ -359,12 +359,15 @@ func Flip(x *Value, axes ...int) *Value {
 // torch's Tensor.repeat: with more reps than axes x gains leading size-1
 // axes; with fewer, the reps apply to the last axes.
 func Tile(x *Value, reps ...int) *Value {
+	defer rethrow()
 	shape := x.Shape()
 	for _, r := range reps {
 		if r < 0 {
 			panic(shapeErr("tile", [][]int{shape}, "negative repetition %d in %v", r, reps))
 		}
 	}
+	var buf [8]int // the output's size, checked before any index is made
+	tensor.CheckSize("tile", append(append(buf[:0], shape...), reps...)...)
 	if len(reps) > len(shape) {
 		s := make([]int, len(reps)-len(shape), len(reps))
 		for i := range s {
@@ -405,6 +408,8 @@ func RepeatInterleave(x *Value, axis, n int) *Value {
 	if n == 1 {
 		return x
 	}
+	var buf [8]int // the output's size
+	tensor.CheckSize("repeat_interleave", append(append(buf[:0], shape...), n)...)
 	idx := make([]int, shape[axis]*n)
 	for k := range idx {
 		idx[k] = k / n

@@ -91,13 +91,18 @@ func (s *sampler) hamiltonian(z *point) float64 {
 }
 
 // evaluate sets z.logp and z.g at z.q. A model error is kept in s.err and
-// makes the density zero.
+// makes the density zero; so do a log density of +Inf or NaN and a
+// non-finite gradient, as Model's doc says (+Inf taken as infinitely
+// likely would draw every trajectory into the model's bug).
 func (s *sampler) evaluate(z *point) {
 	lp, err := s.m.LogDensity(z.q, z.g)
 	if err != nil {
 		if s.err == nil {
 			s.err = err
 		}
+		lp = math.Inf(-1)
+	}
+	if math.IsNaN(lp) || math.IsInf(lp, 1) {
 		lp = math.Inf(-1)
 	}
 	for _, g := range z.g {

@@ -36,7 +36,13 @@ var (
 
 // denseWeights returns h times the continuous extension's weights at θ.
 func denseWeights(h, theta float64) []float64 {
-	w := make([]float64, 7)
+	var w [7]float64
+	return append([]float64(nil), denseWeightsInto(&w, h, theta)...)
+}
+
+// denseWeightsInto is denseWeights written into w, for a caller that
+// interpolates many outputs in one step.
+func denseWeightsInto(w *[7]float64, h, theta float64) []float64 {
 	for j := range w {
 		p, s := theta, 0.0
 		for m := range 4 {
@@ -45,7 +51,7 @@ func denseWeights(h, theta float64) []float64 {
 		}
 		w[j] = h * s
 	}
-	return w
+	return w[:]
 }
 
 // scaleInto sets dst = h·w and returns it.

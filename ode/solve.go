@@ -215,7 +215,8 @@ func (p *problem) forward(xs []*ad.Value, f0 *ad.Value) *ad.Value {
 		for i, x := range xs {
 			det[i] = x.Detach()
 		}
-		return p.stack(p.solve(det[0], det[2:], f0, &st))
+		_, ys := p.solve(det[0], det[2:], f0, &st)
+		return ad.Const(ys)
 	}
 	// The recorded forms: stand-ins for the operands that need a gradient
 	// (y0 also when only the times do: t0's gradient reads its cotangent),
@@ -238,7 +239,7 @@ func (p *problem) forward(xs []*ad.Value, f0 *ad.Value) *ad.Value {
 	}
 	var outs []*ad.Value
 	if p.cfg.Gradient == Backprop {
-		outs = p.solve(p.leaves[0], p.leaves[1:], nil, &st)
+		outs, _ = p.solve(p.leaves[0], p.leaves[1:], nil, &st)
 	} else {
 		outs = p.checkpointed(p.leaves[0], p.leaves[1:], &st)
 	}
@@ -248,20 +249,6 @@ func (p *problem) forward(xs []*ad.Value, f0 *ad.Value) *ad.Value {
 	}
 	p.rec = ad.Concat(0, parts...)
 	return p.rec
-}
-
-// stack returns the outputs stacked into one [T, shape...] constant.
-func (p *problem) stack(outs []*ad.Value) *ad.Value {
-	n := tensor.Size(p.shape)
-	t := tensor.New(p.dtype, append([]int{len(outs)}, p.shape...)...)
-	for i, y := range outs {
-		if d := t.Float64s(); d != nil {
-			copy(d[i*n:(i+1)*n], y.Tensor().Float64s())
-		} else {
-			copy(t.Float32s()[i*n:(i+1)*n], y.Tensor().Float32s())
-		}
-	}
-	return ad.Const(t)
 }
 
 // row returns row i of the stacked [T, shape...] value v, sharing its
@@ -277,24 +264,49 @@ func (p *problem) row(v *ad.Value, i int) *ad.Value {
 
 // solve integrates from y0 and returns the state at every output time
 // (y0 first). It records ad ops when y0 or ps require a gradient (the
-// Backprop form); f0, when not nil, is f(t0, y0).
-func (p *problem) solve(y0 *ad.Value, ps []*ad.Value, f0 *ad.Value, st *Stats) []*ad.Value {
+// Backprop form), and returns the recorded states, one value each; f0,
+// when not nil, is f(t0, y0). Unrecorded, it returns instead the states
+// stacked into one [T, shape...] tensor, written in place as the solver
+// reaches each output time: an output costs its own elements and nothing
+// more (a value per output, and the dense output's interpolation as ad ops
+// in the step's arena, cost 12 KB per output time of a one-element state,
+// 6 GB for 10⁶ output times).
+func (p *problem) solve(y0 *ad.Value, ps []*ad.Value, f0 *ad.Value, st *Stats) ([]*ad.Value, *tensor.Tensor) {
 	const op = "solve"
 	ts := p.ts
-	outs := make([]*ad.Value, len(ts))
-	outs[0] = y0
 	// Unrecorded, each step's work runs in an arena reset at the next step
 	// (the state kept in a store): a step allocates next to nothing.
 	var ar *work
+	var outs []*ad.Value
+	var stacked *tensor.Tensor
+	n := tensor.Size(p.shape)
 	if !y0.RequiresGrad() && !anyRequires(ps) {
 		ar = new(work)
+		stacked = tensor.New(p.dtype, append([]int{len(ts)}, p.shape...)...)
+	} else {
+		outs = make([]*ad.Value, len(ts))
 	}
-	keep := func(v *ad.Value) *ad.Value {
-		if ar != nil {
-			return ad.Const(v.Tensor().Clone())
+	// put sets output i to the state v; interp to the dense output
+	// y + Σ w[j]·ks[j] (combRaw: the bits of comb's ad ops).
+	put := func(i int, v *ad.Value) {
+		if outs != nil {
+			outs[i] = v
+		} else if d := stacked.Float64s(); d != nil {
+			copy(d[i*n:(i+1)*n], v.Tensor().Float64s())
+		} else {
+			copy(stacked.Float32s()[i*n:(i+1)*n], v.Tensor().Float32s())
 		}
-		return v
 	}
+	interp := func(i int, y tuple, w []float64, ks []tuple) {
+		if outs != nil {
+			outs[i] = comb(nil, y, w, ks)[0]
+		} else if d := stacked.Float64s(); d != nil {
+			combRaw(d[i*n:(i+1)*n], y[0].Tensor().Float64s(), w, ks, 0, (*tensor.Tensor).Float64s)
+		} else {
+			combRaw(stacked.Float32s()[i*n:(i+1)*n], y[0].Tensor().Float32s(), w, ks, 0, (*tensor.Tensor).Float32s)
+		}
+	}
+	put(0, y0)
 	F := p.rhs(op, ps, &st.Evals, ar)
 	if p.cfg.Method == RK4 {
 		y := tuple{y0}
@@ -311,9 +323,9 @@ func (p *problem) solve(y0 *ad.Value, ps []*ad.Value, f0 *ad.Value, st *Stats) [
 				panic(&Error{Op: op, Err: ErrTooManySteps, T: ts[i-1], Msg: fmt.Sprintf("more than %d RK4 steps: raise Options.MaxSteps or take fewer steps (Steps, StepSize)", p.cfg.maxSteps)})
 			}
 			y = rk4Run(ar, &ys, F, ts[i-1], ts[i], n, y, after)
-			outs[i] = keep(y[0])
+			put(i, y[0])
 		}
-		return outs
+		return outs, stacked
 	}
 	a := p.newAdaptive(op, F)
 	a.ar = ar
@@ -322,18 +334,19 @@ func (p *problem) solve(y0 *ad.Value, ps []*ad.Value, f0 *ad.Value, st *Stats) [
 	}
 	j := 1
 	dir := math.Copysign(1, ts[1]-ts[0])
+	var w [7]float64
 	accept := func(t, tn, h float64, y, yn tuple, ks *[7]tuple) {
 		for ; j < len(ts) && dir*(ts[j]-tn) <= 0; j++ {
 			if ts[j] == tn {
-				outs[j] = keep(yn[0])
+				put(j, yn[0])
 				continue
 			}
-			outs[j] = keep(comb(ar, y, denseWeights(h, (ts[j]-t)/h), ks[:])[0])
+			interp(j, y, denseWeightsInto(&w, h, (ts[j]-t)/h), ks[:])
 		}
 	}
 	a.run(ts[0], ts[len(ts)-1], tuple{y0}, tuple{f0}, accept)
 	st.Steps, st.Rejected = a.steps, a.rejected
-	return outs
+	return outs, stacked
 }
 
 func (p *problem) newAdaptive(op string, F rhs) *adaptive {

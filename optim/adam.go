@@ -1,7 +1,6 @@
 package optim
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/adjointgo/adjoint/ad"
@@ -41,7 +40,8 @@ type Adam struct {
 
 // NewAdam returns an Adam optimiser over params (Vars). It panics with an
 // *Error wrapping ErrParam or ErrConfig when a parameter is not a Var or a
-// setting is out of range (negative, or a β outside [0, 1)).
+// setting is out of range (negative, NaN or infinite, or a β outside
+// [0, 1)).
 func NewAdam(params []*ad.Value, c AdamConfig) *Adam { return newAdam("adam", params, c, false) }
 
 // AdamW is Adam with decoupled weight decay (Loshchilov & Hutter); it is an
@@ -86,8 +86,20 @@ func newAdam(name string, params []*ad.Value, c AdamConfig, decoupled bool) *Ada
 // LR returns the learning rate.
 func (o *Adam) LR() float64 { return o.cfg.LR }
 
-// SetLR sets the learning rate.
-func (o *Adam) SetLR(lr float64) { o.cfg.LR = lr }
+// SetLR sets the learning rate. It panics with an *Error wrapping
+// ErrConfig, leaving the rate unchanged, unless lr is finite and ≥ 0.
+func (o *Adam) SetLR(lr float64) {
+	checkNonNeg(o.name(), "LR", lr)
+	o.cfg.LR = lr
+}
+
+// name is the optimiser's name in errors.
+func (o *Adam) name() string {
+	if o.decoupled {
+		return "adamw"
+	}
+	return "adam"
+}
 
 // ZeroGrad zeroes the gradients in place.
 func (o *Adam) ZeroGrad() { zeroGrads(o.params) }
@@ -173,8 +185,4 @@ func adamRange[T tensor.Float](p, g, m, v []T, k adamConsts) {
 }
 
 // checkBeta panics with an ErrConfig *Error unless 0 ≤ v < 1.
-func checkBeta(op, name string, v float64) {
-	if !(v >= 0 && v < 1) {
-		panic(&Error{Op: op, Err: ErrConfig, Msg: fmt.Sprintf("%s %v outside [0, 1) (a decay rate: 0 selects the default)", name, v)})
-	}
-}
+func checkBeta(op, name string, v float64) { checkHyper(op, name, v, Range{Hi: 1, HiOpen: true}) }

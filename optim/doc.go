@@ -12,8 +12,11 @@
 // (1e-3, 0.9, 0.999, 1e-8). A step allocates nothing once the optimiser's
 // state exists (it is created on the first step). A constructor given a
 // parameter that is not a Var, or a setting that PyTorch also refuses (a
-// negative rate, Nesterov without momentum, β ≥ 1), panics with an *[Error]
-// wrapping [ErrParam] or [ErrConfig]; ad.Try turns the panic into an error.
+// negative rate, Nesterov without momentum, β ≥ 1) or that is NaN or
+// infinite, panics with an *[Error] wrapping [ErrParam] or [ErrConfig];
+// ad.Try turns the panic into an error. Every setting, SetLR's rate and
+// [ClipGradNorm]'s bound included, goes through one check, [CheckHyper],
+// against a [Range].
 //
 // [ClipGradNorm] rescales gradients to a maximum global norm; [Cosine] and
 // [StepDecay] are learning-rate schedules, applied with [Optimizer.SetLR].

@@ -10,8 +10,9 @@ var (
 	// ad.Var.
 	ErrParam = errs.New("parameter is not a Var")
 	// ErrConfig: a configuration value is outside its domain, as PyTorch
-	// also refuses it: a negative or NaN learning rate, momentum, weight
-	// decay or ε, Nesterov without momentum, or a β outside [0, 1).
+	// also refuses it: a negative, NaN or infinite learning rate, momentum,
+	// weight decay, ε or clipping bound, Nesterov without momentum, or a β
+	// outside [0, 1). CheckHyper makes these errors.
 	ErrConfig = errs.New("invalid optimizer configuration")
 )
 

@@ -59,3 +59,63 @@ func TestErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestHyperparametersAreFiniteAndInRange: every hyperparameter goes through
+// CheckHyper. On the old code ClipGradNorm(ps, -1) flipped the gradients'
+// sign, ClipGradNorm(ps, NaN) made them NaN, SetLR(NaN) and SetLR(-1) were
+// accepted, and so were SGDConfig{LR: +Inf} and AdamConfig{WeightDecay:
+// +Inf}.
+func TestHyperparametersAreFiniteAndInRange(t *testing.T) {
+	grad := func() []*ad.Value {
+		p := ad.Var(tensor.FromFloat64([]float64{3, 4}, 2))
+		ad.Sum(ad.Mul(p, p)).Backward()
+		return []*ad.Value{p}
+	}
+	inf, nan := math.Inf(1), math.NaN()
+	for _, c := range []struct {
+		name string
+		f    func()
+		op   string
+	}{
+		{"clip -1", func() { ClipGradNorm(grad(), -1) }, "clip_grad_norm"},
+		{"clip NaN", func() { ClipGradNorm(grad(), nan) }, "clip_grad_norm"},
+		{"sgd SetLR NaN", func() { NewSGD(grad(), SGDConfig{}).SetLR(nan) }, "sgd"},
+		{"sgd SetLR -1", func() { NewSGD(grad(), SGDConfig{}).SetLR(-1) }, "sgd"},
+		{"adam SetLR +Inf", func() { NewAdam(grad(), AdamConfig{}).SetLR(inf) }, "adam"},
+		{"adamw SetLR NaN", func() { NewAdamW(grad(), AdamConfig{}).SetLR(nan) }, "adamw"},
+		{"sgd LR +Inf", func() { NewSGD(grad(), SGDConfig{LR: inf}) }, "sgd"},
+		{"sgd momentum +Inf", func() { NewSGD(grad(), SGDConfig{Momentum: inf}) }, "sgd"},
+		{"adam decay +Inf", func() { NewAdam(grad(), AdamConfig{WeightDecay: inf}) }, "adam"},
+		{"adamw eps +Inf", func() { NewAdamW(grad(), AdamConfig{Eps: inf}) }, "adamw"},
+		{"adam beta NaN", func() { NewAdam(grad(), AdamConfig{Beta1: nan}) }, "adam"},
+	} {
+		err := catch(c.f)
+		if err == nil || !errors.Is(err, ErrConfig) || !strings.HasPrefix(err.Error(), "optim: "+c.op+": ") {
+			t.Errorf("%s: %v, want an optim: %s: error wrapping ErrConfig", c.name, err, c.op)
+		}
+	}
+	// A refused bound leaves the gradients as they were; a refused rate
+	// leaves the rate.
+	ps := grad()
+	catch(func() { ClipGradNorm(ps, -1) })
+	if g := ps[0].Grad().Data(); g[0] != 6 || g[1] != 8 {
+		t.Errorf("gradient after a refused ClipGradNorm: %v, want [6 8]", g)
+	}
+	o := NewSGD(ps, SGDConfig{LR: 0.5})
+	catch(func() { o.SetLR(nan) })
+	if o.LR() != 0.5 {
+		t.Errorf("LR after a refused SetLR: %v, want 0.5", o.LR())
+	}
+	if err := CheckHyper("x", "y", 1, Range{Hi: 1}); err != nil {
+		t.Errorf("CheckHyper at the closed bound: %v", err)
+	}
+	if err := CheckHyper("x", "y", 1, Range{Hi: 1, HiOpen: true}); err == nil || !strings.Contains(err.Error(), "y 1 outside [0, 1)") {
+		t.Errorf("CheckHyper at the open bound: %v", err)
+	}
+	if err := CheckHyper("x", "y", 0, Range{Hi: 1, LoOpen: true}); err == nil || !strings.Contains(err.Error(), "(0, 1]") {
+		t.Errorf("CheckHyper at the open lower bound: %v", err)
+	}
+	if s := (Range{Hi: math.Inf(1)}).String(); s != "[0, ∞)" {
+		t.Errorf("Range.String of [0, +Inf]: %q", s)
+	}
+}

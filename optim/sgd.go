@@ -29,7 +29,8 @@ type SGD struct {
 
 // NewSGD returns an SGD optimiser over params (Vars). It panics with an
 // *Error wrapping ErrParam or ErrConfig when a parameter is not a Var or a
-// setting is out of range (negative, or Nesterov without momentum).
+// setting is out of range (negative, NaN or infinite, or Nesterov without
+// momentum).
 func NewSGD(params []*ad.Value, c SGDConfig) *SGD {
 	checkParams("sgd", params)
 	if c.LR == 0 {
@@ -47,8 +48,12 @@ func NewSGD(params []*ad.Value, c SGDConfig) *SGD {
 // LR returns the learning rate.
 func (o *SGD) LR() float64 { return o.cfg.LR }
 
-// SetLR sets the learning rate.
-func (o *SGD) SetLR(lr float64) { o.cfg.LR = lr }
+// SetLR sets the learning rate. It panics with an *Error wrapping
+// ErrConfig, leaving the rate unchanged, unless lr is finite and ≥ 0.
+func (o *SGD) SetLR(lr float64) {
+	checkNonNeg("sgd", "LR", lr)
+	o.cfg.LR = lr
+}
 
 // ZeroGrad zeroes the gradients in place.
 func (o *SGD) ZeroGrad() { zeroGrads(o.params) }

@@ -37,6 +37,10 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{})
 	f.Add(model)
 	f.Add(model[:len(model)-4])
+	// Ambiguous headers that the old code took: a duplicate key (last won)
+	// and a third data offset (ignored).
+	f.Add(handMade(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"a":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}}`, make([]byte, 8)))
+	f.Add(handMade(`{"a":{"dtype":"F64","shape":[1],"data_offsets":[0,8,99]}}`, make([]byte, 8)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		file, err := Decode(b)
 		if err != nil {

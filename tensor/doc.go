@@ -63,7 +63,9 @@
 //
 // Shape and dtype mistakes are programmer errors. Kernels panic with a
 // *ShapeError naming the operation and the shapes involved, which wraps one
-// of the sentinels ErrShape, ErrDType, ErrAlias or ErrUnknownOp; they never
+// of the sentinels ErrShape, ErrDType, ErrAlias, ErrUnknownOp or ErrTooLarge
+// (a shape of more than MaxLen elements, checked by every constructor and
+// resize before it allocates, so that no size product wraps around); they never
 // fail with an index out of range from inside a loop. Package ad turns these
 // into errors that callers inspect with errors.Is and errors.As, and ad.Try
 // recovers them. The sentinels are made with internal/errs, like those of

@@ -23,6 +23,9 @@ var (
 	// ErrUnknownOp is wrapped by the error about a UnaryOp or BinaryOp value
 	// that names no operation.
 	ErrUnknownOp = errs.New("unknown op")
+	// ErrTooLarge is wrapped by every error about a shape with more than
+	// MaxLen elements, or whose size would overflow an int.
+	ErrTooLarge = errs.New("tensor too large")
 )
 
 // ShapeError describes a bad shape, axis, index or dtype given to an
@@ -35,7 +38,7 @@ type ShapeError struct {
 	Msg    string  // what is wrong and, where possible, what would fit
 	DType  bool    // true when the problem is mixed dtypes (wraps ErrDType)
 	// Err is the sentinel wrapped when it is neither ErrShape nor ErrDType
-	// (ErrAlias, ErrUnknownOp); nil means ErrShape, or ErrDType if DType.
+	// (ErrAlias, ErrUnknownOp, ErrTooLarge); nil means ErrShape, or ErrDType if DType.
 	Err error
 }
 

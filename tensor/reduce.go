@@ -321,6 +321,7 @@ func maxNaN[T Float](a, b T) T {
 // destination that already has the dtype, shape and capacity it allocates
 // nothing (for up to 8 dimensions).
 func (t *Tensor) BroadcastTo(x *Tensor, shape []int) *Tensor {
+	checkShape("broadcast_to", shape)
 	if !CanBroadcastTo(x.shape, shape) {
 		panic(&ShapeError{Op: "broadcast_to", Shapes: [][]int{x.shape, slices.Clone(shape)}, Msg: "each dimension must match or be 1"})
 	}

@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 )
@@ -124,15 +125,67 @@ func Full(dtype DType, v float64, shape ...int) *Tensor {
 	return t
 }
 
+// MaxLen is the largest number of elements a tensor may have: 2³⁷, a
+// tebibyte of float64 (half of one of float32). It is far above the memory
+// of the machines this package runs on, and far below the 2⁶³ at which an
+// int product of dimensions would overflow; its purpose is that a hostile
+// or mistaken size (a dimension of 1<<40 read from a file, a product that
+// wraps around) fails with a *ShapeError wrapping ErrTooLarge before any
+// allocation, instead of a wrong length or the Go runtime's fatal,
+// unrecoverable out-of-memory. A size below MaxLen that exceeds the
+// machine's memory is still the runtime's to refuse.
+//
+// The bound applies to the product of the non-zero dimensions, so that a
+// shape with a zero dimension is not a way around it: every partial product
+// of a valid shape's dimensions (a stride, a row count) then fits an int.
+const MaxLen = 1 << 37
+
+// CheckSize returns the number of elements of shape. It panics with a
+// *ShapeError naming op when a dimension is negative (wrapping ErrShape)
+// or the product of the non-zero dimensions exceeds MaxLen (wrapping
+// ErrTooLarge); it never overflows. Every constructor, resize, broadcast
+// and reshape of this package checks its shape with it, and package ad
+// checks the sizes it computes (tiles, convolution windows) with it before
+// it allocates.
+func CheckSize(op string, shape ...int) int { return checkShape(op, shape) }
+
 func checkShape(op string, shape []int) int {
-	n := 1
+	n, zero := 1, false
 	for _, d := range shape {
-		if d < 0 {
-			panic(&ShapeError{Op: op, Shapes: [][]int{slices.Clone(shape)}, Msg: "negative dimension"})
+		switch {
+		case d < 0:
+			panic(&ShapeError{Op: op, Shapes: [][]int{slices.Clone(shape)}, Msg: fmt.Sprintf("negative dimension %d (every size must be ≥ 0)", d)})
+		case d == 0:
+			zero = true
+			continue
 		}
-		n *= d
+		var ok bool
+		if n, ok = mulLen(n, d); !ok {
+			panic(tooLarge(op, shape))
+		}
+	}
+	if zero {
+		return 0
 	}
 	return n
+}
+
+// mulLen returns n·d and whether it is at most MaxLen, for n, d ≥ 0.
+func mulLen(n, d int) (int, bool) {
+	hi, lo := bits.Mul64(uint64(n), uint64(d))
+	return int(lo), hi == 0 && lo <= MaxLen
+}
+
+// tooLarge is the ErrTooLarge error of a shape whose size exceeds MaxLen.
+func tooLarge(op string, shape []int) *ShapeError {
+	p := 1.0
+	for _, d := range shape {
+		if d != 0 {
+			p *= float64(d)
+		}
+	}
+	return &ShapeError{Op: op, Shapes: [][]int{slices.Clone(shape)}, Err: ErrTooLarge,
+		Msg: fmt.Sprintf("%.3g elements, more than tensor.MaxLen (2^37); check the sizes (a dimension read from input, or a product that grew)", p)}
 }
 
 // DType returns the element type.
@@ -341,17 +394,17 @@ func ResolveReshape(old, newShape []int) []int {
 func resolveReshapeIn(out, old, newShape []int) []int {
 	n := Size(old)
 	copy(out, newShape)
-	infer, prod := -1, 1
+	infer := -1
 	for i, d := range out {
 		switch {
 		case d == -1 && infer < 0:
 			infer = i
+			out[i] = 1 // so that checkShape below multiplies the other dimensions
 		case d < 0:
 			panic(&ShapeError{Op: "reshape", Shapes: [][]int{slices.Clone(old), slices.Clone(newShape)}, Msg: "dimensions must be non-negative, with at most one -1"})
-		default:
-			prod *= d
 		}
 	}
+	prod := checkShape("reshape", out)
 	if infer >= 0 {
 		if prod == 0 || n%prod != 0 {
 			panic(&ShapeError{Op: "reshape", Shapes: [][]int{slices.Clone(old), slices.Clone(newShape)}, Msg: fmt.Sprintf("cannot infer -1: %d elements", n)})
@@ -365,14 +418,10 @@ func resolveReshapeIn(out, old, newShape []int) []int {
 	return out
 }
 
-// Size returns the number of elements of a shape.
-func Size(shape []int) int {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	return n
-}
+// Size returns the number of elements of a shape. It panics with a
+// *ShapeError, as CheckSize does, for a negative dimension or a shape
+// larger than MaxLen, rather than return a wrapped-around product.
+func Size(shape []int) int { return checkShape("size", shape) }
 
 // EqualShape reports whether two shapes are identical.
 func EqualShape(a, b []int) bool {
@@ -426,7 +475,7 @@ func (t *Tensor) Cap() int {
 // storage counts as an in-place write (the version is bumped); a view that
 // needs fresh storage stops sharing its base's.
 func (t *Tensor) resize(d DType, shape []int) {
-	n := Size(shape)
+	n := checkShape("resize", shape)
 	if t.dtype != d {
 		t.f32, t.f64 = nil, nil
 		t.dtype = d

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -34,11 +33,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 			"bench/train.sh runs the same steps in PyTorch and prints the ratios.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, "bench", args, stderr, nil); !ok {
+		return code
 	}
 	for _, err := range []error{
 		checkInt("threads", *threads, 0, maxThreads),

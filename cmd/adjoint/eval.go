@@ -24,18 +24,20 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	load := fs.String("load", "", "safetensors file written by adjoint train --save (required)")
 	threads := fs.Int("threads", 0, "threads for matrix products and GOMAXPROCS (0: all cores)")
+	allowNonFinite := fs.Bool("allow-nonfinite", false, "load a model whose weights hold NaN or ±Inf (refused by default: its predictions are NaN)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: adjoint eval --load FILE\n\nRebuilds the MLP or CNN saved by \"adjoint train --save FILE\" and prints its accuracy on the\nheld-out digits images it was not trained on.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
+	if code, ok := parseFlags(fs, "eval", args, stderr, nil); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "adjoint eval: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	if *load == "" || fs.NArg() > 0 {
-		fs.Usage()
+	if *load == "" {
+		fmt.Fprintf(stderr, "adjoint eval: --load FILE is required (a model saved by adjoint train --save)\n")
 		return exitUsage
 	}
 	if err := checkInt("threads", *threads, 0, maxThreads); err != nil {
@@ -43,7 +45,7 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	setThreads(*threads)
-	f, err := safetensors.ReadFile(*load)
+	f, err := readModel(*load, *allowNonFinite)
 	if err != nil {
 		fmt.Fprintf(stderr, "adjoint eval: %v\n", err)
 		return exitFailure

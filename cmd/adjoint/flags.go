@@ -1,11 +1,18 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+
+	"github.com/adjointgo/adjoint/internal/atomicfile"
+	"github.com/adjointgo/adjoint/optim"
 )
 
 // Exit statuses of every command, listed by "adjoint help".
@@ -29,28 +36,15 @@ const (
 
 func fmtNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-// checkFloat refuses v unless lo ≤ v ≤ hi (lo < v when loOpen, v < hi when
-// hiOpen). The comparisons are written so that NaN fails them.
+// checkFloat refuses v unless it is finite and lo ≤ v ≤ hi (lo < v when
+// loOpen, v < hi when hiOpen): the same check (optim.Range) the optimisers
+// apply to their settings, so NaN and ±Inf always fail.
 func checkFloat(flag string, v, lo, hi float64, loOpen, hiOpen bool) error {
-	aboveLo := v >= lo
-	if loOpen {
-		aboveLo = v > lo
-	}
-	belowHi := v <= hi
-	if hiOpen {
-		belowHi = v < hi
-	}
-	if aboveLo && belowHi {
+	r := optim.Range{Lo: lo, Hi: hi, LoOpen: loOpen, HiOpen: hiOpen}
+	if r.Contains(v) {
 		return nil
 	}
-	l, r := "[", "]"
-	if loOpen {
-		l = "("
-	}
-	if hiOpen {
-		r = ")"
-	}
-	return fmt.Errorf("--%s %s: want a number in %s%s, %s%s", flag, fmtNum(v), l, fmtNum(lo), fmtNum(hi), r)
+	return fmt.Errorf("--%s %s: want a number in %v", flag, fmtNum(v), r)
 }
 
 // checkInt refuses v unless lo ≤ v ≤ hi.
@@ -82,9 +76,12 @@ func checkSizes(sizes []int) error {
 	return nil
 }
 
-// checkOutput refuses an output path that cannot be written: its directory
-// must exist and accept new files, and the path must not be a directory.
-// The error names the path as the user gave it.
+// checkOutput refuses an output path that cannot be written: it must not
+// be empty, a directory, a device or a FIFO (atomicfile.Target: every file
+// the commands write goes through internal/atomicfile, which follows a
+// symbolic link to its target and refuses non-regular files), and the
+// directory of the file to be written must exist and accept new files. The
+// error names the path as the user gave it.
 func checkOutput(flag, path string) error {
 	if path == "" {
 		return fmt.Errorf("--%s: empty file name", flag)
@@ -92,7 +89,11 @@ func checkOutput(flag, path string) error {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return fmt.Errorf("--%s %s: is a directory, want a file name", flag, path)
 	}
-	dir := filepath.Dir(path)
+	target, err := atomicfile.Target(path)
+	if err != nil {
+		return fmt.Errorf("--%s %s: %v", flag, path, err)
+	}
+	dir := filepath.Dir(target)
 	st, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("--%s %s: directory %s does not exist", flag, path, dir)
@@ -107,6 +108,40 @@ func checkOutput(flag, path string) error {
 	f.Close()
 	os.Remove(f.Name())
 	return nil
+}
+
+// parseFlags parses args with fs, whose Usage prints the command's full
+// help. -h prints that help and gives exitOK; any other error prints ONE
+// line on stderr, "adjoint CMD: what is wrong (adjoint CMD -h lists the
+// flags)", and gives exitUsage, instead of the flag package's error
+// followed by the whole usage. other, if not nil, explains a flag that fs
+// does not define but another mode of the command does (--hidden under
+// --model gpt). ok is true when the arguments parsed.
+func parseFlags(fs *flag.FlagSet, cmd string, args []string, stderr io.Writer, other func(name string) string) (code int, ok bool) {
+	usage := fs.Usage
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(stderr)
+	fs.Usage = usage
+	switch {
+	case err == nil:
+		return exitOK, true
+	case errors.Is(err, flag.ErrHelp):
+		usage()
+		return exitOK, false
+	}
+	msg := err.Error()
+	if name, found := strings.CutPrefix(msg, "flag provided but not defined: -"); found {
+		msg = "unknown flag --" + name
+		if other != nil {
+			if why := other(name); why != "" {
+				msg = "--" + name + " " + why
+			}
+		}
+	}
+	fmt.Fprintf(stderr, "adjoint %s: %s (adjoint %s -h lists the flags)\n", cmd, msg, cmd)
+	return exitUsage, false
 }
 
 // isFinite reports whether v is neither NaN nor ±Inf.

@@ -90,8 +90,27 @@ func buildGPT(f *safetensors.File) (*savedGPT, error) {
 			return nil, bad("tensor %q has shape %v, the metadata's sizes give %v", name, info.Shape, want)
 		}
 	}
-	if _, ok := f.Info("transformer.h." + strconv.Itoa(cfg.Layers-1) + ".ln_1.weight"); !ok {
-		return nil, bad("metadata layers %d, but the file has no block %d", cfg.Layers, cfg.Layers-1)
+	// Every block must be there, and the file must hold exactly as many
+	// numbers as the model has parameters: the model then allocates no
+	// more than the file's own size (an 8 KB file claiming 21 layers of
+	// width 1024 allocated 1 GB before failing on a missing tensor), and
+	// nn.LoadFrom checks every tensor's name and shape once it exists.
+	for i := range cfg.Layers {
+		name := "transformer.h." + strconv.Itoa(i) + ".ln_1.weight"
+		info, ok := f.Info(name)
+		if !ok {
+			return nil, bad("metadata layers %d, but the file has no block %d", cfg.Layers, i)
+		}
+		if !tensor.EqualShape(info.Shape, []int{cfg.DModel}) {
+			return nil, bad("tensor %q has shape %v, the metadata's width gives [%d]", name, info.Shape, cfg.DModel)
+		}
+	}
+	held := 0.0
+	for _, in := range f.Tensors() {
+		held += float64(tensor.Size(in.Shape)) // each checked by safetensors, < 2³¹ elements
+	}
+	if want := gptParamCount(cfg.Vocab, cfg.Context, cfg.DModel, cfg.Layers); held != want {
+		return nil, bad("the metadata's sizes give a model of %.0f parameters, but the file holds %.0f numbers", want, held)
 	}
 	var m *nn.GPT
 	if err := ad.Try(func() { m = nn.NewGPT(cfg, nn.NewRNG(0)) }); err != nil {
@@ -114,14 +133,39 @@ type sampler struct {
 	idx  []int
 }
 
+// next draws a token. The largest logit is subtracted before the division
+// by the temperature, so that every scaled logit is ≤ 0: at a temperature
+// as small as 1e-308 the others become −Inf (probability 0) and the draw is
+// the argmax, where dividing first overflowed to +Inf and Inf − Inf made
+// every probability NaN. A NaN logit counts as −Inf; with +Inf logits, the
+// draw is among them.
 func (s *sampler) next(logits []float32) int {
 	n := len(logits)
 	if cap(s.p) < n {
 		s.p, s.idx = make([]float64, n), make([]int, n)
 	}
 	p, idx := s.p[:n], s.idx[:n]
+	mx := math.Inf(-1)
+	for _, l := range logits {
+		if v := float64(l); v > mx { // NaN is never larger
+			mx = v
+		}
+	}
 	for i, l := range logits {
-		p[i] = float64(l) / s.temp
+		v := float64(l)
+		switch {
+		case math.IsNaN(v):
+			p[i] = math.Inf(-1)
+		case math.IsInf(mx, 1):
+			p[i] = math.Inf(-1)
+			if math.IsInf(v, 1) {
+				p[i] = 0
+			}
+		case math.IsInf(mx, -1): // every logit is −Inf or NaN: draw uniformly
+			p[i] = 0
+		default:
+			p[i] = (v - mx) / s.temp // ≤ 0, or −Inf: never an overflow to +Inf
+		}
 		idx[i] = i
 	}
 	k := s.topK
@@ -129,25 +173,21 @@ func (s *sampler) next(logits []float32) int {
 		k = n
 	}
 	if k < n {
-		sort.Slice(idx, func(a, b int) bool { return p[idx[a]] > p[idx[b]] })
+		sort.SliceStable(idx, func(a, b int) bool { return p[idx[a]] > p[idx[b]] })
 		idx = idx[:k]
-	}
-	mx := math.Inf(-1)
-	for _, i := range idx {
-		mx = max(mx, p[i])
 	}
 	sum := 0.0
 	for _, i := range idx {
-		sum += math.Exp(p[i] - mx)
+		sum += math.Exp(p[i]) // the largest is exp(0) = 1, so sum ≥ 1
 	}
 	u := s.rng.Float64() * sum
 	for _, i := range idx {
-		u -= math.Exp(p[i] - mx)
+		u -= math.Exp(p[i])
 		if u < 0 {
 			return i
 		}
 	}
-	return idx[len(idx)-1]
+	return idx[0] // rounding left u ≥ 0: the most likely of the kept
 }
 
 // generate samples n tokens after prompt (token ids, at least one), feeding
@@ -187,18 +227,20 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 	topK := fs.Int("top-k", 40, "sample among the k most likely characters only (0: all)")
 	seed := fs.Uint64("seed", 1, "seed of the sampling")
 	threads := fs.Int("threads", 0, "threads for matrix products and GOMAXPROCS (0: all cores)")
+	allowNonFinite := fs.Bool("allow-nonfinite", false, "load a model whose weights hold NaN or ±Inf (refused by default: its samples are garbage)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: adjoint generate --load FILE [--prompt TEXT] [--tokens N]\n\nRebuilds the character-level GPT saved by \"adjoint train --model gpt --save FILE\"\nand prints the prompt followed by --tokens characters sampled one at a time,\neach conditioned on the previous ones (the last context-length of them).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
+	if code, ok := parseFlags(fs, "generate", args, stderr, nil); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "adjoint generate: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	if *load == "" || fs.NArg() > 0 {
-		fs.Usage()
+	if *load == "" {
+		fmt.Fprintf(stderr, "adjoint generate: --load FILE is required (a GPT saved by adjoint train --model gpt --save)\n")
 		return exitUsage
 	}
 	for _, err := range []error{
@@ -217,7 +259,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	setThreads(*threads)
-	f, err := safetensors.ReadFile(*load)
+	f, err := readModel(*load, *allowNonFinite)
 	if err != nil {
 		fmt.Fprintf(stderr, "adjoint generate: %v\n", err)
 		return exitFailure

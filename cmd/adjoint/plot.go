@@ -3,19 +3,20 @@ package main
 import (
 	"fmt"
 	"image/color"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/plot/plotutil"
-
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/adjointgo/adjoint/internal/atomicfile"
 )
 
 // plotHistory draws the training loss and the train/test accuracy per epoch
@@ -39,15 +40,12 @@ func plotHistory(path string, h []epochStats) error {
 	lp.Draw(canvases[0][0])
 	ap.Draw(canvases[0][1])
 	png := vgimg.PngCanvas{Canvas: img}
-	f, err := createFile(path)
-	if err != nil {
+	// through the one atomic writer: on a full disk, an existing PNG stays
+	// whole (writing in place truncated it)
+	return atomicfile.Write(path, func(w io.Writer) error {
+		_, err := png.WriteTo(w)
 		return err
-	}
-	if _, err := png.WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	})
 }
 
 // historyPlots builds the two panels of plotHistory: the loss on a log
@@ -200,5 +198,3 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 }
 
 func plotColor(i int) color.Color { return plotutil.Color(i) }
-
-func createFile(path string) (*os.File, error) { return os.Create(path) }

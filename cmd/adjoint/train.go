@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -87,14 +86,13 @@ func formatInts(s []int) string {
 	return strings.Join(parts, ",")
 }
 
-func runTrain(args []string, stdout, stderr io.Writer) int {
-	if wantsGPT(args) {
-		return runTrainGPT(args, stdout, stderr)
-	}
-	cfg := defaultTrainConfig()
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+// digitsFlags defines the flags of "adjoint train" for the digits models
+// (mlp and cnn) into cfg and returns the flag set and the flags kept as
+// strings.
+func digitsFlags(cfg *trainConfig, stderr io.Writer) (fs *flag.FlagSet, hidden, save, plot *string) {
+	fs = flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	hidden := fs.String("hidden", formatInts(cfg.Hidden), "hidden layer sizes, comma-separated (empty: a linear model)")
+	hidden = fs.String("hidden", formatInts(cfg.Hidden), "hidden layer sizes, comma-separated (empty: a linear model)")
 	fs.IntVar(&cfg.Epochs, "epochs", cfg.Epochs, "passes over the training set, 1 to 1000000")
 	fs.Float64Var(&cfg.LR, "lr", cfg.LR, "peak learning rate, in (0, 10]")
 	fs.StringVar(&cfg.Optim, "optim", cfg.Optim, "optimiser: sgd, adam or adamw")
@@ -107,18 +105,29 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Batch, "batch", cfg.Batch, "mini-batch size, 1 to 65536")
 	fs.Float64Var(&cfg.TestFrac, "test-frac", cfg.TestFrac, "fraction of the data held out for testing, in (0, 1) (split with seed 0)")
 	fs.IntVar(&cfg.Threads, "threads", 0, "threads for matrix products and GOMAXPROCS (0: all cores)")
-	save := fs.String("save", "", "save the trained parameters to this safetensors file (its directory must exist)")
-	plot := fs.String("plot", "", "draw the loss and accuracy curves into this PNG file")
+	save = fs.String("save", "", "save the trained parameters to this safetensors file (its directory must exist)")
+	plot = fs.String("plot", "", "draw the loss and accuracy curves into this PNG file")
 	fs.StringVar(&cfg.Model, "model", "mlp", "model: mlp (64 → hidden → 10), cnn (conv 3×3×32, pool, conv 3×3×64, pool, linear; defaults --epochs 25 --lr 0.01 --batch 64 --dropout 0.25), or gpt (a character-level GPT on Tiny Shakespeare, with flags of its own: adjoint train --model gpt -h)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: adjoint train [flags]\n\nTrains an MLP (64 → hidden → 10), or with --model cnn a small convolutional net\non the 1×8×8 images, on the embedded digits data set and prints the held-out\naccuracy on its last line. With --model gpt it trains a character-level GPT\non the Tiny Shakespeare corpus instead (adjoint train --model gpt -h).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
+	return fs, hidden, save, plot
+}
+
+func runTrain(args []string, stdout, stderr io.Writer) int {
+	if wantsGPT(args) {
+		return runTrainGPT(args, stdout, stderr)
+	}
+	cfg := defaultTrainConfig()
+	fs, hidden, save, plot := digitsFlags(&cfg, stderr)
+	if code, ok := parseFlags(fs, "train", args, stderr, func(name string) string {
+		if f, _ := gptFlags(new(gptConfig), io.Discard); f.Lookup(name) != nil {
+			return "is a flag of --model gpt only, not of mlp or cnn (adjoint train --model gpt -h lists its flags)"
 		}
-		return exitUsage
+		return ""
+	}); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "adjoint train: unexpected argument %q\n", fs.Arg(0))
@@ -151,19 +160,23 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "adjoint train: %v\n", err)
 		return exitUsage
 	}
-	if *save != "" {
+	if set["momentum"] && cfg.Optim != "sgd" {
+		fmt.Fprintf(stderr, "adjoint train: --momentum applies to --optim sgd only, not to --optim %s (Adam keeps its own moment estimates: drop --momentum)\n", cfg.Optim)
+		return exitUsage
+	}
+	if set["save"] {
 		if err := checkOutput("save", *save); err != nil {
 			fmt.Fprintf(stderr, "adjoint train: %v\n", err)
 			return exitUsage
 		}
 	}
-	if *plot != "" {
-		if !strings.EqualFold(filepath.Ext(*plot), ".png") {
-			fmt.Fprintf(stderr, "adjoint train: --plot %s: want a .png file name\n", *plot)
-			return exitUsage
-		}
+	if set["plot"] {
 		if err := checkOutput("plot", *plot); err != nil {
 			fmt.Fprintf(stderr, "adjoint train: %v\n", err)
+			return exitUsage
+		}
+		if !strings.EqualFold(filepath.Ext(*plot), ".png") {
+			fmt.Fprintf(stderr, "adjoint train: --plot %s: want a .png file name\n", *plot)
 			return exitUsage
 		}
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -124,6 +123,9 @@ func checkGPTConfig(c gptConfig) error {
 		if err != nil {
 			return err
 		}
+	}
+	if c.Warmup > c.Steps {
+		return fmt.Errorf("--warmup %d is more than --steps %d: the learning rate would never reach --lr (want --warmup ≤ --steps)", c.Warmup, c.Steps)
 	}
 	if c.Batch*c.Context > 1<<20 {
 		return fmt.Errorf("--batch %d × --context %d = %d tokens per step, more than the %d allowed", c.Batch, c.Context, c.Batch*c.Context, 1<<20)
@@ -435,10 +437,10 @@ func (p *gptProgress) eval(e gptEval) {
 	fmt.Fprintf(p.w, "step %d: train loss %.4f, val loss %.4f (%.0fs)\n", e.Step, e.Train, e.Val, e.Elapsed.Seconds())
 }
 
-// runTrainGPT is "adjoint train --model gpt".
-func runTrainGPT(args []string, stdout, stderr io.Writer) int {
-	c := defaultGPTConfig()
-	fs := flag.NewFlagSet("train --model gpt", flag.ContinueOnError)
+// gptFlags defines the flags of "adjoint train --model gpt" into c and
+// returns the flag set and --save.
+func gptFlags(c *gptConfig, stderr io.Writer) (fs *flag.FlagSet, save *string) {
+	fs = flag.NewFlagSet("train --model gpt", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.String("model", "gpt", "model: gpt here (mlp and cnn train on the digits)")
 	fs.IntVar(&c.Steps, "steps", c.Steps, "training steps (one batch each)")
@@ -457,7 +459,7 @@ func runTrainGPT(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.EvalEvery, "eval-every", c.EvalEvery, "estimate the train and validation losses every this many steps (0: only at the end)")
 	fs.IntVar(&c.EvalBatches, "eval-batches", c.EvalBatches, "batches of the fixed (seed-independent) sets the periodic losses are estimated on")
 	fs.IntVar(&c.Threads, "threads", 0, "threads for matrix products and GOMAXPROCS (0: all cores)")
-	save := fs.String("save", "", "save the trained model (weights, sizes and vocabulary) to this safetensors file, for adjoint generate")
+	save = fs.String("save", "", "save the trained model (weights, sizes and vocabulary) to this safetensors file, for adjoint generate")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: adjoint train --model gpt [flags]
 
@@ -477,11 +479,24 @@ Flags:
 `, c.Warmup)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
+	return fs, save
+}
+
+// runTrainGPT is "adjoint train --model gpt".
+func runTrainGPT(args []string, stdout, stderr io.Writer) int {
+	c := defaultGPTConfig()
+	fs, save := gptFlags(&c, stderr)
+	if code, ok := parseFlags(fs, "train --model gpt", args, stderr, func(name string) string {
+		if f, _, _, _ := digitsFlags(new(trainConfig), io.Discard); f.Lookup(name) != nil {
+			which := "mlp and cnn"
+			if name == "hidden" || name == "act" {
+				which = "mlp"
+			}
+			return "is a flag of --model " + which + ", not of gpt (adjoint train --model gpt -h lists gpt's flags)"
 		}
-		return exitUsage
+		return ""
+	}); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "adjoint train: unexpected argument %q\n", fs.Arg(0))
@@ -495,7 +510,9 @@ Flags:
 		fmt.Fprintf(stderr, "adjoint train: %v\n", err)
 		return exitUsage
 	}
-	if *save != "" {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["save"] {
 		if err := checkOutput("save", *save); err != nil {
 			fmt.Fprintf(stderr, "adjoint train: %v\n", err)
 			return exitUsage

@@ -1,6 +1,8 @@
 package expr
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/adjointgo/adjoint/scalar"
@@ -12,6 +14,16 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{"x*y + sin(x*x) - log(y)", "x^2**3", "-(-x)", "atan2(x, y) + hypot(x,y)", "max(x,", "2e", "((x)", "x y", "pi*e", "normal_lpdf(x | y, -1)", "categorical_logit_lpmf(x, y)", "inc_beta(x, y, x) + log_sum_exp(x)", "poisson_lpmf(x | y) + modified_bessel_first_kind(x, y)"} {
 		f.Add(s)
 	}
+	// a long sum of many variables, the shape that made adjoint grad
+	// quadratic on the old code
+	var long strings.Builder
+	for i := range 300 {
+		if i > 0 {
+			long.WriteString(" + ")
+		}
+		fmt.Fprintf(&long, "x%d*x%d", i, i)
+	}
+	f.Add(long.String())
 	f.Fuzz(func(t *testing.T, src string) {
 		e, err := Parse(src)
 		if err != nil {
