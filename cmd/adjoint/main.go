@@ -40,7 +40,12 @@ func init() {
 }
 
 func main() {
-	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+	code := dispatch(os.Args[1:], os.Stdout, os.Stderr)
+	if err := closeWorld(); err != nil && code == exitOK {
+		fmt.Fprintln(os.Stderr, "adjoint:", err)
+		code = exitFailure
+	}
+	os.Exit(code)
 }
 
 func dispatch(args []string, stdout, stderr io.Writer) int {

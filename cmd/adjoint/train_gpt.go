@@ -11,6 +11,7 @@ import (
 
 	"github.com/adjointgo/adjoint/ad"
 	"github.com/adjointgo/adjoint/datasets"
+	"github.com/adjointgo/adjoint/dist"
 	"github.com/adjointgo/adjoint/nn"
 	"github.com/adjointgo/adjoint/optim"
 	"github.com/adjointgo/adjoint/tensor"
@@ -42,6 +43,26 @@ type gptConfig struct {
 	EvalBatches int // batches of the periodic estimates
 	Threads     int
 	ValFrac     float64 // the last ValFrac of the corpus validates
+
+	Checkpoint string      // save the training state here every Every steps ("": never)
+	Every      int         // steps between checkpoints
+	Resume     string      // resume from this training state ("": start afresh)
+	World      *dist.World // the ranks that share each batch (nil: this process alone)
+}
+
+// stateConfig is what a resumed run must share with the run that saved its
+// checkpoint: everything that changes the steps' bits (not the
+// evaluations, the thread count or the output files).
+func (c gptConfig) stateConfig() string {
+	ranks := 1
+	if c.World != nil {
+		ranks = c.World.Size()
+	}
+	return configString("model", "gpt", "steps", strconv.Itoa(c.Steps), "layers", strconv.Itoa(c.Layers),
+		"heads", strconv.Itoa(c.Heads), "width", strconv.Itoa(c.Width), "context", strconv.Itoa(c.Context),
+		"batch", strconv.Itoa(c.Batch), "lr", fmtNum(c.LR), "min-lr", fmtNum(c.MinLR), "warmup", strconv.Itoa(c.Warmup),
+		"beta2", fmtNum(c.Beta2), "wd", fmtNum(c.WD), "clip", fmtNum(c.Clip), "seed", strconv.FormatUint(c.Seed, 10),
+		"val-frac", fmtNum(c.ValFrac), "ranks", strconv.Itoa(ranks))
 }
 
 func defaultGPTConfig() gptConfig {
@@ -126,6 +147,18 @@ func checkGPTConfig(c gptConfig) error {
 	}
 	if c.Warmup > c.Steps {
 		return fmt.Errorf("--warmup %d is more than --steps %d: the learning rate would never reach --lr (want --warmup ≤ --steps)", c.Warmup, c.Steps)
+	}
+	if c.Checkpoint != "" && c.Every < 1 {
+		return fmt.Errorf("--checkpoint %s needs --every N ≥ 1 (save every N steps)", c.Checkpoint)
+	}
+	if c.Every != 0 && c.Checkpoint == "" {
+		return fmt.Errorf("--every %d without --checkpoint PATH: say where to save", c.Every)
+	}
+	if c.Every < 0 || c.Every > maxSteps {
+		return fmt.Errorf("--every %d: want an integer in [1, %d]", c.Every, maxSteps)
+	}
+	if c.World != nil && c.Batch%c.World.Size() != 0 {
+		return fmt.Errorf("--batch %d does not split evenly over %d ranks: give a multiple of %d", c.Batch, c.World.Size(), c.World.Size())
 	}
 	if c.Batch*c.Context > 1<<20 {
 		return fmt.Errorf("--batch %d × --context %d = %d tokens per step, more than the %d allowed", c.Batch, c.Context, c.Batch*c.Context, 1<<20)
@@ -264,10 +297,21 @@ type gptResult struct {
 	ValLoss float64 // at the last step, over the whole validation text
 }
 
-// trainGPT trains a character-level GPT on Tiny Shakespeare. onStep is
-// called after every step with the step (1-based) and its loss, onEval after
-// every evaluation (either may be nil).
-func trainGPT(c gptConfig, onStep func(step int, loss float64), onEval func(gptEval)) (res gptResult, err error) {
+// afterStep, when set (by tests), is called after each training step and
+// its checkpoint.
+var afterStep func(step int)
+
+// trainGPT trains a character-level GPT on Tiny Shakespeare. onStart is
+// called once the model is built (and restored, with the step it resumes
+// at, 0 for a fresh run), onStep after every step with the step (1-based)
+// and its loss, onEval after every evaluation (any may be nil).
+//
+// With c.World of more than one rank, every rank draws the same global
+// batch and trains on its share of its windows; DataParallel averages the
+// gradients, so every rank takes the step one process would take on the
+// whole batch. Rank 0 evaluates and writes the checkpoints; the others
+// report nothing.
+func trainGPT(c gptConfig, onStart func(resumedAt int), onStep func(step int, loss float64), onEval func(gptEval)) (res gptResult, err error) {
 	if err := checkGPTConfig(c); err != nil {
 		return res, err
 	}
@@ -281,7 +325,7 @@ func trainGPT(c gptConfig, onStep func(step int, loss float64), onEval func(gptE
 	cfg := nn.GPTConfig{Vocab: data.Vocab.Size(), Context: c.Context, DModel: c.Width, Heads: c.Heads, Layers: c.Layers, DType: tensor.Float32}
 	var model, eval *nn.GPT
 	var decay, other, all []*ad.Value
-	var opts []optim.Optimizer
+	var opts []optim.Stateful
 	err = ad.Try(func() {
 		model = nn.NewGPT(cfg, nn.NewRNG(c.Seed))
 		eval = frozen(model)
@@ -307,12 +351,38 @@ func trainGPT(c gptConfig, onStep func(step int, loss float64), onEval func(gptE
 	sched := optim.Cosine{Base: c.LR, Min: c.MinLR, Steps: c.Steps, Warmup: c.Warmup}
 	trainSet := fixedBatches(data.Train, c.EvalBatches, c.Batch, c.Context, 1)
 	valSet := fixedBatches(data.Val, c.EvalBatches, c.Batch, c.Context, 2)
-	r := rand.New(rand.NewPCG(c.Seed, 0xba7c))
+	src := rand.NewPCG(c.Seed, 0xba7c) // the batches' generator: its state is the data position
+	r := rand.New(src)
+	rank, ranks := 0, 1
+	var dp *dist.DataParallel
+	if c.World != nil && c.World.Size() > 1 {
+		rank, ranks = c.World.Rank(), c.World.Size()
+		if dp, err = dist.NewDataParallel(c.World, all, dist.DataParallelOptions{}); err != nil {
+			return res, err
+		}
+	}
+	state := &trainState{model: model, opts: opts, rng: src, config: c.stateConfig()}
+	if c.Resume != "" {
+		if err := state.load(c.Resume); err != nil {
+			return res, err
+		}
+		if state.step > c.Steps {
+			return res, fmt.Errorf("--resume %s: saved at step %d, past --steps %d", c.Resume, state.step, c.Steps)
+		}
+	}
+	if onStart != nil {
+		onStart(state.step)
+	}
+	share := c.Batch / ranks // this rank's windows of each batch
+	lossBuf := tensor.New(tensor.Float64, 1)
 	var x, y [][]int
 	start := time.Now()
 	sum, count := 0.0, 0
 	var evalAr ad.Arena // the evaluations' forward passes (see evalSet.mean)
 	evaluate := func(step int) {
+		if rank != 0 {
+			return // rank 0 reports
+		}
 		e := gptEval{Step: step, Train: trainSet.mean(eval, &evalAr), Val: valSet.mean(eval, &evalAr), Elapsed: time.Since(start), LR: sched.LR(max(step-1, 0))}
 		if count > 0 {
 			e.StepLossAvg = sum / float64(count)
@@ -326,18 +396,25 @@ func trainGPT(c gptConfig, onStep func(step int, loss float64), onEval func(gptE
 	var stepErr error
 	var ar ad.Arena // each step's values, nodes and buffers, for the next step
 	err = ad.Try(func() {
-		if c.EvalEvery > 0 {
+		if c.EvalEvery > 0 && state.step == 0 {
 			evaluate(0)
 		}
-		for step := 0; step < c.Steps; step++ {
+		for step := state.step; step < c.Steps; step++ {
 			lr := sched.LR(step)
 			for _, o := range opts {
 				o.SetLR(lr)
 			}
 			x, y = sampleBatch(r, data.Train, c.Batch, c.Context, x, y)
 			ar.Reset()
-			loss := model.LossIn(&ar, x, y)
+			loss := model.LossIn(&ar, x[rank*share:(rank+1)*share], y[rank*share:(rank+1)*share])
 			l := loss.Item()
+			if dp != nil { // the mean over the ranks' shares: the global batch's loss, the same on every rank
+				lossBuf.SetFlat(0, l)
+				if stepErr = c.World.AllReduce(lossBuf, dist.Mean); stepErr != nil {
+					return
+				}
+				l = lossBuf.AtFlat(0)
+			}
 			if !isFinite(l) {
 				stepErr = fmt.Errorf("step %d: the loss is %v, training diverged: try a lower learning rate than --lr %s", step+1, l, fmtNum(c.LR))
 				return
@@ -345,7 +422,12 @@ func trainGPT(c gptConfig, onStep func(step int, loss float64), onEval func(gptE
 			for _, o := range opts {
 				o.ZeroGrad()
 			}
-			if stepErr = loss.Backward(); stepErr != nil {
+			if dp != nil {
+				stepErr = dp.Backward(loss)
+			} else {
+				stepErr = loss.Backward()
+			}
+			if stepErr != nil {
 				return
 			}
 			if c.Clip > 0 {
@@ -362,6 +444,16 @@ func trainGPT(c gptConfig, onStep func(step int, loss float64), onEval func(gptE
 			if n := step + 1; n == c.Steps || (c.EvalEvery > 0 && n%c.EvalEvery == 0) {
 				evaluate(n)
 			}
+			if n := step + 1; c.Checkpoint != "" && n%c.Every == 0 && rank == 0 {
+				state.step = n
+				if stepErr = state.save(c.Checkpoint); stepErr != nil {
+					stepErr = fmt.Errorf("--checkpoint %s: %w", c.Checkpoint, stepErr)
+					return
+				}
+			}
+			if afterStep != nil {
+				afterStep(step + 1)
+			}
 		}
 	})
 	if err == nil {
@@ -371,6 +463,9 @@ func trainGPT(c gptConfig, onStep func(step int, loss float64), onEval func(gptE
 		return res, err
 	}
 	res.Model, res.Vocab = model, data.Vocab
+	if rank != 0 {
+		return res, nil // rank 0 reports
+	}
 	if err := ad.Try(func() { res.ValLoss = wholeText(data.Val, c.Batch, c.Context).mean(eval, &evalAr) }); err != nil {
 		return res, err
 	}
@@ -460,6 +555,9 @@ func gptFlags(c *gptConfig, stderr io.Writer) (fs *flag.FlagSet, save *string) {
 	fs.IntVar(&c.EvalBatches, "eval-batches", c.EvalBatches, "batches of the fixed (seed-independent) sets the periodic losses are estimated on")
 	fs.IntVar(&c.Threads, "threads", 0, "threads for matrix products and GOMAXPROCS (0: all cores)")
 	save = fs.String("save", "", "save the trained model (weights, sizes and vocabulary) to this safetensors file, for adjoint generate")
+	fs.StringVar(&c.Checkpoint, "checkpoint", "", "save the training state (model, optimizer, sampler, step) to this file every --every steps, atomically")
+	fs.IntVar(&c.Every, "every", 0, "steps between checkpoints (with --checkpoint)")
+	fs.StringVar(&c.Resume, "resume", "", "resume from a training state saved by --checkpoint (with the same flags): the run ends with the bits of an uninterrupted one")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: adjoint train --model gpt [flags]
 
@@ -506,28 +604,54 @@ func runTrainGPT(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "adjoint train: --model %s given twice with gpt: want one model\n", m)
 		return exitUsage
 	}
+	w, err := world() // MPI's ranks when started by mpirun (built with -tags mpi), else this process alone
+	if err != nil {
+		fmt.Fprintf(stderr, "adjoint train: %v\n", err)
+		return exitFailure
+	}
+	c.World = w
 	if err := checkGPTConfig(c); err != nil {
 		fmt.Fprintf(stderr, "adjoint train: %v\n", err)
 		return exitUsage
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if set["save"] {
-		if err := checkOutput("save", *save); err != nil {
-			fmt.Fprintf(stderr, "adjoint train: %v\n", err)
-			return exitUsage
+	for _, f := range []string{"save", "checkpoint"} {
+		if set[f] {
+			if err := checkOutput(f, fs.Lookup(f).Value.String()); err != nil {
+				fmt.Fprintf(stderr, "adjoint train: %v\n", err)
+				return exitUsage
+			}
 		}
 	}
 	setThreads(c.Threads)
+	if w.Rank() != 0 {
+		stdout = io.Discard // rank 0 reports and saves
+	}
 
 	start := time.Now()
 	p := newGPTProgress(stdout, c.Steps)
-	fmt.Fprintf(stdout, "GPT: %d layers, %d heads, width %d, context %d, %.2fM parameters; batch %d, %d steps, %d thread(s)\n",
-		c.Layers, c.Heads, c.Width, c.Context, gptParamCount(65, c.Context, c.Width, c.Layers)/1e6, c.Batch, c.Steps, tensor.Threads())
-	res, err := trainGPT(c, p.step, p.eval)
+	ran := c.Steps // steps this run takes
+	onStart := func(resumed int) {
+		ran = c.Steps - resumed
+		if resumed > 0 {
+			fmt.Fprintf(stdout, "resumed at step %d\n", resumed)
+		}
+		fmt.Fprintf(stdout, "ranks: %d\n", w.Size())
+		fmt.Fprintf(stdout, "GPT: %d layers, %d heads, width %d, context %d, %.2fM parameters; batch %d (%d per rank), %d steps, %d thread(s)\n",
+			c.Layers, c.Heads, c.Width, c.Context, gptParamCount(65, c.Context, c.Width, c.Layers)/1e6, c.Batch, c.Batch/w.Size(), c.Steps, tensor.Threads())
+		start = time.Now()
+	}
+	res, err := trainGPT(c, onStart, p.step, p.eval)
 	if err != nil {
-		fmt.Fprintf(stderr, "adjoint train: %v\n", err)
+		fmt.Fprintf(stderr, "adjoint train: rank %d: %v\n", w.Rank(), err)
+		if w.Size() > 1 {
+			w.Abort(exitFailure) // the other ranks must not wait in a collective
+		}
 		return exitFailure
+	}
+	if w.Rank() != 0 {
+		return exitOK
 	}
 	if afterTraining != nil {
 		afterTraining()
@@ -542,7 +666,7 @@ func runTrainGPT(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	el := time.Since(start)
-	fmt.Fprintf(stdout, "trained in %.1fs (%.0f ms/step)\n", el.Seconds(), float64(el.Milliseconds())/float64(c.Steps))
+	fmt.Fprintf(stdout, "trained in %.1fs (%.0f ms/step)\n", el.Seconds(), float64(el.Milliseconds())/float64(max(ran, 1)))
 	fmt.Fprintf(stdout, "validation loss: %.4f\n", res.ValLoss)
 	return code
 }

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/adjointgo/adjoint/safetensors"
+)
+
+// resumeGPT are the flags of a GPT small enough to train in a second.
+var resumeGPT = []string{"train", "--model", "gpt", "--steps", "24", "--layers", "1", "--heads", "2", "--width", "16",
+	"--context", "16", "--batch", "4", "--warmup", "4", "--eval-every", "0", "--eval-batches", "1", "--threads", "1"}
+
+// TestResumeChild is not a test: it is the training process that
+// TestResumeAfterKill starts and kills (see there).
+func TestResumeChild(t *testing.T) {
+	args := os.Getenv("ADJOINT_RESUME_CHILD")
+	if args == "" {
+		t.Skip("run by TestResumeAfterKill")
+	}
+	kill, _ := strconv.Atoi(os.Getenv("ADJOINT_RESUME_KILL"))
+	afterStep = func(step int) {
+		if step == kill {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL) // no deferred function, no flush: as a pre-empted node
+		}
+	}
+	os.Exit(dispatch(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
+}
+
+// A run killed with SIGKILL at a random step and resumed from its last
+// checkpoint ends with exactly the bits of an uninterrupted run.
+func TestResumeAfterKill(t *testing.T) {
+	dir := t.TempDir()
+	whole := filepath.Join(dir, "whole.safetensors")
+	var out, errOut bytes.Buffer
+	if code := dispatch(append(slices.Clone(resumeGPT), "--save", whole), &out, &errOut); code != exitOK {
+		t.Fatalf("uninterrupted run: exit %d: %s", code, errOut.String())
+	}
+	r := rand.New(rand.NewPCG(uint64(os.Getpid()), 1))
+	for trial := range 2 {
+		kill := 5 + r.IntN(18) // a step in 5..22 of 24, with a checkpoint every 4
+		ck := filepath.Join(dir, "state"+strconv.Itoa(trial)+".safetensors")
+		child := exec.Command(os.Args[0], "-test.run=^TestResumeChild$")
+		child.Env = append(os.Environ(), "ADJOINT_RESUME_CHILD="+strings.Join(append(slices.Clone(resumeGPT), "--checkpoint", ck, "--every", "4"), "\x1f"),
+			"ADJOINT_RESUME_KILL="+strconv.Itoa(kill))
+		err := child.Run()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("the child was to be killed at step %d: %v", kill, err)
+		}
+		resumed := filepath.Join(dir, "resumed"+strconv.Itoa(trial)+".safetensors")
+		out.Reset()
+		errOut.Reset()
+		if code := dispatch(append(slices.Clone(resumeGPT), "--resume", ck, "--save", resumed), &out, &errOut); code != exitOK {
+			t.Fatalf("resumed run: exit %d: %s", code, errOut.String())
+		}
+		want := "resumed at step " + strconv.Itoa(kill/4*4) + "\n"
+		if !strings.HasPrefix(out.String(), want) {
+			t.Errorf("killed at step %d: output starts %q, want %q", kill, strings.SplitN(out.String(), "\n", 2)[0], want)
+		}
+		sameTensors(t, whole, resumed)
+	}
+}
+
+// sameTensors fails unless the two safetensors files hold the same
+// tensors, bit for bit.
+func sameTensors(t *testing.T, a, b string) {
+	t.Helper()
+	fa, err := safetensors.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := safetensors.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, info := range fa.Tensors() {
+		ta, _ := fa.Tensor(info.Name)
+		tb, err := fb.Tensor(info.Name)
+		if err != nil {
+			t.Fatalf("%s: %v", info.Name, err)
+		}
+		if !slices.Equal(ta.Float32s(), tb.Float32s()) || !slices.Equal(ta.Float64s(), tb.Float64s()) {
+			t.Errorf("tensor %s differs between the uninterrupted and the resumed run", info.Name)
+		}
+	}
+	if len(fa.Tensors()) != len(fb.Tensors()) {
+		t.Errorf("%d tensors against %d", len(fa.Tensors()), len(fb.Tensors()))
+	}
+}
+
+// A checkpoint of another configuration, a model file, a corrupt file or a
+// missing one is refused with one line naming the problem, before any
+// training, and the checkpoint is left as it was.
+func TestResumeMisfit(t *testing.T) {
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "state.safetensors")
+	model := filepath.Join(dir, "model.safetensors")
+	var out, errOut bytes.Buffer
+	if code := dispatch(append(slices.Clone(resumeGPT), "--steps", "4", "--checkpoint", ck, "--every", "2", "--save", model), &out, &errOut); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	sum := func() [32]byte { b, _ := os.ReadFile(ck); return sha256.Sum256(b) }
+	before := sum()
+	corrupt := filepath.Join(dir, "corrupt.safetensors")
+	b, _ := os.ReadFile(ck)
+	os.WriteFile(corrupt, b[:len(b)/2], 0o644)
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"other width": {[]string{"--steps", "4", "--width", "32", "--resume", ck, "--checkpoint", ck, "--every", "2"}, `"width=32"`},
+		"other seed":  {[]string{"--steps", "4", "--seed", "7", "--resume", ck}, `"seed=7"`},
+		"model file":  {[]string{"--steps", "4", "--resume", model}, "not a training checkpoint"},
+		"corrupt":     {[]string{"--steps", "4", "--resume", corrupt}, "corrupt.safetensors"},
+		"missing":     {[]string{"--steps", "4", "--resume", filepath.Join(dir, "none")}, "none"},
+		"every alone": {[]string{"--steps", "4", "--every", "2"}, "--every 2 without --checkpoint"},
+		"no every":    {[]string{"--steps", "4", "--checkpoint", ck}, "needs --every"},
+	}
+	for name, tc := range cases {
+		out.Reset()
+		errOut.Reset()
+		code := dispatch(append(slices.Clone(resumeGPT), tc.args...), &out, &errOut)
+		msg := errOut.String()
+		if code == exitOK || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want one line containing %s", name, code, msg, tc.want)
+		}
+	}
+	if sum() != before {
+		t.Error("a refused resume changed the checkpoint")
+	}
+}
