@@ -442,6 +442,14 @@ func Pad(x *Value, widths [][2]int, mode PadMode, value float64) *Value {
 	if mode != PadConstant && mode != PadReflect {
 		panic(&Error{Op: "pad", Err: ErrArgument, Msg: fmt.Sprintf("unknown mode %d", mode)})
 	}
+	var buf [8]int
+	out := append(buf[:0], shape...) // the padded shape, checked before anything is made
+	for a, w := range widths {
+		if w[0] >= 0 && w[1] >= 0 { // (negative widths are refused below)
+			out[a] += min(w[0], tensor.MaxLen+1) + min(w[1], tensor.MaxLen+1) // cannot overflow
+		}
+	}
+	tensor.CheckSize("pad", out...)
 	for a, w := range widths {
 		lo, hi := w[0], w[1]
 		if lo < 0 || hi < 0 {

@@ -136,7 +136,8 @@ func parseFlags(fs *flag.FlagSet, cmd string, args []string, stderr io.Writer, o
 		msg = "unknown flag --" + name
 		if other != nil {
 			if why := other(name); why != "" {
-				msg = "--" + name + " " + why
+				fmt.Fprintf(stderr, "adjoint %s: --%s %s\n", cmd, name, why) // why says where to look
+				return exitUsage, false
 			}
 		}
 	}
