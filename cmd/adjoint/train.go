@@ -133,6 +133,13 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "adjoint train: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
+	if w, err := world(); err != nil || w.Size() > 1 {
+		if err == nil {
+			err = fmt.Errorf("--model %s trains in one process, and mpirun started %d: run it without mpirun, or train --model gpt across ranks", cfg.Model, w.Size())
+		}
+		fmt.Fprintf(stderr, "adjoint train: %v\n", err)
+		return exitUsage
+	}
 	h, err := parseInts(*hidden)
 	if err == nil {
 		err = checkSizes(append(append([]int{datasets.DigitsFeatures}, h...), datasets.DigitsClasses))
