@@ -153,6 +153,14 @@ func TakeAlongAxis(x, idx *Value, axis int) *Value {
 
 func gather(op string, x *Value, axis int, idx *Value) *Value {
 	defer rethrow()
+	if l := idx.batch(); l != nil && l == topBatch(x, idx) {
+		// Batched indices (a per-example lookup, such as an embedding of
+		// each example's tokens): one gather over the physical values along
+		// the axis past the batch, whose indices then pick within each
+		// example's own slice.
+		xp, ip := batchedPair(x, idx, l)
+		return batchOf(gather(op, xp, tensor.NormAxis(op, x.Shape(), axis)+1, ip), l)
+	}
 	shape := x.Shape()
 	axis = tensor.NormAxis(op, shape, axis)
 	flat := flatIndex(op, shape, idx.Shape(), axis, indexList(op, idx))
@@ -185,9 +193,31 @@ func ScatterAdd(x *Value, axis int, idx, src *Value) *Value {
 			src = Slice(src, d, 0, is[d])
 		}
 	}
+	if l := idx.batch(); l != nil && l == topBatch(x, idx, src) {
+		xp, ip := batchedPair(x, idx, l)
+		var sp *Value
+		if src.batch() == l {
+			sp = src.bat.phys
+		} else {
+			sp = BroadcastTo(src, append([]int{l.size}, src.Shape()...)...)
+		}
+		return batchOf(ScatterAdd(xp, axis+1, ip, sp), l)
+	}
 	flat := flatIndex(op, shape, idx.Shape(), axis, indexList(op, idx))
 	n := tensor.Size(shape)
 	return Add(x, Reshape(indexAdd(Reshape(src, -1), 0, flat, []int{n}), shape...))
+}
+
+// batchedPair returns the physical values of x and of the batched indices
+// idx, of level l, both with the batch along axis 0 (x broadcast to the
+// batch when it is not batched at l): a gather or scatter over them along
+// axis+1 picks each example's indices within its own slice of x.
+func batchedPair(x, idx *Value, l *batchLevel) (xp, ip *Value) {
+	ip = idx.bat.phys
+	if x.batch() == l {
+		return x.bat.phys, ip
+	}
+	return BroadcastTo(x, append([]int{l.size}, x.Shape()...)...), ip
 }
 
 // Unsqueeze returns x with a size-1 axis inserted at axis (−1 appends it).

@@ -221,8 +221,11 @@ func TestVmapMoreRowsMatchLoop(t *testing.T) {
 }
 
 // TestVmapArgMaxAndIndices: ArgMax and ArgMin batch (each example's
-// index), and indices that stand for a batch are refused, not read as the
-// first example's.
+// index); indices that stand for a batch (each example its own, as an
+// embedding lookup of each example's tokens) pick within each example's
+// own slice, with x batched or shared, in Gather, TakeAlongAxis and
+// ScatterAdd, and per-example gradients flow through them: all against the
+// loop, bit for bit.
 func TestVmapArgMaxAndIndices(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	x := randn(rng, 4, 3, 5)
@@ -230,11 +233,31 @@ func TestVmapArgMaxAndIndices(t *testing.T) {
 		checkVmapLoop(t, "argmax", fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.ArgMax(xs[0], axis) }), []int{0}, x)
 		checkVmapLoop(t, "argmin", fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.ArgMin(xs[0], axis) }), []int{0}, x)
 	}
-	idx := ad.Const(tensor.New(tensor.Float64, 4, 3, 1))
-	gather := fn.Vmap(fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Gather(xs[0], 1, xs[1]) }), []int{0, 0}, nil)
-	err := ad.Try(func() { gather(x, idx) })
-	if !errors.Is(err, ad.ErrBatched) {
-		t.Fatalf("Gather with batched indices: %v, want ErrBatched", err)
+	// idx[k] picks, along axis 1 of a [3 5] example, rows 0..2 in an order
+	// of its own (repeats included)
+	ix := tensor.New(tensor.Float64, 4, 2, 5)
+	for i := range ix.Len() {
+		ix.SetFlat(i, float64(rng.IntN(3)))
+	}
+	idx := ad.Const(ix)
+	shared := randn(rng, 3, 5)
+	gather := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Gather(xs[0], 0, xs[1]) })
+	checkVmapLoop(t, "gather, batched x and indices", gather, []int{0, 0}, x, idx)
+	checkVmapLoop(t, "gather, shared x (an embedding table)", gather, []int{fn.NoBatch, 0}, shared, idx)
+	take := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.TakeAlongAxis(xs[0], xs[1], 0) })
+	checkVmapLoop(t, "take_along_axis", take, []int{0, 0}, x, idx)
+	src := randn(rng, 4, 2, 5)
+	scatter := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.ScatterAdd(xs[0], 0, xs[1], xs[2]) })
+	checkVmapLoop(t, "scatter_add", scatter, []int{0, 0, 0}, x, idx, src)
+	checkVmapLoop(t, "scatter_add, shared x and source", scatter, []int{fn.NoBatch, 0, fn.NoBatch}, shared, idx, example(src, 0))
+	// per-example gradients of an embedding table through each example's
+	// lookup
+	loss := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Sum(ad.Square(ad.Gather(xs[0], 0, xs[1]))) })
+	checkVmapLoop(t, "per-example gradient through gather", fn.Grad(loss, 0), []int{fn.NoBatch, 0}, shared, idx)
+	// an index out of range is still an error naming the op
+	bad := ad.Const(tensor.Full(tensor.Float64, 7, 4, 2, 5))
+	if err := ad.Try(func() { fn.Vmap(gather, []int{0, 0}, nil)(x, bad) }); !errors.Is(err, ad.ErrShape) && !errors.Is(err, ad.ErrArgument) {
+		t.Errorf("out-of-range batched index: %v", err)
 	}
 }
 
