@@ -16,8 +16,8 @@ int main(int argc, char **argv) {
 	int rank;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	int iters = argc > 1 ? atoi(argv[1]) : 200;
-	int sizes[] = {4 << 10, 1 << 20, 16 << 20};
-	for (int s = 0; s < 3; s++) {
+	int sizes[] = {4 << 10, 1 << 20, 809856 * 4, 16 << 20}; /* 809856 float32: the GPT's gradients */
+	for (int s = 0; s < 4; s++) {
 		int n = sizes[s] / 4;
 		float *x = calloc(n, sizeof(float));
 		MPI_Allreduce(MPI_IN_PLACE, x, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); /* warm up */
