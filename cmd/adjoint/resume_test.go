@@ -138,3 +138,31 @@ func TestResumeMisfit(t *testing.T) {
 		t.Error("a refused resume changed the checkpoint")
 	}
 }
+
+// BenchmarkTrainStateLoad times what --resume adds before the first step
+// of the default GPT: loading the corpus, building the model and loading
+// the checkpoint (the model and both AdamW optimizers' moments, 9.7 MB:
+// reading, checking every tensor, restoring the state).
+func BenchmarkTrainStateLoad(b *testing.B) {
+	c := defaultGPTConfig()
+	c.Steps, c.Warmup, c.EvalEvery = 1, 0, 0
+	path := filepath.Join(b.TempDir(), "state.safetensors")
+	c.Checkpoint, c.Every = path, 1
+	if _, err := trainGPT(c, nil, nil, nil); err != nil {
+		b.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.Checkpoint, c.Every, c.Resume = "", 0, path
+	c.Steps = 1 // resumed at its last step: only the load runs, and the final evaluation
+	b.SetBytes(st.Size())
+	for b.Loop() {
+		var got int
+		if _, err := trainGPT(c, func(at int) { got = at; b.StopTimer() }, nil, nil); err != nil || got != 1 {
+			b.Fatalf("resumed at %d: %v", got, err)
+		}
+		b.StartTimer()
+	}
+}
