@@ -220,3 +220,19 @@ func TestRandDeterministic(t *testing.T) {
 		t.Fatal("RandnLike differs from Randn")
 	}
 }
+
+// A dtype that is not Float32 or Float64 is refused by every constructor
+// and by Resize and Astype (it made a tensor read as zeros).
+func TestBadDTypeRefusedEverywhere(t *testing.T) {
+	for name, f := range map[string]func(){
+		"New":    func() { tensor.New(tensor.DType(7), 2) },
+		"Full":   func() { tensor.Full(tensor.DType(7), 1, 2) },
+		"Scalar": func() { tensor.Scalar(tensor.DType(9), 1) },
+		"Astype": func() { tensor.New(tensor.Float64, 2).Astype(tensor.DType(7)) },
+		"Resize": func() { tensor.New(tensor.Float64, 2).Resize(tensor.DType(3), 4) },
+	} {
+		if err := errs.Catch(f); !errors.Is(err, tensor.ErrDType) {
+			t.Errorf("%s: %v, want ErrDType", name, err)
+		}
+	}
+}

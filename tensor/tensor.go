@@ -76,8 +76,10 @@ func (t *Tensor) Rebase() {
 }
 
 // New returns a zero-filled tensor of the given dtype and shape. A shape with
-// no dimensions is a scalar holding one element.
+// no dimensions is a scalar holding one element. A dtype other than Float32
+// and Float64 panics with a *ShapeError wrapping ErrDType.
 func New(dtype DType, shape ...int) *Tensor {
+	checkDType("new", dtype)
 	n := checkShape("new", shape)
 	t := &Tensor{dtype: dtype, shape: append([]int(nil), shape...)}
 	if dtype == Float32 {
@@ -442,6 +444,7 @@ func EqualShape(a, b []int) bool {
 // values), and the version is bumped. shape is copied, and only when t's
 // shape differs: resizing to the shape t has allocates nothing.
 func (t *Tensor) Resize(d DType, shape ...int) *Tensor {
+	checkDType("resize", d)
 	checkShape("resize", shape)
 	t.resizeCopy(d, shape)
 	return t
