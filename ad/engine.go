@@ -708,7 +708,7 @@ func (s *sweeper) begin(y *Value, targets, result []*Value, o Options) error {
 	if _, err := s.claim(y.n); err != nil {
 		return err
 	}
-	prune := false      // with targets: some reachable Var is not one (see needPruning)
+	prune := false      // with targets: some target is an intermediate value, or some reachable Var is not a target
 	if targets != nil { // intermediate targets are read off their node
 		s.target, s.leaf = map[*node][]int{}, map[*Value][]int{}
 		for i, t := range targets {
@@ -1150,22 +1150,6 @@ func (v *Value) root() *Value {
 		return v.base
 	}
 	return v
-}
-
-// needPruning reports whether some reachable Var is not a target (or some
-// target is an intermediate value): only then can a VJP be skipped.
-func needPruning(nodes []*node, targetOf map[*node][]int, leafTarget map[*Value][]int) bool {
-	if len(targetOf) > 0 {
-		return true
-	}
-	for _, n := range nodes {
-		for _, e := range n.ins() {
-			if l := e.leaf; l != nil && leafTarget[l] == nil {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // usefulNodes marks the nodes from which a target is reachable (the target

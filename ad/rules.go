@@ -268,15 +268,6 @@ type rule struct {
 	vjpOf string
 }
 
-// rows gives the engine the table's rows. The ops reach the table through
-// this interface, not by name: the rows' rules call the ops, so a direct
-// reference would make the table's initialisation depend on itself.
-var rows interface{ row(opcode) *rule } = tableRows{}
-
-type tableRows struct{}
-
-func (tableRows) row(op opcode) *rule { return &table[op] }
-
 // row returns the table's row for op.
 func row(op opcode) *rule { return &tableRef[op] }
 

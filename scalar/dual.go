@@ -2,19 +2,6 @@ package scalar
 
 import "math"
 
-// tangent2 returns dx·tx + dy·ty, where a zero tangent contributes nothing
-// even if its partial is infinite or NaN.
-func tangent2(dx, tx, dy, ty float64) float64 {
-	s := 0.0
-	if tx != 0 {
-		s += dx * tx
-	}
-	if ty != 0 {
-		s += dy * ty
-	}
-	return s
-}
-
 // SumDual returns the sum of xs.
 func SumDual(xs []Dual) Dual {
 	var s Dual
