@@ -45,9 +45,11 @@ func blocks(mr, nr, es int, share l1Share, c isa.Caches) (kc, mc, nc int) {
 	return kc, mc, nc
 }
 
-// withBlocks returns kn with its cache blocks derived from c.
+// withBlocks returns kn with its cache blocks derived from c, and the L1's
+// description inPlace checks A's row stride against.
 func withBlocks[T float](kn kernel[T], share l1Share, c isa.Caches) kernel[T] {
 	kn.kc, kn.mc, kn.nc = blocks(kn.mr, kn.nr, int(unsafe.Sizeof(T(0))), share, c)
+	kn.l1Ways, kn.l1SetStride, kn.l1Line = c.L1Ways, c.L1SetStride(), c.L1Line
 	return kn
 }
 

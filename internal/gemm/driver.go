@@ -29,8 +29,11 @@ type kernel[T float] struct {
 	fn         microKernel[T]
 	direct     bool // fn takes any rsa, csa (else only packed panels)
 	maxStepT   int  // with direct: Aᵀ is packed when lda·size ≥ maxStepT bytes (0: never), see inPlace
-	pool       *bufPool[T]
-	jobs       *sync.Pool // of *job[T]
+	// with direct: the L1 data cache's ways, the bytes at which addresses
+	// share a set, and its line size (0: not checked), see inPlace
+	l1Ways, l1SetStride, l1Line int
+	pool                        *bufPool[T]
+	jobs                        *sync.Pool // of *job[T]
 }
 
 // buffers holds the packing areas of one goroutine.
@@ -538,12 +541,61 @@ func sumPacked[T float](sum, ap []T, MR, mc, kc int) {
 // layer (Xᵀ·G), 1.3× for f64 at lda 512 and n = 128 (16 panels), and 5–10 %
 // slower at 2 KiB steps; on the AVX-512 ones 1.04–1.10× faster at n = 1024
 // and 10 % slower at n = 128 (8 panels of f64). See tune_test.go.
+//
+// A not transposed read in place streams MR rows lda elements apart side
+// by side. At a row stride that is a multiple of the L1's set stride (its
+// size over its ways: 4 KiB on the x86 cores in use, so at lda 1024 f32 or
+// 512 f64) all MR rows fall into one set; where they are more than the
+// L1's ways (12 rows against Zen 4's or Skylake's 8 ways; Zen 5 and Ice
+// Lake have 12) they evict each other and the B panel. A is then packed
+// (rowConflicts). Measured on a Zen 4 (the issue behind this rule):
+// f32 n = 1024 and f64 n = 512 went from 0.80× and 0.93× OpenBLAS to
+// 1.00×; on a Zen 5 (12 ways) packing at those strides was not faster
+// (bench/gemm-tuning.md §4), and the rule keeps reading in place there.
+// Packing never changes a result: the kernel sums the same terms in the
+// same order from the packed panel.
 func (kn *kernel[T]) inPlace(transA bool, m, n, k, lda int) bool {
 	es := int(unsafe.Sizeof(T(0)))
 	if !kn.direct || m*k*es > directMaxBytes {
 		return false
 	}
-	return !transA || kn.maxStepT == 0 || lda*es < kn.maxStepT || n < 16*kn.nr
+	if !transA {
+		return m < kn.mr || !kn.rowConflicts(lda*es)
+	}
+	return kn.maxStepT == 0 || lda*es < kn.maxStepT || n < 16*kn.nr
+}
+
+// rowConflicts reports whether MR rows of A stride bytes apart, read side
+// by side, would need more lines of one L1 set than the L1 has ways: for
+// each row, the rows whose offsets modulo the set stride lie within a
+// line of its own (as they advance together, those meet in a set) are
+// counted, itself included. False where the L1 is not described.
+func (kn *kernel[T]) rowConflicts(stride int) bool {
+	if kn.l1Ways <= 0 || kn.l1SetStride <= 0 || kn.l1Line <= 0 || kn.mr <= kn.l1Ways {
+		return false
+	}
+	return rowsPerSet(kn.mr, stride, kn.l1SetStride, kn.l1Line) > kn.l1Ways
+}
+
+// rowsPerSet is the most rows of rows, stride bytes apart, whose offsets
+// modulo setStride lie within line bytes (circularly) of one row's.
+func rowsPerSet(rows, stride, setStride, line int) int {
+	most := 0
+	for i := range rows {
+		oi := i * stride % setStride
+		c := 0
+		for j := range rows {
+			d := oi - j*stride%setStride
+			if d < 0 {
+				d = -d
+			}
+			if min(d, setStride-d) < line {
+				c++
+			}
+		}
+		most = max(most, c)
+	}
+	return most
 }
 
 // directMaxBytes is the size of A up to which serial reads A in place

@@ -10,8 +10,11 @@
 // with AVX2; in portable Go 2×4 on CPUs with 16 floating-point registers such
 // as amd64, 4×4 on arm64 and others). The assembly kernels read A in place
 // through a row and a column stride, which serves A and Aᵀ alike; A is packed
-// only when it is larger than 4 MiB, and B is packed with masked moves or
-// in-register transposes.
+// only when it is larger than 4 MiB, when a transposed A steps 4 KiB or more
+// per depth step, or when MR of its rows would fall into one L1 set more
+// often than the L1 has ways (row strides of 4096·k bytes on an 8-way L1,
+// whose associativity is read with CPUID: see inPlace); B is packed with
+// masked moves or in-register transposes.
 // On amd64 the micro-kernels and packing loops are Go assembly for AVX-512
 // and for AVX2+FMA, chosen at run time from the CPU's features; other CPUs
 // and builds with -tags purego use portable Go. Aᵀ·B and A·Bᵀ never
