@@ -54,7 +54,12 @@ func withBlocks[T float](kn kernel[T], share l1Share, c isa.Caches) kernel[T] {
 }
 
 // blockName describes a kernel and its blocks, e.g. "avx2 6x16 kc256
-// mc252 nc2048".
+// mc252 nc2048 brows8" (brows: a row-major B packed that many rows at a
+// time, see packBRows).
 func blockName[T float](kn *kernel[T]) string {
-	return fmt.Sprintf("%s %dx%d kc%d mc%d nc%d", kn.name, kn.mr, kn.nr, kn.kc, kn.mc, kn.nc)
+	s := fmt.Sprintf("%s %dx%d kc%d mc%d nc%d", kn.name, kn.mr, kn.nr, kn.kc, kn.mc, kn.nc)
+	if kn.rowsB > 0 {
+		s += fmt.Sprintf(" brows%d", kn.rowsB)
+	}
+	return s
 }

@@ -32,6 +32,7 @@ type kernel[T float] struct {
 	// with direct: the L1 data cache's ways, the bytes at which addresses
 	// share a set, and its line size (0: not checked), see inPlace
 	l1Ways, l1SetStride, l1Line int
+	rowsB                       int // a row-major B is packed this many rows at a time (0: panel by panel), see packBRows
 	pool                        *bufPool[T]
 	jobs                        *sync.Pool // of *job[T]
 }
@@ -334,7 +335,7 @@ func (j *job[T]) Run(p int) {
 					break
 				}
 				hi := min(q+4*NR, nc)
-				packB(bp[q*kc:], NR, j.transB, j.b, j.ldb, pc, jc+q, kc, hi-q)
+				kn.packB(bp[q*kc:], j.transB, j.b, j.ldb, pc, jc+q, kc, hi-q)
 			}
 			j.bar.wait()
 			// Phase 2: row blocks of A against the shared B block.
@@ -474,7 +475,7 @@ func serial[T float](kn *kernel[T], buf *buffers[T], transA, transB bool, m, n, 
 		for pc := 0; pc < k; pc += kn.kc {
 			kc := min(kn.kc, k-pc)
 			bp := buf.b[:kc*roundUp(nc, NR)]
-			packB(bp, NR, transB, b, ldb, pc, jc, kc, nc)
+			kn.packB(bp, transB, b, ldb, pc, jc, kc, nc)
 			bet := beta
 			if pc > 0 {
 				bet = 1
