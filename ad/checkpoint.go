@@ -47,17 +47,26 @@ func Checkpoint(f func(xs []*Value) *Value, xs ...*Value) *Value {
 // one recomputation of a checkpoint held at once (what Stats reports for
 // the recorded recomputation just before it is swept), and the extra bytes
 // a schedule keeps outside the graph (CheckpointChain's snapshots).
+//
+// With root set (the loss whose backward pass runs the recomputations),
+// it also measures, at each recomputation, what the graph behind root
+// still holds (the sweep releases each node's saved values after its VJP)
+// plus the recording: during, the most of those sums.
 type memProbe struct {
 	recompute int64 // the most bytes one recomputation held
 	held      int64 // the most bytes held outside the graph (snapshots)
+	root      *Value
+	during    int64 // the most bytes the graph behind root and one recomputation held together
 }
 
 func (p *memProbe) noteRecompute(y *Value) {
 	if p == nil || y.n == nil {
 		return
 	}
-	if b := Stats(y).SavedBytes; b > p.recompute {
-		p.recompute = b
+	b := Stats(y).SavedBytes
+	p.recompute = max(p.recompute, b)
+	if p.root != nil {
+		p.during = max(p.during, Stats(p.root).SavedBytes+b)
 	}
 }
 
