@@ -119,11 +119,17 @@ func Threads() int {
 // the cache sizes these were derived from, e.g. "f32 avx2 6x16 kc256 mc504
 // nc2048, f64 avx2 6x8 kc256 mc252 nc1024; L1d 48K L2 1024K L3 2048K",
 // followed by isa.Note in parentheses where ADJOINT_CPU forced a lower
-// level or was ignored, e.g. "... (ADJOINT_CPU=avx2)".
+// level or was ignored, e.g. "... (ADJOINT_CPU=avx2)", and by how the
+// parameters were chosen in brackets where they were tuned or tuning was
+// asked for, e.g. "... [tuned (cache)]" (see Tune).
 func KernelName() string {
+	ensureTuned()
 	s := fmt.Sprintf("f32 %s, f64 %s; %v", blockName(&f32), blockName(&f64), isa.CacheSizes())
 	if n := isa.Note(); n != "" {
 		s += " (" + n + ")"
+	}
+	if tuneNote != "" {
+		s += " [" + tuneNote + "]"
 	}
 	return s
 }

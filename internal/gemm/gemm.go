@@ -36,11 +36,13 @@ package gemm
 // transA is false and k×m (lda ≥ m) when it is true; likewise B. When beta is
 // 0, C is not read (NaNs in it do not propagate).
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	ensureTuned()
 	gemm(&f32, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // Dgemm is Sgemm for float64.
 func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	ensureTuned()
 	gemm(&f64, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
@@ -52,6 +54,7 @@ func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int
 //
 //go:noinline
 func SgemmEp(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, ep *Epilogue[float32]) {
+	ensureTuned()
 	gemmEp(&f32, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ep)
 }
 
@@ -59,6 +62,7 @@ func SgemmEp(transA, transB bool, m, n, k int, alpha float32, a []float32, lda i
 //
 //go:noinline
 func DgemmEp(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int, ep *Epilogue[float64]) {
+	ensureTuned()
 	gemmEp(&f64, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ep)
 }
 
