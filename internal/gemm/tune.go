@@ -446,6 +446,9 @@ func timeKernel[T float](kn *kernel[T], bufs [3][]T) time.Duration {
 	return total
 }
 
+// MarshalProfile encodes p as ReadProfile (and ADJOINT_TUNE=FILE) reads it.
+func MarshalProfile(p Profile) ([]byte, error) { return jsonIndent(p) }
+
 // jsonIndent is a profile as "adjoint tune -o" writes it.
 func jsonIndent(p Profile) ([]byte, error) {
 	b, err := json.MarshalIndent(p, "", "\t")
