@@ -134,6 +134,16 @@ func KernelName() string {
 	return s
 }
 
+// flopCount counts the floating-point operations of the products run
+// through gemm since the program started (2·m·n·k each), for Flops.
+var flopCount atomic.Int64
+
+// Flops returns the floating-point operations of the blocked products run
+// so far (2·m·n·k each; products of one row or column, taken as vector
+// products, are not counted), for benchmarks that report what share of a
+// step is matrix products.
+func Flops() int64 { return flopCount.Load() }
+
 // minFlopsPerThread is the work below which another goroutine does not pay
 // for itself (a goroutine hand-off costs a few microseconds).
 const minFlopsPerThread = 3 << 20
@@ -188,6 +198,7 @@ func gemmEp[T float](kn *kernel[T], transA, transB bool, m, n, k int, alpha T, a
 		return
 	}
 	flops := 2 * float64(m) * float64(n) * float64(k)
+	flopCount.Add(int64(flops))
 	nt := Threads()
 	if byWork := int(flops / minFlopsPerThread); byWork < nt {
 		nt = max(byWork, 1)
