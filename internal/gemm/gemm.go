@@ -22,6 +22,11 @@
 // goroutines (see [SetThreads]); smaller ones run on the calling goroutine
 // without allocating.
 //
+// The first product of a process may tune the parameters that keep every
+// result's bits (the micro-kernel at equal depth block, the row and column
+// blocks, how B is packed) by timing a few candidates, and cache the
+// winners per CPU; see tune.go (ADJOINT_TUNE, Tune, SetProfile).
+//
 // SgemmEp and DgemmEp fuse an epilogue into the product (a bias, an
 // activation, the row sums of op(A): see Epilogue), for package ad's
 // fully connected layer.

@@ -73,6 +73,7 @@ type ProfileError struct {
 	Err    error // the underlying error, if any
 }
 
+// Error gives the file, the reason and the underlying error.
 func (e *ProfileError) Error() string {
 	s := "gemm: profile"
 	if e.Path != "" {
@@ -85,6 +86,8 @@ func (e *ProfileError) Error() string {
 	return s
 }
 
+// Unwrap returns the underlying error (ErrNoProfile for a cache without
+// this CPU's profile).
 func (e *ProfileError) Unwrap() error { return e.Err }
 
 // ErrNoProfile is wrapped by the error of a cache without a profile for
