@@ -135,3 +135,46 @@ func TestCheckpointGradientsNotCopied(t *testing.T) {
 		}
 	}
 }
+
+// The owned weight gradients CheckpointLayers hands over are its own: with
+// released storage poisoned (NaN), steps through the binomial schedule
+// give the plain graph's gradients bit for bit, step after step, with a
+// weight read by two layers (its gradient summed in place) and a layer
+// that passes the cotangent through to both its input and a Var (h + B:
+// neither owned).
+func TestCheckpointLayersOwnedGradients(t *testing.T) {
+	SetPoisonReleased(true)
+	defer SetPoisonReleased(false)
+	m := newDeepMLP(3, 32)
+	bias := Var(tensor.Full(tensor.Float32, 0.125, deepBatch, 32))
+	ls := m.layers()
+	w0, w2 := ls[0], ls[2]
+	layers := []func(*Value) *Value{w0, func(h *Value) *Value { return Add(h, bias) }, w2, w0, ls[1], func(h *Value) *Value { return Add(h, bias) }}
+	vars := append(append([]*Value(nil), m.ws...), bias)
+	run := func(f func(ls []func(*Value) *Value, x *Value) *Value) [][]float32 {
+		for _, v := range vars {
+			v.ZeroGrad()
+		}
+		if err := Sum(Square(f(layers, Const(m.x)))).Backward(); err != nil {
+			t.Fatal(err)
+		}
+		var out [][]float32
+		for _, v := range vars {
+			out = append(out, append([]float32(nil), v.Grad().Float32s()...))
+		}
+		return out
+	}
+	want := run(plain)
+	for _, snaps := range []int{1, 2, 6} {
+		for step := range 3 {
+			got := run(func(ls []func(*Value) *Value, x *Value) *Value { return CheckpointLayers(ls, x, snaps) })
+			for i := range want {
+				for k := range want[i] {
+					if math.Float32bits(got[i][k]) != math.Float32bits(want[i][k]) {
+						t.Fatalf("%d snapshots, step %d, var %d: element %d is %v, want %v", snaps, step, i, k, got[i][k], want[i][k])
+					}
+				}
+			}
+		}
+	}
+}
