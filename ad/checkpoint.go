@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/adjointgo/adjoint/tensor"
 )
@@ -48,17 +47,26 @@ func Checkpoint(f func(xs []*Value) *Value, xs ...*Value) *Value {
 // one recomputation of a checkpoint held at once (what Stats reports for
 // the recorded recomputation just before it is swept), and the extra bytes
 // a schedule keeps outside the graph (CheckpointChain's snapshots).
+//
+// With root set (the loss whose backward pass runs the recomputations),
+// it also measures, at each recomputation, what the graph behind root
+// still holds (the sweep releases each node's saved values after its VJP)
+// plus the recording: during, the most of those sums.
 type memProbe struct {
 	recompute int64 // the most bytes one recomputation held
 	held      int64 // the most bytes held outside the graph (snapshots)
+	root      *Value
+	during    int64 // the most bytes the graph behind root and one recomputation held together
 }
 
 func (p *memProbe) noteRecompute(y *Value) {
 	if p == nil || y.n == nil {
 		return
 	}
-	if b := Stats(y).SavedBytes; b > p.recompute {
-		p.recompute = b
+	b := Stats(y).SavedBytes
+	p.recompute = max(p.recompute, b)
+	if p.root != nil {
+		p.during = max(p.during, Stats(p.root).SavedBytes+b)
 	}
 }
 
@@ -415,34 +423,38 @@ func checkpointRange(layers []func(*Value) *Value, x *Value, p *memProbe) *Value
 // It first runs each layer once, alone, recording it on a stand-in of its
 // input that requires a gradient, and measures with Stats the bytes the
 // layer saves (aᵢ) and the bytes of its input (bᵢ). A plan cuts the layers
-// into runs, each stored (recorded as usual: it holds Σaᵢ) or checkpointed
-// (it holds its input, bᵢ, and, while its recomputation is swept, Σaᵢ of
-// the run); a stored run holds its input too. The plan's memory is
+// into runs, each stored (recorded as usual: it holds its input and Σaᵢ)
+// or checkpointed (it holds its input, bᵢ, and, while its recomputation is
+// swept, Σaᵢ of the run). The plan's memory follows the order of the
+// backward sweep, which releases the runs after the one it recomputes:
 //
-//	Σ runs' first bᵢ + Σ stored aᵢ + max checkpointed run's Σaᵢ + the output's bytes
+//	max( Σ runs' first bᵢ + Σ stored aᵢ,
+//	     max over checkpointed runs r of (what the runs before r hold + r's bᵢ + r's Σaᵢ) ) + the output's bytes
 //
 // (an upper estimate: a storage saved twice, such as a stored run's last
 // output that the next run takes as input, is counted twice), and its cost
 // the number of layers in checkpointed runs, each recomputed once. A
-// dynamic programme over the run boundaries, for each candidate cap on a
-// checkpointed run's Σaᵢ (the distinct sums of consecutive aᵢ, or when
-// there are more than 4·len(layers) of them the largest sum of each
-// length), finds the cheapest plan whose memory fits; with ties, the one
-// holding least. It is exact for up to 64 layers and 32 candidate caps;
-// beyond, it plans over 64 groups of consecutive layers and 32 caps
-// spread evenly over the candidates, which bounds its time to a few
+// dynamic programme over the run boundaries finds the cheapest plan whose
+// memory fits, and with ties the one holding least; earlier runs come out
+// longer than later ones, as fewer inputs are held when they are
+// recomputed. It is exact for up to 128 layers; beyond, it plans over 128
+// groups of consecutive layers, which bounds its time to some
 // milliseconds. If everything fits, nothing is checkpointed. If no such
-// plan fits (one level of checkpoints holds at least about 2√n
+// plan fits (one level of checkpoints holds at least about √(2n)
 // activations of n equal layers), the layers go to CheckpointLayers, the
 // binomial schedule, with as many snapshots as fit: it holds the
 // snapshots, the current state (each at most the largest bᵢ), one layer's
 // recording and the output, down to 1 snapshot, the least any schedule
 // can hold.
 //
-// The probe's outputs are the checkpointed runs' forward results (the
-// checkpointed layers run once in the forward pass); stored layers run
-// again, recorded, and under the binomial schedule all layers do. The gradients are bit for bit those without
-// checkpointing.
+// The probe's outputs are reused: they are the checkpointed runs' forward
+// results, and under the binomial schedule the states of its forward part
+// (its snapshots among them), so that no layer runs twice in the forward
+// pass but the stored ones, which run again, recorded. Every layer thus
+// runs twice before the backward pass (the probe, and recorded or
+// recomputed), plus, under the binomial schedule, its advances in the
+// backward pass (RevolveSteps(n, s) − (n−1)). The gradients are bit for bit
+// those without checkpointing.
 func CheckpointBudget(layers []func(*Value) *Value, x *Value, budget int64) *Value {
 	return checkpointBudget(layers, x, budget, nil)
 }
@@ -478,9 +490,9 @@ func checkpointBudget(layers []func(*Value) *Value, x *Value, budget int64, p *m
 		cur = dropRecording(y)
 		outs[i] = cur
 	}
-	plan, mem, _ := planBudget(a, b, bytesOf(cur), budget)
-	if mem > budget {
-		return checkpointLayers("checkpoint budget", layers, x, binomialSnapshots(a, b, bytesOf(cur), budget), p)
+	plan, _, _, ok := planBudget(a, b, bytesOf(cur), budget)
+	if !ok { // the binomial schedule, its forward part read off the probe
+		return checkpointLayersProbed("checkpoint budget", layers, x, binomialSnapshots(a, b, bytesOf(cur), budget), p, &layerProbe{outs, params})
 	}
 	for _, r := range plan {
 		if !r.ckpt {
@@ -530,21 +542,34 @@ func binomialSnapshots(a, b []int64, out, budget int64) int {
 
 func bytesOf(v *Value) int64 { return int64(v.t.Len() * v.t.DType().Size()) }
 
-// The planner's limits: it plans exactly over up to planUnits layers and
-// planCaps candidate caps; beyond them it groups consecutive layers into
-// planUnits groups and thins the caps evenly (O(planUnits³·planCaps), a few
-// milliseconds).
-const (
-	planUnits = 64
-	planCaps  = 32
-)
+// The planner's limit: it plans exactly over up to planUnits layers; beyond
+// them it groups consecutive layers into planUnits groups (its dynamic
+// programme is O(planUnits³) per trial budget, and about 25 trials find
+// the least memory: some milliseconds).
+const planUnits = 128
 
 // planBudget returns the cheapest plan (fewest checkpointed layers) for
 // layers that save a[i] bytes and take inputs of b[i] bytes, producing an
 // output of out bytes, whose memory (see CheckpointBudget) is within
-// budget, with its memory and cost; or, when none is, the plan holding
-// least.
-func planBudget(a, b []int64, out, budget int64) (plan []budgetRun, mem int64, cost int) {
+// budget, with its memory and cost; among plans of that cost, the one
+// holding least. ok is false when no plan fits.
+//
+// The memory follows the order of the sweep: when the backward pass
+// recomputes checkpointed run r, the runs after it are swept and their
+// inputs and recordings released, so the memory at that moment is
+// h(r) + b(r) + Σa(r) + out, where h(r) is what the runs before r hold
+// (their inputs, and the recordings of the stored ones); at the end of the
+// forward pass it is h + out for the whole plan. A plan's memory is the
+// largest of these. For a fixed cap on the memory every constraint grows
+// with h, so the least h covering layers [0, i) with c checkpointed is all
+// a dynamic programme over (i, c) needs to keep: it is exact, without
+// enumerating caps. An earlier run may then be longer than a later one
+// (fewer inputs are held when it is recomputed), which the planner that
+// charged every checkpointed run with the largest one's recording missed:
+// 100 equal layers of one activation each fit a one-level plan in 20
+// activations (runs of 18, 17, …, 12) where it needed 21 and fell back to
+// the binomial schedule.
+func planBudget(a, b []int64, out, budget int64) (plan []budgetRun, mem int64, cost int, ok bool) {
 	n := len(a)
 	if n > planUnits { // plan over groups of consecutive layers
 		size := (n + planUnits - 1) / planUnits
@@ -556,80 +581,28 @@ func planBudget(a, b []int64, out, budget int64) (plan []budgetRun, mem int64, c
 			}
 			ga, gb = append(ga, s), append(gb, b[i])
 		}
-		plan, mem, _ = planBudget(ga, gb, out, budget)
+		plan, mem, _, ok = planBudget(ga, gb, out, budget)
 		for k := range plan {
 			plan[k].start, plan[k].end = plan[k].start*size, min(plan[k].end*size, n)
 		}
-		return plan, mem, layersIn(plan)
+		return plan, mem, layersIn(plan), ok
 	}
 	var all int64
 	for _, v := range a {
 		all += v
 	}
 	if all+b[0]+out <= budget {
-		return []budgetRun{{0, n, false}}, all + b[0] + out, 0
+		return []budgetRun{{0, n, false}}, all + b[0] + out, 0, true
 	}
-	// Candidate caps on a checkpointed run's saved bytes.
-	seen := map[int64]bool{}
-	var caps []int64
-	for i := range n {
-		var s int64
-		for j := i; j < n; j++ {
-			s += a[j]
-			if !seen[s] {
-				seen[s] = true
-				caps = append(caps, s)
-			}
-		}
-	}
-	if len(caps) > 4*n {
-		caps = caps[:0]
-		for k := 1; k <= n; k++ {
-			var best, s int64
-			for j := range n {
-				s += a[j]
-				if j >= k {
-					s -= a[j-k]
-				}
-				if j >= k-1 && s > best {
-					best = s
-				}
-			}
-			caps = append(caps, best)
-		}
-	}
-	fit := caps[:0:0] // only a cap that fits can give a plan that fits
-	least := caps[0]
-	for _, m := range caps {
-		if m+out <= budget {
-			fit = append(fit, m)
-		}
-		least = min(least, m)
-	}
-	if caps = fit; len(caps) == 0 {
-		caps = []int64{least}
-	}
-	if slices.Sort(caps); len(caps) > planCaps { // thinned evenly, the largest kept
-		thin := make([]int64, 0, planCaps)
-		for i := range planCaps - 1 {
-			thin = append(thin, caps[i*len(caps)/(planCaps-1)])
-		}
-		caps = append(thin, caps[len(caps)-1])
-	}
-	const inf = int64(math.MaxInt64)
-	// d[i][c]: the least memory (without the cap) covering layers [0, i)
-	// with c layers checkpointed; from[i][c] the run that ends there.
 	d := make([][]int64, n+1)
 	from := make([][]budgetRun, n+1)
 	for i := range d {
 		d[i] = make([]int64, n+1)
 		from[i] = make([]budgetRun, n+1)
 	}
-	bestCost, bestMem := -1, inf
-	var bestPlan []budgetRun
-	leastMem := inf
-	var leastPlan []budgetRun
-	for _, m := range caps {
+	// fit runs the programme under the cap m and returns the least cost of
+	// a plan within it (-1: none).
+	fit := func(m int64) int {
 		for i := range d {
 			for c := range d[i] {
 				d[i][c] = inf
@@ -638,42 +611,73 @@ func planBudget(a, b []int64, out, budget int64) (plan []budgetRun, mem int64, c
 		d[0][0] = 0
 		for i := range n {
 			for c := 0; c <= i; c++ {
-				if d[i][c] == inf {
+				h := d[i][c]
+				if h == inf {
 					continue
 				}
 				var s int64
 				for j := i + 1; j <= n; j++ {
 					s += a[j-1]
-					if v := d[i][c] + b[i] + s; v < d[j][c] {
+					v := h + b[i] + s
+					if v+out > m { // stored or recomputed, the run no longer fits, nor do longer ones
+						break
+					}
+					if v < d[j][c] {
 						d[j][c], from[j][c] = v, budgetRun{i, j, false}
 					}
-					if s > m {
-						continue
-					}
-					if v := d[i][c] + b[i]; v < d[j][c+j-i] {
-						d[j][c+j-i], from[j][c+j-i] = v, budgetRun{i, j, true}
+					if w := h + b[i]; w < d[j][c+j-i] {
+						d[j][c+j-i], from[j][c+j-i] = w, budgetRun{i, j, true}
 					}
 				}
 			}
 		}
 		for c := 0; c <= n; c++ {
-			if d[n][c] == inf {
-				continue
-			}
-			total := d[n][c] + m + out
-			fits := total <= budget
-			if fits && (bestCost < 0 || c < bestCost || c == bestCost && total < bestMem) {
-				bestCost, bestMem, bestPlan = c, total, walkPlan(from, n, c)
-			}
-			if total < leastMem {
-				leastMem, leastPlan = total, walkPlan(from, n, c)
+			if d[n][c] != inf && d[n][c]+out <= m {
+				return c
 			}
 		}
+		return -1
 	}
-	if bestCost < 0 {
-		return leastPlan, leastMem, layersIn(leastPlan)
+	if cost = fit(budget); cost < 0 {
+		return nil, 0, 0, false
 	}
-	return bestPlan, bestMem, bestCost
+	// The least memory at that cost: the smallest cap that still admits it
+	// (a lower cap never admits a cheaper plan).
+	lo, hi := int64(0), budget
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if c := fit(mid); c >= 0 && c <= cost {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	fit(hi)
+	plan = walkPlan(from, n, cost)
+	return plan, planMem(plan, a, b, out), cost, true
+}
+
+// inf marks a state planBudget's programme has not reached.
+const inf = int64(math.MaxInt64)
+
+// planMem is the memory of plan (see planBudget): the largest of what the
+// forward pass leaves held and what each checkpointed run's recomputation
+// adds to what the runs before it hold.
+func planMem(plan []budgetRun, a, b []int64, out int64) int64 {
+	var h, peak int64
+	for _, r := range plan {
+		var s int64
+		for _, v := range a[r.start:r.end] {
+			s += v
+		}
+		if r.ckpt {
+			peak = max(peak, h+b[r.start]+s+out)
+			h += b[r.start]
+		} else {
+			h += b[r.start] + s
+		}
+	}
+	return max(peak, h+out)
 }
 
 // walkPlan reads the plan ending at layer n with cost c off from.

@@ -72,19 +72,24 @@ var deepSchedules = []struct {
 // pass), holding 10 snapshots and the current state.
 const deepSnapshots = 10
 
-// deepStep runs one forward and backward pass and returns the bytes held
-// for the backward pass at its start, the most at any moment: what Stats
+// deepStep runs one forward and backward pass and returns the most bytes
+// held for the backward pass at any moment: at its start, what Stats
 // reports for the loss (the activations the graph saves, checkpoints'
-// inputs and outputs included), plus the snapshots a binomial schedule
-// keeps outside the graph (the current state included), plus the largest
-// recording one recomputation holds while it is swept (an upper bound: the
-// graph's part shrinks as the sweep releases it).
+// inputs and outputs included); during it, at each recomputation, what the
+// graph still holds (the sweep releases each node's saved values once its
+// VJP has run) plus the recording being swept; either way plus the
+// snapshots a binomial schedule keeps outside the graph (the current state
+// included). (Until the budget planner took the sweep's order into
+// account this added the largest recording to the graph's whole start,
+// an upper bound that the new plans, whose earlier runs are longer, would
+// overstate by most of a run.)
 func (m *deepMLP) step(run func([]func(*Value) *Value, *Value, *memProbe) *Value) (held int64, err error) {
 	p := &memProbe{}
 	loss := Sum(run(m.layers(), Const(m.x), p))
-	held = Stats(loss).SavedBytes + p.held
+	p.root = loss
+	start := Stats(loss).SavedBytes
 	err = loss.Backward()
-	return held + p.recompute, err
+	return max(start, p.during) + p.held, err
 }
 
 // BenchmarkDeepMLP measures one forward and backward pass of the 100-layer

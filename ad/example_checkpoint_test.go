@@ -103,7 +103,7 @@ func ExampleCheckpointBudget() {
 	}
 	// Output:
 	// budget 1048576: the graph keeps 4352 bytes
-	// budget    3072: the graph keeps 2048 bytes
+	// budget    3072: the graph keeps 2816 bytes
 	// budget    1024: the graph keeps 512 bytes
 }
 

@@ -201,6 +201,21 @@ func CheckpointLayers(layers []func(*Value) *Value, x0 *Value, snapshots int) *V
 }
 
 func checkpointLayers(name string, layers []func(*Value) *Value, x0 *Value, snapshots int, p *memProbe) *Value {
+	return checkpointLayersProbed(name, layers, x0, snapshots, p, nil)
+}
+
+// layerProbe is what CheckpointBudget's probe already knows of the layers:
+// each one's output (detached) and the Vars it reads.
+type layerProbe struct {
+	outs   []*Value
+	params [][]*Value
+}
+
+// checkpointLayersProbed is checkpointLayers; with a probe (not nil), the
+// forward part of the schedule takes its states from the probe's outputs
+// instead of running the layers again (n forwards saved), and the probe is
+// dropped after it, but for the snapshots.
+func checkpointLayersProbed(name string, layers []func(*Value) *Value, x0 *Value, snapshots int, p *memProbe, probe *layerProbe) *Value {
 	defer rethrow()
 	n := len(layers)
 	if snapshots < 1 {
@@ -216,6 +231,10 @@ func checkpointLayers(name string, layers []func(*Value) *Value, x0 *Value, snap
 		first++
 	}
 	s := &chainState{layers: layers, params: make([][]*Value, n), p: p}
+	if probe != nil {
+		s.known = probe.outs
+		copy(s.params, probe.params)
+	}
 	s.cur, s.idx = x0.Detach(), 0
 	s.slots = make([]*Value, snapshots)
 	s.slotIdx = make([]int, snapshots)
@@ -224,7 +243,8 @@ func checkpointLayers(name string, layers []func(*Value) *Value, x0 *Value, snap
 		panic(fmt.Sprintf("ad: internal error: the schedule's forward part ends at x%d, not x%d", s.idx, n-1))
 	}
 	last := s.cur
-	y := s.eval(n - 1)
+	y := s.advance()
+	s.known = nil // the probe's other outputs are not kept
 	p.noteHeld(s.heldBytes())
 
 	// The Vars the steps read, each once, in the order first met.
@@ -263,15 +283,21 @@ func checkpointLayers(name string, layers []func(*Value) *Value, x0 *Value, snap
 			gs := make([]*Value, len(ins))
 			if reqs[0] {
 				gs[0] = r.g
+				r.g.owned = r.gOwned
 			}
 			for j, v := range params {
-				gs[1+j] = r.acc[v]
+				gs[1+j] = r.acc[v] // owned as youturn marked it
 			}
 			return gs
 		},
 		JVP: func(ins []*Value, _ *Value, ts []*Value) *Value {
 			return checkpointJVP(whole, 1, params, ins, ts)
 		},
+		// The cotangents the sweeps of the youturns held alone, and the
+		// sums of them made here, are handed over without a copy (a
+		// weight's gradient, 4 MiB in a 1024-wide layer, was cloned into
+		// its buffer at every step).
+		ownsResults: true,
 	}
 	return fn.Apply(append([]*Value{x0}, params...)...)
 }
@@ -294,9 +320,21 @@ type chainState struct {
 	slotIdx []int
 	cur     *Value
 	idx     int
+	known   []*Value // the layers' outputs where already computed (a probe's), else nil
 	g       *Value
-	acc     map[*Value]*Value
+	gOwned  bool              // the sweep that made g held it alone
+	acc     map[*Value]*Value // owned where the sweeps held them alone or they are sums made here
 	p       *memProbe
+}
+
+// advance returns the output of layer idx from the current state: the
+// known one where there is one, else the layer run without keeping a
+// recording.
+func (s *chainState) advance() *Value {
+	if s.known != nil {
+		return s.known[s.idx]
+	}
+	return s.eval(s.idx)
 }
 
 // eval returns layers[i](cur) without keeping a recording, noting the Vars
@@ -320,7 +358,7 @@ func (s *chainState) run(acts []revolveAction) {
 		switch a.op {
 		case revAdvance:
 			for range a.n {
-				s.cur = s.eval(s.idx)
+				s.cur = s.advance()
 				s.idx++
 			}
 		case revTakeshot:
@@ -346,16 +384,21 @@ func (s *chainState) youturn() {
 	s.p.noteRecompute(y)
 	targets := append([]*Value{z}, s.params[s.idx]...)
 	if !y.requires {
-		s.g = zerosLike(z)
+		s.g, s.gOwned = zerosLike(z), true
 		return
 	}
-	tg, _ := recomputedGrad("checkpoint", y, targets, Options{Seed: s.g})
-	s.g = tg[0]
+	tg, excl := recomputedGrad("checkpoint", y, targets, Options{Seed: s.g})
+	// The cotangent of the state seeds the next youturn, whose results may
+	// be it (a layer that passes it through): it is not marked owned until
+	// it is returned.
+	s.g, s.gOwned = tg[0], excl[0]
 	for j, v := range s.params[s.idx] {
+		g := tg[1+j]
+		g.owned = excl[1+j]
 		if a := s.acc[v]; a != nil {
-			s.acc[v] = Add(a, tg[1+j])
+			s.acc[v] = addGrad(a, g, false) // into a, where owned; else a new sum, owned
 		} else {
-			s.acc[v] = tg[1+j]
+			s.acc[v] = g
 		}
 	}
 }

@@ -106,8 +106,9 @@ func TestRevolveFive(t *testing.T) {
 }
 
 // TestPlanBudget checks the budget planner against every plan of up to
-// seven layers with random sizes: the same least cost, and the same least
-// memory among the plans of that cost, whenever one fits.
+// seven layers with random sizes, their memory taken in the order of the
+// sweep: whether one fits, the same least cost, and the same least memory
+// among the plans of that cost.
 func TestPlanBudget(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for trial := range 3000 {
@@ -129,28 +130,34 @@ func TestPlanBudget(t *testing.T) {
 				}
 			}
 			for lab := range 1 << len(runs) {
-				var mem, peak int64
+				// What the runs before each checkpointed run hold while it
+				// is recomputed, plus its input, its recording and the
+				// output; and what the forward pass leaves held.
+				var held, peak int64
 				cost := 0
 				for k, rn := range runs {
 					var s int64
 					for i := rn[0]; i < rn[1]; i++ {
 						s += a[i]
 					}
-					mem += b[rn[0]]
 					if lab&(1<<k) != 0 {
-						peak = max(peak, s)
+						peak = max(peak, held+b[rn[0]]+s+out)
 						cost += rn[1] - rn[0]
+						held += b[rn[0]]
 					} else {
-						mem += s
+						held += b[rn[0]] + s
 					}
 				}
-				mem += peak + out
+				mem := max(peak, held+out)
 				if mem <= budget && (bestCost < 0 || cost < bestCost || cost == bestCost && mem < bestMem) {
 					bestCost, bestMem = cost, mem
 				}
 			}
 		}
-		plan, mem, cost := planBudget(a, b, out, budget)
+		plan, mem, cost, ok := planBudget(a, b, out, budget)
+		if ok != (bestCost >= 0) {
+			t.Fatalf("trial %d: a=%v b=%v out=%d budget=%d: planBudget ok = %v, a plan fits: %v", trial, a, b, out, budget, ok, bestCost >= 0)
+		}
 		if bestCost < 0 {
 			continue
 		}

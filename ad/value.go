@@ -3,6 +3,7 @@ package ad
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/adjointgo/adjoint/tensor"
 )
@@ -284,6 +285,11 @@ func (s *leafState) adoptArena(g *Value) {
 	s.grad = sp
 }
 
+// gradCopies counts the gradients accumulate copied into a buffer of its
+// own because the sweep did not hand them over (a probe for the tests: a
+// checkpoint's weight gradients must arrive owned).
+var gradCopies atomic.Int64
+
 // accumulate adds g into the buffer: Backward's += semantics.
 func (s *leafState) accumulate(g *Value, createGraph bool) {
 	s.mu.Lock()
@@ -308,6 +314,7 @@ func (s *leafState) accumulate(g *Value, createGraph bool) {
 		}
 		if !createGraph {
 			// own the buffer: later accumulations add into it in place
+			gradCopies.Add(1)
 			if s.spare != nil && tensor.EqualShape(s.spare.t.Shape(), g.t.Shape()) && s.spare.t.DType() == g.t.DType() {
 				s.spare.t.CopyFrom(&g.t)
 				g = s.spare

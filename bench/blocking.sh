@@ -38,7 +38,7 @@ for r in $(seq "$ROUNDS"); do
 		echo "# round $r/$ROUNDS adjoint $l" >&2
 		cpu="$l"
 		[ "$l" = native ] && cpu=""
-		ADJOINT_CPU="$cpu" ADJOINT_TUNE="$TUNE" ADJOINT_TUNE_SHAPES="$SHAPES" ADJOINT_TUNE_DT="$DTYPES" \
+		ADJOINT_CPU="$cpu" ADJOINT_TUNE_VARIANTS="$TUNE" ADJOINT_TUNE_SHAPES="$SHAPES" ADJOINT_TUNE_DT="$DTYPES" \
 			ADJOINT_TUNE_ROUNDS=1 "$tmp/gemm.test" -test.run '^$' -test.bench '^BenchmarkTune$' -test.benchtime 1x | grep '^TUNE' | sed "s/^TUNE/TUNE $l/" >>"$tmp/go.txt"
 	done
 	for ct in $cts; do

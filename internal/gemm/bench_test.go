@@ -3,7 +3,17 @@ package gemm
 import (
 	"fmt"
 	"testing"
+
+	"github.com/adjointgo/adjoint/internal/isa"
 )
+
+// logCPU prints the CPU the figures are taken on and the parameters in
+// use (shown with -v; reportCPU puts the family and model on every line),
+// so that figures from other machines can be told apart (issue 26).
+func logCPU(b *testing.B) {
+	b.Helper()
+	b.Logf("%v; %s", isa.ThisCPU(), KernelName())
+}
 
 var benchSizes = []int{64, 128, 256, 512, 1024, 2048}
 
@@ -28,11 +38,21 @@ func benchGemm[T float](b *testing.B, transA, transB bool, n int) {
 	}
 	secs := b.Elapsed().Seconds() / float64(b.N)
 	b.ReportMetric(2*float64(n)*float64(n)*float64(n)/secs/1e9, "GFLOP/s")
+	reportCPU(b)
+}
+
+// reportCPU adds the CPU's family and model to a benchmark's figures, so
+// that every line says which CPU it was measured on.
+func reportCPU(b *testing.B) {
+	c := isa.ThisCPU()
+	b.ReportMetric(float64(c.Family), "cpu-family")
+	b.ReportMetric(float64(c.Model), "cpu-model")
 }
 
 // BenchmarkMatMul times square C = A·B. The thread count is Threads()
 // (GOMAXPROCS unless set); run with -cpu 1,2 to compare.
 func BenchmarkMatMul(b *testing.B) {
+	logCPU(b)
 	for _, dt := range []string{"f32", "f64"} {
 		for _, n := range benchSizes {
 			b.Run(fmt.Sprintf("%s/n=%d", dt, n), func(b *testing.B) {
@@ -49,6 +69,7 @@ func BenchmarkMatMul(b *testing.B) {
 // BenchmarkMatMulT times the transposed forms the backward pass uses:
 // tA is Aᵀ·B (dW = Xᵀ·G), tB is A·Bᵀ (dX = G·Wᵀ).
 func BenchmarkMatMulT(b *testing.B) {
+	logCPU(b)
 	for _, dt := range []string{"f32", "f64"} {
 		for _, tr := range []string{"tA", "tB"} {
 			for _, n := range benchSizes {

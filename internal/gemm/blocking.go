@@ -45,14 +45,21 @@ func blocks(mr, nr, es int, share l1Share, c isa.Caches) (kc, mc, nc int) {
 	return kc, mc, nc
 }
 
-// withBlocks returns kn with its cache blocks derived from c.
+// withBlocks returns kn with its cache blocks derived from c, and the L1's
+// description inPlace checks A's row stride against.
 func withBlocks[T float](kn kernel[T], share l1Share, c isa.Caches) kernel[T] {
 	kn.kc, kn.mc, kn.nc = blocks(kn.mr, kn.nr, int(unsafe.Sizeof(T(0))), share, c)
+	kn.l1Ways, kn.l1SetStride, kn.l1Line = c.L1Ways, c.L1SetStride(), c.L1Line
 	return kn
 }
 
 // blockName describes a kernel and its blocks, e.g. "avx2 6x16 kc256
-// mc252 nc2048".
+// mc252 nc2048 brows8" (brows: a row-major B packed that many rows at a
+// time, see packBRows).
 func blockName[T float](kn *kernel[T]) string {
-	return fmt.Sprintf("%s %dx%d kc%d mc%d nc%d", kn.name, kn.mr, kn.nr, kn.kc, kn.mc, kn.nc)
+	s := fmt.Sprintf("%s %dx%d kc%d mc%d nc%d", kn.name, kn.mr, kn.nr, kn.kc, kn.mc, kn.nc)
+	if kn.rowsB > 0 {
+		s += fmt.Sprintf(" brows%d", kn.rowsB)
+	}
+	return s
 }

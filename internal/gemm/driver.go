@@ -29,8 +29,12 @@ type kernel[T float] struct {
 	fn         microKernel[T]
 	direct     bool // fn takes any rsa, csa (else only packed panels)
 	maxStepT   int  // with direct: Aᵀ is packed when lda·size ≥ maxStepT bytes (0: never), see inPlace
-	pool       *bufPool[T]
-	jobs       *sync.Pool // of *job[T]
+	// with direct: the L1 data cache's ways, the bytes at which addresses
+	// share a set, and its line size (0: not checked), see inPlace
+	l1Ways, l1SetStride, l1Line int
+	rowsB                       int // a row-major B is packed this many rows at a time (0: panel by panel), see packBRows
+	pool                        *bufPool[T]
+	jobs                        *sync.Pool // of *job[T]
 }
 
 // buffers holds the packing areas of one goroutine.
@@ -115,14 +119,30 @@ func Threads() int {
 // the cache sizes these were derived from, e.g. "f32 avx2 6x16 kc256 mc504
 // nc2048, f64 avx2 6x8 kc256 mc252 nc1024; L1d 48K L2 1024K L3 2048K",
 // followed by isa.Note in parentheses where ADJOINT_CPU forced a lower
-// level or was ignored, e.g. "... (ADJOINT_CPU=avx2)".
+// level or was ignored, e.g. "... (ADJOINT_CPU=avx2)", and by how the
+// parameters were chosen in brackets where they were tuned or tuning was
+// asked for, e.g. "... [tuned (cache)]" (see Tune).
 func KernelName() string {
+	ensureTuned()
 	s := fmt.Sprintf("f32 %s, f64 %s; %v", blockName(&f32), blockName(&f64), isa.CacheSizes())
 	if n := isa.Note(); n != "" {
 		s += " (" + n + ")"
 	}
+	if tuneNote != "" {
+		s += " [" + tuneNote + "]"
+	}
 	return s
 }
+
+// flopCount counts the floating-point operations of the products run
+// through gemm since the program started (2·m·n·k each), for Flops.
+var flopCount atomic.Int64
+
+// Flops returns the floating-point operations of the blocked products run
+// so far (2·m·n·k each; products of one row or column, taken as vector
+// products, are not counted), for benchmarks that report what share of a
+// step is matrix products.
+func Flops() int64 { return flopCount.Load() }
 
 // minFlopsPerThread is the work below which another goroutine does not pay
 // for itself (a goroutine hand-off costs a few microseconds).
@@ -178,6 +198,7 @@ func gemmEp[T float](kn *kernel[T], transA, transB bool, m, n, k int, alpha T, a
 		return
 	}
 	flops := 2 * float64(m) * float64(n) * float64(k)
+	flopCount.Add(int64(flops))
 	nt := Threads()
 	if byWork := int(flops / minFlopsPerThread); byWork < nt {
 		nt = max(byWork, 1)
@@ -331,7 +352,7 @@ func (j *job[T]) Run(p int) {
 					break
 				}
 				hi := min(q+4*NR, nc)
-				packB(bp[q*kc:], NR, j.transB, j.b, j.ldb, pc, jc+q, kc, hi-q)
+				kn.packB(bp[q*kc:], j.transB, j.b, j.ldb, pc, jc+q, kc, hi-q)
 			}
 			j.bar.wait()
 			// Phase 2: row blocks of A against the shared B block.
@@ -471,7 +492,7 @@ func serial[T float](kn *kernel[T], buf *buffers[T], transA, transB bool, m, n, 
 		for pc := 0; pc < k; pc += kn.kc {
 			kc := min(kn.kc, k-pc)
 			bp := buf.b[:kc*roundUp(nc, NR)]
-			packB(bp, NR, transB, b, ldb, pc, jc, kc, nc)
+			kn.packB(bp, transB, b, ldb, pc, jc, kc, nc)
 			bet := beta
 			if pc > 0 {
 				bet = 1
@@ -538,12 +559,61 @@ func sumPacked[T float](sum, ap []T, MR, mc, kc int) {
 // layer (Xᵀ·G), 1.3× for f64 at lda 512 and n = 128 (16 panels), and 5–10 %
 // slower at 2 KiB steps; on the AVX-512 ones 1.04–1.10× faster at n = 1024
 // and 10 % slower at n = 128 (8 panels of f64). See tune_test.go.
+//
+// A not transposed read in place streams MR rows lda elements apart side
+// by side. At a row stride that is a multiple of the L1's set stride (its
+// size over its ways: 4 KiB on the x86 cores in use, so at lda 1024 f32 or
+// 512 f64) all MR rows fall into one set; where they are more than the
+// L1's ways (12 rows against Zen 4's or Skylake's 8 ways; Zen 5 and Ice
+// Lake have 12) they evict each other and the B panel. A is then packed
+// (rowConflicts). Measured on a Zen 4 (the issue behind this rule):
+// f32 n = 1024 and f64 n = 512 went from 0.80× and 0.93× OpenBLAS to
+// 1.00×; on a Zen 5 (12 ways) packing at those strides was not faster
+// (bench/gemm-tuning.md §4), and the rule keeps reading in place there.
+// Packing never changes a result: the kernel sums the same terms in the
+// same order from the packed panel.
 func (kn *kernel[T]) inPlace(transA bool, m, n, k, lda int) bool {
 	es := int(unsafe.Sizeof(T(0)))
 	if !kn.direct || m*k*es > directMaxBytes {
 		return false
 	}
-	return !transA || kn.maxStepT == 0 || lda*es < kn.maxStepT || n < 16*kn.nr
+	if !transA {
+		return m < kn.mr || !kn.rowConflicts(lda*es)
+	}
+	return kn.maxStepT == 0 || lda*es < kn.maxStepT || n < 16*kn.nr
+}
+
+// rowConflicts reports whether MR rows of A stride bytes apart, read side
+// by side, would need more lines of one L1 set than the L1 has ways: for
+// each row, the rows whose offsets modulo the set stride lie within a
+// line of its own (as they advance together, those meet in a set) are
+// counted, itself included. False where the L1 is not described.
+func (kn *kernel[T]) rowConflicts(stride int) bool {
+	if kn.l1Ways <= 0 || kn.l1SetStride <= 0 || kn.l1Line <= 0 || kn.mr <= kn.l1Ways {
+		return false
+	}
+	return rowsPerSet(kn.mr, stride, kn.l1SetStride, kn.l1Line) > kn.l1Ways
+}
+
+// rowsPerSet is the most rows of rows, stride bytes apart, whose offsets
+// modulo setStride lie within line bytes (circularly) of one row's.
+func rowsPerSet(rows, stride, setStride, line int) int {
+	most := 0
+	for i := range rows {
+		oi := i * stride % setStride
+		c := 0
+		for j := range rows {
+			d := oi - j*stride%setStride
+			if d < 0 {
+				d = -d
+			}
+			if min(d, setStride-d) < line {
+				c++
+			}
+		}
+		most = max(most, c)
+	}
+	return most
 }
 
 // directMaxBytes is the size of A up to which serial reads A in place

@@ -10,14 +10,22 @@
 // with AVX2; in portable Go 2×4 on CPUs with 16 floating-point registers such
 // as amd64, 4×4 on arm64 and others). The assembly kernels read A in place
 // through a row and a column stride, which serves A and Aᵀ alike; A is packed
-// only when it is larger than 4 MiB, and B is packed with masked moves or
-// in-register transposes.
+// only when it is larger than 4 MiB, when a transposed A steps 4 KiB or more
+// per depth step, or when MR of its rows would fall into one L1 set more
+// often than the L1 has ways (row strides of 4096·k bytes on an 8-way L1,
+// whose associativity is read with CPUID: see inPlace); B is packed with
+// masked moves or in-register transposes.
 // On amd64 the micro-kernels and packing loops are Go assembly for AVX-512
 // and for AVX2+FMA, chosen at run time from the CPU's features; other CPUs
 // and builds with -tags purego use portable Go. Aᵀ·B and A·Bᵀ never
 // materialise a transpose. Products above a few MFLOP are split across
 // goroutines (see [SetThreads]); smaller ones run on the calling goroutine
 // without allocating.
+//
+// The first product of a process may tune the parameters that keep every
+// result's bits (the micro-kernel at equal depth block, the row and column
+// blocks, how B is packed) by timing a few candidates, and cache the
+// winners per CPU; see tune.go (ADJOINT_TUNE, Tune, SetProfile).
 //
 // SgemmEp and DgemmEp fuse an epilogue into the product (a bias, an
 // activation, the row sums of op(A): see Epilogue), for package ad's
@@ -33,11 +41,13 @@ package gemm
 // transA is false and k×m (lda ≥ m) when it is true; likewise B. When beta is
 // 0, C is not read (NaNs in it do not propagate).
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	ensureTuned()
 	gemm(&f32, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // Dgemm is Sgemm for float64.
 func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	ensureTuned()
 	gemm(&f64, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
@@ -49,6 +59,7 @@ func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int
 //
 //go:noinline
 func SgemmEp(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, ep *Epilogue[float32]) {
+	ensureTuned()
 	gemmEp(&f32, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ep)
 }
 
@@ -56,6 +67,7 @@ func SgemmEp(transA, transB bool, m, n, k int, alpha float32, a []float32, lda i
 //
 //go:noinline
 func DgemmEp(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int, ep *Epilogue[float64]) {
+	ensureTuned()
 	gemmEp(&f64, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ep)
 }
 

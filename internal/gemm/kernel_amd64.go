@@ -80,8 +80,8 @@ func avx512Kernels() (kernel[float32], kernel[float64]) {
 
 func avx2Kernels() (kernel[float32], kernel[float64]) {
 	c, half := isa.CacheSizes(), l1Share{1, 2}
-	return withBlocks(kernel[float32]{name: "avx2", mr: 6, nr: 16, fn: s256, pool: &pool32, jobs: &jobs32, direct: true, maxStepT: 4 << 10}, half, c),
-		withBlocks(kernel[float64]{name: "avx2", mr: 6, nr: 8, fn: d256, pool: &pool64, jobs: &jobs64, direct: true, maxStepT: 4 << 10}, half, c)
+	return withBlocks(kernel[float32]{name: "avx2", mr: 6, nr: 16, fn: s256, pool: &pool32, jobs: &jobs32, direct: true, maxStepT: 4 << 10, rowsB: 8}, half, c),
+		withBlocks(kernel[float64]{name: "avx2", mr: 6, nr: 8, fn: d256, pool: &pool64, jobs: &jobs64, direct: true, maxStepT: 4 << 10, rowsB: 8}, half, c)
 }
 
 func selectKernels() { selectLevel(isa.Current()) }

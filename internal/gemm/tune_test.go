@@ -54,7 +54,7 @@ var tuneShapes = []tuneShape{
 // ratio to the first setting's. It is a measuring tool (run it once:
 // -bench '^BenchmarkTune$' -benchtime 1x), driven by the environment:
 //
-//	ADJOINT_TUNE="kc,mc,nc,stepT,direct;..."  the settings (0 or missing:
+//	ADJOINT_TUNE_VARIANTS="kc,mc,nc,stepT,direct;..."  the settings (0 or missing:
 //	                                   the kernel's own; mc as for f32,
 //	                                   halved for f64; stepT the kernel's
 //	                                   maxStepT in bytes, -1 for none: Aᵀ
@@ -68,7 +68,7 @@ var tuneShapes = []tuneShape{
 // bench/blocking.sh runs it beside PyTorch (OpenBLAS) on the same shapes.
 // The products are checked against the kernel's own settings.
 func BenchmarkTune(b *testing.B) {
-	spec := os.Getenv("ADJOINT_TUNE")
+	spec := os.Getenv("ADJOINT_TUNE_VARIANTS")
 	if spec == "" {
 		spec = "0,0,0,0"
 	}

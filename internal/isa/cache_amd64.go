@@ -35,7 +35,9 @@ func readCaches() Caches {
 		_, _, c6, _ := cpuid(0x80000006, 0)
 		// The L3's size is that of the whole cache, shared by cores the
 		// leaf does not count: the share of one is left unknown.
-		return Caches{L1D: int(c5>>24) << 10, L2: int(c6>>16) << 10, L3: 0, Source: "cpuid 0x80000005/6"}
+		cs := Caches{L1D: int(c5>>24) << 10, L2: int(c6>>16) << 10, L3: 0, Source: "cpuid 0x80000005/6"}
+		cs.L1Ways, cs.L1Line = legacyWays(c5)
+		return cs
 	}
 	return Caches{}
 }
@@ -59,6 +61,10 @@ func deterministic(leaf uint32) (Caches, bool) {
 		switch a >> 5 & 7 {
 		case 1:
 			cs.L1D = size
+			cs.L1Ways, cs.L1Line = int(b>>22+1), int(b&0xfff+1)
+			if a>>9&1 != 0 { // fully associative: one set
+				cs.L1Ways = size / cs.L1Line
+			}
 		case 2:
 			cs.L2 = size
 		case 3:

@@ -1,0 +1,193 @@
+package gemm
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/adjointgo/adjoint/internal/isa"
+	"github.com/adjointgo/adjoint/internal/isa/isatest"
+)
+
+// Every candidate Tune may choose, alone and combined, computes the bits
+// of the derived kernel: the kernels of equal kc (AVX-512 and AVX2 on an
+// AVX-512 CPU), row blocks of half and twice the derived one, a column
+// block of half, B packed by rows or panel by panel; products that cross
+// every block, all transposes, beta 0 and not.
+func TestTuneCandidatesBitIdentical(t *testing.T) {
+	isatest.Level(t)
+	k32, k64 := derivedKernels()
+	tuneBits(t, k32)
+	tuneBits(t, k64)
+}
+
+func tuneBits[T float](t *testing.T, ks []kernel[T]) {
+	groups := candidates(ks)
+	var vs []kernel[T]
+	for _, g := range groups {
+		vs = append(vs, g...)
+	}
+	// one combination: the last kernel (AVX2 on an AVX-512 CPU) with half
+	// its row and column blocks and the other packing of B
+	combo := groups[0][len(groups[0])-1]
+	combo = withRows(withNC(withMC(combo, combo.mc/2), combo.nc/2), 8-combo.rowsB)
+	vs = append(vs, combo)
+	t.Logf("%d kernels of kc %d; %d variants, e.g. %s", len(groups[0]), ks[0].kc, len(vs), blockName(&combo))
+	rng := rand.New(rand.NewPCG(26, 4))
+	def := ks[0]
+	for _, p := range []problem{
+		{false, false, 2*def.mc/2 + 40, def.nc/2 + 40, def.kc + 44, 0, 1, 0},
+		{true, true, 37, 70, 300, 3, 1.5, 0.5},
+		{false, true, 13, 33, 257, 1, 1, 1},
+		{true, false, 130, 90, 520, 0, 2, 0},
+	} {
+		a, lda, b, ldb, c, ldc := operands[T](p, rng)
+		run := func(kn *kernel[T]) []T {
+			got := append([]T(nil), c...)
+			gemm(kn, p.transA, p.transB, p.m, p.n, p.k, T(p.alpha), a, lda, b, ldb, T(p.beta), got, ldc)
+			return got
+		}
+		want := run(&def)
+		for _, v := range vs {
+			got := run(&v)
+			for i := range want {
+				if bitsOf(got[i]) != bitsOf(want[i]) {
+					t.Fatalf("%s against %s, %v: C[%d] = %v, want %v", blockName(&v), blockName(&def), p, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// The cache file: a profile written is read back for its CPU; another
+// CPU's, a corrupt file, a file of another version and a missing file are
+// errors (ProfileError; ErrNoProfile for the foreign CPU) and leave the
+// parameters alone; writing keeps the other CPUs' profiles.
+func TestProfileCache(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", cacheFile)
+	p := CurrentProfile()
+	other := p
+	other.CPU = "some other CPU"
+	other.F32.MC = 2 * other.F32.MC
+	if err := writeCache(path, other); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeCache(path, p); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readCache(path, p.CPU); err != nil || got != p {
+		t.Fatalf("readCache = %+v, %v; want %+v", got, err, p)
+	}
+	if got, err := readCache(path, other.CPU); err != nil || got != other {
+		t.Fatalf("the other CPU's profile: %+v, %v", got, err)
+	}
+	var pe *ProfileError
+	if _, err := readCache(path, "a third CPU"); !errors.Is(err, ErrNoProfile) || !errors.As(err, &pe) {
+		t.Errorf("foreign CPU: err = %v, want ErrNoProfile", err)
+	}
+	for name, content := range map[string]string{
+		"corrupt":       `{"version": 1, "profiles": {`,
+		"other version": `{"version": 99, "profiles": {}}`,
+		"not json":      "\x00\x01garbage",
+	} {
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readCache(path, p.CPU); !errors.As(err, &pe) || errors.Is(err, ErrNoProfile) {
+			t.Errorf("%s file: err = %v, want a ProfileError", name, err)
+		}
+	}
+	// a signature that matches the key but not the profile's own field is foreign
+	doc := `{"version": 1, "profiles": {"` + p.CPU + `": {"cpu": "else", "f32": {}, "f64": {}}}}`
+	os.WriteFile(path, []byte(doc), 0o644)
+	if _, err := readCache(path, p.CPU); !errors.Is(err, ErrNoProfile) {
+		t.Errorf("mislabelled profile: err = %v, want ErrNoProfile", err)
+	}
+	if _, err := readCache(filepath.Join(dir, "none.json"), p.CPU); !errors.As(err, &pe) {
+		t.Errorf("missing file: err = %v", err)
+	}
+}
+
+// A profile is applied only when its kernel is available with this CPU's
+// kc and its blocks fit the kernel's tile; a rejected one changes nothing.
+func TestSetProfile(t *testing.T) {
+	defer selectKernels()
+	good := CurrentProfile()
+	good.F32.MC = good.F32.MC / 2 / f32.mr * f32.mr
+	if err := applyProfile(good); err != nil || f32.mc != good.F32.MC {
+		t.Fatalf("applyProfile(%+v) = %v, mc %d", good, err, f32.mc)
+	}
+	before := CurrentProfile()
+	for name, edit := range map[string]func(p *Profile){
+		"kc":     func(p *Profile) { p.F32.KC = 192 },
+		"kernel": func(p *Profile) { p.F64.Kernel = "sse9" },
+		"mc":     func(p *Profile) { p.F32.MC = f32.mr + 1 },
+		"nc":     func(p *Profile) { p.F64.NC = 0 },
+		"rowsB":  func(p *Profile) { p.F32.RowsB = -1 },
+	} {
+		p := good
+		edit(&p)
+		var pe *ProfileError
+		if err := applyProfile(p); !errors.As(err, &pe) {
+			t.Errorf("%s: applyProfile = %v, want a ProfileError", name, err)
+		}
+		if CurrentProfile() != before {
+			t.Errorf("%s: a rejected profile changed the parameters", name)
+		}
+	}
+}
+
+// ADJOINT_TUNE's modes: off; now (measures, caches: the cold-start cost is
+// logged); cache (reads it back); a fixed profile's file; a file that
+// cannot be applied (a note, the derived parameters); and the derived
+// parameters in a test binary when unset.
+func TestAutoTuneModes(t *testing.T) {
+	defer selectKernels()
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	derived := CurrentProfile()
+	if n := autoTune("off"); n != "tune off" || CurrentProfile() != derived {
+		t.Errorf("off: note %q", n)
+	}
+	if n := autoTune(""); n != "" || CurrentProfile() != derived {
+		t.Errorf("unset in a test: note %q, profile %+v", n, CurrentProfile())
+	}
+	t0 := time.Now()
+	n := autoTune("now")
+	cold := time.Since(t0)
+	if !strings.HasPrefix(n, "tuned now") {
+		t.Fatalf("now: note %q", n)
+	}
+	tuned := CurrentProfile()
+	t.Logf("cold start %v on %s: %+v", cold, isa.ThisCPU(), tuned)
+	selectKernels()
+	if n := autoTune("cache"); n != "tuned (cache)" || CurrentProfile() != tuned {
+		t.Errorf("cache: note %q, profile %+v, want %+v", n, CurrentProfile(), tuned)
+	}
+	path, _ := CachePath()
+	os.WriteFile(path, []byte("{corrupt"), 0o644)
+	selectKernels()
+	if n := autoTune("cache"); n != "" || CurrentProfile() != derived {
+		t.Errorf("corrupt cache: note %q, profile %+v", n, CurrentProfile())
+	}
+	fixed := derived
+	fixed.F64.MC = derived.F64.MC / 2 / f64.mr * f64.mr
+	file := filepath.Join(t.TempDir(), "profile.json")
+	b, _ := jsonIndent(fixed)
+	os.WriteFile(file, b, 0o644)
+	if n := autoTune(file); !strings.HasPrefix(n, "fixed profile") || CurrentProfile() != fixed {
+		t.Errorf("fixed: note %q, profile %+v", n, CurrentProfile())
+	}
+	selectKernels()
+	fixed.F32.KC = 100
+	b, _ = jsonIndent(fixed)
+	os.WriteFile(file, b, 0o644)
+	if n := autoTune(file); !strings.Contains(n, "not used") || CurrentProfile() != derived {
+		t.Errorf("fixed with another kc: note %q, profile %+v", n, CurrentProfile())
+	}
+}
