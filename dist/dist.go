@@ -95,24 +95,30 @@ type backend interface {
 	close() error
 }
 
-// Init starts the world: MPI_Init_thread with the mpi tag, the one-process
-// world without it. Call it once, early in main, and Close it at the end.
+// Init returns the world: MPI_Init_thread with the mpi tag, the
+// one-process world without it. The first call starts it; later calls
+// return the same World. Close it once, at the end of main: MPI cannot be
+// started again in the same process, so Init after Close returns an error
+// wrapping ErrClosed.
 func Init() (*World, error) {
 	initMu.Lock()
 	defer initMu.Unlock()
-	if initDone {
-		return nil, &Error{Call: "init", Err: ErrClosed, Msg: "Init was already called: MPI starts once per process; share the World"}
+	if theWorld != nil {
+		if theWorld.closed {
+			return nil, &Error{Call: "init", Err: ErrClosed, Msg: "the world was closed: MPI starts once per process"}
+		}
+		return theWorld, nil
 	}
 	w, err := initWorld()
 	if err == nil {
-		initDone = true
+		theWorld = w
 	}
 	return w, err
 }
 
 var (
 	initMu   sync.Mutex
-	initDone bool
+	theWorld *World // the process's world, once started
 )
 
 // Rank returns this process's rank, 0 ≤ Rank < Size.
@@ -131,6 +137,8 @@ func (w *World) SetTimeout(d time.Duration) { w.timeout = d }
 // Close ends the world (MPI_Finalize). Every rank must call it; later calls
 // return ErrClosed.
 func (w *World) Close() error {
+	initMu.Lock()
+	defer initMu.Unlock()
 	if w.closed {
 		return &Error{Call: "close", Err: ErrClosed, Msg: "already closed"}
 	}

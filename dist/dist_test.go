@@ -33,6 +33,16 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		code = 1
 	}
+	// MPI starts once per process: after Close, Init and the collectives
+	// are refused.
+	if _, err := Init(); !errors.Is(err, ErrClosed) {
+		fmt.Fprintln(os.Stderr, "Init after Close:", err)
+		code = 1
+	}
+	if err := w.Barrier(); !errors.Is(err, ErrClosed) {
+		fmt.Fprintln(os.Stderr, "Barrier after Close:", err)
+		code = 1
+	}
 	os.Exit(code)
 }
 
@@ -150,8 +160,8 @@ func TestMisuse(t *testing.T) {
 			t.Errorf("%s: %v, want ErrArgument", name, err)
 		}
 	}
-	if _, err := Init(); !errors.Is(err, ErrClosed) {
-		t.Errorf("second Init: %v, want ErrClosed", err)
+	if w, err := Init(); w != world || err != nil {
+		t.Errorf("second Init: %v, %v; want the same World", w, err)
 	}
 }
 
