@@ -26,7 +26,8 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 
 Times the candidate parameters of the matrix products on this CPU (the
 micro-kernels of equal depth block, the row and column blocks, how B is
-packed; none changes a result's bits) and keeps the fastest in the cache
+packed, the narrowest column slab of a product split across two goroutines;
+none changes a result's bits) and keeps the fastest in the cache
 (%s) under this CPU's signature, where every later
 process on a CPU of that signature finds it. Programs also tune at their
 first product when the cache has no profile for their CPU (ADJOINT_TUNE=off
@@ -74,7 +75,7 @@ Flags:
 // describe gives a profile's parameters on one line.
 func describe(p gemm.Profile) string {
 	k := func(kp gemm.KernelParams) string {
-		return fmt.Sprintf("%s kc%d mc%d nc%d brows%d", kp.Kernel, kp.KC, kp.MC, kp.NC, kp.RowsB)
+		return fmt.Sprintf("%s kc%d mc%d nc%d brows%d slab%d", kp.Kernel, kp.KC, kp.MC, kp.NC, kp.RowsB, kp.SlabCols)
 	}
 	return "f32 " + k(p.F32) + ", f64 " + k(p.F64)
 }

@@ -33,6 +33,7 @@ type kernel[T float] struct {
 	// share a set, and its line size (0: not checked), see inPlace
 	l1Ways, l1SetStride, l1Line int
 	rowsB                       int // a row-major B is packed this many rows at a time (0: panel by panel), see packBRows
+	slabCols                    int // a product whose A is packed is split in column slabs of at least this many columns (0: 512), see parallel
 	pool                        *bufPool[T]
 	jobs                        *sync.Pool // of *job[T]
 }
@@ -285,7 +286,7 @@ func parallel[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, 
 	// products, f32 and f64 (the shared scheme's barrier per depth step and
 	// its B block read by both cores cost more than packing A twice).
 	direct := kn.inPlace(transA, m, n, k, lda)
-	if (m+mc-1)/mc < 2*nt || n >= 2*NR*nt && (direct || n >= 512*nt) {
+	if (m+mc-1)/mc < 2*nt || n >= 2*NR*nt && (direct || n >= kn.slabMin()*nt) {
 		j.slabs = true
 		j.direct = direct
 		j.blocks = (n + NR - 1) / NR
@@ -390,6 +391,15 @@ func (j *job[T]) Run(p int) {
 			step++
 		}
 	}
+}
+
+// slabMin is the narrowest column slab a split product with a packed A
+// takes (slabCols, 512 by default).
+func (kn *kernel[T]) slabMin() int {
+	if kn.slabCols > 0 {
+		return kn.slabCols
+	}
+	return 512
 }
 
 // slab runs the serial product on column slab p of min(nt, blocks) slabs

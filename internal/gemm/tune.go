@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/adjointgo/adjoint/internal/isa"
 )
@@ -18,13 +20,15 @@ import (
 // (blocking.go) and the rules that choose between packing and reading in
 // place were measured on a few CPUs; on others a different micro-kernel
 // (the AVX2 one on a core that splits 512-bit instructions), other row or
-// column blocks, or packing B by rows may be faster. Tune times a short
+// column blocks, packing B by rows, or another split of a product across
+// two goroutines may be faster. Tune times a short
 // list of candidates on representative products and keeps the fastest.
 // Only parameters that keep every product's summation order are tuned:
 // the depth block kc is never changed (it decides where the partial sums
 // are rounded), and a kernel whose kc differs from the derived one is not
 // a candidate; the row block mc, the column block nc, the kernel at equal
-// kc and the way B is packed change no bit (TestTuneCandidatesBitIdentical).
+// kc, the way B is packed and the split change no bit
+// (TestTuneCandidatesBitIdentical).
 //
 // The winners are kept in a small JSON file under os.UserCacheDir()/adjoint,
 // keyed by the CPU's signature (isa.Signature: vendor, family, model,
@@ -56,6 +60,10 @@ type KernelParams struct {
 	MC     int    `json:"mc"`     // rows of A per block (a multiple of the kernel's MR)
 	NC     int    `json:"nc"`     // columns of B per block (a multiple of NR)
 	RowsB  int    `json:"rowsB"`  // a row-major B packed this many rows at a time (0: panel by panel)
+	// SlabCols is the narrowest column slab of a product split across
+	// goroutines whose A is packed (0: the default, 512); narrower ones
+	// share B blocks instead.
+	SlabCols int `json:"slabCols,omitempty"`
 }
 
 // Profile is a set of parameters for both element types, with the
@@ -255,7 +263,7 @@ func CurrentProfile() Profile {
 }
 
 func paramsOf[T float](kn *kernel[T]) KernelParams {
-	return KernelParams{Kernel: kn.name, KC: kn.kc, MC: kn.mc, NC: kn.nc, RowsB: kn.rowsB}
+	return KernelParams{Kernel: kn.name, KC: kn.kc, MC: kn.mc, NC: kn.nc, RowsB: kn.rowsB, SlabCols: kn.slabCols}
 }
 
 // SetProfile applies p (of any CPU: its signature is not checked) after
@@ -303,10 +311,12 @@ func withParams[T float](ks []kernel[T], kp KernelParams) (kernel[T], error) {
 		if kn.name != kp.Kernel || kn.kc != def.kc {
 			continue
 		}
-		if kp.MC < kn.mr || kp.MC%kn.mr != 0 || kp.MC > 4096 || kp.NC < kn.nr || kp.NC%kn.nr != 0 || kp.NC > 1<<16 || kp.RowsB < 0 || kp.RowsB > 256 {
-			return def, &ProfileError{Reason: fmt.Sprintf("blocks mc %d nc %d rowsB %d out of range for the %dx%d kernel", kp.MC, kp.NC, kp.RowsB, kn.mr, kn.nr)}
+		if kp.MC < kn.mr || kp.MC%kn.mr != 0 || kp.MC > 4096 || kp.NC < kn.nr || kp.NC%kn.nr != 0 || kp.NC > 1<<16 ||
+			kp.RowsB < 0 || kp.RowsB > 256 || kp.SlabCols < 0 || kp.SlabCols > 1<<16 {
+			return def, &ProfileError{Reason: fmt.Sprintf("blocks mc %d nc %d rowsB %d slabCols %d out of range for the %dx%d kernel",
+				kp.MC, kp.NC, kp.RowsB, kp.SlabCols, kn.mr, kn.nr)}
 		}
-		kn.mc, kn.nc, kn.rowsB = kp.MC, kp.NC, kp.RowsB
+		kn.mc, kn.nc, kn.rowsB, kn.slabCols = kp.MC, kp.NC, kp.RowsB, kp.SlabCols
 		return kn, nil
 	}
 	return def, &ProfileError{Reason: fmt.Sprintf("kernel %q with kc %d not available here", kp.Kernel, def.kc)}
@@ -314,8 +324,9 @@ func withParams[T float](ks []kernel[T], kp KernelParams) (kernel[T], error) {
 
 // candidates lists the variants of kernel ks[0] that Tune times, in the
 // order it tries them: the kernels of equal kc, then row blocks of half
-// and twice the derived one, a column block of half, and B packed by rows
-// or panel by panel. Tune varies one parameter at a time from the best so
+// and twice the derived one, a column block of half, B packed by rows or
+// panel by panel, and (where two goroutines may run) the narrowest column
+// slab of a split product of 256 and 1024 columns instead of 512. Tune varies one parameter at a time from the best so
 // far; the tests run every candidate and their combinations.
 func candidates[T float](ks []kernel[T]) [][]kernel[T] {
 	def := ks[0]
@@ -330,7 +341,17 @@ func candidates[T float](ks []kernel[T]) [][]kernel[T] {
 		{def, withMC(def, def.mc/2), withMC(def, 2*def.mc)},
 		{def, withNC(def, def.nc/2)},
 		{def, withRows(def, 8-def.rowsB)}, // 0 ↔ 8
+		{def, withSlab(def, 256), withSlab(def, 1024)},
 	}
+}
+
+// slabGroup is the index in candidates of the group that varies the
+// two-goroutine split, timed on two goroutines.
+const slabGroup = 4
+
+func withSlab[T float](kn kernel[T], cols int) kernel[T] {
+	kn.slabCols = cols
+	return kn
 }
 
 func withMC[T float](kn kernel[T], mc int) kernel[T] {
@@ -348,22 +369,34 @@ func withRows[T float](kn kernel[T], rows int) kernel[T] {
 	return kn
 }
 
-// tuneProduct is one product Tune times: m×k times k×n, B transposed or not
-// (the forward and backward products of a layer).
+// tuneProduct is one product Tune times: m×k times k×n, A or B transposed
+// or not (the forward and backward products of a layer).
 type tuneProduct struct {
-	m, n, k int
-	transB  bool
+	m, n, k        int
+	transA, transB bool
 }
 
-var tuneProducts = []tuneProduct{{384, 384, 384, false}, {256, 512, 512, true}}
+// tuneProducts are the products Tune times, but for the split.
+var tuneProducts = []tuneProduct{{384, 384, 384, false, false}, {256, 512, 512, false, true}}
 
-// Tune times the candidates on one goroutine and returns the fastest
-// profile, leaving the parameters in use unchanged.
+// splitProducts are the products the split is timed on: weight gradients
+// Aᵀ·B whose A steps 4 KiB per depth step, so that A is packed and the
+// narrowest slab decides between slabs and shared B blocks (n = 768: 256
+// against 512 columns; 1280: 512 against 1024).
+func splitProducts(es int) []tuneProduct {
+	m := 4096 / es
+	return []tuneProduct{{m, 768, 256, true, false}, {m, 1280, 256, true, false}}
+}
+
+// Tune times the candidates on one goroutine (the split on two, where the
+// program may use two) and returns the fastest profile, leaving the
+// parameters in use unchanged.
 func Tune() Profile { return tune() }
 
 func tune() Profile {
 	saved := threads.Load()
 	defer threads.Store(saved)
+	split = min(Threads(), 2) > 1 && runtime.GOMAXPROCS(0) > 1
 	SetThreads(1)
 	k32, k64 := derivedKernels()
 	return Profile{CPU: isa.Signature(), F32: paramsOf(ptr(tuneType(k32))), F64: paramsOf(ptr(tuneType(k64)))}
@@ -378,8 +411,18 @@ func ptr[T any](v T) *T { return &v }
 // unreliable; a wrong choice costs speed only, never a bit).
 func tuneType[T float](ks []kernel[T]) kernel[T] {
 	best := ks[0]
-	bufs := tuneBuffers[T]()
-	for _, group := range candidates(ks) {
+	es := int(unsafe.Sizeof(T(0)))
+	prods := tuneProducts
+	bufs := tuneBuffers[T](append(splitProducts(es), tuneProducts...))
+	for gi, group := range candidates(ks) {
+		prods = tuneProducts
+		if gi == slabGroup {
+			if !split {
+				continue
+			}
+			SetThreads(2)
+			prods = splitProducts(es)
+		}
 		for _, v := range group {
 			v = adopt(best, v)
 			if sameParams(v, best) {
@@ -388,7 +431,7 @@ func tuneType[T float](ks []kernel[T]) kernel[T] {
 			var tb, tv time.Duration
 			wins := 0
 			for range 3 {
-				db, dv := timeKernel(&best, bufs), timeKernel(&v, bufs)
+				db, dv := timeKernel(&best, bufs, prods), timeKernel(&v, bufs, prods)
 				if tb == 0 || db < tb {
 					tb = db
 				}
@@ -403,9 +446,14 @@ func tuneType[T float](ks []kernel[T]) kernel[T] {
 				best = v
 			}
 		}
+		SetThreads(1)
 	}
 	return best
 }
+
+// split says whether this tuning run times the two-goroutine split (the
+// program may use two or more).
+var split bool
 
 // adopt returns the candidate v with the parameters best has that v's
 // group does not vary: v's kernel with best's blocks where v changes the
@@ -415,18 +463,22 @@ func adopt[T float](best, v kernel[T]) kernel[T] {
 		return v // a kernel of its own: its derived blocks
 	}
 	out := best
-	out.mc, out.nc, out.rowsB = v.mc, v.nc, v.rowsB
+	out.mc, out.nc, out.rowsB, out.slabCols = v.mc, v.nc, v.rowsB, v.slabCols
 	return out
 }
 
 func sameParams[T float](a, b kernel[T]) bool {
-	return a.name == b.name && a.mc == b.mc && a.nc == b.nc && a.rowsB == b.rowsB
+	return a.name == b.name && a.mc == b.mc && a.nc == b.nc && a.rowsB == b.rowsB && a.slabCols == b.slabCols
 }
 
-// tuneBuffers returns operands for the largest of tuneProducts.
-func tuneBuffers[T float]() (b [3][]T) {
+// tuneBuffers returns operands large enough for every product of ps.
+func tuneBuffers[T float](ps []tuneProduct) (b [3][]T) {
+	size := 0
+	for _, p := range ps {
+		size = max(size, p.m*p.k, p.k*p.n, p.m*p.n)
+	}
 	for i := range b {
-		b[i] = make([]T, 1024*1024)
+		b[i] = make([]T, size)
 		for j := range b[i] {
 			b[i][j] = T(float64(j%17)/16 - 0.5)
 		}
@@ -434,16 +486,19 @@ func tuneBuffers[T float]() (b [3][]T) {
 	return b
 }
 
-// timeKernel returns the time kn takes for tuneProducts' products.
-func timeKernel[T float](kn *kernel[T], bufs [3][]T) time.Duration {
+// timeKernel returns the time kn takes for the products ps.
+func timeKernel[T float](kn *kernel[T], bufs [3][]T, ps []tuneProduct) time.Duration {
 	var total time.Duration
-	for _, s := range tuneProducts {
-		ldb := s.n
+	for _, s := range ps {
+		lda, ldb := s.k, s.n
+		if s.transA {
+			lda = s.m
+		}
 		if s.transB {
 			ldb = s.k
 		}
 		t0 := time.Now()
-		gemm(kn, false, s.transB, s.m, s.n, s.k, 1, bufs[0], s.k, bufs[1], ldb, 0, bufs[2], s.n)
+		gemm(kn, s.transA, s.transB, s.m, s.n, s.k, 1, bufs[0], lda, bufs[1], ldb, 0, bufs[2], s.n)
 		total += time.Since(t0)
 	}
 	return total

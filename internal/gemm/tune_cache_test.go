@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/adjointgo/adjoint/internal/isa"
 	"github.com/adjointgo/adjoint/internal/isa/isatest"
@@ -17,7 +18,8 @@ import (
 // of the derived kernel: the kernels of equal kc (AVX-512 and AVX2 on an
 // AVX-512 CPU), row blocks of half and twice the derived one, a column
 // block of half, B packed by rows or panel by panel; products that cross
-// every block, all transposes, beta 0 and not.
+// every block, all transposes, beta 0 and not; and the narrowest slab of
+// a split product, on two and three goroutines.
 func TestTuneCandidatesBitIdentical(t *testing.T) {
 	isatest.Level(t)
 	k32, k64 := derivedKernels()
@@ -57,6 +59,30 @@ func tuneBits[T float](t *testing.T, ks []kernel[T]) {
 			for i := range want {
 				if bitsOf(got[i]) != bitsOf(want[i]) {
 					t.Fatalf("%s against %s, %v: C[%d] = %v, want %v", blockName(&v), blockName(&def), p, i, got[i], want[i])
+				}
+			}
+		}
+	}
+	// The split's variants on two and three goroutines against one, on the
+	// products Tune times them on (A packed: slabs or shared B blocks).
+	defer SetThreads(0)
+	for _, sp := range splitProducts(int(unsafe.Sizeof(T(0)))) {
+		p := problem{sp.transA, sp.transB, sp.m, sp.n, sp.k + 44, 0, 1, 0}
+		a, lda, b, ldb, c, ldc := operands[T](p, rng)
+		run := func(kn *kernel[T], nt int) []T {
+			SetThreads(nt)
+			got := append([]T(nil), c...)
+			gemm(kn, p.transA, p.transB, p.m, p.n, p.k, T(p.alpha), a, lda, b, ldb, T(p.beta), got, ldc)
+			return got
+		}
+		want := run(&def, 1)
+		for _, v := range groups[slabGroup] {
+			for _, nt := range []int{2, 3} {
+				got := run(&v, nt)
+				for i := range want {
+					if bitsOf(got[i]) != bitsOf(want[i]) {
+						t.Fatalf("slabCols %d, %d goroutines, %v: C[%d] = %v, one goroutine %v", v.slabCols, nt, p, i, got[i], want[i])
+					}
 				}
 			}
 		}
