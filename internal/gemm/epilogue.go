@@ -289,10 +289,3 @@ func sumRowsA[T float](sum []T, transA bool, m, k int, a []T, lda int) {
 		sum[i] = s
 	}
 }
-
-// isF32 reports whether T is float32.
-func isF32[T float]() bool {
-	var z T
-	_, ok := any(z).(float32)
-	return ok
-}
