@@ -412,10 +412,9 @@ func ptr[T any](v T) *T { return &v }
 func tuneType[T float](ks []kernel[T]) kernel[T] {
 	best := ks[0]
 	es := int(unsafe.Sizeof(T(0)))
-	prods := tuneProducts
 	bufs := tuneBuffers[T](append(splitProducts(es), tuneProducts...))
 	for gi, group := range candidates(ks) {
-		prods = tuneProducts
+		prods := tuneProducts
 		if gi == slabGroup {
 			if !split {
 				continue
