@@ -295,8 +295,8 @@ func (w *World) finish(t *tensor.Tensor, op Op) {
 }
 
 // launchedSize returns the number of ranks an MPI launcher started, read
-// from its environment (Open MPI's OMPI_COMM_WORLD_SIZE, PMI's PMI_SIZE,
-// Slurm's PMI-based SLURM_NPROCS under srun --mpi), or 0 when none did.
+// from its environment (Open MPI's OMPI_COMM_WORLD_SIZE, or PMI_SIZE and
+// PMIX_SIZE, which srun --mpi=pmi2/pmix sets), or 0 when none did.
 func launchedSize() int {
 	for _, k := range []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"} {
 		if n, err := strconv.Atoi(os.Getenv(k)); err == nil {

@@ -1,24 +1,20 @@
 package main
 
-import (
-	"sync"
+import "github.com/adjointgo/adjoint/dist"
 
-	"github.com/adjointgo/adjoint/dist"
-)
-
-// The MPI world of this process, started by the first command that needs
-// it (MPI starts once per process) and closed by main before it exits.
-// Built without the mpi tag it is a world of one process.
-var (
-	worldOnce sync.Once
-	theWorld  *dist.World
-	worldErr  error
-)
+// theWorld is the process's MPI world once a command has asked for it
+// (dist.Init starts it at the first call and returns the same World
+// after), closed by main before it exits. Built without the mpi tag it is
+// a world of one process.
+var theWorld *dist.World
 
 // world returns the process's MPI world.
 func world() (*dist.World, error) {
-	worldOnce.Do(func() { theWorld, worldErr = dist.Init() })
-	return theWorld, worldErr
+	w, err := dist.Init()
+	if err == nil {
+		theWorld = w
+	}
+	return w, err
 }
 
 // closeWorld ends MPI if a command started it.

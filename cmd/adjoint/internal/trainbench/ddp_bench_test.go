@@ -3,7 +3,6 @@ package trainbench
 import (
 	"fmt"
 	"os"
-	"sync"
 	"testing"
 
 	"github.com/adjointgo/adjoint/dist"
@@ -11,12 +10,8 @@ import (
 )
 
 // The MPI world of the benchmarks (a world of one without the mpi tag),
-// closed by TestMain.
-var (
-	worldOnce sync.Once
-	world     *dist.World
-	worldErr  error
-)
+// once a benchmark has started it; closed by TestMain.
+var world *dist.World
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -40,10 +35,11 @@ func TestMain(m *testing.M) {
 //	go test -c -tags mpi -o /tmp/tb.test ./cmd/adjoint/internal/trainbench
 //	mpirun -np 2 /tmp/tb.test -test.run XXX -test.bench DataParallelGPT -test.benchtime 40x -test.cpu 1
 func BenchmarkDataParallelGPT(b *testing.B) {
-	worldOnce.Do(func() { world, worldErr = dist.Init() })
-	if worldErr != nil {
-		b.Fatal(worldErr)
+	w, err := dist.Init() // the same World at every call
+	if err != nil {
+		b.Fatal(err)
 	}
+	world = w
 	s := NewGPTStep(uint64(100 + world.Rank())) // each rank its own batch (the model is rank 0's: broadcast)
 	dp, err := dist.NewDataParallel(world, nn.Values(s.Model), dist.DataParallelOptions{})
 	if err != nil {
