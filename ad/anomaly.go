@@ -142,10 +142,8 @@ func watch(op string, out *Value, n *node) {
 				s.t.TrackWrites()
 			}
 		}
-		if f, ok := n.at.(*funcAttrs); ok {
-			for _, s := range f.ins {
-				s.v.t.TrackWrites()
-			}
+		if k, ok := n.at.(keeper); ok {
+			k.eachKept(n, func(t *tensor.Tensor, _ bool) { t.TrackWrites() })
 		}
 	}
 	if i, kind := nonFinite(&out.t); i >= 0 {

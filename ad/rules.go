@@ -102,6 +102,7 @@ type maskAttrs struct{ m *bitMask }
 // funcAttrs: a user-defined function and its operands, saved for its rules.
 type funcAttrs struct {
 	fn    *Func
+	ops   []*Value // the operands, until keep saves them in ins
 	ins   []saved
 	edges []edge
 }
@@ -256,6 +257,11 @@ type rule struct {
 	// batch is the row's batching rule (see batchCtx): the op applied to
 	// operands that stand for batches inside Vmap. nil: Vmap refuses the op.
 	batch func(c *batchCtx) *Value
+	// foreign marks a row whose output is the user's (a Func's Forward
+	// made it): it may alias anything the user holds, so it is not fresh
+	// storage, and the cotangents its VJP returns are never the sweep's to
+	// take (see decideOwnership).
+	foreign bool
 	// nondiff has bit i set when operand i is not differentiable.
 	nondiff uint8
 	// broadcasts marks element-wise rules whose operands broadcast.
@@ -1040,7 +1046,7 @@ var table = [numOps]rule{
 		}},
 	// func is a user-defined function (see Func): its forward, VJP and JVP
 	// are the user's.
-	opFunc: {name: "func",
+	opFunc: {name: "func", foreign: true, forwardN: funcForward, keepN: funcKeep, batch: funcBatch,
 		vjp: func(c *vjpCtx, g *Value) []*Value { return c.funcVJP(g) },
 		jvp: func(c *jvpCtx, ts []*Value) *Value { return c.funcJVP(ts) }},
 	// The rows added for issue 10; their ops and helpers are in ops_more.go.

@@ -149,7 +149,7 @@ func shiftAxes(axes []int) []int {
 func applyBatched(r *rule, at attrs, xs []*Value) *Value {
 	l := topBatch(xs...)
 	if l.done.Load() {
-		panic(&Error{Op: r.name, Err: ErrBatched, Msg: "a batched value of a Vmap that has returned was used; use what Vmap returned instead"})
+		panic(&Error{Op: opName(r, at), Err: ErrBatched, Msg: "a batched value of a Vmap that has returned was used; use what Vmap returned instead"})
 	}
 	c := &batchCtx{r: r, at: at, size: l.size, lvl: l, logi: append([]*Value(nil), xs...)}
 	c.xs = make([]*Value, len(xs))
@@ -162,7 +162,7 @@ func applyBatched(r *rule, at attrs, xs []*Value) *Value {
 		}
 	}
 	if r.batch == nil {
-		panic(&Error{Op: r.name, Err: ErrBatched, Msg: "this op has no batching rule, so Vmap cannot apply it to a batch; call it outside Vmap, or write it as a Func (which Vmap runs example by example)"})
+		panic(&Error{Op: opName(r, at), Err: ErrBatched, Msg: "this op has no batching rule, so Vmap cannot apply it to a batch; call it outside Vmap, or write it as a Func (which Vmap runs example by example)"})
 	}
 	out := r.batch(c)
 	return batchOf(out, l)
@@ -367,30 +367,6 @@ func batchedLinear(act Activation, x, w, b *Value) *Value {
 		y = GELUTanh(y)
 	}
 	return y
-}
-
-// applyBatched applies a Func to operands of which some stand for a batch:
-// example by example (a Func has no batching rule), the results stacked
-// along the batch axis. The examples go through Apply one at a time, so
-// the Func's rules see operands of the shapes it was written for.
-func (f *Func) applyBatched(xs []*Value) *Value {
-	l := topBatch(xs...)
-	if l.done.Load() {
-		panic(&Error{Op: f.Name, Err: ErrBatched, Msg: "a batched value of a Vmap that has returned was used; use what Vmap returned instead"})
-	}
-	parts := make([]*Value, l.size)
-	ex := make([]*Value, len(xs))
-	for k := range parts {
-		for i, x := range xs {
-			ex[i] = x
-			if x.batch() == l {
-				ex[i] = exampleOf(x.bat.phys, k)
-			}
-		}
-		y := f.Apply(ex...)
-		parts[k] = Reshape(y, append([]int{1}, y.Shape()...)...)
-	}
-	return batchOf(Concat(0, parts...), l)
 }
 
 // exampleOf returns example k of a physical value (the batch along axis 0).
