@@ -251,7 +251,7 @@ func record(r *rule, at attrs, x, y *Value) (*Value, *node) {
 			shareReluOutput(y)
 		}
 	}
-	n.tentative = r == row(opRelu)
+	n.tentative = r.tentative
 	out.n = n
 	out.requires = true
 	return out, n
