@@ -1042,7 +1042,7 @@ var table = [numOps]rule{
 			t := ts[0]
 			if c.n != nil { // recorded: keep p's tangent p⊙(t − Σ p⊙t) for the sweep
 				if a.tan != nil { // an outer level's: it moves down the chain
-					b := &Value{tan: a.tan, lvl: a.lvl}
+					b := &Value{carried: carried{tan: a.tan, lvl: a.lvl}}
 					b.setBelow(a.below)
 					b.t = *probs
 					a.below = b
@@ -1334,7 +1334,7 @@ func (c *vjpCtx) crossEntropyGrad(p *tensor.Tensor, targets []int, g *Value) *Va
 // operand 0 (same input edge), saving out; it lets a fused rule expose an
 // intermediate it kept (softmax's p) differentiably.
 func (c *vjpCtx) reattach(r *rule, at attrs, out *Value) *Value {
-	v := &Value{requires: true}
+	v := &Value{marks: marks{requires: true}}
 	v.t = out.t
 	n := &node{rule: r, at: at}
 	n.inline[0] = c.n.ins()[0]

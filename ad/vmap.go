@@ -53,7 +53,7 @@ func batchOf(phys *Value, l *batchLevel) *Value {
 	if len(s) == 0 || s[0] != l.size {
 		panic(&Error{Op: "vmap", Err: ErrBatched, Msg: fmt.Sprintf("internal: physical value of shape %v for a batch of %d", s, l.size)})
 	}
-	v := &Value{bat: &batched{lvl: l, phys: phys}, requires: phys.requires}
+	v := &Value{carried: carried{bat: &batched{lvl: l, phys: phys}}, marks: marks{requires: phys.requires}}
 	v.t = *phys.t.Head(s[1:]...)
 	return v
 }
