@@ -36,21 +36,50 @@ func TestResumeChild(t *testing.T) {
 	os.Exit(dispatch(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
 }
 
+// resumeDigits are the flags of an MLP and a CNN small enough to train in
+// a second, 24 steps each: the MLP 3 epochs of 8 batches (of 359 training
+// images), the CNN 2 of 12, so that some checkpoints every 4 steps fall
+// within an epoch and some at its end. Both keep their default dropout.
+var resumeDigits = map[string][]string{
+	"mlp": {"train", "--model", "mlp", "--hidden", "16", "--epochs", "3", "--batch", "48", "--test-frac", "0.8", "--threads", "1"},
+	"cnn": {"train", "--model", "cnn", "--epochs", "2", "--batch", "32", "--test-frac", "0.8", "--threads", "1"},
+}
+
 // A run killed with SIGKILL at a random step and resumed from its last
 // checkpoint ends with exactly the bits of an uninterrupted run.
 func TestResumeAfterKill(t *testing.T) {
+	killAndResume(t, resumeGPT, "")
+}
+
+// The same for the digits models, whose state also holds the batcher's
+// position within an epoch, the dropout masks' offset and the epoch's
+// running sums (so the resumed run's last epoch line is the uninterrupted
+// run's too).
+func TestResumeDigitsAfterKill(t *testing.T) {
+	for _, model := range []string{"mlp", "cnn"} {
+		t.Run(model, func(t *testing.T) { killAndResume(t, resumeDigits[model], "epoch ") })
+	}
+}
+
+// killAndResume trains the command line args (24 steps) without
+// interruption, then twice in a child process that checkpoints every 4
+// steps and kills itself at a random step, resumes it, and compares the
+// saved models bit for bit, and the last lines of the outputs from the
+// first starting with lastFrom (none when empty).
+func killAndResume(t *testing.T, args []string, lastFrom string) {
 	dir := t.TempDir()
 	whole := filepath.Join(dir, "whole.safetensors")
 	var out, errOut bytes.Buffer
-	if code := dispatch(append(slices.Clone(resumeGPT), "--save", whole), &out, &errOut); code != exitOK {
+	if code := dispatch(append(slices.Clone(args), "--save", whole), &out, &errOut); code != exitOK {
 		t.Fatalf("uninterrupted run: exit %d: %s", code, errOut.String())
 	}
+	wantLast := lastLines(out.String(), lastFrom)
 	r := rand.New(rand.NewPCG(uint64(os.Getpid()), 1))
 	for trial := range 2 {
 		kill := 5 + r.IntN(18) // a step in 5..22 of 24, with a checkpoint every 4
 		ck := filepath.Join(dir, "state"+strconv.Itoa(trial)+".safetensors")
 		child := exec.Command(os.Args[0], "-test.run=^TestResumeChild$")
-		child.Env = append(os.Environ(), "ADJOINT_RESUME_CHILD="+strings.Join(append(slices.Clone(resumeGPT), "--checkpoint", ck, "--every", "4"), "\x1f"),
+		child.Env = append(os.Environ(), "ADJOINT_RESUME_CHILD="+strings.Join(append(slices.Clone(args), "--checkpoint", ck, "--every", "4"), "\x1f"),
 			"ADJOINT_RESUME_KILL="+strconv.Itoa(kill))
 		err := child.Run()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
@@ -59,15 +88,41 @@ func TestResumeAfterKill(t *testing.T) {
 		resumed := filepath.Join(dir, "resumed"+strconv.Itoa(trial)+".safetensors")
 		out.Reset()
 		errOut.Reset()
-		if code := dispatch(append(slices.Clone(resumeGPT), "--resume", ck, "--save", resumed), &out, &errOut); code != exitOK {
+		if code := dispatch(append(slices.Clone(args), "--resume", ck, "--save", resumed), &out, &errOut); code != exitOK {
 			t.Fatalf("resumed run: exit %d: %s", code, errOut.String())
 		}
 		want := "resumed at step " + strconv.Itoa(kill/4*4) + "\n"
 		if !strings.HasPrefix(out.String(), want) {
 			t.Errorf("killed at step %d: output starts %q, want %q", kill, strings.SplitN(out.String(), "\n", 2)[0], want)
 		}
+		if got := lastLines(out.String(), lastFrom); got != wantLast {
+			t.Errorf("killed at step %d: the resumed run ends\n%s\nwant\n%s", kill, got, wantLast)
+		}
 		sameTensors(t, whole, resumed)
 	}
+}
+
+// lastLines returns the lines of out from the last one starting with
+// prefix, without those that name files or report times ("" for an empty
+// prefix).
+func lastLines(out, prefix string) string {
+	if prefix == "" {
+		return ""
+	}
+	lines := strings.Split(out, "\n")
+	from := 0
+	for i, l := range lines {
+		if strings.HasPrefix(l, prefix) {
+			from = i
+		}
+	}
+	var keep []string
+	for _, l := range lines[from:] {
+		if !strings.HasPrefix(l, "trained in") && !strings.HasPrefix(l, "saved ") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
 
 // sameTensors fails unless the two safetensors files hold the same
