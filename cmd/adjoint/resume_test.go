@@ -194,6 +194,79 @@ func TestResumeMisfit(t *testing.T) {
 	}
 }
 
+// The same refusals for the digits models: a checkpoint of the other
+// model, of other settings, of the GPT, with a batcher position or a
+// dropout offset that does not fit, a model file, a corrupt or a missing
+// file; and the checkpoint is left as it was.
+func TestResumeDigitsMisfit(t *testing.T) {
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "state.safetensors")
+	model := filepath.Join(dir, "model.safetensors")
+	gpt := filepath.Join(dir, "gpt.safetensors")
+	mlp := resumeDigits["mlp"]
+	var out, errOut bytes.Buffer
+	if code := dispatch(append(slices.Clone(mlp), "--epochs", "1", "--checkpoint", ck, "--every", "4", "--save", model), &out, &errOut); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if code := dispatch(append(slices.Clone(resumeGPT), "--steps", "4", "--checkpoint", gpt, "--every", "4"), &out, &errOut); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	sum := func() [32]byte { b, _ := os.ReadFile(ck); return sha256.Sum256(b) }
+	before := sum()
+	b, _ := os.ReadFile(ck)
+	corrupt := filepath.Join(dir, "corrupt.safetensors")
+	os.WriteFile(corrupt, b[:len(b)/2], 0o644)
+	tampered := func(key, val string) string {
+		f, err := safetensors.ReadFile(ck)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ts []safetensors.Named
+		for _, info := range f.Tensors() {
+			x, _ := f.Tensor(info.Name)
+			ts = append(ts, safetensors.Named{Name: info.Name, Tensor: x})
+		}
+		f.Metadata[key] = val
+		path := filepath.Join(dir, key+".safetensors")
+		if err := safetensors.WriteFile(path, ts, f.Metadata); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"cnn":           {[]string{"cnn", "--resume", ck, "--checkpoint", ck, "--every", "4"}, `"model=cnn"`},
+		"other hidden":  {[]string{"--epochs", "1", "--hidden", "32", "--resume", ck, "--checkpoint", ck, "--every", "4"}, `"hidden=32"`},
+		"other dropout": {[]string{"--epochs", "1", "--dropout", "0.1", "--resume", ck}, `"dropout=0.1"`},
+		"gpt":           {[]string{"--epochs", "1", "--resume", gpt}, `"model=gpt"`},
+		"past the end":  {[]string{"--epochs", "1", "--resume", tampered("batcher.pos", "360")}, "position 360"},
+		"no offset":     {[]string{"--epochs", "1", "--resume", tampered("dropout0.offset", "-1")}, "dropout 0's offset"},
+		"model file":    {[]string{"--epochs", "1", "--resume", model}, "not a training checkpoint"},
+		"corrupt":       {[]string{"--epochs", "1", "--resume", corrupt}, "corrupt.safetensors"},
+		"missing":       {[]string{"--epochs", "1", "--resume", filepath.Join(dir, "none")}, "none"},
+		"every alone":   {[]string{"--epochs", "1", "--every", "2"}, "--every 2 without --checkpoint"},
+		"no every":      {[]string{"--epochs", "1", "--checkpoint", ck}, "needs --every"},
+	}
+	for name, tc := range cases {
+		out.Reset()
+		errOut.Reset()
+		args := append(slices.Clone(mlp), tc.args...)
+		if tc.args[0] == "cnn" {
+			args = append(slices.Clone(resumeDigits["cnn"]), tc.args[1:]...)
+		}
+		code := dispatch(args, &out, &errOut)
+		msg := errOut.String()
+		if code == exitOK || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want one line containing %s", name, code, msg, tc.want)
+		}
+	}
+	if sum() != before {
+		t.Error("a refused resume changed the checkpoint")
+	}
+}
+
 // BenchmarkTrainStateLoad times what --resume adds before the first step
 // of the default GPT: loading the corpus, building the model and loading
 // the checkpoint (the model and both AdamW optimizers' moments, 9.7 MB:

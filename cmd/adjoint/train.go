@@ -134,7 +134,21 @@ func digitsFlags(cfg *trainConfig, stderr io.Writer) (fs *flag.FlagSet, hidden, 
 	fs.StringVar(&cfg.Resume, "resume", "", "resume from a training state saved by --checkpoint (with the same flags): the run ends with the bits of an uninterrupted one")
 	fs.StringVar(&cfg.Model, "model", "mlp", "model: mlp (64 → hidden → 10), cnn (conv 3×3×32, pool, conv 3×3×64, pool, linear; defaults --epochs 25 --lr 0.01 --batch 64 --dropout 0.25), or gpt (a character-level GPT on Tiny Shakespeare, with flags of its own: adjoint train --model gpt -h)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: adjoint train [flags]\n\nTrains an MLP (64 → hidden → 10), or with --model cnn a small convolutional net\non the 1×8×8 images, on the embedded digits data set and prints the held-out\naccuracy on its last line. --checkpoint PATH --every N saves the training\nstate every N steps; --resume PATH carries on from it (resumed at step N\nfirst) and ends with the bits of an uninterrupted run. With --model gpt it trains a character-level GPT\non the Tiny Shakespeare corpus instead (adjoint train --model gpt -h).\n\nFlags:\n")
+		fmt.Fprint(stderr, `Usage: adjoint train [flags]
+
+Trains an MLP (64 → hidden → 10), or with --model cnn a small convolutional net
+on the 1×8×8 images, on the embedded digits data set and prints the held-out
+accuracy on its last line. With --model gpt it trains a character-level GPT
+on the Tiny Shakespeare corpus instead (adjoint train --model gpt -h).
+
+A long run survives being killed: --checkpoint PATH --every N saves the
+training state (the model, the optimizer, the batcher's position, dropout's
+offset, the step) every N steps, atomically; the same command with
+--resume PATH prints "resumed at step N" first, carries on, and ends with
+exactly the bits of an uninterrupted run.
+
+Flags:
+`)
 		fs.PrintDefaults()
 	}
 	return fs, hidden, save, plot
