@@ -48,30 +48,40 @@ var resumeDigits = map[string][]string{
 // A run killed with SIGKILL at a random step and resumed from its last
 // checkpoint ends with exactly the bits of an uninterrupted run.
 func TestResumeAfterKill(t *testing.T) {
-	killAndResume(t, resumeGPT, "")
+	killAndResume(t, resumeGPT, false)
 }
 
 // The same for the digits models, whose state also holds the batcher's
-// position within an epoch, the dropout masks' offset and the epoch's
-// running sums (so the resumed run's last epoch line is the uninterrupted
-// run's too).
+// position within an epoch, the dropout masks' offset, the epoch's running
+// sums and the learning curves (so the resumed run's last epoch line and
+// its --plot are the uninterrupted run's too).
 func TestResumeDigitsAfterKill(t *testing.T) {
 	for _, model := range []string{"mlp", "cnn"} {
-		t.Run(model, func(t *testing.T) { killAndResume(t, resumeDigits[model], "epoch ") })
+		t.Run(model, func(t *testing.T) { killAndResume(t, resumeDigits[model], true) })
 	}
 }
 
 // killAndResume trains the command line args (24 steps) without
 // interruption, then twice in a child process that checkpoints every 4
 // steps and kills itself at a random step, resumes it, and compares the
-// saved models bit for bit, and the last lines of the outputs from the
-// first starting with lastFrom (none when empty).
-func killAndResume(t *testing.T, args []string, lastFrom string) {
+// saved models bit for bit; for a digits model also the outputs from the
+// last epoch line on and the plotted curves.
+func killAndResume(t *testing.T, args []string, digits bool) {
 	dir := t.TempDir()
 	whole := filepath.Join(dir, "whole.safetensors")
 	var out, errOut bytes.Buffer
-	if code := dispatch(append(slices.Clone(args), "--save", whole), &out, &errOut); code != exitOK {
+	plot := func(name string) []string {
+		if !digits {
+			return nil
+		}
+		return []string{"--plot", filepath.Join(dir, name+".png")}
+	}
+	if code := dispatch(append(append(slices.Clone(args), "--save", whole), plot("whole")...), &out, &errOut); code != exitOK {
 		t.Fatalf("uninterrupted run: exit %d: %s", code, errOut.String())
+	}
+	lastFrom := ""
+	if digits {
+		lastFrom = "epoch "
 	}
 	wantLast := lastLines(out.String(), lastFrom)
 	r := rand.New(rand.NewPCG(uint64(os.Getpid()), 1))
@@ -88,7 +98,7 @@ func killAndResume(t *testing.T, args []string, lastFrom string) {
 		resumed := filepath.Join(dir, "resumed"+strconv.Itoa(trial)+".safetensors")
 		out.Reset()
 		errOut.Reset()
-		if code := dispatch(append(slices.Clone(args), "--resume", ck, "--save", resumed), &out, &errOut); code != exitOK {
+		if code := dispatch(append(append(slices.Clone(args), "--resume", ck, "--save", resumed), plot("resumed")...), &out, &errOut); code != exitOK {
 			t.Fatalf("resumed run: exit %d: %s", code, errOut.String())
 		}
 		want := "resumed at step " + strconv.Itoa(kill/4*4) + "\n"
@@ -99,6 +109,13 @@ func killAndResume(t *testing.T, args []string, lastFrom string) {
 			t.Errorf("killed at step %d: the resumed run ends\n%s\nwant\n%s", kill, got, wantLast)
 		}
 		sameTensors(t, whole, resumed)
+		if digits {
+			a, _ := os.ReadFile(filepath.Join(dir, "whole.png"))
+			b, err := os.ReadFile(filepath.Join(dir, "resumed.png"))
+			if err != nil || !bytes.Equal(a, b) {
+				t.Errorf("killed at step %d: the resumed run's plot differs from the uninterrupted run's (%v)", kill, err)
+			}
+		}
 	}
 }
 
@@ -118,7 +135,7 @@ func lastLines(out, prefix string) string {
 	}
 	var keep []string
 	for _, l := range lines[from:] {
-		if !strings.HasPrefix(l, "trained in") && !strings.HasPrefix(l, "saved ") {
+		if !strings.HasPrefix(l, "trained in") && !strings.HasPrefix(l, "saved ") && !strings.HasPrefix(l, "plotted ") {
 			keep = append(keep, l)
 		}
 	}

@@ -436,7 +436,7 @@ func trainDigits(cfg trainConfig, onStart func(resumedAt int), onEpoch func(epoc
 	sched := optim.Cosine{Base: cfg.LR, Min: cfg.LR / 100, Steps: cfg.Epochs * perEpoch}
 	sumLoss, hits := 0.0, 0.0 // the epoch's running sums, weighted by the batches' sizes
 	state := &trainState{model: model, opts: []optim.Stateful{opt}, config: cfg.stateConfig(),
-		parts: []statePart{batcherPart{batches}, drops, floatsPart{{"epoch.loss", &sumLoss}, {"epoch.hits", &hits}}}}
+		parts: []statePart{batcherPart{batches}, drops, floatsPart{{"epoch.loss", &sumLoss}, {"epoch.hits", &hits}}, historyPart{&res.History}}}
 	first := 1 // the first epoch this run trains in
 	if cfg.Resume != "" {
 		if err := state.load(cfg.Resume); err != nil {
@@ -448,6 +448,9 @@ func trainDigits(cfg trainConfig, onStart func(resumedAt int), onEpoch func(epoc
 		// A checkpoint at an epoch's last step resumes in that epoch, with
 		// no batch left: its line is the uninterrupted run's.
 		first = max((state.step+perEpoch-1)/perEpoch, 1)
+		if len(res.History) != first-1 {
+			return res, fmt.Errorf("--resume %s: saved at step %d, in epoch %d, with the curves of %d epochs, want %d", cfg.Resume, state.step, first, len(res.History), first-1)
+		}
 	}
 	if onStart != nil {
 		onStart(state.step)

@@ -31,13 +31,16 @@ type trainState struct {
 	step   int    // steps done
 }
 
-// A statePart is a piece of a run's state kept in a checkpoint's metadata.
+// A statePart is a piece of a run's state beyond the parameters and the
+// optimizers, kept in a checkpoint's metadata and, when it has tensors,
+// under "state." names.
 type statePart interface {
-	// save adds the part to the metadata.
-	save(meta map[string]string)
-	// load checks the part saved in meta and returns the function that
-	// restores it, or an error saying what does not fit.
-	load(meta map[string]string) (restore func(), err error)
+	// save adds the part to the metadata and its tensors with add.
+	save(meta map[string]string, add func(name string, t *tensor.Tensor))
+	// load checks the part saved in meta and in the tensors get returns,
+	// and returns the function that restores it, or an error saying what
+	// does not fit.
+	load(meta map[string]string, get func(name string) (*tensor.Tensor, error)) (restore func(), err error)
 }
 
 // pcgPart is a generator, under key: the GPT's batch sampler, whose state
@@ -47,12 +50,12 @@ type pcgPart struct {
 	src *rand.PCG
 }
 
-func (p pcgPart) save(meta map[string]string) {
+func (p pcgPart) save(meta map[string]string, _ func(string, *tensor.Tensor)) {
 	b, _ := p.src.MarshalBinary() // a PCG always marshals
 	meta[p.key] = hex.EncodeToString(b)
 }
 
-func (p pcgPart) load(meta map[string]string) (func(), error) {
+func (p pcgPart) load(meta map[string]string, _ func(string) (*tensor.Tensor, error)) (func(), error) {
 	b, err := hex.DecodeString(meta[p.key])
 	var src rand.PCG
 	if err == nil {
@@ -68,13 +71,13 @@ func (p pcgPart) load(meta map[string]string) (func(), error) {
 // generator (before the epoch's shuffle) and its position in the epoch.
 type batcherPart struct{ b *datasets.Batcher }
 
-func (p batcherPart) save(meta map[string]string) {
+func (p batcherPart) save(meta map[string]string, _ func(string, *tensor.Tensor)) {
 	s := p.b.State()
 	meta["batcher.rng"] = hex.EncodeToString(s.RNG)
 	meta["batcher.pos"] = strconv.Itoa(s.Pos)
 }
 
-func (p batcherPart) load(meta map[string]string) (func(), error) {
+func (p batcherPart) load(meta map[string]string, _ func(string) (*tensor.Tensor, error)) (func(), error) {
 	rng, err := hex.DecodeString(meta["batcher.rng"])
 	if err != nil {
 		return nil, fmt.Errorf("the batcher's generator state %q: %v", meta["batcher.rng"], err)
@@ -95,13 +98,13 @@ func (p batcherPart) load(meta map[string]string) (func(), error) {
 // follow (nn.Dropout: a mask is a function of the seed and the offset).
 type dropoutPart []*nn.Dropout
 
-func (p dropoutPart) save(meta map[string]string) {
+func (p dropoutPart) save(meta map[string]string, _ func(string, *tensor.Tensor)) {
 	for k, d := range p {
 		meta["dropout"+strconv.Itoa(k)+".offset"] = strconv.FormatUint(d.Offset, 10)
 	}
 }
 
-func (p dropoutPart) load(meta map[string]string) (func(), error) {
+func (p dropoutPart) load(meta map[string]string, _ func(string) (*tensor.Tensor, error)) (func(), error) {
 	offs := make([]uint64, len(p))
 	for k := range p {
 		key := "dropout" + strconv.Itoa(k) + ".offset"
@@ -126,13 +129,13 @@ type namedFloat struct {
 	v    *float64
 }
 
-func (p floatsPart) save(meta map[string]string) {
+func (p floatsPart) save(meta map[string]string, _ func(string, *tensor.Tensor)) {
 	for _, f := range p {
 		meta[f.name] = strconv.FormatFloat(*f.v, 'g', -1, 64)
 	}
 }
 
-func (p floatsPart) load(meta map[string]string) (func(), error) {
+func (p floatsPart) load(meta map[string]string, _ func(string) (*tensor.Tensor, error)) (func(), error) {
 	vals := make([]float64, len(p))
 	for k, f := range p {
 		var err error
@@ -145,6 +148,49 @@ func (p floatsPart) load(meta map[string]string) (func(), error) {
 			*f.v = vals[k]
 		}
 	}, nil
+}
+
+// historyPart is the digits models' learning curves up to the epoch the
+// run stands in (for --plot): a tensor [epochs 4] of the epoch, its loss,
+// training and held-out accuracy.
+type historyPart struct{ h *[]epochStats }
+
+func (p historyPart) save(meta map[string]string, add func(string, *tensor.Tensor)) {
+	h := *p.h
+	meta["history.epochs"] = strconv.Itoa(len(h))
+	if len(h) == 0 {
+		return // no tensor of no elements
+	}
+	t := tensor.New(tensor.Float64, len(h), 4)
+	for i, e := range h {
+		copy(t.Float64s()[4*i:], []float64{float64(e.Epoch), e.Loss, e.TrainAcc, e.TestAcc})
+	}
+	add("history", t)
+}
+
+func (p historyPart) load(meta map[string]string, get func(string) (*tensor.Tensor, error)) (func(), error) {
+	n, err := strconv.Atoi(meta["history.epochs"])
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("history.epochs %q is not a count of epochs", meta["history.epochs"])
+	}
+	h := make([]epochStats, n)
+	if n > 0 {
+		t, err := get("history")
+		if err != nil {
+			return nil, fmt.Errorf("tensor %q: %v", "state.history", err)
+		}
+		if t.DType() != tensor.Float64 || !tensor.EqualShape(t.Shape(), []int{n, 4}) {
+			return nil, fmt.Errorf("tensor %q is %v%v, want float64[%d 4]", "state.history", t.DType(), t.Shape(), n)
+		}
+		v := t.Float64s()
+		for i := range h {
+			if v[4*i] != float64(i+1) {
+				return nil, fmt.Errorf("tensor %q: row %d is of epoch %v, want %d", "state.history", i, v[4*i], i+1)
+			}
+			h[i] = epochStats{Epoch: i + 1, Loss: v[4*i+1], TrainAcc: v[4*i+2], TestAcc: v[4*i+3]}
+		}
+	}
+	return func() { *p.h = h }, nil
 }
 
 // checkCheckpointFlags refuses --checkpoint without --every, --every
@@ -185,10 +231,13 @@ func (s *trainState) save(path string) error {
 		"config": s.config,
 		"step":   strconv.Itoa(s.step),
 	}
-	for _, p := range s.parts {
-		p.save(meta)
-	}
 	var ts []safetensors.Named
+	add := func(name string, t *tensor.Tensor) {
+		ts = append(ts, safetensors.Named{Name: "state." + name, Tensor: t})
+	}
+	for _, p := range s.parts {
+		p.save(meta, add)
+	}
 	for _, p := range s.model.Params() {
 		ts = append(ts, safetensors.Named{Name: "model." + p.Name, Tensor: p.Value.Tensor()})
 	}
@@ -240,15 +289,19 @@ func (s *trainState) load(path string) error {
 	if err != nil || step < 0 {
 		return bad("step %q is not a count of steps", m["step"])
 	}
+	want := map[string]bool{} // the tensors of this run's state
+	get := func(name string) (*tensor.Tensor, error) {
+		want["state."+name] = true
+		return f.Tensor("state." + name)
+	}
 	var restores []func()
 	for _, p := range s.parts {
-		r, err := p.load(m)
+		r, err := p.load(m, get)
 		if err != nil {
 			return bad("%v", err)
 		}
 		restores = append(restores, r)
 	}
-	want := map[string]bool{}
 	params := s.model.Params()
 	vals := make([]*tensor.Tensor, len(params))
 	for i, p := range params {
