@@ -129,7 +129,7 @@ func digitsFlags(cfg *trainConfig, stderr io.Writer) (fs *flag.FlagSet, hidden, 
 	fs.IntVar(&cfg.Threads, "threads", 0, "threads for matrix products and GOMAXPROCS (0: all cores)")
 	save = fs.String("save", "", "save the trained parameters to this safetensors file (its directory must exist)")
 	plot = fs.String("plot", "", "draw the loss and accuracy curves into this PNG file")
-	fs.StringVar(&cfg.Checkpoint, "checkpoint", "", "save the training state (model, optimizer, batcher, dropout, step) to this file every --every steps, atomically")
+	fs.StringVar(&cfg.Checkpoint, "checkpoint", "", "save the training state (model, optimizer, batcher, dropout, curves, step) to this file every --every steps, atomically")
 	fs.IntVar(&cfg.Every, "every", 0, "steps (batches) between checkpoints (with --checkpoint)")
 	fs.StringVar(&cfg.Resume, "resume", "", "resume from a training state saved by --checkpoint (with the same flags): the run ends with the bits of an uninterrupted one")
 	fs.StringVar(&cfg.Model, "model", "mlp", "model: mlp (64 → hidden → 10), cnn (conv 3×3×32, pool, conv 3×3×64, pool, linear; defaults --epochs 25 --lr 0.01 --batch 64 --dropout 0.25), or gpt (a character-level GPT on Tiny Shakespeare, with flags of its own: adjoint train --model gpt -h)")
@@ -143,9 +143,9 @@ on the Tiny Shakespeare corpus instead (adjoint train --model gpt -h).
 
 A long run survives being killed: --checkpoint PATH --every N saves the
 training state (the model, the optimizer, the batcher's position, dropout's
-offset, the step) every N steps, atomically; the same command with
---resume PATH prints "resumed at step N" first, carries on, and ends with
-exactly the bits of an uninterrupted run.
+offset, the curves, the step) every N steps, atomically; the same command
+with --resume PATH prints "resumed at step N" first, carries on, and ends
+with exactly the bits of an uninterrupted run.
 
 Flags:
 `)
