@@ -16,13 +16,13 @@ import (
 
 // trainState is what a resumable training run saves with --checkpoint and
 // restores with --resume: the model's parameters, every optimizer's state
-// (moments, step count, learning rate), the parts of the run's state kept
-// in the metadata (the data position: the GPT's batch sampler, the digits
-// models' batcher; the dropout masks' offset) and the step reached, with
-// the run's configuration, which a resumed run must match. The schedule is
-// a function of the step, so these are all the state there is: a run
-// killed at any point and resumed from its last checkpoint ends with
-// exactly the bits of an uninterrupted run.
+// (moments, step count, learning rate), the other parts of the run's state
+// (the data position: the GPT's batch sampler, the digits models' batcher;
+// the dropout masks' offset; the digits models' epoch sums and curves) and
+// the step reached, with the run's configuration, which a resumed run must
+// match. The schedule is a function of the step, so these are all the state
+// there is: a run killed at any point and resumed from its last checkpoint
+// ends with exactly the bits of an uninterrupted run.
 type trainState struct {
 	model  nn.Module
 	opts   []optim.Stateful
