@@ -212,9 +212,10 @@ func TestResumeMisfit(t *testing.T) {
 }
 
 // The same refusals for the digits models: a checkpoint of the other
-// model, of other settings, of the GPT, with a batcher position or a
-// dropout offset that does not fit, a model file, a corrupt or a missing
-// file; and the checkpoint is left as it was.
+// model, of other settings, of the GPT, with a batcher state, a dropout
+// offset, an epoch sum or curves that do not fit (a count of epochs that
+// would allocate terabytes among them), a model file, a corrupt or a
+// missing file; and the checkpoint is left as it was.
 func TestResumeDigitsMisfit(t *testing.T) {
 	dir := t.TempDir()
 	ck := filepath.Join(dir, "state.safetensors")
@@ -260,6 +261,9 @@ func TestResumeDigitsMisfit(t *testing.T) {
 		"gpt":           {[]string{"--epochs", "1", "--resume", gpt}, `"model=gpt"`},
 		"past the end":  {[]string{"--epochs", "1", "--resume", tampered("batcher.pos", "360")}, "position 360"},
 		"no offset":     {[]string{"--epochs", "1", "--resume", tampered("dropout0.offset", "-1")}, "dropout 0's offset"},
+		"bad generator": {[]string{"--epochs", "1", "--resume", tampered("batcher.rng", "zz")}, "batcher's generator state"},
+		"nan sum":       {[]string{"--epochs", "1", "--resume", tampered("epoch.loss", "NaN")}, "not a finite number"},
+		"huge curves":   {[]string{"--epochs", "1", "--resume", tampered("history.epochs", "1000000000000")}, `"state.history"`},
 		"model file":    {[]string{"--epochs", "1", "--resume", model}, "not a training checkpoint"},
 		"corrupt":       {[]string{"--epochs", "1", "--resume", corrupt}, "corrupt.safetensors"},
 		"missing":       {[]string{"--epochs", "1", "--resume", filepath.Join(dir, "none")}, "none"},

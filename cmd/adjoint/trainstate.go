@@ -139,8 +139,8 @@ func (p floatsPart) load(meta map[string]string, _ func(string) (*tensor.Tensor,
 	vals := make([]float64, len(p))
 	for k, f := range p {
 		var err error
-		if vals[k], err = strconv.ParseFloat(meta[f.name], 64); err != nil {
-			return nil, fmt.Errorf("%s %q is not a number", f.name, meta[f.name])
+		if vals[k], err = strconv.ParseFloat(meta[f.name], 64); err != nil || !isFinite(vals[k]) {
+			return nil, fmt.Errorf("%s %q is not a finite number", f.name, meta[f.name])
 		}
 	}
 	return func() {
@@ -173,8 +173,8 @@ func (p historyPart) load(meta map[string]string, get func(string) (*tensor.Tens
 	if err != nil || n < 0 {
 		return nil, fmt.Errorf("history.epochs %q is not a count of epochs", meta["history.epochs"])
 	}
-	h := make([]epochStats, n)
-	if n > 0 {
+	var h []epochStats
+	if n > 0 { // the tensor first: its size, not the metadata's count, bounds the allocation
 		t, err := get("history")
 		if err != nil {
 			return nil, fmt.Errorf("tensor %q: %v", "state.history", err)
@@ -183,11 +183,13 @@ func (p historyPart) load(meta map[string]string, get func(string) (*tensor.Tens
 			return nil, fmt.Errorf("tensor %q is %v%v, want float64[%d 4]", "state.history", t.DType(), t.Shape(), n)
 		}
 		v := t.Float64s()
+		h = make([]epochStats, n)
 		for i := range h {
-			if v[4*i] != float64(i+1) {
-				return nil, fmt.Errorf("tensor %q: row %d is of epoch %v, want %d", "state.history", i, v[4*i], i+1)
+			r := v[4*i : 4*i+4]
+			if r[0] != float64(i+1) || !isFinite(r[1]) || !isFinite(r[2]) || !isFinite(r[3]) {
+				return nil, fmt.Errorf("tensor %q: row %d is %v, want epoch %d and finite numbers", "state.history", i, r, i+1)
 			}
-			h[i] = epochStats{Epoch: i + 1, Loss: v[4*i+1], TrainAcc: v[4*i+2], TestAcc: v[4*i+3]}
+			h[i] = epochStats{Epoch: i + 1, Loss: r[1], TrainAcc: r[2], TestAcc: r[3]}
 		}
 	}
 	return func() { *p.h = h }, nil
