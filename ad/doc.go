@@ -286,15 +286,27 @@
 // batching rule (vmap.go): TestEveryRowBatches holds every new row to it.
 //
 // Design note: the recording paths. An op reaches its row through one of
-// three: record (unary and binary rows, their two edges inline in the
-// node, the common case kept small), applyN (rows with any number of
-// operands, the fused ones among them: Linear, attention, the norms;
-// prepareN takes the other outputs a kernel writes, keepN saves what the
-// VJP reads), and Func.Apply (a user's function, whose forward runs on
-// detached copies). All three hand batched operands to the row's batching
-// rule, propagate tangents by the row's JVP and watch for anomalies the
-// same way; what the engine keeps beyond a node's slots goes through the
-// keeper interface, not through switches on particular rows.
+// two: record (unary and binary rows, their two edges inline in the node,
+// the common case kept small) and applyN (rows with any number of
+// operands: the fused ones, Linear, attention and the norms, and a user's
+// Func, whose row's forward runs Forward on detached views; prepareN takes
+// the other outputs a kernel writes, keepN saves what the VJP reads). Both
+// hand batched operands to the row's batching rule (the func row's runs
+// the Func example by example), propagate tangents by the row's JVP and
+// watch for anomalies the same way. What differs between rows is declared
+// in the table, not tested by the engine: a row's flags (view: its output
+// views its operand; foreign: its output and its VJP's results are the
+// user's, never the sweep's to take; tentative: ReLU's keep settles at its
+// first consumer), and interfaces its attributes implement (keeper for
+// what a node keeps beyond its slots, namer for a Func's own name).
+//
+// Design note: reusing a cotangent's storage. A VJP that reads its
+// cotangent g once may write its result into g's storage instead of a new
+// tensor; the decision is made in one place, vjpCtx.reuse (with writable),
+// from the marks on g (owned by the sweep alone, not a view, no tangent,
+// not watched) and on the sweep (not recorded). A row gives reuse its
+// kernel form and its differentiable form and never tests ownership
+// itself.
 //
 // Design note: where the kernels live. This package holds rows, not
 // kernels: an op function, its attributes, its rules (VJP, JVP, batching)
