@@ -316,7 +316,7 @@ func leadingAxes(axes []int) bool {
 
 // Sum returns the sum of x, over every axis or over the axes of an Axes
 // option, with the reduced axes removed (kept with length 1 with KeepDims):
-// Sum(x, Axes(1)), Sum(x, Axes(0, -1), KeepDims). See ReduceOption.
+// Sum(x, Axes(1)), Sum(x, Axes(0, -1), KeepDims). See [ReduceOption].
 func Sum(x *Value, opts ...ReduceOption) *Value {
 	axes, keep := reduceOptions("sum", opts)
 	return apply(row(opSum), reduction("sum", x, keep, true, axes), x, nil)
@@ -324,7 +324,7 @@ func Sum(x *Value, opts ...ReduceOption) *Value {
 
 // Mean returns the mean of x, over every axis or over the axes of an Axes
 // option, with the reduced axes removed (kept with length 1 with KeepDims).
-// See ReduceOption.
+// See [ReduceOption].
 func Mean(x *Value, opts ...ReduceOption) *Value {
 	axes, keep := reduceOptions("mean", opts)
 	at := reduction("mean", x, keep, true, axes)
@@ -342,7 +342,7 @@ func count(shape, axes []int) int {
 // Max returns the maximum of x, over every axis or over the axes of an Axes
 // option, with the reduced axes removed (kept with length 1 with KeepDims).
 // Where several elements tie for the maximum, each receives an equal share
-// of the gradient. See ReduceOption.
+// of the gradient. See [ReduceOption].
 func Max(x *Value, opts ...ReduceOption) *Value {
 	axes, keep := reduceOptions("max", opts)
 	return apply(row(opMax), reduction("max", x, keep, false, axes), x, nil)

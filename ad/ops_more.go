@@ -262,7 +262,7 @@ func Softsign(x *Value) *Value { return apply(row(opSoftsign), nil, x, nil) }
 // Where several elements tie for the minimum, each receives an equal share
 // of the gradient. It is a composite, −max(−x): Max's rule, tie sharing
 // included, serves it exactly, and negation costs one pass. See
-// ReduceOption.
+// [ReduceOption].
 func Min(x *Value, opts ...ReduceOption) *Value {
 	axes, keep := reduceOptions("min", opts)
 	return Neg(reduceMax("min", Neg(x), keep, axes))
@@ -272,7 +272,7 @@ func Min(x *Value, opts ...ReduceOption) *Value {
 // Axes option, computed stably, with the reduced axes removed (kept with
 // length 1 with KeepDims): LogSumExp(x, Axes(-1)) is the log-normaliser of
 // the rows of a matrix of logits. Where every element reduced is −Inf the
-// result is −Inf (its gradient there is NaN). See ReduceOption.
+// result is −Inf (its gradient there is NaN). See [ReduceOption].
 //
 // It is a composite: the maximum m is subtracted as a constant (exact in
 // value and gradient), so the rows of sub, exp, sum, log and add give its
@@ -323,14 +323,14 @@ func allFinite(t *tensor.Tensor) bool {
 // Σ(x − mean)² / (N − correction), N the number of elements reduced.
 // correction 1 is the unbiased estimate (PyTorch's default), 0 the
 // population variance. N − correction ≤ 0 gives Inf or NaN, as in PyTorch.
-// It is a composite of sub, square, sum and mul_scalar. See ReduceOption.
+// It is a composite of sub, square, sum and mul_scalar. See [ReduceOption].
 func Variance(x *Value, correction float64, opts ...ReduceOption) *Value {
 	axes, keep := reduceOptions("var", opts)
 	return variance("var", x, correction, keep, axes)
 }
 
 // Std returns the standard deviation √Variance(x, correction, opts...). Its
-// gradient is infinite (NaN) where the variance is 0. See ReduceOption.
+// gradient is infinite (NaN) where the variance is 0. See [ReduceOption].
 func Std(x *Value, correction float64, opts ...ReduceOption) *Value {
 	axes, keep := reduceOptions("std", opts)
 	return Sqrt(variance("std", x, correction, keep, axes))
@@ -395,7 +395,7 @@ func withSaves(r rule, m saveMask) rule {
 // KeepDims). Its gradient is exact with zeros: ∂/∂xᵢ is the product of the
 // other elements, so a group with one zero passes the product of its
 // nonzero elements to the zero and 0 to the others, and a group with two or
-// more zeros passes 0 to all (see prodWeights). See ReduceOption.
+// more zeros passes 0 to all (see prodWeights). See [ReduceOption].
 func Prod(x *Value, opts ...ReduceOption) *Value {
 	axes, keep := reduceOptions("prod", opts)
 	return apply(row(opProd), reduction("prod", x, keep, false, axes), x, nil)

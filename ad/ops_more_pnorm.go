@@ -10,8 +10,8 @@ import (
 // Norm returns the p-norm of x, over every axis or over the axes of an Axes
 // option, with the reduced axes removed (kept with length 1 with KeepDims):
 // torch.linalg.vector_norm(x, p, axes) and NumPy's norm of a vector, so
-// Norm(x, 2, Axes(-1)) is the Euclidean length of each row. See
-// ReduceOption. p is 1 (Σ|x|), 2 (√Σx², the default of both
+// Norm(x, 2, Axes(-1)) is the Euclidean length of each row (see
+// [ReduceOption]). p is 1 (Σ|x|), 2 (√Σx², the default of both
 // libraries), +Inf (max |x|), or any other finite p ≥ 1 ((Σ|x|ᵖ)^(1/p));
 // p < 1 and NaN are ErrArgument errors. The norm over an empty axis is 0.
 //

@@ -2,20 +2,20 @@ package ad
 
 import "fmt"
 
-// ReduceOption is an option of a reduction: Sum, Mean, Max, Min, Prod,
-// Variance, Std, Norm and LogSumExp take them after their operands, in any
-// order. There are two, and only this package makes them: Axes, the axes to
-// reduce over (every axis without it), and KeepDims, to keep the reduced
-// axes with length 1. So
+// ReduceOption is an option of a reduction: [Sum], [Mean], [Max], [Min],
+// [Prod], [Variance], [Std], [Norm] and [LogSumExp] take them after their
+// operands, in any order. There are two, and only this package makes them:
+// [Axes], the axes to reduce over (every axis without it), and [KeepDims],
+// to keep the reduced axes with length 1. So
 //
-//	Sum(x)                           // a scalar: the sum of every element
+//	Sum(x)                           // a 0-d value: the sum of every element
 //	Sum(x, Axes(1))                  // [a b c] → [a c]
 //	Mean(x, Axes(0, 2), KeepDims)    // [a b c] → [1 b 1]
 //	Variance(x, 1, Axes(-1))         // over the last axis
 //
-// A misused option panics with an *Error naming the op (recovered by Try):
-// wrapping ErrArgument for Axes given twice or a nil option, and the shape
-// error for an axis out of range or repeated.
+// A misused option panics with an [*Error] naming the op (recovered by [Try]):
+// wrapping [ErrArgument] for Axes given twice or a nil option, and the shape
+// error (tensor.ErrShape) for an axis out of range or repeated.
 type ReduceOption interface {
 	reduceOption() // unexported: the options are this package's
 }
