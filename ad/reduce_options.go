@@ -32,8 +32,11 @@ func (keepDimsOption) reduceOption() {}
 
 // Axes returns the option that reduces over axes (a negative axis counts
 // from the end: −1 is the last). With no axes, as without the option, every
-// axis is reduced. Each axis may be named once, and Axes once per call; the
-// slice is read by the reduction only, never kept.
+// axis is reduced. Each axis may be named once, and Axes given once per
+// call. The option holds axes itself, not a copy (a copy would cost an
+// allocation per call): make it where it is used, as in Sum(x, Axes(a...)),
+// or do not write to the slice while an option made from it is in use. The
+// reduction reads the axes and keeps none of them.
 func Axes(axes ...int) ReduceOption { return axesOption(axes) }
 
 // KeepDims is the option that keeps the reduced axes with length 1, so that
