@@ -53,6 +53,7 @@
 //	x[i, j], x[i, j].item()                    At(x, i, j), x.Item()
 //	x[1:3, :, ::2]                             Slices(x, Range{Start: 1, End: 3}, All(), Range{Step: 2, End: n})
 //	2 - x, 2 / x, x * 0.5                      RSubScalar(x, 2), RDivScalar(x, 2), MulScalar(x, 0.5)
+//	x.sum(dim=(0, 2), keepdim=True)            Sum(x, Axes(0, 2), KeepDims) (see Reductions below)
 //	a Python scalar in a float32 expression    ScalarLike(x, c) (Scalar is float64)
 //	loss.backward()                            loss.Backward() (accumulates into each Var's Grad)
 //	loss.backward(retain_graph=True)           loss.BackwardOpts(Options{RetainGraph: true})
@@ -68,6 +69,27 @@
 //	torch.autograd.Function                    Func (Forward, VJP, optional JVP)
 //	torch.manual_seed(s)                       no global seed: nn.NewRNG(s) for layers, tensor.NewRNG(s) for data
 //	try/except around a shape error            Try(func() { … }) returns the error
+//
+// # Reductions
+//
+// Every reduction — Sum, Mean, Max, Min, Prod, Variance, Std, Norm,
+// LogSumExp — is called one way: the operand (and Variance's and Std's
+// correction, Norm's p), then ReduceOption values in any order. Axes(…)
+// names the axes to reduce (a negative axis counts from the end), every axis
+// without it; KeepDims keeps them with length 1, so the result broadcasts
+// against the operand:
+//
+//	Sum(x)                          // every axis: a 0-d value
+//	Sum(x, Axes(1))                 // [a b c] → [a c]
+//	Mean(x, Axes(0, 2), KeepDims)   // [a b c] → [1 b 1]
+//	Variance(x, 1, Axes(-1), KeepDims)
+//	LogSumExp(logits, Axes(-1))     // the log-normaliser of each row
+//
+// There are no …KeepDims twins. Axes given twice, a repeated or
+// out-of-range axis and a nil option panic with an *Error naming the op
+// (Try recovers it). The options are only read by the call, so they cost no
+// allocation. Ops along one axis (Softmax, LogSoftmax, Cumsum, ArgMax,
+// ArgMin) take it as an int.
 //
 // # Memory, and the traps it sets
 //

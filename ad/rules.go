@@ -954,11 +954,11 @@ var table = [numOps]rule{
 		forward: func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) { dst.Softmax(x, at.(*axisAttrs).axis, false) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			y := c.out()
-			return c.g1(Mul(y, Sub(g, SumKeepDims(Mul(g, y), c.n.at.(*axisAttrs).axis))))
+			return c.g1(Mul(y, Sub(g, Sum(Mul(g, y), Axes(c.n.at.(*axisAttrs).axis), KeepDims))))
 		},
 		jvp: func(c *jvpCtx, ts []*Value) *Value {
 			y, t := c.out(), ts[0]
-			return Mul(y, Sub(t, SumKeepDims(Mul(t, y), c.at.(*axisAttrs).axis+c.b)))
+			return Mul(y, Sub(t, Sum(Mul(t, y), Axes(c.at.(*axisAttrs).axis+c.b), KeepDims)))
 		}},
 	// log_softmax saves its output y: dx = g − eʸ ⊙ Σ g; the tangent is
 	// t − Σ eʸ⊙t.
@@ -966,11 +966,11 @@ var table = [numOps]rule{
 		forward: func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) { dst.Softmax(x, at.(*axisAttrs).axis, true) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			y := c.out()
-			return c.g1(Sub(g, Mul(Exp(y), SumKeepDims(g, c.n.at.(*axisAttrs).axis))))
+			return c.g1(Sub(g, Mul(Exp(y), Sum(g, Axes(c.n.at.(*axisAttrs).axis), KeepDims))))
 		},
 		jvp: func(c *jvpCtx, ts []*Value) *Value {
 			t := ts[0]
-			return Sub(t, SumKeepDims(Mul(t, Exp(c.out())), c.at.(*axisAttrs).axis+c.b))
+			return Sub(t, Sum(Mul(t, Exp(c.out())), Axes(c.at.(*axisAttrs).axis+c.b), KeepDims))
 		}},
 	// astype converts between float32 and float64; its VJP converts the
 	// cotangent back to the operand's dtype (kept in the attributes).
@@ -1047,13 +1047,13 @@ var table = [numOps]rule{
 					b.t = *probs
 					a.below = b
 				}
-				a.tan = Mul(p, Sub(t, SumKeepDims(Mul(t, p), 1+c.b)))
+				a.tan = Mul(p, Sub(t, Sum(Mul(t, p), Axes(1+c.b), KeepDims)))
 				a.lvl = c.lvl
 			}
 			d := Const(onehot(probs.DType(), probs.Shape(), a.targets))
 			d = Sub(p, d)
 			n := probs.Shape()[0]
-			return MulScalar(Sum(Mul(t, d), c.b, c.b+1), 1/float64(n))
+			return MulScalar(Sum(Mul(t, d), Axes(c.b, c.b+1)), 1/float64(n))
 		}},
 	// func is a user-defined function (see Func): its forward, VJP and JVP
 	// are the user's.

@@ -204,13 +204,13 @@ func batchReduce(c *batchCtx, sum bool) *Value {
 	axes := shiftAxes(a.axes)
 	switch {
 	case sum && a.keepDims:
-		return SumKeepDims(c.xs[0], axes...)
+		return Sum(c.xs[0], Axes(axes...), KeepDims)
 	case sum:
-		return Sum(c.xs[0], axes...)
+		return Sum(c.xs[0], Axes(axes...))
 	case a.keepDims:
-		return MaxKeepDims(c.xs[0], axes...)
+		return Max(c.xs[0], Axes(axes...), KeepDims)
 	}
-	return Max(c.xs[0], axes...)
+	return Max(c.xs[0], Axes(axes...))
 }
 
 // batchWithShape prefixes a shape with the batch size.
@@ -291,7 +291,7 @@ func init() {
 		x := c.xs[0] // [B N C]
 		s := x.Shape()
 		hot := Const(onehot(x.DType(), s[1:], a.targets))
-		return MulScalar(Sum(Mul(LogSoftmax(x, 2), hot), 1, 2), -1/float64(s[1]))
+		return MulScalar(Sum(Mul(LogSoftmax(x, 2), hot), Axes(1, 2)), -1/float64(s[1]))
 	}
 }
 
@@ -388,9 +388,9 @@ func init() {
 			return c.xs[0]
 		}
 		if a.keepDims {
-			return ProdKeepDims(c.xs[0], shiftAxes(a.axes)...)
+			return Prod(c.xs[0], Axes(shiftAxes(a.axes)...), KeepDims)
 		}
-		return Prod(c.xs[0], shiftAxes(a.axes)...)
+		return Prod(c.xs[0], Axes(shiftAxes(a.axes)...))
 	}
 	// Dropout inside Vmap drops what the loop would: every example gets
 	// the mask of one example (a function of the seed, the offset and the
