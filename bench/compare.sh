@@ -39,6 +39,7 @@
 # torch runs on the reference BLAS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 
 what="${1:-matmul}"
 SIZES="${SIZES:-64,128,256,512,1024,2048}"
@@ -78,7 +79,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
 header() {
-	echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+	bench_header
 }
 
 case "$what" in

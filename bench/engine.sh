@@ -33,6 +33,7 @@
 # instead of building PKG), PY (/usr/bin/python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 THREADS="${THREADS:-1}"
 ROUNDS="${ROUNDS:-3}"
 GOCOUNT="${GOCOUNT:-2}"
@@ -108,7 +109,7 @@ ptrun() {
 		--loop-repeats "$LOOP" ${TORCH_ONLY:+--only "$TORCH_ONLY"} >>"$tmp/torch.txt"
 }
 
-echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_header
 echo "# CPU:$feat"
 echo "# go: $(go version | cut -d' ' -f3-), adjoint kernels: ${kern:-unknown}; torch: $("$PY" -c 'import torch; print(torch.__version__)'), OPENBLAS_CORETYPE=$CORETYPE, BLAS: ${blas:-?}"
 echo "# $THREADS thread(s), $ROUNDS round(s); Go: -count $GOCOUNT -benchtime $BENCHTIME per round; PyTorch: median of $REPEATS batches of ≥ ${PYTIME}s per round"

@@ -35,6 +35,7 @@
 # CORETYPE (auto, or unset, Haswell, SkylakeX), PY (/usr/bin/python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 PY="${PY:-/usr/bin/python3}"
 ROUNDS="${ROUNDS:-3}"
 GOCOUNT="${GOCOUNT:-2}"
@@ -64,7 +65,7 @@ if [ "$CORETYPE" = unset ]; then
 else
 	ptenv=(env OPENBLAS_CORETYPE="$CORETYPE")
 fi
-echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_header
 echo "# go: $(go version | cut -d' ' -f3-); torch: $("$PY" -c 'import torch; print(torch.__version__)'), OPENBLAS_CORETYPE=$CORETYPE"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 GOMAXPROCS=1
 go test -c -o "$tmp/ode.test" ./ode

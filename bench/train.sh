@@ -31,6 +31,7 @@
 # flags line of /proc/cpuinfo, to try the OpenBLAS columns as on another CPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 THREADS="${THREADS:-1}"
 ONLY="${ONLY:-A,B,C,CNN,GPT}"
 STEPS="${STEPS:-0}"
@@ -81,7 +82,8 @@ for ct in $cts; do
 	fi
 done
 
-echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_header "$tmp/adjoint"
+if [ "$AVX2" = 1 ]; then bench_gemm "$tmp/adjoint" ADJOINT_CPU=avx2; fi
 echo "# OpenBLAS kernel sets run: $cts${na:+ (n/a:${na%;})}"
 echo "training step, float32, $THREADS thread(s), median ms per step (ratio = adjoint ÷ PyTorch's best; below 1: adjoint faster)"
 "$PY" - "$tmp" "$cts" "$AVX2" <<'PYEOF'
