@@ -22,11 +22,9 @@ SHAPES="${SHAPES:-}"
 DTYPES="${DTYPES:-f32,f64}"
 ROUNDS="${ROUNDS:-3}"
 PY="${PY:-/usr/bin/python3}"
-flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2-) "
-has() { [[ "$flags" == *" $1 "* ]]; }
 levels="native"
 cts="Haswell"
-if has avx512f && has avx512bw && has avx512vl && has avx512dq; then
+if bench_has avx512f && bench_has avx512bw && bench_has avx512vl && bench_has avx512dq; then
 	levels="avx512 avx2"
 	cts="SkylakeX Haswell"
 fi

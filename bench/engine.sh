@@ -62,16 +62,14 @@ case "$blas" in
 esac
 
 # CPU features.
-flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2- || true) "
-has() { [[ "$flags" == *" $1 "* ]]; }
 feat=""
 for f in sse4_2 avx fma avx2 avx512f avx512bw avx512vl avx512dq; do
-	if has "$f"; then feat+=" $f"; else feat+=" no-$f"; fi
+	if bench_has "$f"; then feat+=" $f"; else feat+=" no-$f"; fi
 done
 if [ "$CORETYPE" = auto ]; then
-	if has avx512f && has avx512bw && has avx512vl && has avx512dq; then
+	if bench_has avx512f && bench_has avx512bw && bench_has avx512vl && bench_has avx512dq; then
 		CORETYPE=SkylakeX
-	elif has avx2 && has fma; then
+	elif bench_has avx2 && bench_has fma; then
 		CORETYPE=Haswell
 	else
 		CORETYPE=unset

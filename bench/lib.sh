@@ -6,6 +6,7 @@
 #   . bench/lib.sh
 #   bench_header [ADJOINT]              # the date, the CPU, the GEMM parameters
 #   bench_gemm [ADJOINT] [VAR=VALUE...] # the GEMM parameters under other settings
+#   bench_has FLAG                      # whether the CPU has an instruction-set flag
 #
 # ADJOINT is a built cmd/adjoint binary (without one, `go run ./cmd/adjoint`).
 # Every line is a "# " comment: benchstat and the scripts' own parsers skip it.
@@ -29,15 +30,21 @@ bench_cpuinfo() {
 	grep -m1 "^$1[[:space:]]*:" /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//' || true
 }
 
+# bench_has FLAG: whether the CPU has the instruction-set flag FLAG (avx2,
+# fma, avx512f, ...): from CPUFLAGS if set (the flags line of another CPU, to
+# try a script's choices as there), else from /proc/cpuinfo.
+bench_has() {
+	[[ " ${CPUFLAGS:-$(bench_cpuinfo flags)} " == *" $1 "* ]]
+}
+
 # bench_cpu: the CPU line: model name, family, model, stepping, CPU count, the
 # instruction-set flags that choose kernels, and the load average.
 bench_cpu() {
-	local flags have="" f
-	flags=" $(bench_cpuinfo flags) "
+	local have="" f
 	for f in avx512f avx512bw avx512dq avx512vl avx2 fma; do
-		case "$flags" in *" $f "*) have="$have $f" ;; esac
+		if CPUFLAGS="" bench_has "$f"; then have="$have $f"; fi
 	done
-	echo "# cpu: $(bench_cpuinfo 'model name' | grep . || uname -m), family $(bench_cpuinfo 'cpu family'), model $(bench_cpuinfo model), stepping $(bench_cpuinfo stepping); $(nproc) CPUs; flags:${have:- none of avx2/avx512}; load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+	echo "# cpu: $(bench_cpuinfo 'model name' | grep . || uname -m), family $(bench_cpuinfo 'cpu family'), model $(bench_cpuinfo model), stepping $(bench_cpuinfo stepping); $(nproc) CPUs; flags:${have:- none of avx2/avx512}${CPUFLAGS:+ (the script chose as for CPUFLAGS=$CPUFLAGS)}; load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 }
 
 # bench_gemm [ADJOINT] [VAR=VALUE...]: `adjoint tune --show` (with the given

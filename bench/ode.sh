@@ -49,12 +49,10 @@ if ! "$PY" -c 'import torch' 2>/dev/null; then
 	echo "ode.sh: $PY cannot import torch (apt-get install -y python3-torch)" >&2
 	exit 1
 fi
-flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2- || true) "
-has() { [[ "$flags" == *" $1 "* ]]; }
 if [ "$CORETYPE" = auto ]; then
-	if has avx512f && has avx512bw && has avx512vl && has avx512dq; then
+	if bench_has avx512f && bench_has avx512bw && bench_has avx512vl && bench_has avx512dq; then
 		CORETYPE=SkylakeX
-	elif has avx2 && has fma; then
+	elif bench_has avx2 && bench_has fma; then
 		CORETYPE=Haswell
 	else
 		CORETYPE=unset
