@@ -66,6 +66,14 @@ func TestSaveLoadUse(t *testing.T) {
 	if cur, src := tune.Current(); cur != p || src != "tune.Use" {
 		t.Errorf("after Use: Current = %+v, %q; want %+v, \"tune.Use\"", cur, src, p)
 	}
+	anyCPU := p
+	anyCPU.CPU = ""
+	if err := tune.Use(anyCPU); err != nil {
+		t.Errorf("Use of a profile for any CPU: %v", err)
+	}
+	if cur, _ := tune.Current(); cur != p {
+		t.Errorf("after Use of a profile for any CPU: Current = %+v, want %+v (this CPU's signature, its parameters)", cur, p)
+	}
 	tune.Off()
 	if cur, src := tune.Current(); cur != tune.Derived() || !strings.Contains(src, "tune off") {
 		t.Errorf("after Off: Current = %+v, %q; want the derived profile, tune off", cur, src)
