@@ -29,6 +29,7 @@
 # (module proxy), later runs use the module cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 
 COUNT="${COUNT:-6}"
 BENCHTIME="${BENCHTIME:-0.5s}"
@@ -66,7 +67,8 @@ run() {
 		echo "# adjoint benchmarks, $(date -u +%FT%TZ)"
 		# comments, not "key: value" lines: benchstat would split its tables by them
 		echo "# commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo -dirty)"
-		echo "# $(cpu_model), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+		bench_cpu
+		bench_gemm
 		echo "# COUNT=$COUNT BENCHTIME=$BENCHTIME CPUS=$CPUS"
 	} >"$out"
 	benches | while read -r pkg re; do

@@ -16,23 +16,23 @@
 # PY (/usr/bin/python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 TUNE="${TUNE:-0,0,0,0}"
 SHAPES="${SHAPES:-}"
 DTYPES="${DTYPES:-f32,f64}"
 ROUNDS="${ROUNDS:-3}"
 PY="${PY:-/usr/bin/python3}"
-flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2-) "
-has() { [[ "$flags" == *" $1 "* ]]; }
 levels="native"
 cts="Haswell"
-if has avx512f && has avx512bw && has avx512vl && has avx512dq; then
+if bench_has avx512f && bench_has avx512bw && bench_has avx512vl && bench_has avx512dq; then
 	levels="avx512 avx2"
 	cts="SkylakeX Haswell"
 fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 go test -c -o "$tmp/gemm.test" ./internal/gemm
-echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_header
+if [ "$levels" != native ]; then bench_gemm ADJOINT_CPU=avx2; fi
 for r in $(seq "$ROUNDS"); do
 	for l in $levels; do
 		echo "# round $r/$ROUNDS adjoint $l" >&2

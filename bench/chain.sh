@@ -11,12 +11,13 @@
 # Environment: PY (/usr/bin/python3), COUNT (Go -count, 5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 PY="${PY:-/usr/bin/python3}"
 COUNT="${COUNT:-5}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_header
 GOMAXPROCS=1 go test -run '^$' -bench '^BenchmarkChain(Arena)?$' -benchtime 2000x -count "$COUNT" ./ad >"$tmp/go.txt"
 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$PY" bench/torch_chain.py >"$tmp/py.txt"
 "$PY" - "$tmp/go.txt" "$tmp/py.txt" <<'PYEOF'

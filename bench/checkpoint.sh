@@ -25,6 +25,7 @@
 # PY (/usr/bin/python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 PY="${PY:-/usr/bin/python3}"
 ROUNDS="${ROUNDS:-3}"
 GOCOUNT="${GOCOUNT:-2}"
@@ -37,7 +38,7 @@ if ! "$PY" -c 'import torch' 2>/dev/null; then
 	echo "checkpoint.sh: $PY cannot import torch (apt-get install -y python3-torch)" >&2
 	exit 1
 fi
-echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_header
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 GOMAXPROCS=1
 go test -c -o "$tmp/ad.test" ./ad
 # Each variant runs in its own process, and the order rotates every round:

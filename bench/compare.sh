@@ -39,6 +39,7 @@
 # torch runs on the reference BLAS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 
 what="${1:-matmul}"
 SIZES="${SIZES:-64,128,256,512,1024,2048}"
@@ -53,16 +54,14 @@ PY="${PY:-/usr/bin/python3}"
 AVX2="${AVX2:-auto}"
 
 # CPU features: which OpenBLAS kernel sets can run here.
-flags=" ${CPUFLAGS:-$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2- || true)} "
-has() { [[ "$flags" == *" $1 "* ]]; }
 cts="unset"
 na=""
-if has avx2 && has fma; then
+if bench_has avx2 && bench_has fma; then
 	cts+=" Haswell"
 else
 	na+=" Haswell: no AVX2/FMA;"
 fi
-if has avx512f && has avx512bw && has avx512vl && has avx512dq; then
+if bench_has avx512f && bench_has avx512bw && bench_has avx512vl && bench_has avx512dq; then
 	cts+=" SkylakeX"
 else
 	na+=" SkylakeX: no AVX-512 (F, BW, VL, DQ);"
@@ -78,7 +77,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
 header() {
-	echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+	bench_header
 }
 
 case "$what" in

@@ -33,6 +33,7 @@
 # instead of building PKG), PY (/usr/bin/python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 THREADS="${THREADS:-1}"
 ROUNDS="${ROUNDS:-3}"
 GOCOUNT="${GOCOUNT:-2}"
@@ -61,16 +62,14 @@ case "$blas" in
 esac
 
 # CPU features.
-flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2- || true) "
-has() { [[ "$flags" == *" $1 "* ]]; }
 feat=""
 for f in sse4_2 avx fma avx2 avx512f avx512bw avx512vl avx512dq; do
-	if has "$f"; then feat+=" $f"; else feat+=" no-$f"; fi
+	if bench_has "$f"; then feat+=" $f"; else feat+=" no-$f"; fi
 done
 if [ "$CORETYPE" = auto ]; then
-	if has avx512f && has avx512bw && has avx512vl && has avx512dq; then
+	if bench_has avx512f && bench_has avx512bw && bench_has avx512vl && bench_has avx512dq; then
 		CORETYPE=SkylakeX
-	elif has avx2 && has fma; then
+	elif bench_has avx2 && bench_has fma; then
 		CORETYPE=Haswell
 	else
 		CORETYPE=unset
@@ -108,7 +107,7 @@ ptrun() {
 		--loop-repeats "$LOOP" ${TORCH_ONLY:+--only "$TORCH_ONLY"} >>"$tmp/torch.txt"
 }
 
-echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_header
 echo "# CPU:$feat"
 echo "# go: $(go version | cut -d' ' -f3-), adjoint kernels: ${kern:-unknown}; torch: $("$PY" -c 'import torch; print(torch.__version__)'), OPENBLAS_CORETYPE=$CORETYPE, BLAS: ${blas:-?}"
 echo "# $THREADS thread(s), $ROUNDS round(s); Go: -count $GOCOUNT -benchtime $BENCHTIME per round; PyTorch: median of $REPEATS batches of ≥ ${PYTIME}s per round"

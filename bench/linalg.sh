@@ -30,6 +30,7 @@
 # of the Go benchmarks: 100, 300), PY (/usr/bin/python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS="${ROUNDS:-3}"
 GOCOUNT="${GOCOUNT:-2}"
 BENCHTIME="${BENCHTIME:-1s}"
@@ -69,7 +70,7 @@ ptrun() {
 		--repeats "$REPEATS" --min-time "$PYTIME" >>"$tmp/torch.txt"
 }
 
-echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_header
 echo "# go: $(go version | cut -d' ' -f3-), adjoint kernels: ${kern:-unknown}; torch: $("$PY" -c 'import torch; print(torch.__version__)'), OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)}, BLAS: ${blas:-?}"
 echo "# 1 thread, $ROUNDS round(s); Go: -count $GOCOUNT -benchtime $BENCHTIME per round; PyTorch: median of $REPEATS batches of ≥ ${PYTIME}s per round"
 for r in $(seq "$ROUNDS"); do

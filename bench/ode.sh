@@ -35,6 +35,7 @@
 # CORETYPE (auto, or unset, Haswell, SkylakeX), PY (/usr/bin/python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 PY="${PY:-/usr/bin/python3}"
 ROUNDS="${ROUNDS:-3}"
 GOCOUNT="${GOCOUNT:-2}"
@@ -48,12 +49,10 @@ if ! "$PY" -c 'import torch' 2>/dev/null; then
 	echo "ode.sh: $PY cannot import torch (apt-get install -y python3-torch)" >&2
 	exit 1
 fi
-flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2- || true) "
-has() { [[ "$flags" == *" $1 "* ]]; }
 if [ "$CORETYPE" = auto ]; then
-	if has avx512f && has avx512bw && has avx512vl && has avx512dq; then
+	if bench_has avx512f && bench_has avx512bw && bench_has avx512vl && bench_has avx512dq; then
 		CORETYPE=SkylakeX
-	elif has avx2 && has fma; then
+	elif bench_has avx2 && bench_has fma; then
 		CORETYPE=Haswell
 	else
 		CORETYPE=unset
@@ -64,7 +63,7 @@ if [ "$CORETYPE" = unset ]; then
 else
 	ptenv=(env OPENBLAS_CORETYPE="$CORETYPE")
 fi
-echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_header
 echo "# go: $(go version | cut -d' ' -f3-); torch: $("$PY" -c 'import torch; print(torch.__version__)'), OPENBLAS_CORETYPE=$CORETYPE"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 GOMAXPROCS=1
 go test -c -o "$tmp/ode.test" ./ode

@@ -7,13 +7,14 @@
 #   bench/threads.sh          # ROUNDS=5, STEPS=20, ONLY=C
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS="${ROUNDS:-5}"
 STEPS="${STEPS:-20}"
 ONLY="${ONLY:-C}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/adjoint" ./cmd/adjoint
-echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_header "$tmp/adjoint"
 best1=1e9
 best2=1e9
 for r in $(seq "$ROUNDS"); do

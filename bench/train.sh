@@ -31,6 +31,7 @@
 # flags line of /proc/cpuinfo, to try the OpenBLAS columns as on another CPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 THREADS="${THREADS:-1}"
 ONLY="${ONLY:-A,B,C,CNN,GPT}"
 STEPS="${STEPS:-0}"
@@ -45,18 +46,16 @@ if ! "$PY" -c 'import torch' 2>/dev/null; then
 fi
 
 # CPU features: which OpenBLAS kernel sets can run here.
-flags=" ${CPUFLAGS:-$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2- || true)} "
-has() { [[ "$flags" == *" $1 "* ]]; }
 cts="unset"
 na=""
 best=unset
-if has avx2 && has fma; then
+if bench_has avx2 && bench_has fma; then
 	cts+=" Haswell"
 	best=Haswell
 else
 	na+=" Haswell: no AVX2/FMA;"
 fi
-if has avx512f && has avx512bw && has avx512vl && has avx512dq; then
+if bench_has avx512f && bench_has avx512bw && bench_has avx512vl && bench_has avx512dq; then
 	cts+=" SkylakeX"
 	best=SkylakeX
 else
@@ -81,7 +80,8 @@ for ct in $cts; do
 	fi
 done
 
-echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_header "$tmp/adjoint"
+if [ "$AVX2" = 1 ]; then bench_gemm "$tmp/adjoint" ADJOINT_CPU=avx2; fi
 echo "# OpenBLAS kernel sets run: $cts${na:+ (n/a:${na%;})}"
 echo "training step, float32, $THREADS thread(s), median ms per step (ratio = adjoint ÷ PyTorch's best; below 1: adjoint faster)"
 "$PY" - "$tmp" "$cts" "$AVX2" <<'PYEOF'

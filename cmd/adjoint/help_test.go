@@ -41,3 +41,23 @@ func TestBenchHelpMatchesDefault(t *testing.T) {
 		t.Errorf("bench's help does not say it runs A, B and C by default:\n%s", out)
 	}
 }
+
+// "adjoint tune --show" prints the CPU and the parameters in use with
+// their source, follows ADJOINT_TUNE (off: the derived parameters, for
+// programs and go test alike; a file that cannot be used: its error), and
+// refuses the flags of a measuring run.
+func TestTuneShow(t *testing.T) {
+	t.Setenv("ADJOINT_TUNE", "off")
+	out, errOut, code := runArgs("tune", "--show")
+	if code != 0 || errOut != "" {
+		t.Fatalf("tune --show: exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"cpu: ", "signature: ", "ADJOINT_TUNE: off", "programs: f32 ", " kc", "f64 ", "go test: as programs"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tune --show lacks %q:\n%s", want, out)
+		}
+	}
+	if _, _, code := runArgs("tune", "--show", "-o", "x.json"); code != 2 {
+		t.Errorf("tune --show -o: exit %d, want 2", code)
+	}
+}

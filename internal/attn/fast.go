@@ -136,11 +136,15 @@ func (f *sdpaFast) rowFirst(jr int) int {
 // elements each, lda apart) and the packed B (bp: depth×S), panel by
 // panel where the tile's rows read it. A last tile of fewer than MR rows
 // is the last MR rows (rewriting the rows it shares with the tile before
-// with the same bits), or, with fewer than MR rows in all, a copy.
+// with the same bits), or, with fewer than MR rows in all, a copy. Where
+// MR rows lda apart would crowd one L1 set (kn.PackRows: many heads of 64
+// side by side make lda 4 KiB), each tile's rows are copied side by side
+// first, as Sgemm packs such an A; the bits are the same.
 func (f *sdpaFast) scores(c, a []float32, lda, depth int, bp []float32, alpha float32, e []float32) {
 	T, MR, NR := f.a.T, f.mr, f.nr
+	pack := f.kn.PackRows(lda)
 	for r0 := 0; r0 < T; r0 += MR {
-		ra, src, rs, mr := r0, a[r0*lda:], lda, MR
+		ra, src, rs, mr, inPlace := r0, a[r0*lda:], lda, MR, true
 		if r0+MR > T {
 			if T >= MR {
 				ra = T - MR
@@ -151,8 +155,15 @@ func (f *sdpaFast) scores(c, a []float32, lda, depth int, bp []float32, alpha fl
 				for i := range T {
 					copy(e[i*depth:(i+1)*depth], a[i*lda:i*lda+depth])
 				}
-				src, rs, mr = e, depth, T
+				src, rs, mr, inPlace = e, depth, T, false
 			}
+		}
+		if pack && inPlace {
+			e = e[:MR*depth]
+			for i := range MR {
+				copy(e[i*depth:(i+1)*depth], src[i*lda:i*lda+depth])
+			}
+			src, rs = e, depth
 		}
 		last := min(r0+MR, T) - 1
 		for jr := 0; jr < f.np && f.rowFirst(jr) <= last; jr++ {

@@ -23,7 +23,7 @@ type options struct {
 // runs the kernels: the forward pass, then the backward pass with the
 // output's cotangent w. q, k and v have the same leading axes; the scale
 // is 1/√d.
-func sdpaFastRun(t *testing.T, kn *gemm.SmallF32, xs [3]*tensor.Tensor, w *tensor.Tensor, o options, need [3]bool) [4][]float64 {
+func sdpaFastRun(t testing.TB, kn *gemm.SmallF32, xs [3]*tensor.Tensor, w *tensor.Tensor, o options, need [3]bool) [4][]float64 {
 	t.Helper()
 	defer func(k *gemm.SmallF32) { sdpaKernel = k }(sdpaKernel)
 	sdpaKernel = kn
@@ -428,4 +428,77 @@ func sdpaNZ(w, x float64) float64 {
 		return 0
 	}
 	return w * x
+}
+
+// Heads side by side whose rows lie 4 KiB apart (16 heads of 64) make the
+// fast path copy each tile's rows of q and of the output's cotangent
+// where they would crowd one L1 set (gemm's PackRows; forced here with an
+// L1 of fewer ways than the kernel's rows, so that it happens on any CPU):
+// the output and the three gradients keep their bits, with T a multiple
+// of the tile height, not one, and below it, causal or not.
+func TestAttentionFastPackRows(t *testing.T) {
+	ks := gemm.SmallKernelsF32()
+	if len(ks) == 0 {
+		t.Skip("no fast path in this build")
+	}
+	r := rand.New(rand.NewPCG(26, 4096))
+	const heads, d = 16, 64
+	for _, kn := range ks {
+		never, crowded := kn, kn
+		never.L1Ways = 0
+		crowded.L1Ways, crowded.L1SetStride, crowded.L1Line = kn.MR-2, 4096, 64
+		if never.PackRows(heads*d) || !crowded.PackRows(heads*d) {
+			t.Fatalf("%s: PackRows(%d) %v without an L1, %v with %d ways", kn.Name, heads*d, never.PackRows(heads*d), crowded.PackRows(heads*d), crowded.L1Ways)
+		}
+		for _, T := range []int{2 * kn.MR, 2*kn.MR + 5, kn.MR - 3} {
+			for _, causal := range []bool{false, true} {
+				shape := []int{2, T, heads * d}
+				xs := [3]*tensor.Tensor{sdpaFastData(r, shape, false), sdpaFastData(r, shape, false), sdpaFastData(r, shape, false)}
+				w := sdpaFastData(r, shape, false)
+				o := options{Causal: causal, Heads: heads}
+				want := sdpaFastRun(t, &never, xs, w, o, [3]bool{true, true, true})
+				got := sdpaFastRun(t, &crowded, xs, w, o, [3]bool{true, true, true})
+				for i := range got {
+					if len(got[i]) == 0 || len(got[i]) != len(want[i]) {
+						t.Fatalf("%s T %d: result %d has %d values, want %d", kn.Name, T, i, len(got[i]), len(want[i]))
+					}
+					for j := range got[i] {
+						if math.Float64bits(got[i][j]) != math.Float64bits(want[i][j]) {
+							t.Fatalf("%s T %d causal %v: result %d [%d] = %v with the rows copied, %v in place", kn.Name, T, causal, i, j, got[i][j], want[i][j])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkAttentionFastPackRows times the fast path (forward and
+// backward) on 16 heads of 64 side by side, rows 4 KiB apart, with the
+// rows read in place and copied side by side (PackRows forced either way;
+// "default" is this CPU's own choice): on an 8-way L1 (Zen 4) the copy
+// should win, on a 12-way one (Zen 5, the Xeon) it measures the copy's
+// cost, which the default there does not pay.
+func BenchmarkAttentionFastPackRows(b *testing.B) {
+	if sdpaKernel == nil {
+		b.Skip("no fast path in this build")
+	}
+	r := rand.New(rand.NewPCG(26, 1024))
+	shape := []int{4, 64, 1024}
+	xs := [3]*tensor.Tensor{sdpaFastData(r, shape, false), sdpaFastData(r, shape, false), sdpaFastData(r, shape, false)}
+	w := sdpaFastData(r, shape, false)
+	o := options{Causal: true, Heads: 16}
+	def, never, crowded := *sdpaKernel, *sdpaKernel, *sdpaKernel
+	never.L1Ways = 0
+	crowded.L1Ways, crowded.L1SetStride, crowded.L1Line = def.MR-2, 4096, 64
+	for _, c := range []struct {
+		name string
+		kn   *gemm.SmallF32
+	}{{"default", &def}, {"in-place", &never}, {"copied", &crowded}} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				sdpaFastRun(b, c.kn, xs, w, o, [3]bool{true, true, true})
+			}
+		})
+	}
 }

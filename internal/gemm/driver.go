@@ -599,10 +599,19 @@ func (kn *kernel[T]) inPlace(transA bool, m, n, k, lda int) bool {
 // line of its own (as they advance together, those meet in a set) are
 // counted, itself included. False where the L1 is not described.
 func (kn *kernel[T]) rowConflicts(stride int) bool {
-	if kn.l1Ways <= 0 || kn.l1SetStride <= 0 || kn.l1Line <= 0 || kn.mr <= kn.l1Ways {
+	return setConflicts(kn.mr, stride, kn.l1Ways, kn.l1SetStride, kn.l1Line)
+}
+
+// setConflicts reports whether rows rows of A stride bytes apart would
+// need more lines of one set than an L1 of ways ways, setStride bytes
+// between the lines of a set and line-byte lines has ways (false where the
+// L1 is not described): rowConflicts for Sgemm's kernels, PackRows for
+// the small-product entry's.
+func setConflicts(rows, stride, ways, setStride, line int) bool {
+	if ways <= 0 || setStride <= 0 || line <= 0 || rows <= ways {
 		return false
 	}
-	return rowsPerSet(kn.mr, stride, kn.l1SetStride, kn.l1Line) > kn.l1Ways
+	return rowsPerSet(rows, stride, setStride, line) > ways
 }
 
 // rowsPerSet is the most rows of rows, stride bytes apart, whose offsets

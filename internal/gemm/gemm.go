@@ -25,7 +25,8 @@
 // The first product of a process may tune the parameters that keep every
 // result's bits (the micro-kernel at equal depth block, the row and column
 // blocks, how B is packed) by timing a few candidates, and cache the
-// winners per CPU; see tune.go (ADJOINT_TUNE, Tune, SetProfile).
+// winners per CPU; see tune.go (ADJOINT_TUNE, Tune, UseProfile) and
+// the public package tune.
 //
 // SgemmEp and DgemmEp fuse an epilogue into the product (a bias, an
 // activation, the row sums of op(A): see Epilogue), for package ad's

@@ -13,8 +13,13 @@ package gemm
 type SmallF32 struct {
 	Name   string
 	MR, NR int
-	fn     microKernel[float32]
-	wide   bool // the AVX-512 row kernels (NR 32), else the AVX2 ones (NR 16)
+	// L1Ways, L1SetStride and L1Line describe the L1 data cache PackRows
+	// judges by (from CPUID, as Sgemm's: its associativity, the bytes
+	// between the lines of one set, the line size; 0 where unknown). Tests
+	// set them to take PackRows's other branch on any CPU.
+	L1Ways, L1SetStride, L1Line int
+	fn                          microKernel[float32]
+	wide                        bool // the AVX-512 row kernels (NR 32), else the AVX2 ones (NR 16)
 }
 
 // SmallDefaultF32 returns the kernel Sgemm uses, and false where it is
@@ -41,7 +46,19 @@ func smallOf(kn *kernel[float32]) (SmallF32, bool) {
 	if !kn.direct || !smallRows(kn) {
 		return SmallF32{}, false
 	}
-	return SmallF32{Name: kn.name, MR: kn.mr, NR: kn.nr, fn: kn.fn, wide: kn.nr == 32}, true
+	return SmallF32{Name: kn.name, MR: kn.mr, NR: kn.nr, L1Ways: kn.l1Ways, L1SetStride: kn.l1SetStride, L1Line: kn.l1Line,
+		fn: kn.fn, wide: kn.nr == 32}, true
+}
+
+// PackRows reports whether Tile, reading MR rows of A lda elements apart
+// in place, would need more lines of one L1 set than the L1 has ways (12
+// rows at a stride of 4 KiB on an 8-way L1 such as Zen 4's: the rows and
+// the B panel evict each other at every step), so that the caller should
+// copy the rows side by side and pass the copy. It is the rule by which
+// Sgemm packs A (see kernel.inPlace). Tile computes the same bits from the
+// copy: each row's multiply-adds do not depend on where the row lies.
+func (s *SmallF32) PackRows(lda int) bool {
+	return setConflicts(s.MR, lda*4, s.L1Ways, s.L1SetStride, s.L1Line)
 }
 
 // PackLen returns the length of the packed form of a k×n op(B): ⌈n/NR⌉

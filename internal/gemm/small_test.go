@@ -235,3 +235,70 @@ func BenchmarkSmallRowExp(b *testing.B) {
 		})
 	}
 }
+
+// PackRows follows Sgemm's rule: MR rows 4 KiB (or 8 KiB: lda is in
+// elements) apart crowd one
+// set of an 8-way L1 with 4 KiB between a set's lines, rows at strides
+// that spread them over sets do not, nor rows on an L1 with as many ways
+// as MR or one not described; the kernels this CPU runs carry its L1.
+func TestSmallPackRows(t *testing.T) {
+	s := SmallF32{MR: 12, NR: 32, L1Ways: 8, L1SetStride: 4096, L1Line: 64}
+	for _, c := range []struct {
+		lda  int
+		want bool
+	}{{1024, true}, {2048, true}, {512, false}, {768, false}, {1024 + 16, false}, {1000, false}, {64, false}} {
+		if got := s.PackRows(c.lda); got != c.want {
+			t.Errorf("MR 12, 8 ways: PackRows(%d) = %v, want %v", c.lda, got, c.want)
+		}
+	}
+	for name, edit := range map[string]func(*SmallF32){
+		"12 ways":    func(s *SmallF32) { s.L1Ways = 12 },
+		"6 rows":     func(s *SmallF32) { s.MR = 6 },
+		"no L1 info": func(s *SmallF32) { s.L1Ways, s.L1SetStride, s.L1Line = 0, 0, 0 },
+	} {
+		v := s
+		edit(&v)
+		if v.PackRows(1024) {
+			t.Errorf("%s: PackRows(1024) = true", name)
+		}
+	}
+	k32, _ := allKernels()
+	for _, sk := range SmallKernelsF32() {
+		for j := range k32 {
+			if k32[j].name == sk.Name && (sk.L1Ways != k32[j].l1Ways || sk.L1SetStride != k32[j].l1SetStride || sk.L1Line != k32[j].l1Line) {
+				t.Errorf("%s: small kernel's L1 %d/%d/%d, Sgemm's %d/%d/%d", sk.Name, sk.L1Ways, sk.L1SetStride, sk.L1Line,
+					k32[j].l1Ways, k32[j].l1SetStride, k32[j].l1Line)
+			}
+		}
+	}
+}
+
+// Tile gives the same bits from A's rows read in place at a 4 KiB stride
+// and from a copy of them side by side (what a caller does where
+// PackRows says so), on every kernel this CPU runs.
+func TestSmallTileFromCopy(t *testing.T) {
+	ks := SmallKernelsF32()
+	if len(ks) == 0 {
+		t.Skip("no direct kernel in this build")
+	}
+	r := rand.New(rand.NewPCG(26, 12))
+	const lda, k = 1024, 64
+	for _, s := range ks {
+		a := smallRowsData(r, s.MR*lda, true)
+		b := smallRowsData(r, k*s.NR, false)
+		bp := make([]float32, s.PackLen(k, s.NR))
+		s.Pack(bp, false, b, s.NR, k, s.NR)
+		cp := make([]float32, s.MR*k)
+		for i := range s.MR {
+			copy(cp[i*k:(i+1)*k], a[i*lda:i*lda+k])
+		}
+		in, out := make([]float32, s.MR*s.NR), make([]float32, s.MR*s.NR)
+		s.Tile(k, a, lda, 1, bp, in, s.NR, 0.5, 0, s.MR, s.NR)
+		s.Tile(k, cp, k, 1, bp, out, s.NR, 0.5, 0, s.MR, s.NR)
+		for i := range in {
+			if math.Float32bits(in[i]) != math.Float32bits(out[i]) {
+				t.Fatalf("%s: C[%d] in place %v, from the copy %v", s.Name, i, in[i], out[i])
+			}
+		}
+	}
+}

@@ -1,18 +1,23 @@
 package gemm
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 	"unsafe"
 
+	"github.com/adjointgo/adjoint/internal/errs"
 	"github.com/adjointgo/adjoint/internal/isa"
 )
 
@@ -34,8 +39,9 @@ import (
 // keyed by the CPU's signature (isa.Signature: vendor, family, model,
 // stepping, instruction-set levels and cache sizes); an unreadable or
 // corrupt file, or a profile of another CPU or one this build cannot apply,
-// is ignored. The environment variable ADJOINT_TUNE, read at the first
-// product, says what happens:
+// is ignored. A profile file (LoadProfile, WriteProfile, "adjoint tune -o")
+// has the cache's format, so the cache is one too. The environment
+// variable ADJOINT_TUNE, read at the first product, says what happens:
 //
 //	unset, "auto"  the cached profile of this CPU if there is one, else the
 //	               candidates are timed at the first product (about 0.5 s
@@ -44,11 +50,13 @@ import (
 //	"cache"        the cached profile if there is one; never measure
 //	"now"          measure at the first product even if cached, and cache
 //	"off"          the derived parameters, no cache
-//	a file path    the profile in that file (a fixed profile, as written by
-//	               "adjoint tune -o"), for whichever CPU; if it cannot be
-//	               applied, the derived parameters and a note in KernelName
+//	a file path    this CPU's profile in that profile file (a fixed
+//	               profile, as "adjoint tune -o" writes), or its profile for
+//	               any CPU; if there is none or it cannot be applied, the
+//	               derived parameters and a note in KernelName
 //
-// SetProfile applies a profile from a program.
+// UseProfile and UseDerived (package tune's Use and Off) replace
+// ADJOINT_TUNE's choice from a program.
 
 // TuneEnv is the environment variable that controls tuning.
 const TuneEnv = "ADJOINT_TUNE"
@@ -67,48 +75,74 @@ type KernelParams struct {
 }
 
 // Profile is a set of parameters for both element types, with the
-// signature of the CPU they were measured on.
+// signature of the CPU they were measured on (isa.Signature); an empty CPU
+// marks a profile meant for any CPU.
 type Profile struct {
 	CPU string       `json:"cpu"`
 	F32 KernelParams `json:"f32"`
 	F64 KernelParams `json:"f64"`
 }
 
-// ProfileError says why a profile or the cache file was not used.
+// The kinds of ProfileError (its Kind), for errors.Is.
+var (
+	// ErrCorrupt is the kind of error of a file that is not a readable
+	// profile file: missing or unreadable, not JSON, of another format
+	// version, or with fields a profile does not have.
+	ErrCorrupt = errs.New("not a readable profile file")
+	// ErrForeign is the kind of error of a profile measured on another CPU
+	// (its signature is not this CPU's), or of a file without a profile
+	// for this CPU.
+	ErrForeign = errs.New("profile of another CPU")
+	// ErrParams is the kind of error of parameters this CPU's kernels
+	// cannot run with, or could run with only by changing results: a
+	// micro-kernel this CPU or build lacks, a depth block kc other than
+	// the derived one, blocks that are not multiples of the register tile
+	// or out of range.
+	ErrParams = errs.New("profile parameters not applicable")
+	// ErrWrite is the kind of error of a profile file that cannot be
+	// written.
+	ErrWrite = errs.New("cannot write the profile file")
+)
+
+// ProfileError says why a profile, a profile file or the cache was not
+// used. It wraps its Kind (ErrCorrupt, ErrForeign, ErrParams or ErrWrite)
+// and Err.
 type ProfileError struct {
-	Path   string // the file, where one was read
-	Reason string
-	Err    error // the underlying error, if any
+	Path   string // the file, where one was read or written
+	Kind   error  // ErrCorrupt, ErrForeign, ErrParams or ErrWrite
+	Reason string // what is wrong, and what to do about it
+	Err    error  // the underlying error (file system, JSON), if any
 }
 
-// Error gives the file, the reason and the underlying error.
+// Error gives the file, the kind, the reason and the underlying error.
 func (e *ProfileError) Error() string {
-	s := "gemm: profile"
+	s := "tune: profile"
 	if e.Path != "" {
 		s += " " + e.Path
 	}
-	s += ": " + e.Reason
+	s += ": " + e.Kind.Error() + ": " + e.Reason
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}
 	return s
 }
 
-// Unwrap returns the underlying error (ErrNoProfile for a cache without
-// this CPU's profile).
-func (e *ProfileError) Unwrap() error { return e.Err }
-
-// ErrNoProfile is wrapped by the error of a cache without a profile for
-// this CPU.
-var ErrNoProfile = errors.New("no profile for this CPU")
+// Unwrap returns the Kind and, if any, the underlying error.
+func (e *ProfileError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{e.Kind}
+	}
+	return []error{e.Kind, e.Err}
+}
 
 // cacheFile is the cache's file name under os.UserCacheDir()/adjoint.
 const cacheFile = "gemm-profiles.json"
 
-// cacheVersion is the cache file's format; other versions are ignored.
+// cacheVersion is the format of a profile file (the cache, and files
+// Save writes); other versions are refused.
 const cacheVersion = 1
 
-// cacheDoc is the cache file: profiles by CPU signature.
+// cacheDoc is a profile file: profiles by CPU signature.
 type cacheDoc struct {
 	Version  int                `json:"version"`
 	Profiles map[string]Profile `json:"profiles"`
@@ -118,62 +152,140 @@ type cacheDoc struct {
 func CachePath() (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
-		return "", &ProfileError{Reason: "no user cache directory", Err: err}
+		return "", &ProfileError{Kind: ErrWrite, Reason: "no user cache directory (set HOME or XDG_CACHE_HOME, or use a profile file)", Err: err}
 	}
 	return filepath.Join(dir, "adjoint", cacheFile), nil
 }
 
-// readCache reads the profile for signature sig from the cache file at
+// decodeProfiles parses a profile file: a set of profiles by CPU signature
+// (the cache's format, which writeProfiles writes), or one profile (as
+// "adjoint tune -o" wrote before it wrote sets), returned as a set of one
+// keyed by its CPU. Unknown fields are refused: a misspelt field would
+// otherwise read as zero.
+func decodeProfiles(b []byte) (map[string]Profile, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return nil, &ProfileError{Kind: ErrCorrupt, Reason: "not a JSON object (write it again with adjoint tune -o or tune.Save)", Err: err}
+	}
+	strict := func(v any) error {
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.DisallowUnknownFields()
+		return d.Decode(v)
+	}
+	if _, ok := fields["version"]; ok {
+		var doc cacheDoc
+		if err := strict(&doc); err != nil {
+			return nil, &ProfileError{Kind: ErrCorrupt, Reason: "a malformed set of profiles", Err: err}
+		}
+		if doc.Version != cacheVersion {
+			return nil, &ProfileError{Kind: ErrCorrupt, Reason: fmt.Sprintf("format version %d, this build reads %d (write it again with this build)", doc.Version, cacheVersion)}
+		}
+		return doc.Profiles, nil
+	}
+	_, f32 := fields["f32"]
+	_, f64 := fields["f64"]
+	var p Profile
+	if err := strict(&p); err != nil || !f32 || !f64 {
+		return nil, &ProfileError{Kind: ErrCorrupt, Reason: "neither a set of profiles (version, profiles) nor one profile (cpu, f32, f64)", Err: err}
+	}
+	return map[string]Profile{p.CPU: p}, nil
+}
+
+// pickProfile returns the profile of set for the CPU of signature sig:
+// its own, else one for any CPU (an empty signature). A profile filed
+// under another signature than its own is taken as foreign.
+func pickProfile(set map[string]Profile, sig string) (Profile, error) {
+	for _, key := range []string{sig, ""} {
+		if p, ok := set[key]; ok && p.CPU == key {
+			return p, nil
+		}
+	}
+	var have []string
+	for k := range set {
+		have = append(have, fmt.Sprintf("%q", k))
+	}
+	slices.Sort(have)
+	if len(have) > 3 {
+		have = append(have[:3], fmt.Sprintf("and %d more", len(have)-3))
+	}
+	if len(have) == 0 {
+		have = []string{"none"}
+	}
+	return Profile{}, &ProfileError{Kind: ErrForeign, Reason: fmt.Sprintf("this CPU is %q; the file has profiles for %s "+
+		"(tune on this CPU: adjoint tune -o FILE adds its profile to FILE; or set a profile's cpu to \"\" to use it on any CPU)",
+		sig, strings.Join(have, ", "))}
+}
+
+// readCache reads the profile for signature sig from the profile file at
 // path.
 func readCache(path, sig string) (Profile, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return Profile{}, &ProfileError{Path: path, Reason: "unreadable", Err: err}
+		return Profile{}, &ProfileError{Path: path, Kind: ErrCorrupt, Reason: "unreadable", Err: err}
 	}
-	var doc cacheDoc
-	if err := json.Unmarshal(b, &doc); err != nil || doc.Version != cacheVersion {
-		return Profile{}, &ProfileError{Path: path, Reason: "corrupt or of another version", Err: err}
+	p, err := ParseProfile(b, sig)
+	if pe, ok := err.(*ProfileError); ok {
+		pe.Path = path
 	}
-	p, ok := doc.Profiles[sig]
-	if !ok || p.CPU != sig {
-		return Profile{}, &ProfileError{Path: path, Reason: "for " + sig, Err: ErrNoProfile}
-	}
-	return p, nil
+	return p, err
 }
 
-// writeCache adds p to the cache file at path (keeping the other CPUs'
-// profiles of a readable file), through a temporary file renamed over it.
-func writeCache(path string, p Profile) error {
+// ParseProfile returns the profile for the CPU of signature sig in the
+// contents of a profile file (see LoadProfile).
+func ParseProfile(b []byte, sig string) (Profile, error) {
+	set, err := decodeProfiles(b)
+	if err != nil {
+		return Profile{}, err
+	}
+	return pickProfile(set, sig)
+}
+
+// LoadProfile reads this CPU's profile from a profile file: a set of
+// profiles by CPU signature (the cache's format, which WriteProfile and
+// "adjoint tune -o" write), or a file of one profile. It is an error
+// (ErrCorrupt) when the file is not a readable profile file, and
+// (ErrForeign) when it holds no profile for this CPU's signature nor one
+// for any CPU. The parameters are not checked: UseProfile does that.
+func LoadProfile(path string) (Profile, error) { return readCache(path, isa.Signature()) }
+
+// writeProfiles adds p to the profile file at path (keeping the other
+// CPUs' profiles), through a temporary file renamed over it. An existing
+// file that is not a profile file is overwritten when overwrite is set
+// (the cache: a corrupt cache is worth nothing), else refused.
+func writeProfiles(path string, p Profile, overwrite bool) error {
 	doc := cacheDoc{Version: cacheVersion, Profiles: map[string]Profile{}}
 	if b, err := os.ReadFile(path); err == nil {
-		var old cacheDoc
-		if json.Unmarshal(b, &old) == nil && old.Version == cacheVersion {
-			for k, v := range old.Profiles {
-				doc.Profiles[k] = v
-			}
+		old, err := decodeProfiles(b)
+		if err != nil && !overwrite {
+			pe := err.(*ProfileError)
+			pe.Path, pe.Reason = path, pe.Reason+"; not overwritten (remove it or choose another path)"
+			return pe
 		}
+		maps.Copy(doc.Profiles, old)
+	} else if !errors.Is(err, fs.ErrNotExist) && !overwrite {
+		return &ProfileError{Path: path, Kind: ErrCorrupt, Reason: "unreadable; not overwritten", Err: err}
 	}
 	doc.Profiles[p.CPU] = p
 	b, err := json.MarshalIndent(doc, "", "\t")
 	if err != nil {
-		return &ProfileError{Path: path, Reason: "encoding", Err: err}
+		return &ProfileError{Path: path, Kind: ErrWrite, Reason: "encoding", Err: err}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return &ProfileError{Path: path, Reason: "cannot create its directory", Err: err}
+		return &ProfileError{Path: path, Kind: ErrWrite, Reason: "cannot create its directory", Err: err}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), cacheFile+".*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
 	if err != nil {
-		return &ProfileError{Path: path, Reason: "cannot write", Err: err}
+		return &ProfileError{Path: path, Kind: ErrWrite, Reason: "cannot create a file beside it", Err: err}
 	}
 	_, werr := tmp.Write(append(b, '\n'))
 	cerr := tmp.Close()
 	if err := errors.Join(werr, cerr); err != nil {
 		os.Remove(tmp.Name())
-		return &ProfileError{Path: path, Reason: "cannot write", Err: err}
+		return &ProfileError{Path: path, Kind: ErrWrite, Reason: "cannot write", Err: err}
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
-		return &ProfileError{Path: path, Reason: "cannot write", Err: err}
+		return &ProfileError{Path: path, Kind: ErrWrite, Reason: "cannot write", Err: err}
 	}
 	return nil
 }
@@ -185,26 +297,44 @@ func SaveProfile(p Profile) error {
 	if err != nil {
 		return err
 	}
-	return writeCache(path, p)
+	return writeProfiles(path, p, true)
 }
 
-// ReadProfile reads a profile (one Profile as JSON, such as "adjoint tune
-// -o" writes) from a file.
-func ReadProfile(path string) (Profile, error) {
-	b, err := os.ReadFile(path)
+// WriteProfile adds p to the profile file at path, keeping the profiles
+// of other CPUs already in it, and creates the file if there is none. It
+// refuses (ErrCorrupt) to overwrite a file that is not a profile file, and
+// (ErrParams) a profile that could not be applied: fully checked when p
+// is for this CPU, else only the checks that hold on every CPU.
+func WriteProfile(path string, p Profile) error {
+	var err error
+	if p.CPU == isa.Signature() {
+		_, _, err = resolve(p)
+	} else {
+		err = errors.Join(plausible("f32", p.F32), plausible("f64", p.F64))
+	}
 	if err != nil {
-		return Profile{}, &ProfileError{Path: path, Reason: "unreadable", Err: err}
+		return err
 	}
-	var p Profile
-	if err := json.Unmarshal(b, &p); err != nil {
-		return Profile{}, &ProfileError{Path: path, Reason: "corrupt", Err: err}
+	return writeProfiles(path, p, false)
+}
+
+// plausible checks what holds for the parameters of every kernel on every
+// CPU: a kernel name, a positive depth block, positive blocks within
+// withParams's limits.
+func plausible(dt string, kp KernelParams) error {
+	if kp.Kernel == "" || kp.KC < 1 || kp.MC < 1 || kp.MC > 4096 || kp.NC < 1 || kp.NC > 1<<16 ||
+		kp.RowsB < 0 || kp.RowsB > 256 || kp.SlabCols < 0 || kp.SlabCols > 1<<16 {
+		return &ProfileError{Kind: ErrParams, Reason: fmt.Sprintf("%s: kernel %q kc %d mc %d nc %d rowsB %d slabCols %d: "+
+			"a kernel name and kc, mc (≤ 4096) and nc (≤ 65536) ≥ 1, rowsB in [0, 256] and slabCols in [0, 65536] are needed",
+			dt, kp.Kernel, kp.KC, kp.MC, kp.NC, kp.RowsB, kp.SlabCols)}
 	}
-	return p, nil
+	return nil
 }
 
 // tuned guards the parameters in use: f32 and f64 are replaced only
 // under it, before the first product that reads them (ensureTuned) or by
-// SetProfile, which must not run concurrently with products.
+// UseProfile and UseDerived, which must not run concurrently with
+// products.
 var (
 	tuneOnce sync.Once
 	tuneNote string // how the parameters in use were chosen, for KernelName
@@ -221,7 +351,7 @@ func autoTune(v string) string {
 		return "tune off"
 	case "", "auto", "cache", "now":
 	default:
-		p, err := ReadProfile(v)
+		p, err := LoadProfile(v)
 		if err == nil {
 			err = applyProfile(p)
 		}
@@ -252,41 +382,94 @@ func autoTune(v string) string {
 		return "tuning failed: " + err.Error()
 	}
 	if path != "" {
-		writeCache(path, p) // a cache that cannot be written costs the next process the measurement, nothing more
+		writeProfiles(path, p, true) // a cache that cannot be written costs the next process the measurement, nothing more
 	}
 	return fmt.Sprintf("tuned now (%v)", time.Since(t0).Round(time.Millisecond))
 }
 
-// CurrentProfile returns the parameters in use.
+// CurrentProfile returns the parameters in use (without applying
+// ADJOINT_TUNE first: see ActiveProfile).
 func CurrentProfile() Profile {
 	return Profile{CPU: isa.Signature(), F32: paramsOf(&f32), F64: paramsOf(&f64)}
+}
+
+// ActiveProfile returns the parameters every product uses from now on,
+// applying ADJOINT_TUNE's choice first if no product has yet (which may
+// mean timing the candidates), and says how they were chosen.
+func ActiveProfile() (Profile, string) {
+	ensureTuned()
+	src := tuneNote
+	if src == "" {
+		why := "a test binary tunes only when ADJOINT_TUNE is set"
+		if strings.EqualFold(strings.TrimSpace(os.Getenv(TuneEnv)), "cache") {
+			why = "ADJOINT_TUNE=cache and the cache has no profile for this CPU"
+		}
+		src = "derived from the cache sizes, not tuned (" + why + ")"
+	}
+	return CurrentProfile(), src
+}
+
+// DerivedProfile returns the parameters derived from the CPU's cache
+// sizes, which a product uses when nothing is tuned.
+func DerivedProfile() Profile {
+	k32, k64 := derivedKernels()
+	return Profile{CPU: isa.Signature(), F32: paramsOf(&k32[0]), F64: paramsOf(&k64[0])}
 }
 
 func paramsOf[T float](kn *kernel[T]) KernelParams {
 	return KernelParams{Kernel: kn.name, KC: kn.kc, MC: kn.mc, NC: kn.nc, RowsB: kn.rowsB, SlabCols: kn.slabCols}
 }
 
-// SetProfile applies p (of any CPU: its signature is not checked) after
-// checking it: its kernels must be available at the level in use, with
-// the derived depth block kc, and its blocks multiples of the register
-// tile. It must not run concurrently with products.
-func SetProfile(p Profile) error {
-	ensureTuned() // so that the first product does not override p
-	return applyProfile(p)
-}
-
-func applyProfile(p Profile) error {
-	k32, k64 := derivedKernels()
-	s, err := withParams(k32, p.F32)
+// UseProfile checks p and, if it passes, makes every later product use it,
+// in place of ADJOINT_TUNE's choice; note says where it came from (for
+// KernelName and ActiveProfile). p must be for this CPU (isa.Signature) or
+// for any CPU (an empty signature, ErrForeign otherwise), and its kernels
+// available at the level in use with the derived depth block kc, its
+// blocks multiples of the register tile (ErrParams otherwise). A refused
+// profile changes nothing. It must not run concurrently with products.
+func UseProfile(p Profile, note string) error {
+	if sig := isa.Signature(); p.CPU != "" && p.CPU != sig {
+		return &ProfileError{Kind: ErrForeign, Reason: fmt.Sprintf("measured on %q, this CPU is %q "+
+			"(tune on this CPU, or set the profile's CPU to \"\" to use its parameters on any CPU)", p.CPU, sig)}
+	}
+	s, d, err := resolve(p)
 	if err != nil {
 		return err
 	}
-	d, err := withParams(k64, p.F64)
+	tuneOnce.Do(func() {}) // the program's choice replaces ADJOINT_TUNE's
+	f32, f64, tuneNote = s, d, note
+	return nil
+}
+
+// UseDerived makes every later product use the derived parameters, in
+// place of ADJOINT_TUNE's choice; note as for UseProfile. It must not run
+// concurrently with products.
+func UseDerived(note string) {
+	tuneOnce.Do(func() {})
+	k32, k64 := derivedKernels()
+	f32, f64, tuneNote = k32[0], k64[0], note
+}
+
+// applyProfile checks p's parameters (not its CPU) and puts them in use.
+func applyProfile(p Profile) error {
+	s, d, err := resolve(p)
 	if err != nil {
 		return err
 	}
 	f32, f64 = s, d
 	return nil
+}
+
+// resolve returns the kernels with p's parameters, or the error of the
+// first that this CPU cannot run.
+func resolve(p Profile) (kernel[float32], kernel[float64], error) {
+	k32, k64 := derivedKernels()
+	s, err := withParams("f32", k32, p.F32)
+	if err != nil {
+		return s, kernel[float64]{}, err
+	}
+	d, err := withParams("f64", k64, p.F64)
+	return s, d, err
 }
 
 // derivedKernels lists the kernels available at the level in use, the
@@ -300,12 +483,14 @@ func derivedKernels() ([]kernel[float32], []kernel[float64]) {
 }
 
 // withParams returns the kernel of ks named by kp with kp's blocks, or an
-// error when there is none, its kc differs from the default kernel's
-// (ks[0]) or the blocks are out of range.
-func withParams[T float](ks []kernel[T], kp KernelParams) (kernel[T], error) {
+// error (ErrParams) when there is none, its kc differs from the default
+// kernel's (ks[0]) or the blocks are out of range; dt names the element
+// type in the error.
+func withParams[T float](dt string, ks []kernel[T], kp KernelParams) (kernel[T], error) {
 	def := ks[0]
 	if kp.KC != def.kc {
-		return def, &ProfileError{Reason: fmt.Sprintf("kc %d, this CPU's is %d: results would differ", kp.KC, def.kc)}
+		return def, &ProfileError{Kind: ErrParams, Reason: fmt.Sprintf("%s: kc %d, this CPU's is %d: results would differ "+
+			"(kc is never tuned; take the profile adjoint tune writes on this CPU)", dt, kp.KC, def.kc)}
 	}
 	for _, kn := range ks {
 		if kn.name != kp.Kernel || kn.kc != def.kc {
@@ -313,13 +498,21 @@ func withParams[T float](ks []kernel[T], kp KernelParams) (kernel[T], error) {
 		}
 		if kp.MC < kn.mr || kp.MC%kn.mr != 0 || kp.MC > 4096 || kp.NC < kn.nr || kp.NC%kn.nr != 0 || kp.NC > 1<<16 ||
 			kp.RowsB < 0 || kp.RowsB > 256 || kp.SlabCols < 0 || kp.SlabCols > 1<<16 {
-			return def, &ProfileError{Reason: fmt.Sprintf("blocks mc %d nc %d rowsB %d slabCols %d out of range for the %dx%d kernel",
-				kp.MC, kp.NC, kp.RowsB, kp.SlabCols, kn.mr, kn.nr)}
+			return def, &ProfileError{Kind: ErrParams, Reason: fmt.Sprintf("%s: blocks mc %d nc %d rowsB %d slabCols %d out of range for the %dx%d %s kernel "+
+				"(mc a multiple of %d up to 4096, nc a multiple of %d up to 65536, rowsB 0 to 256, slabCols 0 to 65536)",
+				dt, kp.MC, kp.NC, kp.RowsB, kp.SlabCols, kn.mr, kn.nr, kn.name, kn.mr, kn.nr)}
 		}
 		kn.mc, kn.nc, kn.rowsB, kn.slabCols = kp.MC, kp.NC, kp.RowsB, kp.SlabCols
 		return kn, nil
 	}
-	return def, &ProfileError{Reason: fmt.Sprintf("kernel %q with kc %d not available here", kp.Kernel, def.kc)}
+	var names []string
+	for _, kn := range ks {
+		if kn.kc == def.kc && !slices.Contains(names, kn.name) {
+			names = append(names, fmt.Sprintf("%q", kn.name))
+		}
+	}
+	return def, &ProfileError{Kind: ErrParams, Reason: fmt.Sprintf("%s: kernel %q not available with kc %d on this CPU and build (these are: %s)",
+		dt, kp.Kernel, def.kc, strings.Join(names, ", "))}
 }
 
 // candidates lists the variants of kernel ks[0] that Tune times, in the
@@ -501,13 +694,4 @@ func timeKernel[T float](kn *kernel[T], bufs [3][]T, ps []tuneProduct) time.Dura
 		total += time.Since(t0)
 	}
 	return total
-}
-
-// MarshalProfile encodes p as ReadProfile (and ADJOINT_TUNE=FILE) reads it.
-func MarshalProfile(p Profile) ([]byte, error) { return jsonIndent(p) }
-
-// jsonIndent is a profile as "adjoint tune -o" writes it.
-func jsonIndent(p Profile) ([]byte, error) {
-	b, err := json.MarshalIndent(p, "", "\t")
-	return append(b, '\n'), err
 }

@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -91,7 +92,7 @@ func tuneBits[T float](t *testing.T, ks []kernel[T]) {
 
 // The cache file: a profile written is read back for its CPU; another
 // CPU's, a corrupt file, a file of another version and a missing file are
-// errors (ProfileError; ErrNoProfile for the foreign CPU) and leave the
+// errors (ProfileError; ErrForeign for the foreign CPU) and leave the
 // parameters alone; writing keeps the other CPUs' profiles.
 func TestProfileCache(t *testing.T) {
 	dir := t.TempDir()
@@ -100,10 +101,10 @@ func TestProfileCache(t *testing.T) {
 	other := p
 	other.CPU = "some other CPU"
 	other.F32.MC = 2 * other.F32.MC
-	if err := writeCache(path, other); err != nil {
+	if err := writeProfiles(path, other, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeCache(path, p); err != nil {
+	if err := writeProfiles(path, p, true); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := readCache(path, p.CPU); err != nil || got != p {
@@ -113,8 +114,8 @@ func TestProfileCache(t *testing.T) {
 		t.Fatalf("the other CPU's profile: %+v, %v", got, err)
 	}
 	var pe *ProfileError
-	if _, err := readCache(path, "a third CPU"); !errors.Is(err, ErrNoProfile) || !errors.As(err, &pe) {
-		t.Errorf("foreign CPU: err = %v, want ErrNoProfile", err)
+	if _, err := readCache(path, "a third CPU"); !errors.Is(err, ErrForeign) || !errors.As(err, &pe) {
+		t.Errorf("foreign CPU: err = %v, want ErrForeign", err)
 	}
 	for name, content := range map[string]string{
 		"corrupt":       `{"version": 1, "profiles": {`,
@@ -124,15 +125,15 @@ func TestProfileCache(t *testing.T) {
 		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := readCache(path, p.CPU); !errors.As(err, &pe) || errors.Is(err, ErrNoProfile) {
+		if _, err := readCache(path, p.CPU); !errors.As(err, &pe) || errors.Is(err, ErrForeign) {
 			t.Errorf("%s file: err = %v, want a ProfileError", name, err)
 		}
 	}
 	// a signature that matches the key but not the profile's own field is foreign
 	doc := `{"version": 1, "profiles": {"` + p.CPU + `": {"cpu": "else", "f32": {}, "f64": {}}}}`
 	os.WriteFile(path, []byte(doc), 0o644)
-	if _, err := readCache(path, p.CPU); !errors.Is(err, ErrNoProfile) {
-		t.Errorf("mislabelled profile: err = %v, want ErrNoProfile", err)
+	if _, err := readCache(path, p.CPU); !errors.Is(err, ErrForeign) {
+		t.Errorf("mislabelled profile: err = %v, want ErrForeign", err)
 	}
 	if _, err := readCache(filepath.Join(dir, "none.json"), p.CPU); !errors.As(err, &pe) {
 		t.Errorf("missing file: err = %v", err)
@@ -216,4 +217,29 @@ func TestAutoTuneModes(t *testing.T) {
 	if n := autoTune(file); !strings.Contains(n, "not used") || CurrentProfile() != derived {
 		t.Errorf("fixed with another kc: note %q, profile %+v", n, CurrentProfile())
 	}
+	// a set of profiles (WriteProfile's format) with this CPU's among
+	// others is used; one with only another CPU's is not
+	fixed.F32.KC = derived.F32.KC
+	foreign := fixed
+	foreign.CPU, foreign.F64.MC = "another CPU", derived.F64.MC
+	set := filepath.Join(t.TempDir(), "set.json")
+	if err := WriteProfile(set, foreign); err != nil {
+		t.Fatal(err)
+	}
+	if n := autoTune(set); !strings.Contains(n, "not used") || !strings.Contains(n, "another CPU") || CurrentProfile() != derived {
+		t.Errorf("fixed set without this CPU: note %q, profile %+v", n, CurrentProfile())
+	}
+	if err := WriteProfile(set, fixed); err != nil {
+		t.Fatal(err)
+	}
+	if n := autoTune(set); n != "fixed profile "+set || CurrentProfile() != fixed {
+		t.Errorf("fixed set: note %q, profile %+v, want %+v", n, CurrentProfile(), fixed)
+	}
+}
+
+// jsonIndent is a file of one profile, the format "adjoint tune -o" wrote
+// before it wrote sets of profiles (LoadProfile still reads it).
+func jsonIndent(p Profile) ([]byte, error) {
+	b, err := json.MarshalIndent(p, "", "\t")
+	return append(b, '\n'), err
 }
