@@ -61,7 +61,7 @@
 //	x.grad, optimizer.zero_grad()              x.Grad(), x.ZeroGrad() (or the optimizer's ZeroGrad)
 //	x.retain_grad(), x.register_hook(h)        x.RetainGrad(), x.RegisterHook(h)
 //	torch.autograd.set_detect_anomaly(True)    DetectAnomaly(x), Options.DetectAnomaly
-//	torch.utils.checkpoint.checkpoint(f, x)    Checkpoint(f, xs...)
+//	torch.utils.checkpoint.checkpoint(f, x)    checkpoint.Run(checkpoint.Full, layers, x); Recompute{F: f}.Apply(xs...)
 //	torch.autograd.functional.jvp, jax.jvp     JVP(f, xs, vs), or fn.JVP to nest
 //	torch.autograd.functional.hessian          Hessian, HVP; fn.Hessian to nest
 //	torch.func.vmap, jax.vmap                  fn.Vmap

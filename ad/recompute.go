@@ -61,8 +61,10 @@ type Recompute struct {
 	F func(xs []*Value) *Value
 	// Out, when not nil, is F's output at the operands, computed already
 	// without keeping its recording (by Eval, or by a schedule's forward
-	// pass); Vars are then the Vars F reads (Eval's vars, merged), which
-	// Apply would otherwise find. When Out is nil, Apply runs F once.
+	// pass); Vars are then the Vars F reads (Eval's vars, merged, each
+	// once), which Apply would otherwise find. When Out is nil, Apply runs
+	// F once. Keep needs Out nil (the first run of F records the kept
+	// outputs).
 	Out  *Value
 	Vars []*Value
 	// Reverse, when not nil, is the node's backward pass when that pass is
@@ -72,11 +74,12 @@ type Recompute struct {
 	// which records a piece of the computation and sweeps it; the Vars'
 	// gradients are gathered by the steps.
 	Reverse func(s *Sweep, y, g *Value) []*Value
-	// Keep, when not zero, makes the recomputation selective: the outputs
-	// of the ops it names are kept from the first run of F and only the
-	// other ops run again (see Keep). F must then call the same ops in the
-	// same order every time; a kept op that differs is an error wrapping
-	// ErrFunc. Ops F runs on goroutines of its own are not kept.
+	// Keep, when not zero, makes the recomputations of F selective (not
+	// Reverse's steps): the outputs of the ops it names are kept from the
+	// first run of F and only the other ops run again (see Keep). F must
+	// then call the same ops in the same order every time; a kept op that
+	// differs is an error wrapping ErrFunc. Ops F runs on goroutines of its
+	// own are not kept.
 	Keep Keep
 	// Observe, when not nil, is called with every recomputed output (F's,
 	// or a step's) before its recording is swept: Stats of it is what the
@@ -85,7 +88,7 @@ type Recompute struct {
 }
 
 // Apply returns F(xs) recorded as one recomputing node (see Recompute).
-func (r *Recompute) Apply(xs ...*Value) *Value {
+func (r Recompute) Apply(xs ...*Value) *Value {
 	defer rethrow()
 	name := r.Name
 	if name == "" {
@@ -102,7 +105,7 @@ func (r *Recompute) Apply(xs ...*Value) *Value {
 	}
 	c := &recomputation{name: name, f: r.F, reverse: r.Reverse, observe: r.Observe}
 	if r.Keep != 0 {
-		s := &selective{keep: r.Keep}
+		s := &selective{name: name, keep: r.Keep}
 		c.sel = s
 		f := r.F
 		c.f = func(in []*Value) *Value { return s.run(f, in) }
@@ -114,8 +117,17 @@ func (r *Recompute) Apply(xs ...*Value) *Value {
 		for _, x := range xs {
 			x.check(name)
 		}
-		r.Out.check(name)
-		return c.node(xs, r.Out, r.Vars)
+		out := r.Out
+		out.check(name)
+		if out.n != nil || out.requires { // the node's output is a constant: its graph is not kept
+			out = out.Detach()
+		}
+		for i, v := range r.Vars {
+			if v == nil || v.n != nil || !v.requires {
+				panic(&Error{Op: name, Err: ErrArgument, Msg: fmt.Sprintf("Recompute.Vars[%d] is not a Var (a leaf that requires a gradient): give the Vars Eval found", i)})
+			}
+		}
+		return c.node(xs, out, r.Vars)
 	}
 	return c.apply(xs, nil)
 }
@@ -146,7 +158,7 @@ func Eval(f func(*Value) *Value, x *Value, grad bool) (y *Value, vars []*Value, 
 // progress: its steps' sweeps and the Vars' gradients they gather.
 type Sweep struct {
 	c     *recomputation
-	vars  []*Value
+	node  map[*Value]bool   // the node's Vars
 	acc   map[*Value]*Value // each Var's gradient so far; owned where the sweeps held it alone or it is a sum made here
 	owned map[*Value]bool   // the steps' cotangents of their inputs that their sweeps held alone
 }
@@ -167,13 +179,16 @@ func (s *Sweep) Step(f func(*Value) *Value, x *Value, vars []*Value, seed func(y
 	if y == nil {
 		panic(&Error{Op: name, Err: ErrFunc, Msg: "a step returned nil"})
 	}
-	if s.c.observe != nil {
-		s.c.observe(y)
-	}
+	s.c.noteRecompute(y)
 	var g *Value
 	callUser(name, "seed", func() { g = seed(y.Detach()) })
 	if !y.requires || g == nil {
 		return nil
+	}
+	for _, v := range vars {
+		if !s.node[v] {
+			panic(&Error{Op: name, Err: ErrFunc, Msg: "a step's vars hold a value that is not one of the node's Vars (Recompute.Vars, or those Apply found): its gradient would be lost"})
+		}
 	}
 	tg, excl := recomputedGrad(name, y, append([]*Value{z}, vars...), Options{Seed: g})
 	for j, v := range vars {
@@ -270,7 +285,10 @@ func (c *recomputation) node(xs []*Value, res *Value, params []*Value) *Value {
 // reverseVJP runs the schedule's Reverse and returns its cotangents, then
 // the Vars' gradients its steps gathered.
 func (c *recomputation) reverseVJP(k int, reqs []bool, params, ins []*Value, y, g *Value) []*Value {
-	s := &Sweep{c: c, vars: params, acc: map[*Value]*Value{}, owned: map[*Value]bool{}}
+	s := &Sweep{c: c, node: make(map[*Value]bool, len(params)), acc: map[*Value]*Value{}, owned: map[*Value]bool{}}
+	for _, v := range params {
+		s.node[v] = true
+	}
 	var gx []*Value
 	callUser(c.name, "Reverse", func() { gx = c.reverse(s, y, g) })
 	if len(gx) != k {

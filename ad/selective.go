@@ -58,6 +58,7 @@ const (
 // selective is the state of one selective checkpoint: what it keeps, and
 // the kept outputs in the order f computed them.
 type selective struct {
+	name     string // the node's, for errors
 	keep     Keep
 	kept     []keptOut
 	recorded bool // the first run finished: the runs after it replay
@@ -135,7 +136,7 @@ func (s *selective) run(f func([]*Value) *Value, xs []*Value) *Value {
 	if !r.replay {
 		s.recorded = true
 	} else if r.next != len(s.kept) {
-		panic(&Error{Op: "recompute", Err: ErrFunc, Msg: fmt.Sprintf("the recomputed function called %d kept ops where the first pass called %d; a checkpointed function must call the same ops every time", r.next, len(s.kept))})
+		panic(&Error{Op: s.name, Err: ErrFunc, Msg: fmt.Sprintf("the recomputed function called %d kept ops where the first pass called %d; a checkpointed function must call the same ops every time", r.next, len(s.kept))})
 	}
 	return y
 }
@@ -162,11 +163,11 @@ func (r *selRun) take(op string, d tensor.DType, shape []int) *keptOut {
 	i := r.next
 	r.next++
 	if i >= len(r.s.kept) {
-		panic(&Error{Op: "recompute", Err: ErrFunc, Msg: fmt.Sprintf("the recomputed function called more kept ops than the first pass (%d); a checkpointed function must call the same ops every time", len(r.s.kept))})
+		panic(&Error{Op: r.s.name, Err: ErrFunc, Msg: fmt.Sprintf("the recomputed function called more kept ops than the first pass (%d); a checkpointed function must call the same ops every time", len(r.s.kept))})
 	}
 	k := &r.s.kept[i]
 	if k.op != op || k.out.DType() != d || !tensor.EqualShape(k.out.Shape(), shape) {
-		panic(&Error{Op: "recompute", Err: ErrFunc, Msg: fmt.Sprintf("kept op %d was %s giving %s%v in the first pass and is %s giving %s%v when recomputed; a checkpointed function must call the same ops every time",
+		panic(&Error{Op: r.s.name, Err: ErrFunc, Msg: fmt.Sprintf("kept op %d was %s giving %s%v in the first pass and is %s giving %s%v when recomputed; a checkpointed function must call the same ops every time",
 			i, k.op, k.out.DType(), k.out.Shape(), op, d, shape)})
 	}
 	return k
