@@ -24,7 +24,7 @@ func ExampleRecompute() {
 	b := ad.Var(tensor.FromFloat64([]float64{0.1, -0.1}, 2))
 
 	plain := ad.Sum(f([]*ad.Value{x, b}))
-	node := ad.Sum((&ad.Recompute{Name: "block", F: f}).Apply(x, b))
+	node := ad.Sum(ad.Recompute{Name: "block", F: f}.Apply(x, b))
 	fmt.Println("saved bytes without:", ad.Stats(plain).SavedBytes)
 	fmt.Println("saved bytes with:   ", ad.Stats(node).SavedBytes)
 	g1, _ := ad.Grad(plain, w, b)

@@ -27,7 +27,7 @@ func TestNilOperandsAreErrors(t *testing.T) {
 		"IndexSelect": ad.IndexSelect, "Variance": ad.Variance, "Std": ad.Std, "Minimum": ad.Minimum, "Hypot": ad.Hypot,
 		"LogAddExp": ad.LogAddExp, "AddScalar": ad.AddScalar, "MulScalar": ad.MulScalar, "Square": ad.Square, "MatMulT": ad.MatMulT,
 		"RMSNorm": ad.RMSNorm, "Recompute": func(x *ad.Value) *ad.Value {
-			return (&ad.Recompute{F: func(xs []*ad.Value) *ad.Value { return xs[0] }}).Apply(x)
+			return ad.Recompute{F: func(xs []*ad.Value) *ad.Value { return xs[0] }}.Apply(x)
 		},
 		"Backward": func(y *ad.Value) error { return y.Backward() },
 		// issue 24's ops (ops_trig.go)

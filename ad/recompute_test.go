@@ -17,7 +17,7 @@ import (
 
 // recompute is f(x) as a Recompute node.
 func recompute(f func([]*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
-	return (&ad.Recompute{Name: "checkpoint", F: f}).Apply(x)
+	return ad.Recompute{Name: "checkpoint", F: f}.Apply(x)
 }
 
 // ckptNet is a small tanh MLP whose layers close over their weights, with

@@ -82,9 +82,9 @@ func selRun(blocks []*selBlock, x *ad.Value, mode string, keep ad.Keep) *ad.Valu
 		case "plain":
 			x = b.forward([]*ad.Value{x})
 		case "full":
-			x = (&ad.Recompute{F: b.forward}).Apply(x)
+			x = ad.Recompute{F: b.forward}.Apply(x)
 		default:
-			x = (&ad.Recompute{F: b.forward, Keep: keep}).Apply(x)
+			x = ad.Recompute{F: b.forward, Keep: keep}.Apply(x)
 		}
 	}
 	return x
@@ -151,7 +151,7 @@ func TestRecomputeSelectiveUsesKept(t *testing.T) {
 	b := newSelBlock(tensor.Float64, 8, 3, false)
 	xt := randInput(tensor.Float64, 8, 2, 5, 8)
 	x := ad.Var(xt)
-	y := (&ad.Recompute{F: b.forward, Keep: ad.KeepExpensive}).Apply(x)
+	y := ad.Recompute{F: b.forward, Keep: ad.KeepExpensive}.Apply(x)
 	kept := ad.KeptOutputs(y)
 	// Q, K, V, attention, Out, the first MLP Linear, the MatMul.
 	if len(kept) != 7 {
@@ -165,7 +165,7 @@ func TestRecomputeSelectiveUsesKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	x2 := ad.Var(xt)
-	y2 := (&ad.Recompute{F: b.forward, Keep: ad.KeepExpensive}).Apply(x2)
+	y2 := ad.Recompute{F: b.forward, Keep: ad.KeepExpensive}.Apply(x2)
 	kept = ad.KeptOutputs(y2)
 	affine(kept[5], 2, 0) // the first MLP Linear's output, which GELU reads when recomputed
 	got, err := ad.Grad(ad.Sum(ad.Square(y2)), b.w2)
@@ -242,7 +242,7 @@ func TestRecomputeSelectiveMisuse(t *testing.T) {
 		return b.forward(xs)
 	}
 	x := ad.Var(randInput(tensor.Float64, 11, 2, 5, 8))
-	y := (&ad.Recompute{F: flaky, Keep: ad.KeepExpensive}).Apply(x)
+	y := ad.Recompute{F: flaky, Keep: ad.KeepExpensive}.Apply(x)
 	_, err := ad.Grad(ad.Sum(y), x)
 	var e *ad.Error
 	if !errors.Is(err, ad.ErrFunc) || !errors.As(err, &e) {
@@ -250,7 +250,7 @@ func TestRecomputeSelectiveMisuse(t *testing.T) {
 	}
 	t.Log(err)
 
-	err = ad.Try(func() { (&ad.Recompute{F: b.forward, Keep: ad.Keep(0x80)}).Apply(x) })
+	err = ad.Try(func() { ad.Recompute{F: b.forward, Keep: ad.Keep(0x80)}.Apply(x) })
 	if !errors.Is(err, ad.ErrArgument) {
 		t.Fatalf("unknown Keep bits: %v, want ErrArgument", err)
 	}
@@ -300,8 +300,8 @@ func TestRecomputeSelectiveStaleArena(t *testing.T) {
 	b := newSelBlock(tensor.Float32, 8, 9, false)
 	var ar ad.Arena
 	for name, ckpt := range map[string]func(x *ad.Value) *ad.Value{
-		"selective": func(x *ad.Value) *ad.Value { return (&ad.Recompute{F: b.forward, Keep: ad.KeepExpensive}).Apply(x) },
-		"plain":     func(x *ad.Value) *ad.Value { return (&ad.Recompute{F: b.forward}).Apply(x) },
+		"selective": func(x *ad.Value) *ad.Value { return ad.Recompute{F: b.forward, Keep: ad.KeepExpensive}.Apply(x) },
+		"plain":     func(x *ad.Value) *ad.Value { return ad.Recompute{F: b.forward}.Apply(x) },
 	} {
 		ar.Reset()
 		loss := ad.Sum(ad.Square(ckpt(ar.Const(randInput(tensor.Float32, 13, 2, 5, 8)))))

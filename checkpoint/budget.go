@@ -89,7 +89,7 @@ func (bud budget) run(r *runner) *ad.Value {
 			x = plain(layers[run.start:run.end], x)
 			continue
 		}
-		rc := &ad.Recompute{Name: "checkpoint budget", F: whole(layers[run.start:run.end]), Out: outs[run.end-1],
+		rc := ad.Recompute{Name: "checkpoint budget", F: whole(layers[run.start:run.end]), Out: outs[run.end-1],
 			Vars: mergeVars(params[run.start:run.end]), Observe: p.observe()}
 		x = rc.Apply(x)
 	}

@@ -121,7 +121,7 @@ var schedules = []struct {
 		return checkpoint.Run(checkpoint.Selective(ad.KeepExpensive), ls, x)
 	}},
 	{"recompute", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
-		return (&ad.Recompute{F: func(in []*ad.Value) *ad.Value { return plain(ls, in[0]) }}).Apply(x)
+		return ad.Recompute{F: func(in []*ad.Value) *ad.Value { return plain(ls, in[0]) }}.Apply(x)
 	}},
 	{"nested", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
 		inner := func(h *ad.Value) *ad.Value { return checkpoint.Run(checkpoint.Segments(2), ls, h) }

@@ -78,6 +78,6 @@ func (rev reversible) run(r *runner) *ad.Value {
 		}
 		return []*ad.Value{g}
 	}
-	rc := &ad.Recompute{Name: name, F: whole(layers), Out: cur, Vars: mergeVars(vars), Reverse: reverse, Observe: r.p.observe()}
+	rc := ad.Recompute{Name: name, F: whole(layers), Out: cur, Vars: mergeVars(vars), Reverse: reverse, Observe: r.p.observe()}
 	return rc.Apply(r.x)
 }
