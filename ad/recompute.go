@@ -41,10 +41,10 @@ import (
 // allocates on the heap).
 //
 // The optional fields make the schedules of package checkpoint: Out and
-// Vars hand over a forward pass already made (Eval), Reverse replaces the
-// recomputation of F by a cheaper backward pass (a binomial or reversible
-// schedule), Keep makes the recomputation selective, and Observe lets a
-// schedule measure what its recomputations hold.
+// Vars hand over a forward pass already made (Eval, Trace), Reverse
+// replaces the recomputation of F by a cheaper backward pass (a binomial
+// or reversible schedule), Keep makes the recomputation selective, and
+// Observe lets a schedule measure what its recomputations hold.
 //
 // Why this stays in ad: the node's backward pass hands the gradients its
 // own sweeps held alone to the enclosing sweep without a copy (the
@@ -60,8 +60,8 @@ type Recompute struct {
 	// F computes the node's output from its operands (see above).
 	F func(xs []*Value) *Value
 	// Out, when not nil, is F's output at the operands, computed already
-	// without keeping its recording (by Eval, or by a schedule's forward
-	// pass); Vars are then the Vars F reads (Eval's vars, merged, each
+	// without keeping its recording (by Eval or Trace, or by a schedule's
+	// forward pass); Vars are then the Vars F reads (Trace's, merged, each
 	// once), which Apply would otherwise find. When Out is nil, Apply runs
 	// F once. Keep needs Out nil (the first run of F records the kept
 	// outputs).
@@ -124,7 +124,7 @@ func (r Recompute) Apply(xs ...*Value) *Value {
 		}
 		for i, v := range r.Vars {
 			if v == nil || v.n != nil || !v.requires {
-				panic(&Error{Op: name, Err: ErrArgument, Msg: fmt.Sprintf("Recompute.Vars[%d] is not a Var (a leaf that requires a gradient): give the Vars Eval found", i)})
+				panic(&Error{Op: name, Err: ErrArgument, Msg: fmt.Sprintf("Recompute.Vars[%d] is not a Var (a leaf that requires a gradient): give the Vars Trace found", i)})
 			}
 		}
 		return c.node(xs, out, r.Vars)
@@ -132,13 +132,25 @@ func (r Recompute) Apply(xs ...*Value) *Value {
 	return c.apply(xs, nil)
 }
 
-// Eval runs f(x) for a schedule's forward pass: on a stand-in for x
-// sharing its data (a Var when grad is set, else a constant), keeping no
-// recording. It returns f's output as a constant (the recording f made
-// through the Vars it reads is dropped), those Vars in the order first
-// met, and, when grad is set, the bytes the recording saved for the
-// gradient of x (Stats), which is what f holds in a recorded pass.
-func Eval(f func(*Value) *Value, x *Value, grad bool) (y *Value, vars []*Value, saved int64) {
+// Eval runs f(x) for a schedule's forward pass, keeping no recording: it
+// returns f's output as a constant (the recording f made through the Vars
+// it reads is dropped at once). Trace is Eval that also finds those Vars.
+func Eval(f func(*Value) *Value, x *Value) *Value {
+	y, _, _ := eval(f, x, false, false)
+	return y
+}
+
+// Trace is Eval that also returns the Vars f reads, in the order first
+// met (the Vars of a Recompute node running f, Recompute.Vars), and, when
+// grad is set, the bytes f's recording saves for the gradient of x
+// (Stats), which is what f holds in a recorded pass: x is then stood in
+// for by a Var sharing its data, so that every op records what it would
+// save for x's gradient.
+func Trace(f func(*Value) *Value, x *Value, grad bool) (y *Value, vars []*Value, saved int64) {
+	return eval(f, x, true, grad)
+}
+
+func eval(f func(*Value) *Value, x *Value, vars, grad bool) (y *Value, vs []*Value, saved int64) {
 	defer rethrow()
 	x.check("eval")
 	z := standIn(x.Detach(), grad)
@@ -150,8 +162,10 @@ func Eval(f func(*Value) *Value, x *Value, grad bool) (y *Value, vars []*Value, 
 	if grad {
 		saved = Stats(y).SavedBytes
 	}
-	vars = closedOver(y, map[*Value]bool{z: true})
-	return dropRecording(y), vars, saved
+	if vars {
+		vs = closedOver(y, map[*Value]bool{z: true})
+	}
+	return dropRecording(y), vs, saved
 }
 
 // Sweep is the backward pass of a Recompute with a Reverse schedule in
@@ -168,7 +182,7 @@ type Sweep struct {
 // storage) to get the cotangent of that output, and sweeps the recording
 // with it. It returns the cotangent of x (nil when f's output does not
 // depend on x or the Vars) and adds the gradients of vars, the Vars f
-// reads (as Eval found them), to the node's. Their sums follow the order
+// reads (as Trace found them), to the node's. Their sums follow the order
 // of the steps, so a schedule that steps from the last piece to the first
 // sums them in the order the plain backward pass does.
 func (s *Sweep) Step(f func(*Value) *Value, x *Value, vars []*Value, seed func(y *Value) *Value) *Value {

@@ -74,7 +74,7 @@ func (bud budget) run(r *runner) *ad.Value {
 	params := make([][]*ad.Value, n)
 	cur := x.Detach()
 	for i, l := range layers {
-		y, vars, saved := ad.Eval(l, cur, true)
+		y, vars, saved := ad.Trace(l, cur, true)
 		a[i], b[i] = saved, bytesOf(cur)
 		params[i] = vars
 		cur = y

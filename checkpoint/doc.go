@@ -50,16 +50,21 @@
 //
 // What lives where. The schedules (the Revolve schedule and its executor,
 // the budget planner, the segments, the reversible walk) are here, over
-// ad's public API. The mechanism they share stays in package ad behind
-// one building block, ad.Recompute: a node that runs a function again in
-// its backward pass and sweeps the recording, with an optional custom
-// backward schedule (ad.Sweep.Step records one piece and sweeps it) and
-// an unrecorded forward pass (ad.Eval). It stays there because it needs
-// what ad does not export and should not: handing the gradients a
+// ad's public API. The mechanism they share stays in package ad behind one
+// building block, ad.Recompute: a node that runs a function again in its
+// backward pass and sweeps the recording, with an optional backward
+// schedule of its own (ad.Sweep.Step records one piece and sweeps it) and
+// an unrecorded forward pass (ad.Eval, ad.Trace). It stays there because it
+// needs what ad does not export and should not: handing the gradients a
 // recomputation's sweep held alone to the enclosing sweep without a copy
 // (a weight's gradient would be copied at every layer otherwise), forward
 // mode at a new tangent level, the selective recomputation's kernel swap
 // in the kept rows (matmul, linear, attention), and the check that a
 // recomputation reproduced the first run's output bit for bit (else
 // ad.ErrModifiedInPlace).
+//
+// What a policy measures it measures with ad.Stats: Budget's probe records
+// each layer alone on a Var standing in for its input (ad.Trace) and reads
+// the bytes its recording saves; the tests and BenchmarkDeepMLP read what
+// each recomputation holds through ad.Recompute.Observe.
 package checkpoint

@@ -60,11 +60,11 @@ func (rev reversible) run(r *runner) *ad.Value {
 	cur := r.x.Detach()
 	for i, l := range layers {
 		shapes[i], dtypes[i] = cur.Shape(), cur.DType()
-		cur, vars[i], _ = ad.Eval(l, cur, false)
+		cur, vars[i], _ = ad.Trace(l, cur, false)
 	}
 	reverse := func(sw *ad.Sweep, y, g *ad.Value) []*ad.Value {
 		for i := n - 1; i >= 0; i-- {
-			x, _, _ := ad.Eval(inv[i], y, false)
+			x := ad.Eval(inv[i], y)
 			if !tensor.EqualShape(x.Shape(), shapes[i]) || x.DType() != dtypes[i] {
 				panic(policyErr(rev, "inverse %d maps the output of layer %d to %s%v, not to its input's %s%v",
 					i, i, x.DType(), x.Shape(), dtypes[i], shapes[i]))

@@ -295,11 +295,12 @@ func (s *chainState) advance() *ad.Value {
 	if s.known != nil {
 		return s.known[s.idx]
 	}
-	y, vars, _ := ad.Eval(s.layers[s.idx], s.cur, false)
-	if s.params[s.idx] == nil {
-		if s.params[s.idx] = vars; vars == nil {
-			s.params[s.idx] = []*ad.Value{} // found none
-		}
+	if s.params[s.idx] != nil {
+		return ad.Eval(s.layers[s.idx], s.cur)
+	}
+	y, vars, _ := ad.Trace(s.layers[s.idx], s.cur, false)
+	if s.params[s.idx] = vars; vars == nil {
+		s.params[s.idx] = []*ad.Value{} // found none: do not look again
 	}
 	return y
 }
