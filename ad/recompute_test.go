@@ -1,8 +1,10 @@
 package ad_test
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/adjointgo/adjoint/ad"
@@ -295,5 +297,64 @@ func TestRecomputeReverseOwnedGradients(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A Recompute that cannot run is an error naming the node and the fix: no
+// F, Keep with Out, Vars that are not Vars, unknown Keep bits, a Reverse
+// that returns too few cotangents or steps with a Var the node lacks.
+func TestRecomputeMisuse(t *testing.T) {
+	w := ad.Var(tensor.Full(tensor.Float64, 0.5, 2, 2))
+	x := ad.Var(tensor.Full(tensor.Float64, 1, 2, 2))
+	layer := func(h *ad.Value) *ad.Value { return ad.Tanh(ad.MatMul(h, w)) }
+	f := func(xs []*ad.Value) *ad.Value { return layer(xs[0]) }
+	out, vars, _ := ad.Trace(layer, x, false)
+	if len(vars) != 1 || vars[0] != w {
+		t.Fatalf("Trace found %v, want the weight", vars)
+	}
+	for _, c := range []struct {
+		name string
+		r    ad.Recompute
+		want error
+	}{
+		{"no F", ad.Recompute{Name: "n"}, ad.ErrArgument},
+		{"Keep with Out", ad.Recompute{Name: "n", F: f, Out: out, Vars: vars, Keep: ad.KeepMatMul}, ad.ErrArgument},
+		{"a Var that is not", ad.Recompute{Name: "n", F: f, Out: out, Vars: []*ad.Value{ad.Tanh(w)}}, ad.ErrArgument},
+		{"unknown Keep", ad.Recompute{Name: "n", F: f, Keep: 0x80}, ad.ErrArgument},
+	} {
+		if err := ad.Try(func() { c.r.Apply(x) }); !errors.Is(err, c.want) || !strings.Contains(err.Error(), "ad: n:") {
+			t.Errorf("%s: got %v, want an error wrapping %v naming the node", c.name, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		reverse func(s *ad.Sweep, y, g *ad.Value) []*ad.Value
+	}{
+		{"too few cotangents", func(*ad.Sweep, *ad.Value, *ad.Value) []*ad.Value { return nil }},
+		{"a step's Var the node lacks", func(s *ad.Sweep, _, g *ad.Value) []*ad.Value {
+			other := ad.Var(tensor.Full(tensor.Float64, 0.5, 2, 2))
+			return []*ad.Value{s.Step(layer, x.Detach(), []*ad.Value{other}, func(*ad.Value) *ad.Value { return g })}
+		}},
+	} {
+		y := ad.Recompute{Name: "n", F: f, Out: out, Vars: vars, Reverse: c.reverse}.Apply(x)
+		if _, err := ad.Grad(ad.Sum(y), x); !errors.Is(err, ad.ErrFunc) {
+			t.Errorf("%s: got %v, want ErrFunc", c.name, err)
+		}
+	}
+	// A Reverse that steps right gives the gradients of the plain layer.
+	rev := func(s *ad.Sweep, _, g *ad.Value) []*ad.Value {
+		return []*ad.Value{s.Step(layer, x.Detach(), vars, func(*ad.Value) *ad.Value { return g })}
+	}
+	y := ad.Recompute{Name: "n", F: f, Out: out, Vars: vars, Reverse: rev}.Apply(x)
+	got, err := ad.Grad(ad.Sum(y), x, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ad.Grad(ad.Sum(layer(x)), x, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		ckptBits(t, "reverse", got[i].Tensor(), want[i].Tensor())
 	}
 }
