@@ -49,7 +49,7 @@ import (
 // The checks cost a pass over each result and a stack walk per op.
 func DetectAnomaly(v *Value) *Value {
 	v.check("detect_anomaly")
-	c := &Value{n: v.n, requires: v.requires, gs: v.gs, slot: v.slot, base: v.leaf(), anomaly: true}
+	c := &Value{n: v.n, gs: v.gs, slot: v.slot, base: v.leaf(), marks: marks{requires: v.requires, anomaly: true}}
 	c.t = *v.t.View()
 	c.tan, c.lvl, c.eye = v.tan, v.lvl, v.eye
 	c.setBelow(v.below())
@@ -142,10 +142,8 @@ func watch(op string, out *Value, n *node) {
 				s.t.TrackWrites()
 			}
 		}
-		if f, ok := n.at.(*funcAttrs); ok {
-			for _, s := range f.ins {
-				s.v.t.TrackWrites()
-			}
+		if k, ok := n.at.(keeper); ok {
+			k.eachKept(n, func(t *tensor.Tensor, _ bool) { t.TrackWrites() })
 		}
 	}
 	if i, kind := nonFinite(&out.t); i >= 0 {

@@ -49,7 +49,7 @@ func ljSystem(n int) (*tensor.Tensor, *ad.Value) {
 func pairDistances(x *ad.Value) (*ad.Value, string) {
 	n := x.Shape()[0]
 	d := ad.Sub(ad.Reshape(x, n, 1, 3), ad.Reshape(x, 1, n, 3))
-	r2 := ad.Sum(ad.Square(d), 2)
+	r2 := ad.Sum(ad.Square(d), ad.Axes(2))
 	r, line := ad.Sqrt(r2), siteHere()
 	return r, line
 }
@@ -152,7 +152,7 @@ func TestAnomalyLennardJonesBackward(t *testing.T) {
 	x = ad.DetectAnomaly(ad.Var(pos))
 	n := 4
 	d := ad.Sub(ad.Reshape(x, n, 1, 3), ad.Reshape(x, 1, n, 3))
-	r := ad.Sqrt(ad.Where(eye, ad.Scalar(1), ad.Sum(ad.Square(d), 2)))
+	r := ad.Sqrt(ad.Where(eye, ad.Scalar(1), ad.Sum(ad.Square(d), ad.Axes(2))))
 	s6 := ad.PowScalar(ad.Div(ad.Scalar(1), r), 6)
 	e = ad.Sum(ad.Where(eye, ad.Scalar(0), ad.MulScalar(ad.Sub(ad.Square(s6), s6), 4)))
 	if _, err := ad.Grad(e, x); err != nil {

@@ -190,6 +190,38 @@ func TestArenaStaleValue(t *testing.T) {
 	}
 }
 
+// A Func applied to an arena's values records like every variadic row: its
+// output is the arena's, so it too is reported stale after Reset, and the
+// gradient through it is the heap's.
+func TestArenaFuncOutput(t *testing.T) {
+	sq := &ad.Func{Name: "square",
+		Forward: func(xs []*ad.Value) *ad.Value { return ad.Mul(xs[0], xs[0]) },
+		VJP: func(xs []*ad.Value, _, g *ad.Value) []*ad.Value {
+			return []*ad.Value{ad.Mul(g, ad.MulScalar(xs[0], 2))}
+		}}
+	w := ad.Var(tensor.FromFloat64([]float64{1, -2, 3}, 3))
+	var ar ad.Arena
+	for step := range 2 {
+		ar.Reset()
+		y := sq.Apply(ad.Mul(ar.Const(tensor.Full(tensor.Float64, float64(step+1), 3)), w))
+		g, err := ad.Grad(ad.Sum(y), w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := float64(step + 1)
+		for i, wi := range []float64{1, -2, 3} {
+			if got, want := g[0].Tensor().Float64s()[i], 2*c*c*wi; got != want {
+				t.Fatalf("step %d: gradient %d is %v, want %v", step, i, got, want)
+			}
+		}
+		ar.Reset()
+		err = ad.Try(func() { ad.Add(y, w) })
+		if !errors.Is(err, ad.ErrStale) {
+			t.Fatalf("step %d: the Func's output after Reset: got %v, want ErrStale", step, err)
+		}
+	}
+}
+
 // The gradients that Backward leaves in Vars survive the arena's Reset.
 func TestArenaGradientsOutliveReset(t *testing.T) {
 	var ar ad.Arena

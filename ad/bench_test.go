@@ -83,9 +83,9 @@ func BenchmarkFused(b *testing.B) {
 		onehot.Set(1, i, y)
 	}
 	composedLogSoftmax := func(x *ad.Value) *ad.Value {
-		m := ad.MaxKeepDims(x, 1).Detach()
+		m := ad.Max(x, ad.Axes(1), ad.KeepDims).Detach()
 		s := ad.Sub(x, m)
-		return ad.Sub(s, ad.Log(ad.SumKeepDims(ad.Exp(s), 1)))
+		return ad.Sub(s, ad.Log(ad.Sum(ad.Exp(s), ad.Axes(1), ad.KeepDims)))
 	}
 	cases := []struct {
 		name string
@@ -93,8 +93,8 @@ func BenchmarkFused(b *testing.B) {
 	}{
 		{"softmax/fused", func(x *ad.Value) *ad.Value { return ad.Sum(ad.Square(ad.Softmax(x, 1))) }},
 		{"softmax/composed", func(x *ad.Value) *ad.Value {
-			e := ad.Exp(ad.Sub(x, ad.MaxKeepDims(x, 1).Detach()))
-			return ad.Sum(ad.Square(ad.Div(e, ad.SumKeepDims(e, 1))))
+			e := ad.Exp(ad.Sub(x, ad.Max(x, ad.Axes(1), ad.KeepDims).Detach()))
+			return ad.Sum(ad.Square(ad.Div(e, ad.Sum(e, ad.Axes(1), ad.KeepDims))))
 		}},
 		{"cross_entropy/fused", func(x *ad.Value) *ad.Value { return ad.CrossEntropy(x, targets) }},
 		{"cross_entropy/composed", func(x *ad.Value) *ad.Value {

@@ -53,6 +53,7 @@
 //	x[i, j], x[i, j].item()                    At(x, i, j), x.Item()
 //	x[1:3, :, ::2]                             Slices(x, Range{Start: 1, End: 3}, All(), Range{Step: 2, End: n})
 //	2 - x, 2 / x, x * 0.5                      RSubScalar(x, 2), RDivScalar(x, 2), MulScalar(x, 0.5)
+//	x.sum(dim=(0, 2), keepdim=True)            Sum(x, Axes(0, 2), KeepDims) (see Reductions below)
 //	a Python scalar in a float32 expression    ScalarLike(x, c) (Scalar is float64)
 //	loss.backward()                            loss.Backward() (accumulates into each Var's Grad)
 //	loss.backward(retain_graph=True)           loss.BackwardOpts(Options{RetainGraph: true})
@@ -68,6 +69,27 @@
 //	torch.autograd.Function                    Func (Forward, VJP, optional JVP)
 //	torch.manual_seed(s)                       no global seed: nn.NewRNG(s) for layers, tensor.NewRNG(s) for data
 //	try/except around a shape error            Try(func() { … }) returns the error
+//
+// # Reductions
+//
+// Every reduction — Sum, Mean, Max, Min, Prod, Variance, Std, Norm,
+// LogSumExp — is called one way: the operand (and Variance's and Std's
+// correction, Norm's p), then ReduceOption values in any order. Axes(…)
+// names the axes to reduce (a negative axis counts from the end), every axis
+// without it; KeepDims keeps them with length 1, so the result broadcasts
+// against the operand:
+//
+//	Sum(x)                          // every axis: a 0-d value
+//	Sum(x, Axes(1))                 // [a b c] → [a c]
+//	Mean(x, Axes(0, 2), KeepDims)   // [a b c] → [1 b 1]
+//	Variance(x, 1, Axes(-1), KeepDims)
+//	LogSumExp(logits, Axes(-1))     // the log-normaliser of each row
+//
+// There are no …KeepDims twins. Axes given twice, a repeated or
+// out-of-range axis and a nil option panic with an *Error naming the op
+// (Try recovers it). The options are only read by the call, so they cost no
+// allocation. Ops along one axis (Softmax, LogSoftmax, Cumsum, ArgMax,
+// ArgMin) take it as an int.
 //
 // # Memory, and the traps it sets
 //
@@ -288,15 +310,27 @@
 // batching rule (vmap.go): TestEveryRowBatches holds every new row to it.
 //
 // Design note: the recording paths. An op reaches its row through one of
-// three: record (unary and binary rows, their two edges inline in the
-// node, the common case kept small), applyN (rows with any number of
-// operands, the fused ones among them: Linear, attention, the norms;
-// prepareN takes the other outputs a kernel writes, keepN saves what the
-// VJP reads), and Func.Apply (a user's function, whose forward runs on
-// detached copies). All three hand batched operands to the row's batching
-// rule, propagate tangents by the row's JVP and watch for anomalies the
-// same way; what the engine keeps beyond a node's slots goes through the
-// keeper interface, not through switches on particular rows.
+// two: record (unary and binary rows, their two edges inline in the node,
+// the common case kept small) and applyN (rows with any number of
+// operands: the fused ones, Linear, attention and the norms, and a user's
+// Func, whose row's forward runs Forward on detached views; prepareN takes
+// the other outputs a kernel writes, keepN saves what the VJP reads). Both
+// hand batched operands to the row's batching rule (the func row's runs
+// the Func example by example), propagate tangents by the row's JVP and
+// watch for anomalies the same way. What differs between rows is declared
+// in the table, not tested by the engine: a row's flags (view: its output
+// views its operand; foreign: its output and its VJP's results are the
+// user's, never the sweep's to take; tentative: ReLU's keep settles at its
+// first consumer), and interfaces its attributes implement (keeper for
+// what a node keeps beyond its slots, namer for a Func's own name).
+//
+// Design note: reusing a cotangent's storage. A VJP that reads its
+// cotangent g once may write its result into g's storage instead of a new
+// tensor; the decision is made in one place, vjpCtx.reuse (with writable),
+// from the marks on g (owned by the sweep alone, not a view, no tangent,
+// not watched) and on the sweep (not recorded). A row gives reuse its
+// kernel form and its differentiable form and never tests ownership
+// itself.
 //
 // Design note: where the kernels live. This package holds rows, not
 // kernels: an op function, its attributes, its rules (VJP, JVP, batching)

@@ -251,7 +251,7 @@ func record(r *rule, at attrs, x, y *Value) (*Value, *node) {
 			shareReluOutput(y)
 		}
 	}
-	n.tentative = r == row(opRelu)
+	n.tentative = r.tentative
 	out.n = n
 	out.requires = true
 	return out, n
@@ -267,12 +267,13 @@ func (out *Value) wrote(r *rule, x *Value) {
 	out.fresh = true
 }
 
-// applyN is apply for rules with any number of operands.
+// applyN is apply for rules with any number of operands: the one
+// recording path of the variadic rows, the fused rows and user Funcs.
 func applyN(r *rule, at attrs, xs []*Value) *Value {
 	defer rethrow()
 	for i, x := range xs {
 		if x == nil {
-			panic(nilOperand(r.name, i))
+			panic(nilOperand(opName(r, at), i))
 		}
 	}
 	if topBatch(xs...) != nil {
@@ -321,7 +322,7 @@ func applyN(r *rule, at attrs, xs []*Value) *Value {
 		out.slot.operands = ts[:0]
 	}
 	al.wrote(out, nil, nil)
-	out.fresh = true
+	out.fresh = !r.foreign
 	sr.settle(out)
 	if req {
 		n.rule, n.at, n.nin, n.pooled = r, at, manyEdges, out.slot != nil
@@ -341,10 +342,10 @@ func applyN(r *rule, at attrs, xs []*Value) *Value {
 		n = nil
 	}
 	if anom {
-		watch(r.name, out, n)
+		watch(opName(r, at), out, n)
 	}
 	if tan {
-		propagate(r, at, out, n, levelOf(r.name, xs...), xs)
+		propagate(r, at, out, n, levelOf(opName(r, at), xs...), xs)
 	}
 	return out
 }
@@ -1086,7 +1087,7 @@ func (s *sweeper) end() {
 // It reports whether g itself can be recycled once the cotangents are
 // routed: it was owned and nothing aliases it.
 func decideOwnership(n *node, g *Value, fin, pre []*Value) (recycleG bool) {
-	user := n.rule == row(opFunc)
+	user := n.rule.foreign
 	// A Func of this package (a checkpoint) may vouch for its results: it
 	// marks those that a sweep of its own held alone.
 	vouched := false

@@ -208,7 +208,7 @@ func TestForwardShapeErrors(t *testing.T) {
 	}
 	cases := map[string]func(){
 		"add":          func() { ad.Add(a, b) },
-		"sum":          func() { ad.Sum(a, 2) },
+		"sum":          func() { ad.Sum(a, ad.Axes(2)) },
 		"reshape":      func() { ad.Reshape(a, 4, 2) },
 		"slice":        func() { ad.Slice(a, 1, 2, 5) },
 		"concat":       func() { ad.Concat(0, a, b) },

@@ -58,7 +58,7 @@ func ExampleHVP() {
 // The Hessian of log Σ exp(x) is diag(p) − p·pᵀ with p = softmax(x).
 func ExampleHessian() {
 	x := tensor.FromFloat64([]float64{0, 0}, 2) // p = [½ ½]
-	H, err := ad.Hessian(func(x *ad.Value) *ad.Value { return ad.LogSumExp(x, 0) }, x)
+	H, err := ad.Hessian(func(x *ad.Value) *ad.Value { return ad.LogSumExp(x, ad.Axes(0)) }, x)
 	if err != nil {
 		panic(err)
 	}

@@ -52,12 +52,12 @@ type Func struct {
 }
 
 // Apply applies f to xs: the output, recorded as one node when an operand
-// requires a gradient, with a tangent when an operand carries one.
+// requires a gradient, with a tangent when an operand carries one. It is
+// recorded as every variadic row is (applyN): the func row's forward runs
+// Forward, its keep saves the operands, and inside Vmap its batching rule
+// runs f example by example.
 func (f *Func) Apply(xs ...*Value) *Value {
-	name := f.Name
-	if name == "" {
-		name = "func"
-	}
+	name := f.opName()
 	if f.Forward == nil || f.VJP == nil {
 		panic(&Error{Op: name, Err: ErrFunc, Msg: "Forward and VJP must both be set"})
 	}
@@ -68,46 +68,68 @@ func (f *Func) Apply(xs ...*Value) *Value {
 		if x == nil {
 			panic(nilOperand(name, i))
 		}
+		x.check(name)
 	}
-	if topBatch(xs...) != nil {
-		return f.applyBatched(xs)
+	return applyN(row(opFunc), &funcAttrs{fn: f, ops: xs}, xs)
+}
+
+// opName is the name errors give f.
+func (f *Func) opName() string {
+	if f.Name == "" {
+		return "func"
 	}
-	req, tan := false, false
+	return f.Name
+}
+
+// funcForward is the func row's forward: f's Forward on detached views of
+// the operands (nothing it does is recorded), its result seen by dst.
+func funcForward(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
+	f := at.(*funcAttrs).fn
 	det := make([]*Value, len(xs))
 	for i, x := range xs {
-		x.check(name)
-		req = req || x.requires
-		tan = tan || x.tan != nil
 		det[i] = &Value{}
-		det[i].t = *x.t.View()
+		det[i].t = *x.View()
 	}
 	var y *Value
-	callUser(name, "Forward", func() { y = f.Forward(det) })
+	callUser(f.opName(), "Forward", func() { y = f.Forward(det) })
 	if y == nil {
-		panic(&Error{Op: name, Err: ErrFunc, Msg: "Forward returned nil"})
+		panic(&Error{Op: f.opName(), Err: ErrFunc, Msg: "Forward returned nil"})
 	}
-	out := &Value{}
-	out.t = *y.t.View()
-	at := &funcAttrs{fn: f}
-	var n *node
-	if req {
-		n = &node{rule: row(opFunc), at: at, nin: manyEdges}
-		at.edges = make([]edge, len(xs))
-		at.ins = make([]saved, len(xs))
-		for i, x := range xs {
-			at.edges[i] = edgeTo(x)
-			at.ins[i] = saved{v: x, version: x.t.Version()}
-			settleRelu(x, true)
-			shareReluOutput(x)
+	*dst = *y.t.View()
+}
+
+// funcKeep is the func row's keep: the operands, which its VJP receives,
+// and the output.
+func funcKeep(_ allocator, n *node, at attrs, out *Value) {
+	a := at.(*funcAttrs)
+	a.ins = make([]saved, len(a.ops))
+	for i, x := range a.ops {
+		a.ins[i] = saved{v: x, version: x.t.Version()}
+		settleRelu(x, true)
+		shareReluOutput(x)
+	}
+	a.ops = nil // the node holds them in ins
+	n.save(2, out)
+}
+
+// funcBatch is the func row's batching rule: f applied example by
+// example, the results stacked along the batch axis (a Func has no
+// batching rule of its own).
+func funcBatch(c *batchCtx) *Value {
+	f := c.at.(*funcAttrs).fn
+	parts := make([]*Value, c.size)
+	ex := make([]*Value, len(c.xs))
+	for k := range parts {
+		for i, x := range c.xs {
+			ex[i] = x
+			if c.bd[i] {
+				ex[i] = exampleOf(x, k)
+			}
 		}
-		out.n, out.requires = n, true
-		n.save(2, out)
+		y := f.Apply(ex...)
+		parts[k] = Reshape(y, append([]int{1}, y.Shape()...)...)
 	}
-	watchN(name, out, n, xs)
-	if tan {
-		propagate(row(opFunc), at, out, n, levelOf(name, xs...), xs)
-	}
-	return out
+	return Concat(0, parts...)
 }
 
 // callUser runs user code and turns a panic in it into an *Error wrapping
@@ -124,12 +146,21 @@ func callUser(name, what string, f func()) {
 	f()
 }
 
-func (n *node) name() string {
-	if f, ok := n.at.(*funcAttrs); ok && f.fn.Name != "" {
-		return f.fn.Name
+func (n *node) name() string { return opName(n.rule, n.at) }
+
+// namer is implemented by the attributes of a row whose applications have
+// names of their own (a user's Func).
+type namer interface{ opName() string }
+
+// opName is the name errors give an application of r with attributes at.
+func opName(r *rule, at attrs) string {
+	if nm, ok := at.(namer); ok {
+		return nm.opName()
 	}
-	return n.rule.name
+	return r.name
 }
+
+func (a *funcAttrs) opName() string { return a.fn.opName() }
 
 // funcVJP runs a Func's VJP and checks what it returns.
 func (c *vjpCtx) funcVJP(g *Value) []*Value {

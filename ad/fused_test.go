@@ -15,11 +15,11 @@ func TestFusedMatchesComposed(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	targets := []int{2, 0, 3}
 	composedSoftmax := func(x *ad.Value) *ad.Value {
-		e := ad.Exp(ad.Sub(x, ad.MaxKeepDims(x, 1).Detach()))
-		return ad.Div(e, ad.SumKeepDims(e, 1))
+		e := ad.Exp(ad.Sub(x, ad.Max(x, ad.Axes(1), ad.KeepDims).Detach()))
+		return ad.Div(e, ad.Sum(e, ad.Axes(1), ad.KeepDims))
 	}
 	composedLogSoftmax := func(x *ad.Value) *ad.Value {
-		return ad.Sub(x, ad.Reshape(ad.LogSumExp(x, 1), -1, 1))
+		return ad.Sub(x, ad.Reshape(ad.LogSumExp(x, ad.Axes(1)), -1, 1))
 	}
 	composedCE := func(x *ad.Value) *ad.Value {
 		picked := make([]*ad.Value, len(targets))

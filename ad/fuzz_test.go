@@ -107,9 +107,9 @@ func FuzzOpsBadInput(f *testing.F) {
 		apply := func(x *ad.Value) *ad.Value {
 			switch op % 10 {
 			case 0:
-				y = ad.Sum(x, int(p), int(q))
+				y = ad.Sum(x, ad.Axes(int(p), int(q)))
 			case 1:
-				y = ad.MaxKeepDims(x, int(p))
+				y = ad.Max(x, ad.Axes(int(p)), ad.KeepDims)
 			case 2:
 				y = ad.Slice(x, int(p), int(q), int(r))
 			case 3:

@@ -88,10 +88,27 @@ func operand(n *node, i int) *Value {
 	return nil
 }
 
+// operandKeeper is implemented by the attributes of a variadic row that
+// keeps its operands themselves (a Func).
+type operandKeeper interface {
+	// keptOperand returns operand i, or nil.
+	keptOperand(i int) *Value
+}
+
+func (a *funcAttrs) keptOperand(i int) *Value {
+	if i < len(a.ins) {
+		return a.ins[i].v
+	}
+	return nil
+}
+
 // savedOperand returns operand i of n if n saved it.
 func savedOperand(n *node, i int) *Value {
-	if a, ok := n.at.(*funcAttrs); ok && !n.freed && i < len(a.ins) {
-		return a.ins[i].v
+	if a, ok := n.at.(operandKeeper); ok {
+		if n.freed {
+			return nil
+		}
+		return a.keptOperand(i)
 	}
 	if i < 2 && n.nin != manyEdges {
 		return n.sv[i].v

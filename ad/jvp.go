@@ -154,7 +154,7 @@ func strip(v *Value) *Value {
 	if b := v.below(); b != nil {
 		return b
 	}
-	c := &Value{n: v.n, requires: v.requires, gs: v.gs, slot: v.slot, base: v.leaf()}
+	c := &Value{n: v.n, gs: v.gs, slot: v.slot, base: v.leaf(), marks: marks{requires: v.requires}}
 	c.t = v.t
 	return c
 }
@@ -184,7 +184,7 @@ func tangentAt(v *Value, l *level) *Value {
 // twin returns a copy of v standing for the same graph value (its node,
 // gradient state and storage), with the same tangents.
 func (v *Value) twin() *Value {
-	c := &Value{n: v.n, requires: v.requires, gs: v.gs, slot: v.slot, base: v.leaf(), tan: v.tan, lvl: v.lvl, eye: v.eye}
+	c := &Value{n: v.n, gs: v.gs, slot: v.slot, base: v.leaf(), carried: carried{tan: v.tan, lvl: v.lvl}, marks: marks{requires: v.requires, eye: v.eye}}
 	c.t = v.t
 	c.setBelow(v.below())
 	return c

@@ -314,26 +314,20 @@ func leadingAxes(axes []int) bool {
 	return true
 }
 
-// Sum returns the sum of x over axes (all axes when none are given), with
-// the reduced axes removed.
-func Sum(x *Value, axes ...int) *Value {
-	return apply(row(opSum), reduction("sum", x, false, true, axes), x, nil)
+// Sum returns the sum of x, over every axis or over the axes of an Axes
+// option, with the reduced axes removed (kept with length 1 with KeepDims):
+// Sum(x, Axes(1)), Sum(x, Axes(0, -1), KeepDims). See [ReduceOption].
+func Sum(x *Value, opts ...ReduceOption) *Value {
+	axes, keep := reduceOptions("sum", opts)
+	return apply(row(opSum), reduction("sum", x, keep, true, axes), x, nil)
 }
 
-// SumKeepDims is Sum keeping the reduced axes as size 1.
-func SumKeepDims(x *Value, axes ...int) *Value {
-	return apply(row(opSum), reduction("sum", x, true, true, axes), x, nil)
-}
-
-// Mean returns the mean of x over axes (all when none are given).
-func Mean(x *Value, axes ...int) *Value {
-	at := reduction("mean", x, false, true, axes)
-	return MulScalar(apply(row(opSum), at, x, nil), 1/float64(count(x.Shape(), at.axes)))
-}
-
-// MeanKeepDims is Mean keeping the reduced axes as size 1.
-func MeanKeepDims(x *Value, axes ...int) *Value {
-	at := reduction("mean", x, true, true, axes)
+// Mean returns the mean of x, over every axis or over the axes of an Axes
+// option, with the reduced axes removed (kept with length 1 with KeepDims).
+// See [ReduceOption].
+func Mean(x *Value, opts ...ReduceOption) *Value {
+	axes, keep := reduceOptions("mean", opts)
+	at := reduction("mean", x, keep, true, axes)
 	return MulScalar(apply(row(opSum), at, x, nil), 1/float64(count(x.Shape(), at.axes)))
 }
 
@@ -345,16 +339,13 @@ func count(shape, axes []int) int {
 	return n
 }
 
-// Max returns the maximum of x over axes (all when none are given). Where
-// several elements tie for the maximum, each receives an equal share of the
-// gradient.
-func Max(x *Value, axes ...int) *Value {
-	return apply(row(opMax), reduction("max", x, false, false, axes), x, nil)
-}
-
-// MaxKeepDims is Max keeping the reduced axes as size 1.
-func MaxKeepDims(x *Value, axes ...int) *Value {
-	return apply(row(opMax), reduction("max", x, true, false, axes), x, nil)
+// Max returns the maximum of x, over every axis or over the axes of an Axes
+// option, with the reduced axes removed (kept with length 1 with KeepDims).
+// Where several elements tie for the maximum, each receives an equal share
+// of the gradient. See [ReduceOption].
+func Max(x *Value, opts ...ReduceOption) *Value {
+	axes, keep := reduceOptions("max", opts)
+	return apply(row(opMax), reduction("max", x, keep, false, axes), x, nil)
 }
 
 // Slice returns x[..., start:end, ...] along axis.
@@ -456,14 +447,6 @@ func CrossEntropy(logits *Value, targets []int) *Value {
 	at := newAttrs[ceAttrs](logits, nil)
 	at.targets = append(at.targets, targets...) // a copy: the caller may reuse targets
 	return apply(row(opCrossEntropy), at, logits, nil)
-}
-
-// LogSumExp returns log Σ exp(x) along axis (with the axis removed),
-// computed stably.
-func LogSumExp(x *Value, axis int) *Value {
-	m := detach(MaxKeepDims(x, axis)) // a constant shift: exact in value and gradient
-	s := Log(SumKeepDims(Exp(Sub(x, m)), axis))
-	return Sum(Add(s, m), axis) // sum over a size-1 axis drops it
 }
 
 // Astype returns x converted to dtype d (float32 or float64), differentiably:

@@ -251,7 +251,7 @@ var sdpaRow = rule{name: sdpaName, broadcasts: true, keepN: sdpaKeep,
 		}
 		if tS != nil {
 			tS = MulScalar(tS, a.Scale)
-			tP := Mul(p, Sub(tS, SumKeepDims(Mul(p, tS), -1)))
+			tP := Mul(p, Sub(tS, Sum(Mul(p, tS), Axes(-1), KeepDims)))
 			tO = MatMul(tP, v)
 		}
 		if ts[2] != nil {
@@ -342,7 +342,7 @@ func sdpaVJP(c *vjpCtx, g *Value) []*Value {
 		}
 		if c.need[0] || c.need[1] {
 			dP := MatMulT(g, v, false, true)
-			dS := MulScalar(Mul(p, Sub(dP, SumKeepDims(Mul(p, dP), -1))), a.Scale)
+			dS := MulScalar(Mul(p, Sub(dP, Sum(Mul(p, dP), Axes(-1), KeepDims))), a.Scale)
 			if c.need[0] {
 				out[0] = a.merge(MatMul(dS, k))
 			}

@@ -49,7 +49,7 @@ func init() {
 			// The bias's gradient sums g over the leading axes first, a
 			// vector addition of whole [a L] slabs, then over L: summed over
 			// both at once, every element went through one scalar chain.
-			return c.g2(convSwap(g, s.b, s.a), Sum(Sum(Reshape(g, p, s.a, l), 0), 1))
+			return c.g2(convSwap(g, s.b, s.a), Sum(Sum(Reshape(g, p, s.a, l), Axes(0)), Axes(1)))
 		},
 		jvp: func(c *jvpCtx, ts []*Value) *Value {
 			s := c.at.(*swapAttrs)

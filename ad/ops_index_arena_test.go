@@ -23,7 +23,7 @@ func indexRowCases() []rowCase {
 	}
 	return []rowCase{
 		step("matmul_1d", []string{"reshape"}, 1, func(x *ad.Value) *ad.Value {
-			return ad.MatMul(x, ad.Reshape(ad.Sum(x, 0), 6))
+			return ad.MatMul(x, ad.Reshape(ad.Sum(x, ad.Axes(0)), 6))
 		}),
 		step("gather", []string{"reshape"}, 2, func(x *ad.Value) *ad.Value { return ad.Gather(x, 1, idx) }),
 		step("scatter_add", []string{"add"}, 3, func(x *ad.Value) *ad.Value {

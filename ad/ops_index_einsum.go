@@ -162,7 +162,7 @@ func sumOut(x *Value, l, keep string) (*Value, string) {
 	if len(axes) == 0 {
 		return x, l
 	}
-	return Sum(x, axes...), string(rest)
+	return Sum(x, Axes(axes...)), string(rest)
 }
 
 // order returns the permutation that brings the axes labelled l into the

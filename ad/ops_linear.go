@@ -534,7 +534,7 @@ func (c *vjpCtx) linearVJPOps(g *Value, at *linearAttrs, gs []*Value) {
 			gs[1] = batchOf(MatMulT(g3, Reshape(x, b, m/max(b, 1), in), true, false), l)
 		}
 		if len(c.need) > 2 && c.need[2] {
-			gs[2] = batchOf(Sum(g3, 1), l)
+			gs[2] = batchOf(Sum(g3, Axes(1)), l)
 		}
 		return
 	}
@@ -542,7 +542,7 @@ func (c *vjpCtx) linearVJPOps(g *Value, at *linearAttrs, gs []*Value) {
 		gs[1] = MatMulT(g2, Reshape(x, m, in), true, false)
 	}
 	if len(c.need) > 2 && c.need[2] {
-		gs[2] = Sum(g2, 0)
+		gs[2] = Sum(g2, Axes(0))
 	}
 }
 

@@ -257,25 +257,30 @@ func ELU(x *Value, alpha float64) *Value {
 // Softsign returns x/(1+|x|) elementwise; its derivative is 1/(1+|x|)².
 func Softsign(x *Value) *Value { return apply(row(opSoftsign), nil, x, nil) }
 
-// Min returns the minimum of x over axes (all when none are given). Where
-// several elements tie for the minimum, each receives an equal share of the
-// gradient. It is a composite, −max(−x): Max's rule, tie sharing included,
-// serves it exactly, and negation costs one pass.
-func Min(x *Value, axes ...int) *Value { return Neg(Max(Neg(x), axes...)) }
+// Min returns the minimum of x, over every axis or over the axes of an Axes
+// option, with the reduced axes removed (kept with length 1 with KeepDims).
+// Where several elements tie for the minimum, each receives an equal share
+// of the gradient. It is a composite, −max(−x): Max's rule, tie sharing
+// included, serves it exactly, and negation costs one pass. See
+// [ReduceOption].
+func Min(x *Value, opts ...ReduceOption) *Value {
+	axes, keep := reduceOptions("min", opts)
+	return Neg(reduceMax("min", Neg(x), keep, axes))
+}
 
-// MinKeepDims is Min keeping the reduced axes as size 1.
-func MinKeepDims(x *Value, axes ...int) *Value { return Neg(MaxKeepDims(Neg(x), axes...)) }
-
-// LogSumExpAxes returns log Σ exp(x) over axes (all when none are given),
-// computed stably, keeping the reduced axes as size 1 when keepDims is set.
-// LogSumExp is its one-axis form without keepDims. Where every element
-// reduced is −Inf the result is −Inf (its gradient there is NaN).
+// LogSumExp returns log Σ exp(x), over every axis or over the axes of an
+// Axes option, computed stably, with the reduced axes removed (kept with
+// length 1 with KeepDims): LogSumExp(x, Axes(-1)) is the log-normaliser of
+// the rows of a matrix of logits. Where every element reduced is −Inf the
+// result is −Inf (its gradient there is NaN). See [ReduceOption].
 //
 // It is a composite: the maximum m is subtracted as a constant (exact in
 // value and gradient), so the rows of sub, exp, sum, log and add give its
 // derivatives of every order.
-func LogSumExpAxes(x *Value, keepDims bool, axes ...int) *Value {
-	m := detach(MaxKeepDims(x, axes...))
+func LogSumExp(x *Value, opts ...ReduceOption) *Value {
+	const op = "logsumexp"
+	axes, keep := reduceOptions(op, opts)
+	m := detach(reduceMax(op, x, true, axes))
 	if mt := &m.t; !allFinite(mt) {
 		z := mt.Clone()
 		for i := range z.Len() {
@@ -285,11 +290,22 @@ func LogSumExpAxes(x *Value, keepDims bool, axes ...int) *Value {
 		}
 		m = Const(z)
 	}
-	s := Add(Log(SumKeepDims(Exp(Sub(x, m)), axes...)), m)
-	if keepDims {
+	s := Add(Log(reduceSum(op, Exp(Sub(x, m)), true, axes)), m)
+	if keep {
 		return s
 	}
-	return Sum(s, axes...) // a sum over size-1 axes drops them
+	return reduceSum(op, s, false, axes) // a sum over size-1 axes drops them
+}
+
+// reduceSum is Sum with its options read (keep, and axes as given: nil for
+// every axis), for the composites; op names the composite in an error.
+func reduceSum(op string, x *Value, keep bool, axes []int) *Value {
+	return apply(row(opSum), reduction(op, x, keep, true, axes), x, nil)
+}
+
+// reduceMax is Max with its options read, as reduceSum.
+func reduceMax(op string, x *Value, keep bool, axes []int) *Value {
+	return apply(row(opMax), reduction(op, x, keep, false, axes), x, nil)
 }
 
 func allFinite(t *tensor.Tensor) bool {
@@ -302,42 +318,30 @@ func allFinite(t *tensor.Tensor) bool {
 }
 
 // Variance returns the variance (NumPy's var; the name Var is the
-// variable constructor) of x over axes (all when none are given):
+// variable constructor) of x, over every axis or over the axes of an Axes
+// option, with the reduced axes removed (kept with length 1 with KeepDims):
 // Σ(x − mean)² / (N − correction), N the number of elements reduced.
 // correction 1 is the unbiased estimate (PyTorch's default), 0 the
 // population variance. N − correction ≤ 0 gives Inf or NaN, as in PyTorch.
-// It is a composite of sub, square, sum and mul_scalar.
-func Variance(x *Value, correction float64, axes ...int) *Value {
-	return variance("var", x, correction, false, axes)
+// It is a composite of sub, square, sum and mul_scalar. See [ReduceOption].
+func Variance(x *Value, correction float64, opts ...ReduceOption) *Value {
+	axes, keep := reduceOptions("var", opts)
+	return variance("var", x, correction, keep, axes)
 }
 
-// VarianceKeepDims is Variance keeping the reduced axes as size 1.
-func VarianceKeepDims(x *Value, correction float64, axes ...int) *Value {
-	return variance("var", x, correction, true, axes)
-}
-
-// Std returns the standard deviation √Variance(x, correction, axes...). Its
-// gradient is infinite (NaN) where the variance is 0.
-func Std(x *Value, correction float64, axes ...int) *Value {
-	return Sqrt(variance("std", x, correction, false, axes))
-}
-
-// StdKeepDims is Std keeping the reduced axes as size 1.
-func StdKeepDims(x *Value, correction float64, axes ...int) *Value {
-	return Sqrt(variance("std", x, correction, true, axes))
+// Std returns the standard deviation √Variance(x, correction, opts...). Its
+// gradient is infinite (NaN) where the variance is 0. See [ReduceOption].
+func Std(x *Value, correction float64, opts ...ReduceOption) *Value {
+	axes, keep := reduceOptions("std", opts)
+	return Sqrt(variance("std", x, correction, keep, axes))
 }
 
 func variance(op string, x *Value, correction float64, keep bool, axes []int) *Value {
 	defer rethrow()
 	var buf [8]int // the axes on the stack: no allocation for up to 8
 	n := count(x.Shape(), normAxes(op, buf[:0], x.Shape(), axes))
-	d := Sub(x, MeanKeepDims(x, axes...))
-	var s *Value
-	if keep {
-		s = SumKeepDims(Square(d), axes...)
-	} else {
-		s = Sum(Square(d), axes...)
-	}
+	d := Sub(x, MulScalar(reduceSum(op, x, true, axes), 1/float64(n)))
+	s := reduceSum(op, Square(d), keep, axes)
 	return MulScalar(s, 1/math.Max(0, float64(n)-correction))
 }
 
@@ -386,18 +390,15 @@ func withSaves(r rule, m saveMask) rule {
 	return r
 }
 
-// Prod returns the product of x over axes (all when none are given), with
-// the reduced axes removed. Its gradient is exact with zeros: ∂/∂xᵢ is the
-// product of the other elements, so a group with one zero passes the
-// product of its nonzero elements to the zero and 0 to the others, and a
-// group with two or more zeros passes 0 to all (see prodWeights).
-func Prod(x *Value, axes ...int) *Value {
-	return apply(row(opProd), reduction("prod", x, false, false, axes), x, nil)
-}
-
-// ProdKeepDims is Prod keeping the reduced axes as size 1.
-func ProdKeepDims(x *Value, axes ...int) *Value {
-	return apply(row(opProd), reduction("prod", x, true, false, axes), x, nil)
+// Prod returns the product of x, over every axis or over the axes of an
+// Axes option, with the reduced axes removed (kept with length 1 with
+// KeepDims). Its gradient is exact with zeros: ∂/∂xᵢ is the product of the
+// other elements, so a group with one zero passes the product of its
+// nonzero elements to the zero and 0 to the others, and a group with two or
+// more zeros passes 0 to all (see prodWeights). See [ReduceOption].
+func Prod(x *Value, opts ...ReduceOption) *Value {
+	axes, keep := reduceOptions("prod", opts)
+	return apply(row(opProd), reduction("prod", x, keep, false, axes), x, nil)
 }
 
 // prodWeights returns ∂prod/∂x in x's shape, differentiably. With z the

@@ -43,20 +43,26 @@ func moreRowCases() []rowCase {
 		unary("softsign", nil, ad.Softsign, nil),
 		unary("cumsum", nil, func(x *ad.Value) *ad.Value { return ad.Cumsum(x, 1) }, nil),
 		{name: "prod", rules: []string{"prod", "reshape"}, params: sq, inputs: sq,
-			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.Prod(h(p, x), 1); return y, ad.Sum(y) }},
+			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.Prod(h(p, x), ad.Axes(1)); return y, ad.Sum(y) }},
 		{name: "min", rules: []string{"neg", "max"}, params: sq, inputs: sq,
-			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.Min(h(p, x), 1); return y, ad.Sum(y) }},
+			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.Min(h(p, x), ad.Axes(1)); return y, ad.Sum(y) }},
 		{name: "variance", rules: []string{"mul_scalar"}, params: sq, inputs: sq,
-			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.Variance(h(p, x), 1, 1); return y, ad.Sum(y) }},
+			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.Variance(h(p, x), 1, ad.Axes(1)); return y, ad.Sum(y) }},
 		{name: "logsumexp_axes", rules: []string{"sum", "add"}, params: sq, inputs: sq,
-			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.LogSumExpAxes(h(p, x), false, 0, 1); return y, y }},
+			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.LogSumExp(h(p, x), ad.Axes(0, 1)); return y, y }},
 		{name: "norm_1", rules: []string{"sum"}, params: sq, inputs: sq,
-			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.Norm(h(p, x), 1, 1); return y, ad.Sum(y) }},
+			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.Norm(h(p, x), 1, ad.Axes(1)); return y, ad.Sum(y) }},
 		{name: "norm_2", rules: []string{"where"}, params: sq, inputs: sq,
-			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.NormKeepDims(h(p, x), 2, 0); return y, ad.Sum(y) }},
+			step: func(p, x []*ad.Value) (y, l *ad.Value) {
+				y = ad.Norm(h(p, x), 2, ad.Axes(0), ad.KeepDims)
+				return y, ad.Sum(y)
+			}},
 		{name: "norm_inf", rules: []string{"max"}, params: sq, inputs: sq,
-			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.Norm(h(p, x), math.Inf(1), 1); return y, ad.Sum(y) }},
+			step: func(p, x []*ad.Value) (y, l *ad.Value) {
+				y = ad.Norm(h(p, x), math.Inf(1), ad.Axes(1))
+				return y, ad.Sum(y)
+			}},
 		{name: "norm_3", rules: []string{"where"}, params: sq, inputs: sq,
-			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.Norm(h(p, x), 3, 1); return y, ad.Sum(y) }},
+			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.Norm(h(p, x), 3, ad.Axes(1)); return y, ad.Sum(y) }},
 	}
 }

@@ -7,9 +7,11 @@ import (
 	"github.com/adjointgo/adjoint/tensor"
 )
 
-// Norm returns the p-norm of x over axes (all axes when none are given),
-// with the reduced axes removed: torch.linalg.vector_norm(x, p, axes) and
-// NumPy's norm of a vector. p is 1 (Σ|x|), 2 (√Σx², the default of both
+// Norm returns the p-norm of x, over every axis or over the axes of an Axes
+// option, with the reduced axes removed (kept with length 1 with KeepDims):
+// torch.linalg.vector_norm(x, p, axes) and NumPy's norm of a vector, so
+// Norm(x, 2, Axes(-1)) is the Euclidean length of each row (see
+// [ReduceOption]). p is 1 (Σ|x|), 2 (√Σx², the default of both
 // libraries), +Inf (max |x|), or any other finite p ≥ 1 ((Σ|x|ᵖ)^(1/p));
 // p < 1 and NaN are ErrArgument errors. The norm over an empty axis is 0.
 //
@@ -24,10 +26,10 @@ import (
 // or max, sqrt or pow_scalar, where): the zero case is two where rows that
 // keep the root away from 0, so the derivatives of every order, forward and
 // reverse, are those rows' rules, exact away from 0 and 0 at 0.
-func Norm(x *Value, p float64, axes ...int) *Value { return norm(x, p, false, axes) }
-
-// NormKeepDims is Norm keeping the reduced axes as size 1.
-func NormKeepDims(x *Value, p float64, axes ...int) *Value { return norm(x, p, true, axes) }
+func Norm(x *Value, p float64, opts ...ReduceOption) *Value {
+	axes, keep := reduceOptions("norm", opts)
+	return norm(x, p, keep, axes)
+}
 
 func norm(x *Value, p float64, keep bool, axes []int) *Value {
 	defer rethrow()
@@ -38,20 +40,14 @@ func norm(x *Value, p float64, keep bool, axes []int) *Value {
 	var buf [8]int                                                // the axes on the stack: no allocation for up to 8
 	n := count(x.Shape(), normAxes(op, buf[:0], x.Shape(), axes)) // a typed error for a bad axis first
 	sum := func(v *Value) *Value {                                // not a func value taking axes: they would escape
-		if keep {
-			return SumKeepDims(v, axes...)
-		}
-		return Sum(v, axes...)
+		return reduceSum(op, v, keep, axes)
 	}
 	switch {
 	case math.IsInf(p, 1):
 		if n == 0 {
 			return sum(Abs(x)) // max over nothing: 0, as NumPy's norm
 		}
-		if keep {
-			return MaxKeepDims(Abs(x), axes...)
-		}
-		return Max(Abs(x), axes...)
+		return reduceMax(op, Abs(x), keep, axes)
 	case p == 1:
 		return sum(Abs(x))
 	case p == 2:

@@ -22,9 +22,9 @@ func pnormRuleCases() []ruleCase {
 	add := func(rule string, p float64, shape []int, keep bool, axes ...int) {
 		f := func(x *ad.Value) *ad.Value {
 			if keep {
-				return ad.Mul(ad.NormKeepDims(x, p, axes...), x)
+				return ad.Mul(ad.Norm(x, p, ad.Axes(axes...), ad.KeepDims), x)
 			}
-			return ad.Norm(x, p, axes...)
+			return ad.Norm(x, p, ad.Axes(axes...))
 		}
 		gen := awayFromZero // |x| and max have kinks at 0 and at ties
 		var set *gradcheck.Settings
@@ -69,15 +69,15 @@ func pnormRuleCases() []ruleCase {
 func TestNormValuesAndConventions(t *testing.T) {
 	x := tensor.FromFloat64([]float64{3, -4, 0, 0, 0, 0, 1, -1, 1}, 3, 3)
 	c := ad.Const(x)
-	wantExact(t, "norm 2", ad.Norm(c, 2, 1).Data(), []float64{5, 0, math.Sqrt(3)})
-	wantExact(t, "norm 1", ad.Norm(c, 1, 1).Data(), []float64{7, 0, 3})
-	wantExact(t, "norm inf", ad.Norm(c, math.Inf(1), 1).Data(), []float64{4, 0, 1})
-	if v := ad.Norm(c, 3, 1).Data(); !closeTo(v[0], math.Cbrt(91), 1e-15) || v[1] != 0 || !closeTo(v[2], math.Cbrt(3), 1e-15) {
+	wantExact(t, "norm 2", ad.Norm(c, 2, ad.Axes(1)).Data(), []float64{5, 0, math.Sqrt(3)})
+	wantExact(t, "norm 1", ad.Norm(c, 1, ad.Axes(1)).Data(), []float64{7, 0, 3})
+	wantExact(t, "norm inf", ad.Norm(c, math.Inf(1), ad.Axes(1)).Data(), []float64{4, 0, 1})
+	if v := ad.Norm(c, 3, ad.Axes(1)).Data(); !closeTo(v[0], math.Cbrt(91), 1e-15) || v[1] != 0 || !closeTo(v[2], math.Cbrt(3), 1e-15) {
 		t.Fatalf("norm 3 %v", v)
 	}
 	wantExact(t, "norm 2 all", []float64{ad.Norm(c, 2).Item()}, []float64{math.Sqrt(28)})
-	wantShape(t, "keepdims", ad.NormKeepDims(c, 2, 0), 1, 3)
-	wantShape(t, "keepdims all", ad.NormKeepDims(c, 1), 1, 1)
+	wantShape(t, "keepdims", ad.Norm(c, 2, ad.Axes(0), ad.KeepDims), 1, 3)
+	wantShape(t, "keepdims all", ad.Norm(c, 1, ad.KeepDims), 1, 1)
 	// Gradients: row 0 the textbook ones, row 1 (all zero) 0 for every p,
 	// row 2 the ∞-norm's three-way tie (1/3 each, sign included).
 	for _, c := range []struct {
@@ -88,14 +88,14 @@ func TestNormValuesAndConventions(t *testing.T) {
 		{1, []float64{1, -1, 0, 0, 0, 0, 1, -1, 1}},
 		{math.Inf(1), []float64{0, -1, 0, 0, 0, 0, 1.0 / 3, -1.0 / 3, 1.0 / 3}},
 	} {
-		g := grads(t, func(xs []*ad.Value) *ad.Value { return ad.Norm(xs[0], c.p, 1) }, x)
+		g := grads(t, func(xs []*ad.Value) *ad.Value { return ad.Norm(xs[0], c.p, ad.Axes(1)) }, x)
 		for i := range c.want {
 			if !closeTo(g[0][i], c.want[i], 1e-15) {
 				t.Fatalf("norm p=%v gradient %v, want %v", c.p, g[0], c.want)
 			}
 		}
 	}
-	g := grads(t, func(xs []*ad.Value) *ad.Value { return ad.Norm(xs[0], 3, 1) }, x)
+	g := grads(t, func(xs []*ad.Value) *ad.Value { return ad.Norm(xs[0], 3, ad.Axes(1)) }, x)
 	for i := 3; i < 6; i++ {
 		if g[0][i] != 0 {
 			t.Fatalf("norm p=3 gradient at 0: %v", g[0])
@@ -116,7 +116,7 @@ func TestNormValuesAndConventions(t *testing.T) {
 	// Empty reductions give 0, as NumPy's norm.
 	e := ad.Const(tensor.New(tensor.Float64, 2, 0))
 	for _, p := range []float64{1, 2, math.Inf(1)} {
-		wantExact(t, fmt.Sprint("empty norm ", p), ad.Norm(e, p, 1).Data(), []float64{0, 0})
+		wantExact(t, fmt.Sprint("empty norm ", p), ad.Norm(e, p, ad.Axes(1)).Data(), []float64{0, 0})
 	}
 }
 
@@ -125,9 +125,9 @@ func TestNormMisuse(t *testing.T) {
 	for _, p := range []float64{0, 0.5, -1, math.NaN(), math.Inf(-1)} {
 		checkErr(t, ad.Try(func() { ad.Norm(m, p) }), "norm", ad.ErrArgument)
 	}
-	checkErr(t, ad.Try(func() { ad.Norm(m, 2, 2) }), "norm", ad.ErrShape)
-	checkErr(t, ad.Try(func() { ad.NormKeepDims(m, 1, 0, 0) }), "norm", ad.ErrShape)
-	checkErr(t, ad.Try(func() { ad.Norm(m, math.Inf(1), -3) }), "norm", ad.ErrShape)
+	checkErr(t, ad.Try(func() { ad.Norm(m, 2, ad.Axes(2)) }), "norm", ad.ErrShape)
+	checkErr(t, ad.Try(func() { ad.Norm(m, 1, ad.Axes(0, 0), ad.KeepDims) }), "norm", ad.ErrShape)
+	checkErr(t, ad.Try(func() { ad.Norm(m, math.Inf(1), ad.Axes(-3)) }), "norm", ad.ErrShape)
 }
 
 func TestIndexAddValues(t *testing.T) {
@@ -160,7 +160,7 @@ func TestIndexAddValues(t *testing.T) {
 
 func ExampleNorm() {
 	x := ad.Var(tensor.FromFloat64([]float64{3, -4, 0, 0}, 2, 2))
-	n := ad.Norm(x, 2, 1)
+	n := ad.Norm(x, 2, ad.Axes(1))
 	ad.Sum(n).Backward()
 	fmt.Printf("%.4g %.4g\n", n.Data(), x.Grad().Data())
 	// Output: [5 0] [0.6 -0.8 0 0]

@@ -65,9 +65,9 @@ func moreRuleCases() []ruleCase {
 		f     func(*ad.Value) *ad.Value
 	}{
 		{[]int{5}, func(x *ad.Value) *ad.Value { return ad.Prod(x) }},
-		{[]int{3, 4}, func(x *ad.Value) *ad.Value { return ad.Prod(x, 1) }},
-		{[]int{2, 1, 3}, func(x *ad.Value) *ad.Value { return ad.ProdKeepDims(x, 0, 2) }},
-		{[]int{2, 3, 1}, func(x *ad.Value) *ad.Value { return ad.Mul(ad.ProdKeepDims(x, -2), x) }},
+		{[]int{3, 4}, func(x *ad.Value) *ad.Value { return ad.Prod(x, ad.Axes(1)) }},
+		{[]int{2, 1, 3}, func(x *ad.Value) *ad.Value { return ad.Prod(x, ad.Axes(0, 2), ad.KeepDims) }},
+		{[]int{2, 3, 1}, func(x *ad.Value) *ad.Value { return ad.Mul(ad.Prod(x, ad.Axes(-2), ad.KeepDims), x) }},
 	} {
 		cs = append(cs, ruleCase{rule: "prod", shapes: [][]int{c.shape}, f: unary(c.f), smooth: true})
 	}
@@ -75,16 +75,16 @@ func moreRuleCases() []ruleCase {
 	red := func(rule, name string, shape []int, f func(*ad.Value) *ad.Value) {
 		cs = append(cs, ruleCase{rule: rule, name: name, shapes: [][]int{shape}, f: unary(f), smooth: true})
 	}
-	red("max", "min", []int{3, 5}, func(x *ad.Value) *ad.Value { return ad.Min(ad.Square(x), 1) })
-	red("max", "min keepdims", []int{2, 3, 4}, func(x *ad.Value) *ad.Value { return ad.MinKeepDims(x, 0, 2) })
+	red("max", "min", []int{3, 5}, func(x *ad.Value) *ad.Value { return ad.Min(ad.Square(x), ad.Axes(1)) })
+	red("max", "min keepdims", []int{2, 3, 4}, func(x *ad.Value) *ad.Value { return ad.Min(x, ad.Axes(0, 2), ad.KeepDims) })
 	red("max", "min all", []int{2, 1, 3}, func(x *ad.Value) *ad.Value { return ad.Min(x) })
-	red("exp", "logsumexp axes", []int{2, 3, 4}, func(x *ad.Value) *ad.Value { return ad.LogSumExpAxes(x, false, 0, 2) })
-	red("exp", "logsumexp keepdims", []int{2, 1, 4}, func(x *ad.Value) *ad.Value { return ad.LogSumExpAxes(x, true, -1) })
-	red("exp", "logsumexp all", []int{3, 4}, func(x *ad.Value) *ad.Value { return ad.LogSumExpAxes(x, false) })
-	red("square", "variance", []int{3, 4}, func(x *ad.Value) *ad.Value { return ad.Variance(x, 1, 1) })
-	red("square", "variance keepdims", []int{2, 3, 4}, func(x *ad.Value) *ad.Value { return ad.VarianceKeepDims(x, 0, 0, 2) })
-	red("sqrt", "std", []int{4, 3}, func(x *ad.Value) *ad.Value { return ad.Std(x, 1, 0) })
-	red("sqrt", "std all keepdims", []int{2, 1, 3}, func(x *ad.Value) *ad.Value { return ad.StdKeepDims(x, 0) })
+	red("exp", "logsumexp axes", []int{2, 3, 4}, func(x *ad.Value) *ad.Value { return ad.LogSumExp(x, ad.Axes(0, 2)) })
+	red("exp", "logsumexp keepdims", []int{2, 1, 4}, func(x *ad.Value) *ad.Value { return ad.LogSumExp(x, ad.Axes(-1), ad.KeepDims) })
+	red("exp", "logsumexp all", []int{3, 4}, func(x *ad.Value) *ad.Value { return ad.LogSumExp(x) })
+	red("square", "variance", []int{3, 4}, func(x *ad.Value) *ad.Value { return ad.Variance(x, 1, ad.Axes(1)) })
+	red("square", "variance keepdims", []int{2, 3, 4}, func(x *ad.Value) *ad.Value { return ad.Variance(x, 0, ad.Axes(0, 2), ad.KeepDims) })
+	red("sqrt", "std", []int{4, 3}, func(x *ad.Value) *ad.Value { return ad.Std(x, 1, ad.Axes(0)) })
+	red("sqrt", "std all keepdims", []int{2, 1, 3}, func(x *ad.Value) *ad.Value { return ad.Std(x, 0, ad.KeepDims) })
 	return cs
 }
 
@@ -212,30 +212,35 @@ func TestAccurateNearZero(t *testing.T) {
 	}
 }
 
-// LogSumExpAxes agrees with LogSumExp on one axis, keeps dims on request,
-// and gives −Inf for a row of −Inf.
-func TestLogSumExpAxes(t *testing.T) {
+// LogSumExp over one axis gives the log-normaliser of each row, the same
+// numbers with KeepDims, and −Inf for a row of −Inf; over every axis by
+// default.
+func TestLogSumExpOptions(t *testing.T) {
 	x := ad.Const(tensor.FromFloat64([]float64{1, 2, 3, 1000, 1000, math.Inf(-1)}, 2, 3))
-	a, b := ad.LogSumExp(x, 1).Data(), ad.LogSumExpAxes(x, false, 1).Data()
-	wantExact(t, "logsumexp", b, a)
-	if k := ad.LogSumExpAxes(x, true, -1); !tensor.EqualShape(k.Shape(), []int{2, 1}) {
+	a := ad.LogSumExp(x, ad.Axes(1)).Data()
+	if want := math.Log(math.E + math.Exp(2) + math.Exp(3)); !closeTo(a[0], want, 1e-15) || !closeTo(a[1], 1000+math.Ln2, 1e-15) {
+		t.Fatalf("logsumexp over axis 1 = %v, want [%v %v]", a, want, 1000+math.Ln2)
+	}
+	k := ad.LogSumExp(x, ad.KeepDims, ad.Axes(-1))
+	if !tensor.EqualShape(k.Shape(), []int{2, 1}) {
 		t.Fatalf("keepdims shape %v", k.Shape())
 	}
-	all := ad.LogSumExpAxes(x, false).Item()
+	wantExact(t, "logsumexp keepdims", k.Data(), a)
+	all := ad.LogSumExp(x).Item()
 	if !closeTo(all, 1000+math.Ln2, 1e-15) {
 		t.Fatalf("logsumexp over all = %v", all)
 	}
-	ninf := ad.LogSumExpAxes(ad.Const(tensor.Full(tensor.Float64, math.Inf(-1), 2, 2)), false, 1).Data()
+	ninf := ad.LogSumExp(ad.Const(tensor.Full(tensor.Float64, math.Inf(-1), 2, 2)), ad.Axes(1)).Data()
 	wantExact(t, "logsumexp of −Inf", ninf, []float64{math.Inf(-1), math.Inf(-1)})
 }
 
 func TestVarianceStd(t *testing.T) {
 	x := ad.Const(tensor.FromFloat64([]float64{1, 2, 3, 4, 2, 2, 2, 2}, 2, 4))
-	if v := ad.Variance(x, 1, 1).Data(); !closeTo(v[0], 5.0/3, 1e-15) || v[1] != 0 {
+	if v := ad.Variance(x, 1, ad.Axes(1)).Data(); !closeTo(v[0], 5.0/3, 1e-15) || v[1] != 0 {
 		t.Fatalf("var unbiased: %v, want [5/3 0]", v)
 	}
-	wantExact(t, "var population", ad.Variance(x, 0, 1).Data(), []float64{1.25, 0})
-	if s := ad.StdKeepDims(x, 0, 1); !tensor.EqualShape(s.Shape(), []int{2, 1}) || s.Data()[0] != math.Sqrt(1.25) {
+	wantExact(t, "var population", ad.Variance(x, 0, ad.Axes(1)).Data(), []float64{1.25, 0})
+	if s := ad.Std(x, 0, ad.Axes(1), ad.KeepDims); !tensor.EqualShape(s.Shape(), []int{2, 1}) || s.Data()[0] != math.Sqrt(1.25) {
 		t.Fatalf("std keepdims %v %v", s.Shape(), s.Data())
 	}
 	if v := ad.Variance(ad.Const(f64(3)), 1).Item(); !math.IsNaN(v) && !math.IsInf(v, 0) {
@@ -254,21 +259,21 @@ func TestCumsumValues(t *testing.T) {
 // Prod's gradient is the product of the other elements, zeros included.
 func TestProdZeros(t *testing.T) {
 	x := tensor.FromFloat64([]float64{2, 0, 3, 4, 0, 0, 5, 6, 7}, 3, 3)
-	y := ad.Prod(ad.Const(x), 1)
+	y := ad.Prod(ad.Const(x), ad.Axes(1))
 	wantExact(t, "prod", y.Data(), []float64{0, 0, 210})
-	g := grads(t, func(xs []*ad.Value) *ad.Value { return ad.Prod(xs[0], 1) }, x)
+	g := grads(t, func(xs []*ad.Value) *ad.Value { return ad.Prod(xs[0], ad.Axes(1)) }, x)
 	wantExact(t, "prod grad", g[0], []float64{0, 6, 0, 0, 0, 0, 42, 35, 30})
 	// First and second order against central differences at a point with
 	// one zero per group (prod is multilinear: differences are exact).
 	one := tensor.FromFloat64([]float64{2, 0, 3, 1.5, -1, 0}, 2, 3)
-	f := func(xs []*ad.Value) *ad.Value { return ad.Mul(ad.ProdKeepDims(xs[0], 1), xs[0]) }
+	f := func(xs []*ad.Value) *ad.Value { return ad.Mul(ad.Prod(xs[0], ad.Axes(1), ad.KeepDims), xs[0]) }
 	if res, err := gradcheck.Check(f, []*tensor.Tensor{one}, nil); err != nil || !res.OK {
 		t.Fatalf("prod with zeros: %v %v", res, err)
 	}
 	if _, err := gradcheck.CheckSecond(f, []*tensor.Tensor{one}, nil); err != nil {
 		t.Fatalf("prod with zeros, second order: %v", err)
 	}
-	if v := ad.Prod(ad.Const(tensor.New(tensor.Float64, 2, 0)), 1).Data(); v[0] != 1 || v[1] != 1 {
+	if v := ad.Prod(ad.Const(tensor.New(tensor.Float64, 2, 0)), ad.Axes(1)).Data(); v[0] != 1 || v[1] != 1 {
 		t.Fatalf("empty product %v", v)
 	}
 }
@@ -298,10 +303,10 @@ func TestOpsMoreMisuse(t *testing.T) {
 		"cumsum":       func() { ad.Cumsum(m, 2) },
 		"argmax":       func() { ad.ArgMax(m, -3) },
 		"argmin empty": func() { ad.ArgMin(ad.Var(tensor.New(tensor.Float64, 2, 0)), 1) },
-		"min":          func() { ad.Min(m, 0, 0) },
-		"variance":     func() { ad.Variance(m, 1, 5) },
-		"logsumexp":    func() { ad.LogSumExpAxes(m, false, 2) },
-		"prod":         func() { ad.Prod(m, -3) },
+		"min":          func() { ad.Min(m, ad.Axes(0, 0)) },
+		"variance":     func() { ad.Variance(m, 1, ad.Axes(5)) },
+		"logsumexp":    func() { ad.LogSumExp(m, ad.Axes(2)) },
+		"prod":         func() { ad.Prod(m, ad.Axes(-3)) },
 	} {
 		err := ad.Try(f)
 		var e *ad.Error
@@ -358,10 +363,15 @@ func ExampleClamp() {
 	// Output: [-1 -1 0 1 1] [0 1 1 1 0]
 }
 
-func ExampleLogSumExpAxes() {
+func ExampleLogSumExp() {
 	x := ad.Const(tensor.FromFloat64([]float64{0, 0, 0, 0}, 2, 2))
-	fmt.Printf("%.4f\n", ad.LogSumExpAxes(x, false).Item()) // log 4
-	// Output: 1.3863
+	fmt.Printf("%.4f\n", ad.LogSumExp(x).Item())                   // every axis: log 4
+	fmt.Printf("%.4f\n", ad.LogSumExp(x, ad.Axes(-1)).Data())      // each row: log 2
+	fmt.Println(ad.LogSumExp(x, ad.Axes(-1), ad.KeepDims).Shape()) // the rows kept
+	// Output:
+	// 1.3863
+	// [0.6931 0.6931]
+	// [2 1]
 }
 
 // FuzzOpsMoreBadInput calls the new shape-taking ops with arbitrary shapes,
@@ -381,25 +391,29 @@ func FuzzOpsMoreBadInput(f *testing.F) {
 			case 0:
 				return ad.Cumsum(x, int(p))
 			case 1:
-				return ad.Prod(x, int(p), int(q))
+				return ad.Prod(x, ad.Axes(int(p), int(q)))
 			case 2:
 				return ad.Mul(ad.ArgMax(x, int(p)), ad.Sum(x))
 			case 3:
-				return ad.LogSumExpAxes(x, q&1 == 1, int(p))
+				opts := []ad.ReduceOption{ad.Axes(int(p))}
+				if q&1 == 1 {
+					opts = append(opts, ad.KeepDims)
+				}
+				return ad.LogSumExp(x, opts...)
 			case 4:
-				return ad.Variance(x, 1, int(p), int(q))
+				return ad.Variance(x, 1, ad.Axes(int(p), int(q)))
 			case 5:
-				return ad.MinKeepDims(x, int(p))
+				return ad.Min(x, ad.Axes(int(p)), ad.KeepDims)
 			case 6:
 				return ad.Maximum(x, ad.Const(tensor.Full(tensor.Float64, 0.5, int(p)&3, int(q)&3)))
 			case 7:
 				return ad.Hypot(x, ad.Const(tensor.Full(tensor.Float64, 0.5, int(q)&3)))
 			case 8:
-				return ad.Norm(x, []float64{1, 2, math.Inf(1), 3, 0.5, math.NaN()}[int(q)&7%6], int(p))
+				return ad.Norm(x, []float64{1, 2, math.Inf(1), 3, 0.5, math.NaN()}[int(q)&7%6], ad.Axes(int(p)))
 			case 9:
-				return ad.NormKeepDims(x, 2, int(p), int(q))
+				return ad.Norm(x, 2, ad.Axes(int(p), int(q)), ad.KeepDims)
 			case 10:
-				return ad.StdKeepDims(x, float64(q), int(p))
+				return ad.Std(x, float64(q), ad.Axes(int(p)), ad.KeepDims)
 			case 11:
 				return ad.Mul(ad.ArgMin(x, int(p)), ad.Clamp(x, float64(p), float64(q)))
 			default:

@@ -163,9 +163,9 @@ func normRule(name string) rule {
 			xh, rstd := normOps(c.in(0), a)
 			var out *Value
 			if t := ts[0]; t != nil {
-				dot := MeanKeepDims(Mul(xh, t), -1)
+				dot := Mean(Mul(xh, t), Axes(-1), KeepDims)
 				if !a.RMS {
-					t = Sub(t, MeanKeepDims(t, -1))
+					t = Sub(t, Mean(t, Axes(-1), KeepDims))
 				}
 				out = Mul(rstd, Sub(t, Mul(xh, dot)))
 				if a.gamma > 0 {
@@ -187,9 +187,9 @@ func normRule(name string) rule {
 func normOps(x *Value, a *normAttrs) (xh, rstd *Value) {
 	xc := x
 	if !a.RMS {
-		xc = Sub(x, MeanKeepDims(x, -1))
+		xc = Sub(x, Mean(x, Axes(-1), KeepDims))
 	}
-	rstd = PowScalar(AddScalar(MeanKeepDims(Square(xc), -1), a.Eps), -0.5)
+	rstd = PowScalar(AddScalar(Mean(Square(xc), Axes(-1), KeepDims), a.Eps), -0.5)
 	return Mul(xc, rstd), rstd
 }
 
@@ -225,10 +225,10 @@ func normVJP(c *vjpCtx, g *Value) []*Value {
 		b, r := l.size, a.Rows/max(l.size, 1)
 		if needG {
 			xh, _ := normOps(x, a)
-			out[a.gamma] = batchOf(Sum(Reshape(Mul(g, xh), b, r, a.C), 1), l)
+			out[a.gamma] = batchOf(Sum(Reshape(Mul(g, xh), b, r, a.C), Axes(1)), l)
 		}
 		if needB {
-			out[a.beta] = batchOf(Sum(Reshape(g, b, r, a.C), 1), l)
+			out[a.beta] = batchOf(Sum(Reshape(g, b, r, a.C), Axes(1)), l)
 		}
 		return out
 	}
@@ -239,9 +239,9 @@ func normVJP(c *vjpCtx, g *Value) []*Value {
 			if gamma != nil {
 				u = Mul(g, gamma)
 			}
-			dot := MeanKeepDims(Mul(u, xh), -1)
+			dot := Mean(Mul(u, xh), Axes(-1), KeepDims)
 			if !a.RMS {
-				u = Sub(u, MeanKeepDims(u, -1))
+				u = Sub(u, Mean(u, Axes(-1), KeepDims))
 			}
 			out[0] = Mul(rstd, Sub(u, Mul(xh, dot)))
 		}

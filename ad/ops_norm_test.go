@@ -15,8 +15,8 @@ import (
 // layerNormComposite and rmsNormComposite are the compositions the fused
 // rows replace (nn.LayerNorm before them): mean, sub, square, sqrt, div.
 func layerNormComposite(x, g, b *ad.Value, eps float64) *ad.Value {
-	c := ad.Sub(x, ad.MeanKeepDims(x, -1))
-	y := ad.Div(c, ad.Sqrt(ad.AddScalar(ad.MeanKeepDims(ad.Square(c), -1), eps)))
+	c := ad.Sub(x, ad.Mean(x, ad.Axes(-1), ad.KeepDims))
+	y := ad.Div(c, ad.Sqrt(ad.AddScalar(ad.Mean(ad.Square(c), ad.Axes(-1), ad.KeepDims), eps)))
 	if g != nil {
 		y = ad.Mul(y, g)
 	}
@@ -27,7 +27,7 @@ func layerNormComposite(x, g, b *ad.Value, eps float64) *ad.Value {
 }
 
 func rmsNormComposite(x, g *ad.Value, eps float64) *ad.Value {
-	y := ad.Div(x, ad.Sqrt(ad.AddScalar(ad.MeanKeepDims(ad.Square(x), -1), eps)))
+	y := ad.Div(x, ad.Sqrt(ad.AddScalar(ad.Mean(ad.Square(x), ad.Axes(-1), ad.KeepDims), eps)))
 	if g != nil {
 		y = ad.Mul(y, g)
 	}

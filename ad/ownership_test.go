@@ -26,7 +26,7 @@ func randomGraph(r *rand.Rand, leaves []*ad.Value, steps int) (*ad.Value, []*ad.
 		case 2:
 			v = ad.Sub(a, ad.Tanh(b))
 		case 3:
-			v = ad.Add(a, ad.Sum(b, 0)) // broadcast a row back
+			v = ad.Add(a, ad.Sum(b, ad.Axes(0))) // broadcast a row back
 		case 4:
 			v = ad.Reshape(ad.Reshape(a, 3, 4), 4, 3) // views
 		case 5:

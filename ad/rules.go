@@ -102,6 +102,7 @@ type maskAttrs struct{ m *bitMask }
 // funcAttrs: a user-defined function and its operands, saved for its rules.
 type funcAttrs struct {
 	fn    *Func
+	ops   []*Value // the operands, until keep saves them in ins
 	ins   []saved
 	edges []edge
 }
@@ -256,6 +257,15 @@ type rule struct {
 	// batch is the row's batching rule (see batchCtx): the op applied to
 	// operands that stand for batches inside Vmap. nil: Vmap refuses the op.
 	batch func(c *batchCtx) *Value
+	// tentative marks a row whose node settles what it keeps only when its
+	// output's first consumer is recorded: ReLU, which keeps a 1-bit mask
+	// unless a consumer saves its output anyway (see settleRelu).
+	tentative bool
+	// foreign marks a row whose output is the user's (a Func's Forward
+	// made it): it may alias anything the user holds, so it is not fresh
+	// storage, and the cotangents its VJP returns are never the sweep's to
+	// take (see decideOwnership).
+	foreign bool
 	// nondiff has bit i set when operand i is not differentiable.
 	nondiff uint8
 	// broadcasts marks element-wise rules whose operands broadcast.
@@ -380,25 +390,36 @@ func setRef(p **Value, v *Value) {
 	}
 }
 
-// inPlace returns op(g, y) for a VJP that reads g once, where f is the op's
-// differentiable form (Mul, Div): written into g itself when the sweep
-// holds g alone (owned: no other value, gradient buffer or caller sees its
-// storage), the sweep is not recorded, nothing carries a tangent or is
-// watched for anomalies, and the result has g's shape and dtype (see
-// writable); otherwise f(g, y). The sweep's ownership rules then pass g on
-// to the one operand it became the cotangent of (decideOwnership), so a
-// chain of element-wise ops allocates no cotangent per op.
-func (c *vjpCtx) inPlace(op tensor.BinaryOp, f func(a, b *Value) *Value, g, y *Value) *Value {
+// reuse is the one place where a VJP's result may take the storage of its
+// cotangent g. A rule that reads g once gives both forms of its result:
+// kernel, which writes it into dst (g's own storage, reading y, of g's
+// shape and dtype, or nil), and fresh, the differentiable ops that make a
+// new value. reuse runs kernel on g itself when the sweep holds g alone
+// (owned: no other value, gradient buffer or caller sees its storage), the
+// sweep is not recorded, and nothing carries a tangent or is watched for
+// anomalies (see writable); otherwise it returns fresh(). The sweep's
+// ownership rules then pass g on to the one operand it became the
+// cotangent of (decideOwnership), so a chain of element-wise ops allocates
+// no cotangent per op. Rows never test ownership themselves.
+func (c *vjpCtx) reuse(name string, g, y *Value, kernel func(dst *tensor.Tensor), fresh func() *Value) *Value {
 	if !c.writable(g, y) {
-		return f(g, y)
+		return fresh()
 	}
-	arenaOf(inPlaceName(op), g, y) // a stale operand panics as it would in f
-	g.t.Binary(op, &g.t, &y.t)
+	arenaOf(name, g, y) // a stale operand panics as it would in fresh
+	kernel(&g.t)
 	return g
 }
 
+// inPlace returns op(g, y) for a VJP that reads g once, where f is the op's
+// differentiable form (Mul, Div), through reuse.
+func (c *vjpCtx) inPlace(op tensor.BinaryOp, f func(a, b *Value) *Value, g, y *Value) *Value {
+	return c.reuse(inPlaceName(op), g, y,
+		func(dst *tensor.Tensor) { dst.Binary(op, dst, &y.t) },
+		func() *Value { return f(g, y) })
+}
+
 // writable reports whether a VJP may write its result into the cotangent
-// g instead of a new value (see inPlace), reading y (nil for none) of g's
+// g instead of a new value (see reuse), reading y (nil for none) of g's
 // shape and dtype.
 func (c *vjpCtx) writable(g, y *Value) bool {
 	if c.create || !g.owned || g.tan != nil || g.anomaly || g.t.IsView() {
@@ -442,14 +463,16 @@ func slotOf(c primals, slot int) *Value {
 }
 
 // inPlaceSaved is inPlace with y the value saved in slot, read directly
-// when the result is written into g, through c.saved otherwise.
+// when the result is written into g (no detached twin of it is made),
+// through c.saved otherwise.
 func (c *vjpCtx) inPlaceSaved(op tensor.BinaryOp, f func(a, b *Value) *Value, g *Value, slot int) *Value {
-	if y := c.n.sv[slot].v; y != nil && c.writable(g, y) {
-		arenaOf(inPlaceName(op), g, nil) // a stale g panics as it would in f
-		g.t.Binary(op, &g.t, &y.t)
-		return g
+	y := c.n.sv[slot].v
+	if y == nil { // released: c.saved reports it
+		return f(g, c.saved(slot))
 	}
-	return f(g, c.saved(slot))
+	return c.reuse(inPlaceName(op), g, y,
+		func(dst *tensor.Tensor) { dst.Binary(op, dst, &y.t) },
+		func() *Value { return f(g, c.saved(slot)) })
 }
 
 // mulCot and divCot are Mul(v, w) and Div(v, w) for the derivative d of an
@@ -582,12 +605,9 @@ var table = [numOps]rule{
 	opNeg: linear("neg", unaryFwd(tensor.Neg),
 		func(c *jvpCtx, t *Value) *Value { return Neg(t) },
 		func(c *vjpCtx, g *Value) *Value {
-			if c.writable(g, nil) { // into g itself (see inPlace)
-				arenaOf("neg", g, nil)
-				g.t.Apply(tensor.Neg, &g.t)
-				return g
-			}
-			return Neg(g)
+			return c.reuse("neg", g, nil,
+				func(dst *tensor.Tensor) { dst.Apply(tensor.Neg, dst) },
+				func() *Value { return Neg(g) })
 		}),
 	// add_scalar: x + c has the identity as its derivative.
 	opAddScalar: {name: "add_scalar",
@@ -599,12 +619,9 @@ var table = [numOps]rule{
 		func(c *jvpCtx, t *Value) *Value { return MulScalar(t, c.at.(*scalarAttrs).c) },
 		func(c *vjpCtx, g *Value) *Value {
 			k := c.n.at.(*scalarAttrs).c
-			if c.writable(g, nil) { // into g itself (see inPlace)
-				arenaOf("mul_scalar", g, nil)
-				g.t.Scale(&g.t, k, 0)
-				return g
-			}
-			return MulScalar(g, k)
+			return c.reuse("mul_scalar", g, nil,
+				func(dst *tensor.Tensor) { dst.Scale(dst, k, 0) },
+				func() *Value { return MulScalar(g, k) })
 		}),
 	// pow_scalar: d(xᶜ) = c·xᶜ⁻¹·dx.
 	opPowScalar: withForward(elementwise("pow_scalar", 0, saveIn0, func(c primals, v *Value) *Value {
@@ -641,23 +658,23 @@ var table = [numOps]rule{
 	opSoftplus: elementwise("softplus", tensor.Softplus, saveIn0, func(c primals, v *Value) *Value { return mulCot(c, v, Sigmoid(c.in(0))) }),
 	// relu keeps a 1-bit mask of y = relu(x) > 0, or y itself when a
 	// consumer saves y anyway (see settleRelu); relu'(0) = 0.
-	opRelu: {name: "relu", forward: unaryFwd(tensor.Relu), saves: saveOutIf,
+	opRelu: {name: "relu", forward: unaryFwd(tensor.Relu), saves: saveOutIf, tentative: true,
 		vjp: func(c *vjpCtx, g *Value) []*Value {
-			// Into g itself when the sweep holds it alone (see inPlace).
 			if m := c.n.mask; m != nil {
-				if c.writable(g, nil) && tensor.EqualShape(g.t.Shape(), m.shape) {
-					arenaOf("mask_mul", g, nil)
-					m.apply(&g.t, &g.t)
-					return c.g1(g)
+				if !tensor.EqualShape(g.t.Shape(), m.shape) {
+					return c.g1(maskMul(g, m))
 				}
-				return c.g1(maskMul(g, m))
+				return c.g1(c.reuse("mask_mul", g, nil,
+					func(dst *tensor.Tensor) { m.apply(dst, dst) },
+					func() *Value { return maskMul(g, m) }))
 			}
-			if y := c.n.sv[2].v; y != nil && c.writable(g, y) { // reads the saved output itself: no twin
-				arenaOf("relu_grad", g, nil)
-				reluGradKernel(&g.t, &g.t, &y.t)
-				return c.g1(g)
+			y := c.n.sv[2].v
+			if y == nil { // released: c.out reports it
+				return c.g1(reluGrad(g, c.out(), 0))
 			}
-			return c.g1(reluGrad(g, c.out(), 0))
+			return c.g1(c.reuse("relu_grad", g, y, // reads the saved output itself: no twin
+				func(dst *tensor.Tensor) { reluGradKernel(dst, dst, &y.t) },
+				func() *Value { return reluGrad(g, c.out(), 0) }))
 		},
 		jvp: func(c *jvpCtx, ts []*Value) *Value { return reluGrad(ts[0], c.out(), c.b) }},
 	// relu_grad passes g where y > 0 and zeroes it elsewhere: relu's VJP
@@ -937,11 +954,11 @@ var table = [numOps]rule{
 		forward: func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) { dst.Softmax(x, at.(*axisAttrs).axis, false) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			y := c.out()
-			return c.g1(Mul(y, Sub(g, SumKeepDims(Mul(g, y), c.n.at.(*axisAttrs).axis))))
+			return c.g1(Mul(y, Sub(g, Sum(Mul(g, y), Axes(c.n.at.(*axisAttrs).axis), KeepDims))))
 		},
 		jvp: func(c *jvpCtx, ts []*Value) *Value {
 			y, t := c.out(), ts[0]
-			return Mul(y, Sub(t, SumKeepDims(Mul(t, y), c.at.(*axisAttrs).axis+c.b)))
+			return Mul(y, Sub(t, Sum(Mul(t, y), Axes(c.at.(*axisAttrs).axis+c.b), KeepDims)))
 		}},
 	// log_softmax saves its output y: dx = g − eʸ ⊙ Σ g; the tangent is
 	// t − Σ eʸ⊙t.
@@ -949,11 +966,11 @@ var table = [numOps]rule{
 		forward: func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) { dst.Softmax(x, at.(*axisAttrs).axis, true) },
 		vjp: func(c *vjpCtx, g *Value) []*Value {
 			y := c.out()
-			return c.g1(Sub(g, Mul(Exp(y), SumKeepDims(g, c.n.at.(*axisAttrs).axis))))
+			return c.g1(Sub(g, Mul(Exp(y), Sum(g, Axes(c.n.at.(*axisAttrs).axis), KeepDims))))
 		},
 		jvp: func(c *jvpCtx, ts []*Value) *Value {
 			t := ts[0]
-			return Sub(t, SumKeepDims(Mul(t, Exp(c.out())), c.at.(*axisAttrs).axis+c.b))
+			return Sub(t, Sum(Mul(t, Exp(c.out())), Axes(c.at.(*axisAttrs).axis+c.b), KeepDims))
 		}},
 	// astype converts between float32 and float64; its VJP converts the
 	// cotangent back to the operand's dtype (kept in the attributes).
@@ -1025,22 +1042,22 @@ var table = [numOps]rule{
 			t := ts[0]
 			if c.n != nil { // recorded: keep p's tangent p⊙(t − Σ p⊙t) for the sweep
 				if a.tan != nil { // an outer level's: it moves down the chain
-					b := &Value{tan: a.tan, lvl: a.lvl}
+					b := &Value{carried: carried{tan: a.tan, lvl: a.lvl}}
 					b.setBelow(a.below)
 					b.t = *probs
 					a.below = b
 				}
-				a.tan = Mul(p, Sub(t, SumKeepDims(Mul(t, p), 1+c.b)))
+				a.tan = Mul(p, Sub(t, Sum(Mul(t, p), Axes(1+c.b), KeepDims)))
 				a.lvl = c.lvl
 			}
 			d := Const(onehot(probs.DType(), probs.Shape(), a.targets))
 			d = Sub(p, d)
 			n := probs.Shape()[0]
-			return MulScalar(Sum(Mul(t, d), c.b, c.b+1), 1/float64(n))
+			return MulScalar(Sum(Mul(t, d), Axes(c.b, c.b+1)), 1/float64(n))
 		}},
 	// func is a user-defined function (see Func): its forward, VJP and JVP
 	// are the user's.
-	opFunc: {name: "func",
+	opFunc: {name: "func", foreign: true, forwardN: funcForward, keepN: funcKeep, batch: funcBatch,
 		vjp: func(c *vjpCtx, g *Value) []*Value { return c.funcVJP(g) },
 		jvp: func(c *jvpCtx, ts []*Value) *Value { return c.funcJVP(ts) }},
 	// The rows added for issue 10; their ops and helpers are in ops_more.go.
@@ -1317,7 +1334,7 @@ func (c *vjpCtx) crossEntropyGrad(p *tensor.Tensor, targets []int, g *Value) *Va
 // operand 0 (same input edge), saving out; it lets a fused rule expose an
 // intermediate it kept (softmax's p) differentiably.
 func (c *vjpCtx) reattach(r *rule, at attrs, out *Value) *Value {
-	v := &Value{requires: true}
+	v := &Value{marks: marks{requires: true}}
 	v.t = out.t
 	n := &node{rule: r, at: at}
 	n.inline[0] = c.n.ins()[0]

@@ -101,7 +101,7 @@ func (tl *TangentLevel) Dual(x, t *Value) *Value {
 		panic(&Error{Op: "jvp", Err: ErrShape, Msg: fmt.Sprintf("tangent is %s%v but the primal needs %s%v", t.DType(), t.Shape(), x.DType(), want)})
 	}
 	if x.isVar() { // a Var keeps its identity through the copy
-		c := &Value{requires: true, gs: x.gs, slot: x.slot, base: x.leaf(), tan: x.tan, lvl: x.lvl}
+		c := &Value{gs: x.gs, slot: x.slot, base: x.leaf(), carried: carried{tan: x.tan, lvl: x.lvl}, marks: marks{requires: true}}
 		c.t = x.t
 		c.setBelow(x.below())
 		x = c

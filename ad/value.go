@@ -15,20 +15,35 @@ import (
 // returns a new Value; the op is recorded only when an operand requires a
 // gradient.
 type Value struct {
-	t        tensor.Tensor
-	n        *node      // producing node; nil for leaves and constants
-	requires bool       // a gradient flows to this value
-	owned    bool       // a backward sweep holds the only reference to its storage
-	fresh    bool       // its op's kernel wrote it into new storage (see decideOwnership)
-	anomaly  bool       // computed from a value marked by DetectAnomaly: ops on it are checked
-	eye      bool       // a batched tangent whose direction k, flattened, is the unit vector eₖ
-	base     *Value     // the value whose storage it views (a reshape's operand, or the value a copy without its tangent stands for: see strip), or nil
-	gs       *leafState // gradient buffer: of a Var, or of a non-leaf after RetainGrad
-	slot     *recorded  // the arena slot holding this value, or nil (see Arena)
-	tan      *Value     // forward mode: the tangent carried beside the value, nil for zero
-	lvl      *level     // the forward-mode evaluation tan belongs to
-	bat      *batched   // inside Vmap: the value stands for a batch; in nested forward mode: the chain below lvl (see batched), or nil
+	t    tensor.Tensor // the data
+	n    *node         // producing node; nil for leaves and constants
+	base *Value        // the value whose storage it views (a reshape's operand, or the value a copy without its tangent stands for: see strip), or nil
+	gs   *leafState    // gradient buffer: of a Var, or of a non-leaf after RetainGrad
+	slot *recorded     // the arena slot holding this value, or nil (see Arena)
+	carried
+	marks
 }
+
+// The parts of a Value beyond its data, graph links and arena slot, each a
+// concern of its own: what the transforms carry beside the value, and
+// what the engine notes about it. They are embedded, so the engine reads
+// v.tan or v.requires directly.
+type (
+	// carried is what forward mode and Vmap carry beside a value.
+	carried struct {
+		tan *Value   // forward mode: the tangent carried beside the value, nil for zero
+		lvl *level   // the forward-mode evaluation tan belongs to
+		bat *batched // inside Vmap: the value stands for a batch; in nested forward mode: the chain below lvl (see batched), or nil
+	}
+	// marks are the engine's flags on a value.
+	marks struct {
+		requires bool // a gradient flows to this value
+		owned    bool // a backward sweep holds the only reference to its storage (see vjpCtx.reuse)
+		fresh    bool // its op's kernel wrote it into new storage (see decideOwnership)
+		anomaly  bool // computed from a value marked by DetectAnomaly: ops on it are checked
+		eye      bool // a batched tangent whose direction k, flattened, is the unit vector eₖ
+	}
+)
 
 // isVar reports whether v is a leaf that requires a gradient.
 func (v *Value) isVar() bool { return v.n == nil && v.gs != nil }
@@ -51,7 +66,7 @@ func Var(t *tensor.Tensor) *Value {
 	if t == nil {
 		panic(nilTensor("var"))
 	}
-	v := &Value{requires: true, gs: &leafState{}}
+	v := &Value{gs: &leafState{}, marks: marks{requires: true}}
 	v.t = *t.View()
 	return v
 }

@@ -53,7 +53,7 @@ func batchOf(phys *Value, l *batchLevel) *Value {
 	if len(s) == 0 || s[0] != l.size {
 		panic(&Error{Op: "vmap", Err: ErrBatched, Msg: fmt.Sprintf("internal: physical value of shape %v for a batch of %d", s, l.size)})
 	}
-	v := &Value{bat: &batched{lvl: l, phys: phys}, requires: phys.requires}
+	v := &Value{carried: carried{bat: &batched{lvl: l, phys: phys}}, marks: marks{requires: phys.requires}}
 	v.t = *phys.t.Head(s[1:]...)
 	return v
 }
@@ -149,7 +149,7 @@ func shiftAxes(axes []int) []int {
 func applyBatched(r *rule, at attrs, xs []*Value) *Value {
 	l := topBatch(xs...)
 	if l.done.Load() {
-		panic(&Error{Op: r.name, Err: ErrBatched, Msg: "a batched value of a Vmap that has returned was used; use what Vmap returned instead"})
+		panic(&Error{Op: opName(r, at), Err: ErrBatched, Msg: "a batched value of a Vmap that has returned was used; use what Vmap returned instead"})
 	}
 	c := &batchCtx{r: r, at: at, size: l.size, lvl: l, logi: append([]*Value(nil), xs...)}
 	c.xs = make([]*Value, len(xs))
@@ -162,7 +162,7 @@ func applyBatched(r *rule, at attrs, xs []*Value) *Value {
 		}
 	}
 	if r.batch == nil {
-		panic(&Error{Op: r.name, Err: ErrBatched, Msg: "this op has no batching rule, so Vmap cannot apply it to a batch; call it outside Vmap, or write it as a Func (which Vmap runs example by example)"})
+		panic(&Error{Op: opName(r, at), Err: ErrBatched, Msg: "this op has no batching rule, so Vmap cannot apply it to a batch; call it outside Vmap, or write it as a Func (which Vmap runs example by example)"})
 	}
 	out := r.batch(c)
 	return batchOf(out, l)
@@ -204,13 +204,13 @@ func batchReduce(c *batchCtx, sum bool) *Value {
 	axes := shiftAxes(a.axes)
 	switch {
 	case sum && a.keepDims:
-		return SumKeepDims(c.xs[0], axes...)
+		return Sum(c.xs[0], Axes(axes...), KeepDims)
 	case sum:
-		return Sum(c.xs[0], axes...)
+		return Sum(c.xs[0], Axes(axes...))
 	case a.keepDims:
-		return MaxKeepDims(c.xs[0], axes...)
+		return Max(c.xs[0], Axes(axes...), KeepDims)
 	}
-	return Max(c.xs[0], axes...)
+	return Max(c.xs[0], Axes(axes...))
 }
 
 // batchWithShape prefixes a shape with the batch size.
@@ -291,7 +291,7 @@ func init() {
 		x := c.xs[0] // [B N C]
 		s := x.Shape()
 		hot := Const(onehot(x.DType(), s[1:], a.targets))
-		return MulScalar(Sum(Mul(LogSoftmax(x, 2), hot), 1, 2), -1/float64(s[1]))
+		return MulScalar(Sum(Mul(LogSoftmax(x, 2), hot), Axes(1, 2)), -1/float64(s[1]))
 	}
 }
 
@@ -369,30 +369,6 @@ func batchedLinear(act Activation, x, w, b *Value) *Value {
 	return y
 }
 
-// applyBatched applies a Func to operands of which some stand for a batch:
-// example by example (a Func has no batching rule), the results stacked
-// along the batch axis. The examples go through Apply one at a time, so
-// the Func's rules see operands of the shapes it was written for.
-func (f *Func) applyBatched(xs []*Value) *Value {
-	l := topBatch(xs...)
-	if l.done.Load() {
-		panic(&Error{Op: f.Name, Err: ErrBatched, Msg: "a batched value of a Vmap that has returned was used; use what Vmap returned instead"})
-	}
-	parts := make([]*Value, l.size)
-	ex := make([]*Value, len(xs))
-	for k := range parts {
-		for i, x := range xs {
-			ex[i] = x
-			if x.batch() == l {
-				ex[i] = exampleOf(x.bat.phys, k)
-			}
-		}
-		y := f.Apply(ex...)
-		parts[k] = Reshape(y, append([]int{1}, y.Shape()...)...)
-	}
-	return batchOf(Concat(0, parts...), l)
-}
-
 // exampleOf returns example k of a physical value (the batch along axis 0).
 func exampleOf(phys *Value, k int) *Value {
 	return Reshape(Slice(phys, 0, k, k+1), phys.Shape()[1:]...)
@@ -412,9 +388,9 @@ func init() {
 			return c.xs[0]
 		}
 		if a.keepDims {
-			return ProdKeepDims(c.xs[0], shiftAxes(a.axes)...)
+			return Prod(c.xs[0], Axes(shiftAxes(a.axes)...), KeepDims)
 		}
-		return Prod(c.xs[0], shiftAxes(a.axes)...)
+		return Prod(c.xs[0], Axes(shiftAxes(a.axes)...))
 	}
 	// Dropout inside Vmap drops what the loop would: every example gets
 	// the mask of one example (a function of the seed, the offset and the

@@ -71,6 +71,8 @@ type Batcher struct {
 	n, size int
 	perm    []int
 	pos     int
+	src     *rand.PCG // the generator of rng
+	start   rand.PCG  // src as it was before the current epoch's shuffle
 	rng     *rand.Rand
 	shuffle bool
 }
@@ -82,13 +84,15 @@ func NewBatcher(n, size int, shuffle bool, seed uint64) *Batcher {
 	if size < 1 {
 		panic(&Error{Op: "batcher", Err: ErrArgument, Msg: fmt.Sprintf("batch size %d < 1 (want at least one example per batch)", size)})
 	}
-	b := &Batcher{n: n, size: size, perm: make([]int, n), shuffle: shuffle, rng: rand.New(rand.NewPCG(seed, 0xba7c4))}
+	src := rand.NewPCG(seed, 0xba7c4)
+	b := &Batcher{n: n, size: size, perm: make([]int, n), shuffle: shuffle, src: src, rng: rand.New(src)}
 	b.Reset()
 	return b
 }
 
 // Reset starts a new epoch (reshuffling when shuffling is on).
 func (b *Batcher) Reset() {
+	b.start = *b.src
 	for i := range b.perm {
 		b.perm[i] = i
 	}
@@ -113,6 +117,41 @@ func (b *Batcher) Next() ([]int, bool) {
 
 // Batches returns the number of batches per epoch.
 func (b *Batcher) Batches() int { return (b.n + b.size - 1) / b.size }
+
+// BatcherState is where a [Batcher] stands, for a checkpoint to save: the
+// state of its generator before the current epoch's shuffle (PCG's
+// MarshalBinary) and the number of examples the epoch has given.
+type BatcherState struct {
+	RNG []byte
+	Pos int
+}
+
+// State returns where the batcher stands; SetState restores it.
+func (b *Batcher) State() BatcherState {
+	rng, _ := b.start.MarshalBinary() // a PCG always marshals
+	return BatcherState{RNG: rng, Pos: b.pos}
+}
+
+// SetState moves the batcher to a state that State returned (from a
+// batcher over as many examples): the epoch's order is drawn again from
+// the saved generator and its first Pos examples are skipped, so the
+// batches that follow, in this epoch and the next ones, are those the saved
+// batcher would have given. A generator state that does not decode or a
+// position outside the epoch is refused with an *Error wrapping
+// ErrArgument, and the batcher is left as it was.
+func (b *Batcher) SetState(s BatcherState) error {
+	var start rand.PCG
+	if err := start.UnmarshalBinary(s.RNG); err != nil {
+		return &Error{Op: "batcher", Err: ErrArgument, Msg: fmt.Sprintf("generator state %x: %v", s.RNG, err)}
+	}
+	if s.Pos < 0 || s.Pos > b.n {
+		return &Error{Op: "batcher", Err: ErrArgument, Msg: fmt.Sprintf("position %d outside the epoch's %d examples", s.Pos, b.n)}
+	}
+	*b.src = start
+	b.Reset()
+	b.pos = s.Pos
+	return nil
+}
 
 // GatherRows sets dst to the rows idx of the 2-D tensor src (in that order)
 // and returns dst; a nil dst, or one of the wrong size or dtype, is replaced

@@ -1,6 +1,8 @@
 package datasets
 
 import (
+	"errors"
+	"slices"
 	"testing"
 )
 
@@ -127,6 +129,56 @@ func TestBatcher(t *testing.T) {
 	for i, v := range inOrder {
 		if v != i {
 			t.Fatalf("unshuffled order %v", inOrder)
+		}
+	}
+}
+
+// A batcher restored from State, at any point of an epoch (its end too),
+// gives the batches of this epoch and the next ones that the saved one
+// gives; a state that does not fit is refused and changes nothing.
+func TestBatcherState(t *testing.T) {
+	rest := func(b *Batcher) (order []int) {
+		for range 3 {
+			for idx, ok := b.Next(); ok; idx, ok = b.Next() {
+				order = append(order, idx...)
+			}
+			order = append(order, -1) // the epoch's end
+			b.Reset()
+		}
+		return order
+	}
+	for _, shuffle := range []bool{true, false} {
+		for taken := range 4 { // batches taken in the second epoch: 0..3 of 3
+			a := NewBatcher(10, 4, shuffle, 5)
+			a.Reset()
+			for range taken {
+				a.Next()
+			}
+			s := a.State()
+			b := NewBatcher(10, 4, shuffle, 99)
+			for range 5 {
+				b.Next() // somewhere else
+			}
+			if err := b.SetState(s); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := rest(b), rest(a); !slices.Equal(got, want) {
+				t.Errorf("shuffle %v, %d batches taken: restored batcher gives %v, want %v", shuffle, taken, got, want)
+			}
+		}
+	}
+	b := NewBatcher(10, 4, true, 5)
+	want := b.State()
+	for name, s := range map[string]BatcherState{
+		"past the end": {RNG: want.RNG, Pos: 11},
+		"negative":     {RNG: want.RNG, Pos: -1},
+		"bad rng":      {RNG: []byte("pcg:"), Pos: 0},
+	} {
+		if err := b.SetState(s); !errors.Is(err, ErrArgument) {
+			t.Errorf("%s: error %v, want ErrArgument", name, err)
+		}
+		if got := b.State(); !slices.Equal(got.RNG, want.RNG) || got.Pos != want.Pos {
+			t.Errorf("%s: a refused state changed the batcher", name)
 		}
 	}
 }

@@ -8,5 +8,6 @@
 //
 // The helpers for splitting and batching panic on arguments they cannot
 // use, with an *Error wrapping [ErrArgument] or [ErrShape]; ad.Try turns
-// such a panic into a returned error.
+// such a panic into a returned error. [Batcher.SetState], whose argument
+// comes from a checkpoint file, returns that error instead.
 package datasets

@@ -2,6 +2,7 @@ package datasets_test
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/adjointgo/adjoint/datasets"
 )
@@ -69,4 +70,21 @@ func ExampleBatcher() {
 	}
 	fmt.Println(n, b.Batches())
 	// Output: 4 4 2 10 3
+}
+
+// A checkpoint saves a Batcher's State; a new batcher given it by SetState
+// carries on with the batches the saved one would have given.
+func ExampleBatcher_State() {
+	a := datasets.NewBatcher(10, 4, true, 1)
+	a.Next()
+	saved := a.State()
+	b := datasets.NewBatcher(10, 4, true, 1)
+	if err := b.SetState(saved); err != nil {
+		fmt.Println(err)
+		return
+	}
+	x, _ := a.Next()
+	y, _ := b.Next()
+	fmt.Println(saved.Pos, slices.Equal(x, y))
+	// Output: 4 true
 }

@@ -60,15 +60,51 @@ func BenchmarkPerExampleGrad(b *testing.B) {
 }
 
 // pinnLoss is the PINN loss of BenchmarkPINNStep: u = 2→64→64→64→1 tanh MLP
-// (float64), loss = mean((Δu − f)²) over the points, Δu from the Hessian
-// of u with respect to the point, vmapped over the points.
+// (float64), loss = mean((Δu − f)²) over the points. Δu comes from
+// reverse over reverse on the whole batch, as PyTorch's create_graph route
+// does it: the points' rows are independent, so the gradient of Σ u with
+// respect to the points holds each point's ∇u, and the pullback of that
+// gradient (VJP of Grad), called with the unit column e_d, gives each
+// point's ∂(∇u)_d/∂x, whose column d is ∂²u/∂x_d².
 func pinnLoss(pts, f *ad.Value) fn.Func {
+	n, dims := pts.Shape()[0], pts.Shape()[1]
+	cols := make([]*ad.Value, dims)
+	for d := range cols {
+		e := tensor.New(pts.DType(), n, dims)
+		for k := range n {
+			e.SetFlat(k*dims+d, 1)
+		}
+		cols[d] = ad.Const(e)
+	}
+	return fn.Of(func(p ...*ad.Value) *ad.Value {
+		grad := fn.Grad(fn.Of(func(x ...*ad.Value) *ad.Value { return ad.Sum(pinnNet(p, x[0])) }))
+		_, pull := fn.VJP(grad, pts)
+		var lap *ad.Value
+		for d, e := range cols {
+			c := ad.Slice(pull(e)[0], 1, d, d+1) // [N 1]
+			if lap == nil {
+				lap = c
+			} else {
+				lap = ad.Add(lap, c)
+			}
+		}
+		return ad.Mean(ad.Square(ad.Sub(ad.Reshape(lap, -1), f)))
+	})
+}
+
+// pinnNet is the PINN's network u at the points x ([N 2] → [N 1]).
+func pinnNet(p []*ad.Value, x *ad.Value) *ad.Value {
+	h := ad.Linear(x, p[0], p[1], ad.ActIdentity)
+	h = ad.Linear(ad.Tanh(h), p[2], p[3], ad.ActIdentity)
+	h = ad.Linear(ad.Tanh(h), p[4], p[5], ad.ActIdentity)
+	return ad.Linear(ad.Tanh(h), p[6], p[7], ad.ActIdentity)
+}
+
+// pinnLossHessian is pinnLoss with Δu the trace of each point's Hessian,
+// vmapped over the points (the functorch route: vmap of hessian).
+func pinnLossHessian(pts, f *ad.Value) fn.Func {
 	u := fn.Of(func(a ...*ad.Value) *ad.Value { // a: params..., point [2]
-		h := ad.Reshape(a[8], 1, 2)
-		h = ad.Linear(h, a[0], a[1], ad.ActIdentity)
-		h = ad.Linear(ad.Tanh(h), a[2], a[3], ad.ActIdentity)
-		h = ad.Linear(ad.Tanh(h), a[4], a[5], ad.ActIdentity)
-		return ad.Sum(ad.Linear(ad.Tanh(h), a[6], a[7], ad.ActIdentity))
+		return ad.Sum(pinnNet(a[:8], ad.Reshape(a[8], 1, 2)))
 	})
 	nb := fn.NoBatch
 	lap := fn.Vmap(func(a ...*ad.Value) []*ad.Value {
@@ -82,13 +118,45 @@ func pinnLoss(pts, f *ad.Value) fn.Func {
 }
 
 // BenchmarkPINNStep: the PINN loss at 1,024 points and its gradient with
-// respect to every parameter (the peer: PINNStep).
+// respect to every parameter, by reverse over reverse (the peer: PINNStep,
+// whose best route is create_graph).
 func BenchmarkPINNStep(b *testing.B) {
 	ps, pt, ft := pinnData()
 	step := fn.ValueAndGrad(pinnLoss(ad.Const(pt), ad.Const(ft)))
 	b.ResetTimer()
 	for range b.N {
 		step(ps...)
+	}
+}
+
+// BenchmarkPINNStepHessian is BenchmarkPINNStep by vmap of Hessian (the
+// peer's functorch route).
+func BenchmarkPINNStepHessian(b *testing.B) {
+	ps, pt, ft := pinnData()
+	step := fn.ValueAndGrad(pinnLossHessian(ad.Const(pt), ad.Const(ft)))
+	b.ResetTimer()
+	for range b.N {
+		step(ps...)
+	}
+}
+
+// TestPINNRoutes: the two routes of the PINN benchmarks give one loss and
+// one gradient, to rounding.
+func TestPINNRoutes(t *testing.T) {
+	ps, pt, ft := pinnData()
+	a := fn.ValueAndGrad(pinnLoss(ad.Const(pt), ad.Const(ft)))(ps...)
+	b := fn.ValueAndGrad(pinnLossHessian(ad.Const(pt), ad.Const(ft)))(ps...)
+	for i := range a {
+		x, y := a[i].Tensor().Float64s(), b[i].Tensor().Float64s()
+		scale := 0.0
+		for _, v := range x {
+			scale = max(scale, math.Abs(v))
+		}
+		for j := range x {
+			if d := math.Abs(x[j] - y[j]); d > 1e-12*max(scale, 1) {
+				t.Fatalf("output %d %v, element %d: reverse over reverse %v, vmap of Hessian %v", i, a[i].Shape(), j, x[j], y[j])
+			}
+		}
 	}
 }
 

@@ -103,7 +103,7 @@ func TestProdHessianAtZerosOverAxes(t *testing.T) {
 	for _, r := range rows {
 		flat = append(flat, r...)
 	}
-	f := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Sum(ad.Prod(xs[0], 1)) })
+	f := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Sum(ad.Prod(xs[0], ad.Axes(1))) })
 	hs, err := fn.Call(fn.Hessian(f), ad.Const(tensor.FromFloat64(flat, 4, 3)))
 	if err != nil {
 		t.Fatal(err)

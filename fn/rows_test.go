@@ -82,10 +82,10 @@ func TestVmapRowsMatchLoop(t *testing.T) {
 		"add_scalar": func(x *ad.Value) *ad.Value { return ad.AddScalar(x, 0.5) },
 		"mul_scalar": func(x *ad.Value) *ad.Value { return ad.MulScalar(x, -2) },
 		"sum":        func(x *ad.Value) *ad.Value { return ad.Sum(x) },
-		"sum_axis":   func(x *ad.Value) *ad.Value { return ad.Sum(x, 1) },
-		"sum_keep":   func(x *ad.Value) *ad.Value { return ad.SumKeepDims(x, 0) },
-		"mean":       func(x *ad.Value) *ad.Value { return ad.Mean(x, -1) },
-		"max":        func(x *ad.Value) *ad.Value { return ad.Max(x, 1) },
+		"sum_axis":   func(x *ad.Value) *ad.Value { return ad.Sum(x, ad.Axes(1)) },
+		"sum_keep":   func(x *ad.Value) *ad.Value { return ad.Sum(x, ad.Axes(0), ad.KeepDims) },
+		"mean":       func(x *ad.Value) *ad.Value { return ad.Mean(x, ad.Axes(-1)) },
+		"max":        func(x *ad.Value) *ad.Value { return ad.Max(x, ad.Axes(1)) },
 		"softmax":    func(x *ad.Value) *ad.Value { return ad.Softmax(x, 1) },
 		"log_softmax": func(x *ad.Value) *ad.Value {
 			return ad.LogSoftmax(x, 0)
@@ -100,7 +100,7 @@ func TestVmapRowsMatchLoop(t *testing.T) {
 		"cross_entropy": func(x *ad.Value) *ad.Value {
 			return ad.CrossEntropy(x, []int{1, 3, 0})
 		},
-		"logsumexp": func(x *ad.Value) *ad.Value { return ad.LogSumExp(x, 1) },
+		"logsumexp": func(x *ad.Value) *ad.Value { return ad.LogSumExp(x, ad.Axes(1)) },
 		"linear": func(x *ad.Value) *ad.Value {
 			return ad.Linear(x, ad.Const(tensor.Full(tensor.Float64, 0.25, 2, 4)), nil, ad.ActReLU)
 		},
@@ -156,13 +156,13 @@ func TestVmapMoreRowsMatchLoop(t *testing.T) {
 		"clamp":     func(x *ad.Value) *ad.Value { return ad.Clamp(x, -0.5, 0.7) },
 		"cumsum":    func(x *ad.Value) *ad.Value { return ad.Cumsum(x, 1) },
 		"cumsum_0":  func(x *ad.Value) *ad.Value { return ad.Cumsum(x, -2) },
-		"prod":      func(x *ad.Value) *ad.Value { return ad.Prod(x, 1) },
+		"prod":      func(x *ad.Value) *ad.Value { return ad.Prod(x, ad.Axes(1)) },
 		"prod_all":  func(x *ad.Value) *ad.Value { return ad.Prod(x) },
-		"prod_keep": func(x *ad.Value) *ad.Value { return ad.ProdKeepDims(x, 0) },
+		"prod_keep": func(x *ad.Value) *ad.Value { return ad.Prod(x, ad.Axes(0), ad.KeepDims) },
 		"dropout":   func(x *ad.Value) *ad.Value { return ad.Dropout(x, 0.3, 7, 11) },
-		"norm2":     func(x *ad.Value) *ad.Value { return ad.Norm(x, 2, 1) },
+		"norm2":     func(x *ad.Value) *ad.Value { return ad.Norm(x, 2, ad.Axes(1)) },
 		"norm3":     func(x *ad.Value) *ad.Value { return ad.Norm(x, 3) },
-		"norm_inf":  func(x *ad.Value) *ad.Value { return ad.NormKeepDims(x, math.Inf(1), 0) },
+		"norm_inf":  func(x *ad.Value) *ad.Value { return ad.Norm(x, math.Inf(1), ad.Axes(0), ad.KeepDims) },
 		"layer_norm_plain": func(x *ad.Value) *ad.Value {
 			return ad.LayerNorm(x, nil, nil, 1e-5)
 		},

@@ -58,7 +58,7 @@ func diagEmbedJVP(_ []*ad.Value, _ *ad.Value, ts []*ad.Value) *ad.Value {
 // diagonal (g·I), its JVP is the trace of the tangent.
 func Trace(a *ad.Value) *ad.Value {
 	specSquare("trace", a)
-	return ad.Sum(Diag(a), -1)
+	return ad.Sum(Diag(a), ad.Axes(-1))
 }
 
 // diagKernel writes the diagonals of the n×n matrices of a into out.

@@ -152,7 +152,7 @@ func (l *lazyEigh) jvp(xs []*ad.Value, _ *ad.Value, ts []*ad.Value) *ad.Value {
 	}
 	v := l.vectors(xs[0])
 	// diag(Vᵀ Ȧ V) = Σ_k (Ȧ V)_ki V_ki, column by column.
-	return ad.Sum(ad.Mul(v, ad.MatMul(specSym(ts[0]), v)), -2)
+	return ad.Sum(ad.Mul(v, ad.MatMul(specSym(ts[0]), v)), ad.Axes(-2))
 }
 
 // eighPacked records the packed decomposition p of x (eigenvalues, then

@@ -233,5 +233,5 @@ func diagOf(s *ad.Value, n int) *ad.Value {
 func trace(x *ad.Value) *ad.Value {
 	s := x.Shape()
 	n := s[len(s)-1]
-	return ad.Sum(ad.Mul(x, ad.Const(eye(x.DType(), n))), -2, -1)
+	return ad.Sum(ad.Mul(x, ad.Const(eye(x.DType(), n))), ad.Axes(-2, -1))
 }

@@ -199,7 +199,7 @@ func spQuadForms(v *ad.Value, seed uint64) *ad.Value {
 	s := v.Shape()
 	n := s[len(s)-2]
 	mv := ad.MatMul(spFixed(v, seed, n, n), v)
-	return spWeighted(ad.Sum(ad.Mul(v, mv), -2), seed+1)
+	return spWeighted(ad.Sum(ad.Mul(v, mv), ad.Axes(-2)), seed+1)
 }
 
 // spEighCases: batched and single matrices, n = 1 included.
@@ -228,7 +228,7 @@ func spCases() []spCase {
 			spCase{name: "eigh_vals log det", shape: s, f: func(a *ad.Value) *ad.Value {
 				n := s[len(s)-1]
 				spd := ad.Add(ad.MatMulT(a, a, false, true), DiagEmbed(ad.Const(tensor.Full(a.DType(), 1, n))))
-				return ad.Sum(ad.Log(EighVals(spd)), -1)
+				return ad.Sum(ad.Log(EighVals(spd)), ad.Axes(-1))
 			}},
 		)
 	}
@@ -241,12 +241,12 @@ func spCases() []spCase {
 				u, sv, vh := SVD(a)
 				return ad.MatMul(ad.Mul(u, specUnsqueeze(sv, -2)), vh)
 			}},
-			spCase{name: "svd nuclear norm", shape: s, f: func(a *ad.Value) *ad.Value { _, sv, _ := SVD(a); return ad.Sum(sv, -1) }},
+			spCase{name: "svd nuclear norm", shape: s, f: func(a *ad.Value) *ad.Value { _, sv, _ := SVD(a); return ad.Sum(sv, ad.Axes(-1)) }},
 			// Σᵢ cᵢ uᵢᵀ M vᵢ: invariant under flipping uᵢ and vᵢ together.
 			spCase{name: "svd Σ cᵢ uᵢᵀMvᵢ", shape: s, f: func(a *ad.Value) *ad.Value {
 				u, _, vh := SVD(a)
 				m := spFixed(u, 11, u.Shape()[len(u.Shape())-2], vh.Shape()[len(vh.Shape())-1])
-				return spWeighted(ad.Sum(ad.Mul(u, ad.MatMulT(m, vh, false, true)), -2), 12)
+				return spWeighted(ad.Sum(ad.Mul(u, ad.MatMulT(m, vh, false, true)), ad.Axes(-2)), 12)
 			}},
 			spCase{name: "svd_vals", shape: s, f: SVDVals},
 			spCase{name: "svd_vals nuclear norm", shape: s, f: func(a *ad.Value) *ad.Value { return ad.Sum(SVDVals(a)) }},

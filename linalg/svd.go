@@ -159,7 +159,7 @@ func (l *lazySVD) jvp(xs []*ad.Value, _ *ad.Value, ts []*ad.Value) *ad.Value {
 	}
 	u, vh := l.vectors(xs[0])
 	// diag(Uᵀ Ȧ V)_i = Σ_j (Ȧ V)_ji U_ji.
-	return ad.Sum(ad.Mul(u, ad.MatMulT(ts[0], vh, false, true)), -2)
+	return ad.Sum(ad.Mul(u, ad.MatMulT(ts[0], vh, false, true)), ad.Axes(-2))
 }
 
 // svdPacked records the packed decomposition p of x (S, then U and Vh row

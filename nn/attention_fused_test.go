@@ -35,8 +35,8 @@ func compositeAttention(m *MultiHeadAttention, x *ad.Value) *ad.Value {
 // fused row.
 func compositeLayerNorm(l *LayerNorm, x *ad.Value) *ad.Value {
 	last := len(x.Shape()) - 1
-	c := ad.Sub(x, ad.MeanKeepDims(x, last))
-	v := ad.MeanKeepDims(ad.Square(c), last)
+	c := ad.Sub(x, ad.Mean(x, ad.Axes(last), ad.KeepDims))
+	v := ad.Mean(ad.Square(c), ad.Axes(last), ad.KeepDims)
 	return ad.Add(ad.Mul(ad.Div(c, ad.Sqrt(ad.AddScalar(v, l.Eps))), l.Gamma), l.Beta)
 }
 
@@ -105,7 +105,7 @@ func TestModulesMatchComposition(t *testing.T) {
 		rms.Gamma = ad.Var(randn(14, 24).Astype(dt))
 		compareModule(t, fmt.Sprint("rms norm ", dt), randn(15, 5, 7, 24).Astype(dt), rms.Params(), rms.Forward,
 			func(x *ad.Value) *ad.Value {
-				return ad.Mul(ad.Div(x, ad.Sqrt(ad.AddScalar(ad.MeanKeepDims(ad.Square(x), -1), rms.Eps))), rms.Gamma)
+				return ad.Mul(ad.Div(x, ad.Sqrt(ad.AddScalar(ad.Mean(ad.Square(x), ad.Axes(-1), ad.KeepDims), rms.Eps))), rms.Gamma)
 			}, 10*tol)
 		// A block (its GELU fused into FC's GEMM; Tanh applied as its own op).
 		for _, act := range []Activation{GELU, Tanh} {

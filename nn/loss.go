@@ -94,7 +94,7 @@ func perExampleMean(d *ad.Value) *ad.Value {
 	for i := range axes {
 		axes[i] = i + 1
 	}
-	return ad.Mean(d, axes...)
+	return ad.Mean(d, ad.Axes(axes...))
 }
 
 // Accuracy returns the fraction of rows of logits ([N C]) whose largest

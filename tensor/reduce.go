@@ -44,7 +44,7 @@ func normAxesIn(buf *stridesBuf, op string, shape []int, axes []int) []int {
 			a += r
 		}
 		if seen&(1<<a) != 0 {
-			panic(&ShapeError{Op: op, Shapes: [][]int{slices.Clone(shape)}, Msg: fmt.Sprintf("axis %d repeated", a)})
+			panic(&ShapeError{Op: op, Shapes: [][]int{slices.Clone(shape)}, Msg: fmt.Sprintf("axis %d repeated: name each axis once", a)})
 		}
 		seen |= 1 << a
 		out = append(out, a)

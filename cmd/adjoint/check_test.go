@@ -119,7 +119,7 @@ func TestTrainStopsOnNonFiniteLoss(t *testing.T) {
 	cfg := defaultTrainConfig()
 	cfg.Epochs, cfg.Subset, cfg.Hidden = 3, 300, []int{16}
 	cfg.Optim, cfg.Schedule, cfg.Dropout, cfg.LR = "sgd", "none", 0, 1e30
-	res, err := trainDigits(cfg, nil, nil)
+	res, err := trainDigits(cfg, nil, nil, nil)
 	if err == nil {
 		t.Fatalf("trained at lr 1e30 without an error, history %+v", res.History)
 	}

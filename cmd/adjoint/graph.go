@@ -180,7 +180,7 @@ var graphOps = map[string]func(a []*ad.Value) *ad.Value{
 	},
 	"max":       func(a []*ad.Value) *ad.Value { return ad.Max(stacked(a)) },
 	"min":       func(a []*ad.Value) *ad.Value { return ad.Neg(ad.Max(ad.Neg(stacked(a)))) },
-	"logsumexp": func(a []*ad.Value) *ad.Value { return ad.LogSumExp(stacked(a), 0) },
+	"logsumexp": func(a []*ad.Value) *ad.Value { return ad.LogSumExp(stacked(a), ad.Axes(0)) },
 }
 
 func unaryOp(f func(*ad.Value) *ad.Value) func([]*ad.Value) *ad.Value {

@@ -40,6 +40,28 @@ type trainConfig struct {
 	Dropout  float64
 	Subset   int    // use only the first Subset training examples (0: all); for tests
 	Model    string // mlp (default when empty) or cnn
+
+	Checkpoint string // save the training state here every Every steps ("": never)
+	Every      int    // steps (batches) between checkpoints
+	Resume     string // resume from this training state ("": start afresh)
+}
+
+// stateConfig is what a resumed run must share with the run that saved its
+// checkpoint: everything that changes the steps' bits (not the thread count
+// or the output files).
+func (c trainConfig) stateConfig() string {
+	model := c.Model
+	if model == "" {
+		model = "mlp"
+	}
+	kv := []string{"model", model}
+	if model == "mlp" {
+		kv = append(kv, "hidden", formatInts(c.Hidden), "act", c.Act)
+	}
+	return configString(append(kv, "epochs", strconv.Itoa(c.Epochs), "batch", strconv.Itoa(c.Batch),
+		"lr", fmtNum(c.LR), "optim", c.Optim, "momentum", fmtNum(c.Momentum), "wd", fmtNum(c.WD),
+		"dropout", fmtNum(c.Dropout), "schedule", c.Schedule, "seed", strconv.FormatUint(c.Seed, 10),
+		"test-frac", fmtNum(c.TestFrac), "subset", strconv.Itoa(c.Subset))...)
 }
 
 func defaultTrainConfig() trainConfig {
@@ -107,9 +129,26 @@ func digitsFlags(cfg *trainConfig, stderr io.Writer) (fs *flag.FlagSet, hidden, 
 	fs.IntVar(&cfg.Threads, "threads", 0, "threads for matrix products and GOMAXPROCS (0: all cores)")
 	save = fs.String("save", "", "save the trained parameters to this safetensors file (its directory must exist)")
 	plot = fs.String("plot", "", "draw the loss and accuracy curves into this PNG file")
+	fs.StringVar(&cfg.Checkpoint, "checkpoint", "", "save the training state (model, optimizer, batcher, dropout, curves, step) to this file every --every steps, atomically")
+	fs.IntVar(&cfg.Every, "every", 0, "steps (batches) between checkpoints (with --checkpoint)")
+	fs.StringVar(&cfg.Resume, "resume", "", "resume from a training state saved by --checkpoint (with the same flags): the run ends with the bits of an uninterrupted one")
 	fs.StringVar(&cfg.Model, "model", "mlp", "model: mlp (64 → hidden → 10), cnn (conv 3×3×32, pool, conv 3×3×64, pool, linear; defaults --epochs 25 --lr 0.01 --batch 64 --dropout 0.25), or gpt (a character-level GPT on Tiny Shakespeare, with flags of its own: adjoint train --model gpt -h)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: adjoint train [flags]\n\nTrains an MLP (64 → hidden → 10), or with --model cnn a small convolutional net\non the 1×8×8 images, on the embedded digits data set and prints the held-out\naccuracy on its last line. With --model gpt it trains a character-level GPT\non the Tiny Shakespeare corpus instead (adjoint train --model gpt -h).\n\nFlags:\n")
+		fmt.Fprint(stderr, `Usage: adjoint train [flags]
+
+Trains an MLP (64 → hidden → 10), or with --model cnn a small convolutional net
+on the 1×8×8 images, on the embedded digits data set and prints the held-out
+accuracy on its last line. With --model gpt it trains a character-level GPT
+on the Tiny Shakespeare corpus instead (adjoint train --model gpt -h).
+
+A long run survives being killed: --checkpoint PATH --every N saves the
+training state (the model, the optimizer, the batcher's position, dropout's
+offset, the curves, the step) every N steps, atomically; the same command
+with --resume PATH prints "resumed at step N" first, carries on, and ends
+with exactly the bits of an uninterrupted run.
+
+Flags:
+`)
 		fs.PrintDefaults()
 	}
 	return fs, hidden, save, plot
@@ -171,10 +210,12 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "adjoint train: --momentum applies to --optim sgd only, not to --optim %s (Adam keeps its own moment estimates: drop --momentum)\n", cfg.Optim)
 		return exitUsage
 	}
-	if set["save"] {
-		if err := checkOutput("save", *save); err != nil {
-			fmt.Fprintf(stderr, "adjoint train: %v\n", err)
-			return exitUsage
+	for _, f := range []string{"save", "checkpoint"} {
+		if set[f] {
+			if err := checkOutput(f, fs.Lookup(f).Value.String()); err != nil {
+				fmt.Fprintf(stderr, "adjoint train: %v\n", err)
+				return exitUsage
+			}
 		}
 	}
 	if set["plot"] {
@@ -191,7 +232,12 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 
 	start := time.Now()
 	p := newProgress(stdout, cfg.Epochs)
-	res, err := trainDigits(cfg, p.epoch, p.batch)
+	onStart := func(resumed int) {
+		if resumed > 0 {
+			fmt.Fprintf(stdout, "resumed at step %d\n", resumed)
+		}
+	}
+	res, err := trainDigits(cfg, onStart, p.epoch, p.batch)
 	if err != nil {
 		fmt.Fprintf(stderr, "adjoint train: %v\n", err)
 		return exitFailure
@@ -245,6 +291,7 @@ func checkTrainConfig(cfg trainConfig) error {
 		checkFloat("wd", cfg.WD, 0, 1, false, false),
 		checkFloat("dropout", cfg.Dropout, 0, 1, false, true),
 		checkFloat("test-frac", cfg.TestFrac, 0, 1, true, true),
+		checkCheckpointFlags(cfg.Checkpoint, cfg.Every),
 	} {
 		if err != nil {
 			return err
@@ -308,7 +355,7 @@ func digitsSplit(testFrac float64) (train, test *datasets.Digits, err error) {
 
 // newOptimizer builds the optimiser; a setting it refuses (such as a
 // negative momentum) becomes the returned error.
-func newOptimizer(cfg trainConfig, ps []*ad.Value) (opt optim.Optimizer, err error) {
+func newOptimizer(cfg trainConfig, ps []*ad.Value) (opt optim.Stateful, err error) {
 	err = ad.Try(func() {
 		switch cfg.Optim {
 		case "sgd":
@@ -325,9 +372,11 @@ func newOptimizer(cfg trainConfig, ps []*ad.Value) (opt optim.Optimizer, err err
 	return opt, err
 }
 
-// trainDigits trains an MLP on digits. onEpoch is called after every epoch
-// and onBatch after every step (either may be nil).
-func trainDigits(cfg trainConfig, onEpoch func(epochStats), onBatch func(epoch, batch, batches int, loss float64)) (res trainResult, err error) {
+// trainDigits trains an MLP or a CNN on digits. onStart is called once the
+// model is built (and restored, with the step it resumes at, 0 for a fresh
+// run), onEpoch after every epoch and onBatch after every step (any may be
+// nil).
+func trainDigits(cfg trainConfig, onStart func(resumedAt int), onEpoch func(epochStats), onBatch func(epoch, batch, batches int, loss float64)) (res trainResult, err error) {
 	if cfg.Epochs < 1 || cfg.Batch < 1 || !(cfg.LR > 0) || math.IsInf(cfg.LR, 0) {
 		return res, fmt.Errorf("epochs (%d), batch (%d) and learning rate (%g) must be positive", cfg.Epochs, cfg.Batch, cfg.LR)
 	}
@@ -359,15 +408,21 @@ func trainDigits(cfg trainConfig, onEpoch func(epochStats), onBatch func(epoch, 
 	}
 	var model classifier
 	var mlp *nn.MLP
+	var drops dropoutPart
 	switch cfg.Model {
 	case "", "mlp":
 		mlp = nn.NewMLP(sizes, nn.NewRNG(cfg.Seed), &nn.MLPConfig{DType: tensor.Float32, Act: act, Init: init})
 		if cfg.Dropout > 0 {
 			mlp.Drop = nn.NewDropout(cfg.Dropout, cfg.Seed)
+			drops = append(drops, mlp.Drop)
 		}
 		model = mlp
 	case "cnn":
-		model = newCNN(cfg.Seed, cfg.Dropout)
+		c := newCNN(cfg.Seed, cfg.Dropout)
+		if c.Drop != nil {
+			drops = append(drops, c.Drop)
+		}
+		model = c
 	default:
 		return res, fmt.Errorf("unknown model %q (want mlp or cnn)", cfg.Model)
 	}
@@ -377,16 +432,42 @@ func trainDigits(cfg trainConfig, onEpoch func(epochStats), onBatch func(epoch, 
 		return res, err
 	}
 	batches := datasets.NewBatcher(train.Len(), cfg.Batch, true, cfg.Seed)
-	sched := optim.Cosine{Base: cfg.LR, Min: cfg.LR / 100, Steps: cfg.Epochs * batches.Batches()}
+	perEpoch := batches.Batches()
+	sched := optim.Cosine{Base: cfg.LR, Min: cfg.LR / 100, Steps: cfg.Epochs * perEpoch}
+	sumLoss, hits := 0.0, 0.0 // the epoch's running sums, weighted by the batches' sizes
+	state := &trainState{model: model, opts: []optim.Stateful{opt}, config: cfg.stateConfig(),
+		parts: []statePart{batcherPart{batches}, drops, floatsPart{{"epoch.loss", &sumLoss}, {"epoch.hits", &hits}}, historyPart{&res.History}}}
+	first := 1 // the first epoch this run trains in
+	if cfg.Resume != "" {
+		if err := state.load(cfg.Resume); err != nil {
+			return res, err
+		}
+		if total := cfg.Epochs * perEpoch; state.step > total {
+			return res, fmt.Errorf("--resume %s: saved at step %d, past the %d steps of --epochs %d", cfg.Resume, state.step, total, cfg.Epochs)
+		}
+		// A checkpoint at an epoch's last step resumes in that epoch, with
+		// no batch left: its line is the uninterrupted run's.
+		first = max((state.step+perEpoch-1)/perEpoch, 1)
+		if len(res.History) != first-1 {
+			return res, fmt.Errorf("--resume %s: saved at step %d, in epoch %d, with the curves of %d epochs, want %d", cfg.Resume, state.step, first, len(res.History), first-1)
+		}
+	}
+	if onStart != nil {
+		onStart(state.step)
+	}
 	var xb *tensor.Tensor
 	var yb []int
-	step := 0
+	step := state.step
 	var stepErr error
 	var arena ad.Arena // each step's values and buffers, reused by the next step
 	err = ad.Try(func() {
-		for ep := 1; ep <= cfg.Epochs; ep++ {
-			batches.Reset()
-			sumLoss, hits, seen, bi := 0.0, 0.0, 0, 0
+		for ep := first; ep <= cfg.Epochs; ep++ {
+			if ep > first || step == 0 { // else the batcher and the sums stand where the checkpoint left them
+				batches.Reset()
+				sumLoss, hits = 0, 0
+			}
+			bi := step - (ep-1)*perEpoch
+			seen := min(bi*cfg.Batch, train.Len())
 			for idx, ok := batches.Next(); ok; idx, ok = batches.Next() {
 				if cfg.Schedule == "cosine" {
 					opt.SetLR(sched.LR(step))
@@ -399,7 +480,7 @@ func trainDigits(cfg trainConfig, onEpoch func(epochStats), onBatch func(epoch, 
 				l := loss.Item()
 				if !isFinite(l) {
 					stepErr = fmt.Errorf("epoch %d, step %d of %d: the loss is %v, training diverged: try a lower learning rate than --lr %s",
-						ep, bi+1, batches.Batches(), l, fmtNum(cfg.LR))
+						ep, bi+1, perEpoch, l, fmtNum(cfg.LR))
 					return
 				}
 				opt.ZeroGrad()
@@ -413,7 +494,17 @@ func trainDigits(cfg trainConfig, onEpoch func(epochStats), onBatch func(epoch, 
 				step++
 				bi++
 				if onBatch != nil {
-					onBatch(ep, bi, batches.Batches(), sumLoss/float64(seen))
+					onBatch(ep, bi, perEpoch, sumLoss/float64(seen))
+				}
+				if cfg.Checkpoint != "" && step%cfg.Every == 0 {
+					state.step = step
+					if stepErr = state.save(cfg.Checkpoint); stepErr != nil {
+						stepErr = fmt.Errorf("--checkpoint %s: %w", cfg.Checkpoint, stepErr)
+						return
+					}
+				}
+				if afterStep != nil {
+					afterStep(step)
 				}
 			}
 			st := epochStats{Epoch: ep, Loss: sumLoss / float64(seen), TrainAcc: hits / float64(seen), TestAcc: evalAccuracy(model, test)}

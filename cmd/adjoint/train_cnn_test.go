@@ -14,7 +14,7 @@ func TestTrainCNNLearnsDigits(t *testing.T) {
 	// a short run: 3 epochs on the first 600 training images
 	cfg := defaultTrainConfig()
 	cfg.Model, cfg.Epochs, cfg.Subset, cfg.LR, cfg.Batch = "cnn", 3, 600, 0.01, 32
-	res, err := trainDigits(cfg, nil, nil)
+	res, err := trainDigits(cfg, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

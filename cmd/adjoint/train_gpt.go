@@ -148,14 +148,8 @@ func checkGPTConfig(c gptConfig) error {
 	if c.Warmup > c.Steps {
 		return fmt.Errorf("--warmup %d is more than --steps %d: the learning rate would never reach --lr (want --warmup ≤ --steps)", c.Warmup, c.Steps)
 	}
-	if c.Checkpoint != "" && c.Every < 1 {
-		return fmt.Errorf("--checkpoint %s needs --every N ≥ 1 (save every N steps)", c.Checkpoint)
-	}
-	if c.Every != 0 && c.Checkpoint == "" {
-		return fmt.Errorf("--every %d without --checkpoint PATH: say where to save", c.Every)
-	}
-	if c.Every < 0 || c.Every > maxSteps {
-		return fmt.Errorf("--every %d: want an integer in [1, %d]", c.Every, maxSteps)
+	if err := checkCheckpointFlags(c.Checkpoint, c.Every); err != nil {
+		return err
 	}
 	if c.World != nil && c.Batch%c.World.Size() != 0 {
 		return fmt.Errorf("--batch %d does not split evenly over %d ranks: give a multiple of %d", c.Batch, c.World.Size(), c.World.Size())
@@ -361,7 +355,7 @@ func trainGPT(c gptConfig, onStart func(resumedAt int), onStep func(step int, lo
 			return res, err
 		}
 	}
-	state := &trainState{model: model, opts: opts, rng: src, config: c.stateConfig()}
+	state := &trainState{model: model, opts: opts, parts: []statePart{pcgPart{"rng", src}}, config: c.stateConfig()}
 	if c.Resume != "" {
 		if err := state.load(c.Resume); err != nil {
 			return res, err

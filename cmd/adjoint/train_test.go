@@ -14,7 +14,7 @@ func TestTrainLearnsDigits(t *testing.T) {
 	// a short run: 3 epochs on the first 600 training images
 	cfg := defaultTrainConfig()
 	cfg.Epochs, cfg.Subset = 3, 600
-	res, err := trainDigits(cfg, nil, nil)
+	res, err := trainDigits(cfg, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,11 +30,11 @@ func TestTrainLearnsDigits(t *testing.T) {
 func TestTrainIsDeterministic(t *testing.T) {
 	cfg := defaultTrainConfig()
 	cfg.Epochs, cfg.Subset, cfg.Hidden = 1, 200, []int{32}
-	a, err := trainDigits(cfg, nil, nil)
+	a, err := trainDigits(cfg, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := trainDigits(cfg, nil, nil)
+	b, _ := trainDigits(cfg, nil, nil, nil)
 	pa, pb := a.Model.Params(), b.Model.Params()
 	for i := range pa {
 		x, y := pa[i].Value.Tensor().Float32s(), pb[i].Value.Tensor().Float32s()

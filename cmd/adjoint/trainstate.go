@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/adjointgo/adjoint/datasets"
 	"github.com/adjointgo/adjoint/nn"
 	"github.com/adjointgo/adjoint/optim"
 	"github.com/adjointgo/adjoint/safetensors"
@@ -15,18 +16,198 @@ import (
 
 // trainState is what a resumable training run saves with --checkpoint and
 // restores with --resume: the model's parameters, every optimizer's state
-// (moments, step count, learning rate), the batch sampler's generator and
+// (moments, step count, learning rate), the other parts of the run's state
+// (the data position: the GPT's batch sampler, the digits models' batcher;
+// the dropout masks' offset; the digits models' epoch sums and curves) and
 // the step reached, with the run's configuration, which a resumed run must
-// match. The schedule is a function of the step, and the data position of
-// the generator, so these are all the state there is: a run killed at any
-// point and resumed from its last checkpoint ends with exactly the bits of
-// an uninterrupted run.
+// match. The schedule is a function of the step, so these are all the state
+// there is: a run killed at any point and resumed from its last checkpoint
+// ends with exactly the bits of an uninterrupted run.
 type trainState struct {
 	model  nn.Module
 	opts   []optim.Stateful
-	rng    *rand.PCG
+	parts  []statePart
 	config string // the configuration, as configString gives it
 	step   int    // steps done
+}
+
+// A statePart is a piece of a run's state beyond the parameters and the
+// optimizers, kept in a checkpoint's metadata and, when it has tensors,
+// under "state." names.
+type statePart interface {
+	// save adds the part to the metadata and its tensors with add.
+	save(meta map[string]string, add func(name string, t *tensor.Tensor))
+	// load checks the part saved in meta and in the tensors get returns,
+	// and returns the function that restores it, or an error saying what
+	// does not fit.
+	load(meta map[string]string, get func(name string) (*tensor.Tensor, error)) (restore func(), err error)
+}
+
+// pcgPart is a generator, under key: the GPT's batch sampler, whose state
+// is its data position.
+type pcgPart struct {
+	key string
+	src *rand.PCG
+}
+
+func (p pcgPart) save(meta map[string]string, _ func(string, *tensor.Tensor)) {
+	b, _ := p.src.MarshalBinary() // a PCG always marshals
+	meta[p.key] = hex.EncodeToString(b)
+}
+
+func (p pcgPart) load(meta map[string]string, _ func(string) (*tensor.Tensor, error)) (func(), error) {
+	b, err := hex.DecodeString(meta[p.key])
+	var src rand.PCG
+	if err == nil {
+		err = src.UnmarshalBinary(b)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the sampler's generator state %q: %v", meta[p.key], err)
+	}
+	return func() { *p.src = src }, nil
+}
+
+// batcherPart is the digits models' data position: the batcher's
+// generator (before the epoch's shuffle) and its position in the epoch.
+type batcherPart struct{ b *datasets.Batcher }
+
+func (p batcherPart) save(meta map[string]string, _ func(string, *tensor.Tensor)) {
+	s := p.b.State()
+	meta["batcher.rng"] = hex.EncodeToString(s.RNG)
+	meta["batcher.pos"] = strconv.Itoa(s.Pos)
+}
+
+func (p batcherPart) load(meta map[string]string, _ func(string) (*tensor.Tensor, error)) (func(), error) {
+	rng, err := hex.DecodeString(meta["batcher.rng"])
+	if err != nil {
+		return nil, fmt.Errorf("the batcher's generator state %q: %v", meta["batcher.rng"], err)
+	}
+	pos, err := strconv.Atoi(meta["batcher.pos"])
+	if err != nil {
+		return nil, fmt.Errorf("the batcher's position %q is not a count of examples", meta["batcher.pos"])
+	}
+	s, old := datasets.BatcherState{RNG: rng, Pos: pos}, p.b.State()
+	if err := p.b.SetState(s); err != nil { // the batcher checks the state
+		return nil, err
+	}
+	_ = p.b.SetState(old) // its own state: always fits
+	return func() { _ = p.b.SetState(s) }, nil
+}
+
+// dropoutPart is the offsets of dropout layers, from which their next masks
+// follow (nn.Dropout: a mask is a function of the seed and the offset).
+type dropoutPart []*nn.Dropout
+
+func (p dropoutPart) save(meta map[string]string, _ func(string, *tensor.Tensor)) {
+	for k, d := range p {
+		meta["dropout"+strconv.Itoa(k)+".offset"] = strconv.FormatUint(d.Offset, 10)
+	}
+}
+
+func (p dropoutPart) load(meta map[string]string, _ func(string) (*tensor.Tensor, error)) (func(), error) {
+	offs := make([]uint64, len(p))
+	for k := range p {
+		key := "dropout" + strconv.Itoa(k) + ".offset"
+		var err error
+		if offs[k], err = strconv.ParseUint(meta[key], 10, 64); err != nil {
+			return nil, fmt.Errorf("dropout %d's offset %q is not a count of elements", k, meta[key])
+		}
+	}
+	return func() {
+		for k, d := range p {
+			d.Offset = offs[k]
+		}
+	}, nil
+}
+
+// floatsPart is numbers a run carries from step to step beyond the
+// parameters (an epoch's running sums), saved exactly.
+type floatsPart []namedFloat
+
+type namedFloat struct {
+	name string
+	v    *float64
+}
+
+func (p floatsPart) save(meta map[string]string, _ func(string, *tensor.Tensor)) {
+	for _, f := range p {
+		meta[f.name] = strconv.FormatFloat(*f.v, 'g', -1, 64)
+	}
+}
+
+func (p floatsPart) load(meta map[string]string, _ func(string) (*tensor.Tensor, error)) (func(), error) {
+	vals := make([]float64, len(p))
+	for k, f := range p {
+		var err error
+		if vals[k], err = strconv.ParseFloat(meta[f.name], 64); err != nil || !isFinite(vals[k]) {
+			return nil, fmt.Errorf("%s %q is not a finite number", f.name, meta[f.name])
+		}
+	}
+	return func() {
+		for k, f := range p {
+			*f.v = vals[k]
+		}
+	}, nil
+}
+
+// historyPart is the digits models' learning curves up to the epoch the
+// run stands in (for --plot): a tensor [epochs 4] of the epoch, its loss,
+// training and held-out accuracy.
+type historyPart struct{ h *[]epochStats }
+
+func (p historyPart) save(meta map[string]string, add func(string, *tensor.Tensor)) {
+	h := *p.h
+	meta["history.epochs"] = strconv.Itoa(len(h))
+	if len(h) == 0 {
+		return // no tensor of no elements
+	}
+	t := tensor.New(tensor.Float64, len(h), 4)
+	for i, e := range h {
+		copy(t.Float64s()[4*i:], []float64{float64(e.Epoch), e.Loss, e.TrainAcc, e.TestAcc})
+	}
+	add("history", t)
+}
+
+func (p historyPart) load(meta map[string]string, get func(string) (*tensor.Tensor, error)) (func(), error) {
+	n, err := strconv.Atoi(meta["history.epochs"])
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("history.epochs %q is not a count of epochs", meta["history.epochs"])
+	}
+	var h []epochStats
+	if n > 0 { // the tensor first: its size, not the metadata's count, bounds the allocation
+		t, err := get("history")
+		if err != nil {
+			return nil, fmt.Errorf("tensor %q: %v", "state.history", err)
+		}
+		if t.DType() != tensor.Float64 || !tensor.EqualShape(t.Shape(), []int{n, 4}) {
+			return nil, fmt.Errorf("tensor %q is %v%v, want float64[%d 4]", "state.history", t.DType(), t.Shape(), n)
+		}
+		v := t.Float64s()
+		h = make([]epochStats, n)
+		for i := range h {
+			r := v[4*i : 4*i+4]
+			if r[0] != float64(i+1) || !isFinite(r[1]) || !isFinite(r[2]) || !isFinite(r[3]) {
+				return nil, fmt.Errorf("tensor %q: row %d is %v, want epoch %d and finite numbers", "state.history", i, r, i+1)
+			}
+			h[i] = epochStats{Epoch: i + 1, Loss: r[1], TrainAcc: r[2], TestAcc: r[3]}
+		}
+	}
+	return func() { *p.h = h }, nil
+}
+
+// checkCheckpointFlags refuses --checkpoint without --every, --every
+// without --checkpoint, and an --every out of range.
+func checkCheckpointFlags(checkpoint string, every int) error {
+	if checkpoint != "" && every < 1 {
+		return fmt.Errorf("--checkpoint %s needs --every N ≥ 1 (save every N steps)", checkpoint)
+	}
+	if every != 0 && checkpoint == "" {
+		return fmt.Errorf("--every %d without --checkpoint PATH: say where to save", every)
+	}
+	if every < 0 || every > maxSteps {
+		return fmt.Errorf("--every %d: want an integer in [1, %d]", every, maxSteps)
+	}
+	return nil
 }
 
 // trainStateFormat names the file kind in its metadata.
@@ -52,12 +233,13 @@ func (s *trainState) save(path string) error {
 		"config": s.config,
 		"step":   strconv.Itoa(s.step),
 	}
-	rng, err := s.rng.MarshalBinary()
-	if err != nil {
-		return err
-	}
-	meta["rng"] = hex.EncodeToString(rng)
 	var ts []safetensors.Named
+	add := func(name string, t *tensor.Tensor) {
+		ts = append(ts, safetensors.Named{Name: "state." + name, Tensor: t})
+	}
+	for _, p := range s.parts {
+		p.save(meta, add)
+	}
 	for _, p := range s.model.Params() {
 		ts = append(ts, safetensors.Named{Name: "model." + p.Name, Tensor: p.Value.Tensor()})
 	}
@@ -109,15 +291,19 @@ func (s *trainState) load(path string) error {
 	if err != nil || step < 0 {
 		return bad("step %q is not a count of steps", m["step"])
 	}
-	rngBytes, err := hex.DecodeString(m["rng"])
-	var rng rand.PCG
-	if err == nil {
-		err = rng.UnmarshalBinary(rngBytes)
+	want := map[string]bool{} // the tensors of this run's state
+	get := func(name string) (*tensor.Tensor, error) {
+		want["state."+name] = true
+		return f.Tensor("state." + name)
 	}
-	if err != nil {
-		return bad("the sampler's generator state %q: %v", m["rng"], err)
+	var restores []func()
+	for _, p := range s.parts {
+		r, err := p.load(m, get)
+		if err != nil {
+			return bad("%v", err)
+		}
+		restores = append(restores, r)
 	}
-	want := map[string]bool{}
 	params := s.model.Params()
 	vals := make([]*tensor.Tensor, len(params))
 	for i, p := range params {
@@ -176,7 +362,9 @@ func (s *trainState) load(path string) error {
 	for i, p := range params {
 		p.Value.Tensor().CopyFrom(vals[i])
 	}
-	*s.rng = rng
+	for _, r := range restores {
+		r()
+	}
 	s.step = step
 	return nil
 }

@@ -85,7 +85,7 @@ func newCluster(n int) *cluster {
 // pairs at once.
 func (c *cluster) energy(x *ad.Value) *ad.Value {
 	d := ad.Sub(ad.IndexSelect(x, 0, c.i), ad.IndexSelect(x, 0, c.j)) // [P 3]
-	r2 := ad.Sum(ad.Square(d), 1)                                     // [P]
+	r2 := ad.Sum(ad.Square(d), ad.Axes(1))                            // [P]
 	s6 := ad.PowScalar(r2, -3)                                        // (σ/r)⁶
 	return ad.MulScalar(ad.Sum(ad.Sub(ad.Square(s6), s6)), 4)
 }

@@ -251,7 +251,7 @@ func (s *survey) layers(sh *shot, model func() *ad.Value) []func(*ad.Value) *ad.
 			un := ad.Add(ad.Sub(ad.MulScalar(uc, 2), up), ad.Mul(c2, ad.MatMul(s.lap, uc)))
 			un = ad.Add(un, ad.MulScalar(sh.onehot, w))
 			r := ad.Sub(ad.IndexSelect(un, 0, recs), d) // the two receivers' residuals
-			j = ad.Add(j, ad.MulScalar(ad.SumKeepDims(ad.Square(r), 0), 0.5*s.dt))
+			j = ad.Add(j, ad.MulScalar(ad.Sum(ad.Square(r), ad.Axes(0), ad.KeepDims), 0.5*s.dt))
 			return ad.Concat(0, uc, un, j)
 		}
 	}

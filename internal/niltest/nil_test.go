@@ -52,6 +52,7 @@ func TestNilAndZeroArguments(t *testing.T) {
 		"optim.NewAdam(nil, zero)":    func() error { optim.NewAdam(nil, optim.AdamConfig{}); return nil },
 		"optim.NewSGD(nil, zero)":     func() error { optim.NewSGD(nil, optim.SGDConfig{}); return nil },
 		"datasets.NewBatcher(0, 0)":   func() error { datasets.NewBatcher(0, 0, true, 0); return nil },
+		"Batcher.SetState(zero)":      func() error { return datasets.NewBatcher(2, 1, true, 0).SetState(datasets.BatcherState{}) },
 		"datasets.GatherRows(nil)":    func() error { datasets.GatherRows(nil, nil, nil); return nil },
 		"datasets.NewCharVocab(\"\")": func() error { datasets.NewCharVocab(""); return nil },
 		"mcmc.Sample(nil, nil)":       func() error { _, err := mcmc.Sample(nil, nil); return err },
