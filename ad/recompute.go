@@ -354,7 +354,7 @@ func closedOver(y *Value, skip map[*Value]bool) []*Value {
 // standIn returns a leaf sharing v's data and tangent: a Var (so that a
 // sweep can return its gradient) when req, a constant otherwise.
 func standIn(v *Value, req bool) *Value {
-	s := &Value{requires: req}
+	s := &Value{marks: marks{requires: req}}
 	s.t = v.t
 	if req {
 		s.gs = &leafState{}

@@ -132,12 +132,12 @@ func TestRecomputeSelectiveBits(t *testing.T) {
 					ckptBits(t, "selective", got[i], ref[i])
 				}
 				if saved > prev || saved < fullSaved {
-					t.Errorf("%v fused=%v keep %#x: saved %d bytes, want within [%d (Checkpoint), %d (the policy keeping more)]", dt, fused, keep, saved, fullSaved, prev)
+					t.Errorf("%v fused=%v keep %#x: saved %d bytes, want within [%d (a full Recompute), %d (the Keep keeping more)]", dt, fused, keep, saved, fullSaved, prev)
 				}
 				prev = saved
 			}
 			if prev != fullSaved {
-				t.Errorf("%v: keeping nothing saves %d bytes, Checkpoint %d", dt, prev, fullSaved)
+				t.Errorf("%v: keeping nothing saves %d bytes, a full Recompute %d", dt, prev, fullSaved)
 			}
 		}
 	}
