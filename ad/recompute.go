@@ -285,10 +285,10 @@ func (c *recomputation) node(xs []*Value, res *Value, params []*Value) *Value {
 					return c.reverseVJP(k, reqs, params, ins, out, g)
 				}
 			}
-			return checkpointVJP(c, k, reqs, params, ins, out, g)
+			return recomputeVJP(c, k, reqs, params, ins, out, g)
 		},
 		JVP: func(ins []*Value, _ *Value, ts []*Value) *Value {
-			return checkpointJVP(f, k, params, ins, ts)
+			return recomputeJVP(f, k, params, ins, ts)
 		},
 		ownsResults: true,
 		sel:         c.sel,
@@ -364,21 +364,21 @@ func standIn(v *Value, req bool) *Value {
 	return s
 }
 
-// checkpointVJP recomputes f and sweeps the recording with g. ins holds the
+// recomputeVJP recomputes f and sweeps the recording with g. ins holds the
 // k inputs and then the closed-over Vars params, as the sweep passes them:
 // detached twins, or the recorded originals when the sweep is itself
 // recorded (or g requires a gradient), in which case the cotangents must be
 // differentiable functions of them: they are then computed by a checkpoint
 // of the gradient computation itself (its operands are xs and g, so a
 // second sweep recomputes and differentiates the recorded first one).
-func checkpointVJP(c *recomputation, k int, reqs []bool, params, ins []*Value, out, g *Value) []*Value {
+func recomputeVJP(c *recomputation, k int, reqs []bool, params, ins []*Value, out, g *Value) []*Value {
 	name, f := c.name, c.f
 	create := g.requires
 	for _, x := range ins {
 		create = create || x.requires
 	}
 	if create {
-		return checkpointVJPRecorded(c, k, reqs, params, ins, out, g)
+		return recomputeVJPRecorded(c, k, reqs, params, ins, out, g)
 	}
 	zs := make([]*Value, k)
 	for i := range zs {
@@ -464,11 +464,11 @@ func gradTargets(zs []*Value, reqs []bool, params []*Value) (targets []*Value, a
 	return targets, at
 }
 
-// checkpointVJPRecorded is checkpointVJP for a recorded sweep: the
+// recomputeVJPRecorded is recomputeVJP for a recorded sweep: the
 // cotangents are one checkpoint of h(xs, g) = the flattened, concatenated
 // gradients, split afterwards (one checkpoint per cotangent when their
 // dtypes differ).
-func checkpointVJPRecorded(c *recomputation, k int, reqs []bool, params, ins []*Value, out, g *Value) []*Value {
+func recomputeVJPRecorded(c *recomputation, k int, reqs []bool, params, ins []*Value, out, g *Value) []*Value {
 	name, f := c.name, c.f
 	gs := make([]*Value, len(ins))
 	var shapes [][]int
@@ -541,11 +541,11 @@ func checkpointVJPRecorded(c *recomputation, k int, reqs []bool, params, ins []*
 	return gs
 }
 
-// checkpointJVP runs f once more with the tangents ts beside the inputs
+// recomputeJVP runs f once more with the tangents ts beside the inputs
 // (ins: the k inputs, then the closed-over Vars, without their tangents)
 // and returns the output's tangent. The closed-over Vars carry their own
 // tangents (HVPVars), of the evaluation the new ones join.
-func checkpointJVP(f func([]*Value) *Value, k int, params, ins, ts []*Value) *Value {
+func recomputeJVP(f func([]*Value) *Value, k int, params, ins, ts []*Value) *Value {
 	lvl := levelOf("checkpoint", params...)
 	if lvl == nil {
 		lvl = newLevel(0)
