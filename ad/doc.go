@@ -321,8 +321,11 @@
 // in the table, not tested by the engine: a row's flags (view: its output
 // views its operand; foreign: its output and its VJP's results are the
 // user's, never the sweep's to take; tentative: ReLU's keep settles at its
-// first consumer), and interfaces its attributes implement (keeper for
-// what a node keeps beyond its slots, namer for a Func's own name).
+// first consumer; keptForward and keptForwardN: the forwards a selective
+// checkpoint runs for the rows whose outputs it keeps), and interfaces its
+// attributes implement (keeper for what a node keeps beyond its slots,
+// namer for a Func's own name, voucher for a checkpoint's Func whose VJP
+// hands over buffers its own sweep held alone).
 //
 // Design note: reusing a cotangent's storage. A VJP that reads its
 // cotangent g once may write its result into g's storage instead of a new

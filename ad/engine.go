@@ -186,10 +186,10 @@ func record(r *rule, at attrs, x, y *Value) (*Value, *node) {
 	if x.slot != nil || (y != nil && y.slot != nil) { // else no arena: arenaOf's common case, without the call
 		a = arenaOf(r.name, x, y)
 	}
-	kr := r // the rule whose kernel runs: a selective checkpoint's for a kept matmul
+	kr := r // the rule whose kernel runs: a selective checkpoint's for a kept row
 	var sr *selRun
-	if r == matmulRow {
-		kr, sr = matmulKernel(r, a == nil)
+	if r.keptForward != nil {
+		kr, sr = r.keptForward(r, a == nil)
 	}
 	if a != nil {
 		out, n = a.alloc(req)
@@ -306,13 +306,9 @@ func applyN(r *rule, at attrs, xs []*Value) *Value {
 		ts = append(ts, &x.t)
 	}
 	var sr *selRun
-	if selActive.Load() != 0 && (r == &sdpaRow || r == &linearRule) { // a selective checkpoint's kernel for a kept row
+	if r.keptForwardN != nil && selActive.Load() != 0 { // a selective checkpoint's kernel for a kept row
 		var fwd func(*tensor.Tensor, attrs, []*tensor.Tensor)
-		if r == &sdpaRow {
-			fwd, sr = sdpaForward(r, out.slot == nil)
-		} else {
-			fwd, sr = linearForward(out.slot == nil)
-		}
+		fwd, sr = r.keptForwardN(r, out.slot == nil)
 		fwd(&out.t, at, ts)
 	} else {
 		r.forwardN(&out.t, at, ts)
@@ -1091,8 +1087,8 @@ func decideOwnership(n *node, g *Value, fin, pre []*Value) (recycleG bool) {
 	// A Func of this package (a checkpoint) may vouch for its results: it
 	// marks those that a sweep of its own held alone.
 	vouched := false
-	if f, ok := n.at.(*funcAttrs); ok && f.fn.ownsResults {
-		vouched = true
+	if v, ok := n.at.(voucher); ok {
+		vouched = v.vouches()
 	}
 	claim := func(v *Value) bool { return (!user && v.fresh) || (vouched && v.owned) }
 	unique := func(v *Value, j int) bool {

@@ -162,6 +162,13 @@ func opName(r *rule, at attrs) string {
 
 func (a *funcAttrs) opName() string { return a.fn.opName() }
 
+// voucher is implemented by the attributes of a row whose VJP may vouch
+// for its results: those it marks owned, a sweep of its own held alone
+// (see decideOwnership).
+type voucher interface{ vouches() bool }
+
+func (a *funcAttrs) vouches() bool { return a.fn.ownsResults }
+
 // funcVJP runs a Func's VJP and checks what it returns.
 func (c *vjpCtx) funcVJP(g *Value) []*Value {
 	at := c.n.at.(*funcAttrs)

@@ -257,6 +257,14 @@ type rule struct {
 	// batch is the row's batching rule (see batchCtx): the op applied to
 	// operands that stand for batches inside Vmap. nil: Vmap refuses the op.
 	batch func(c *batchCtx) *Value
+	// keptForward, for a row whose outputs a selective checkpoint keeps
+	// (matmul), returns the rule whose forward the recording path runs
+	// while one runs on this goroutine (see selective.go), and the run; r
+	// itself and nil otherwise. heap says the output's storage is the
+	// heap's. keptForwardN is the same for a variadic row (Linear,
+	// attention), giving its forwardN.
+	keptForward  func(r *rule, heap bool) (*rule, *selRun)
+	keptForwardN func(r *rule, heap bool) (func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor), *selRun)
 	// tentative marks a row whose node settles what it keeps only when its
 	// output's first consumer is recorded: ReLU, which keeps a 1-bit mask
 	// unless a consumer saves its output anyway (see settleRelu).

@@ -83,10 +83,15 @@ type selRun struct {
 	prev   *selRun
 }
 
-// matmulRow is the matmul row, which record compares rules with.
-var matmulRow *rule
-
-func init() { matmulRow = row(opMatMul) } // after rules.go's init sets the table
+// The rows whose outputs a selective checkpoint keeps declare it in the
+// table: their kept forwards are set here, after the table is built.
+func init() {
+	table[opMatMul].keptForward = matmulKernel
+	sdpaRow.keptForwardN = sdpaForward
+	linearRule.keptForwardN = func(_ *rule, heap bool) (func(*tensor.Tensor, attrs, []*tensor.Tensor), *selRun) {
+		return linearForward(heap)
+	}
+}
 
 var (
 	selActive atomic.Int32 // runs in progress, on any goroutine
