@@ -62,7 +62,7 @@
 //	x.grad, optimizer.zero_grad()              x.Grad(), x.ZeroGrad() (or the optimizer's ZeroGrad)
 //	x.retain_grad(), x.register_hook(h)        x.RetainGrad(), x.RegisterHook(h)
 //	torch.autograd.set_detect_anomaly(True)    DetectAnomaly(x), Options.DetectAnomaly
-//	torch.utils.checkpoint.checkpoint(f, x)    Checkpoint(f, xs...)
+//	torch.utils.checkpoint.checkpoint(f, x)    checkpoint.Run(checkpoint.Full, layers, x); Recompute{F: f}.Apply(xs...)
 //	torch.autograd.functional.jvp, jax.jvp     JVP(f, xs, vs), or fn.JVP to nest
 //	torch.autograd.functional.hessian          Hessian, HVP; fn.Hessian to nest
 //	torch.func.vmap, jax.vmap                  fn.Vmap
@@ -208,23 +208,25 @@
 //
 // # Memory for compute: checkpointing
 //
-// Checkpoint(f, xs...) runs f without recording and records one node that
-// saves only f's operands; the backward pass runs f again, recorded, and
-// sweeps that recording. Recomputation is exact (the same kernels in the
-// same order; dropout's mask is a function of its seed and offset), so the
-// gradients are bit for bit those of the plain graph; double backward and
-// forward mode go through a checkpoint too. CheckpointSequential splits a
-// list of layers into segments as PyTorch's checkpoint_sequential does;
-// CheckpointChain and CheckpointLayers run a chain of n steps with s
-// snapshots on the binomial (Revolve) schedule, which recomputes the fewest
-// steps possible (RevolveSteps gives the count); CheckpointBudget chooses
-// what to keep so that what is saved stays under a budget in bytes.
-// ReversibleSequence chains additive-coupling blocks whose backward pass
-// rebuilds each block's input from its output: memory flat in depth.
-// CheckpointSelective(f, keep, xs...) is selective recomputation: the
-// outputs of the ops keep names (products, Linear, attention) are kept from
-// the forward pass and only the other ops of f run again (its design note,
-// in selective.go, says how the kept ops are recognised while f runs).
+// Package checkpoint holds the schedules (Full, Segments, Binomial,
+// Budget, Selective, Reversible) behind one entry point, checkpoint.Run.
+// They are built on one building block here, Recompute: a function
+// recorded as one node that saves only its operands; the backward pass
+// runs it again, recorded, and sweeps that recording (or follows a
+// schedule of its own, Recompute.Reverse, whose Sweep.Step records and
+// sweeps one piece at a time; Eval and Trace are a schedule's unrecorded
+// forward pass). Recomputation is exact (the same kernels in the same order;
+// dropout's mask is a function of its seed and offset), so the gradients
+// are bit for bit those of the plain graph; double backward and forward
+// mode go through the node too. Recompute.Keep makes it selective: the
+// outputs of the ops Keep names (products, Linear, attention) are kept
+// from the forward pass and only the other ops run again (its design
+// note, in selective.go, says how the kept ops are recognised while the
+// function runs). Recompute stays in this package because it hands the
+// gradients its sweeps held alone to the enclosing sweep without a copy,
+// runs forward mode at a new level, swaps the kept rows' kernels and
+// checks the recomputation against the first run's output: none of that
+// is public API.
 //
 // # Per-example gradients
 //

@@ -38,3 +38,7 @@ func RulesWithoutBatching() []string {
 	}
 	return names
 }
+
+// GradCopies returns how many gradients accumulate has copied into a
+// buffer of its own so far.
+func GradCopies() int64 { return gradCopies.Load() }

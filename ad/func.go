@@ -46,7 +46,7 @@ type Func struct {
 	// owned set as its own (a checkpoint's, which a sweep of its own held
 	// alone); a user's Func never sets it.
 	ownsResults bool
-	// sel is a selective checkpoint's state (see CheckpointSelective): the
+	// sel is a selective checkpoint's state (see Recompute.Keep): the
 	// outputs its node keeps, which Stats counts and a release drops.
 	sel *selective
 }

@@ -102,12 +102,12 @@ func TestCheckpointClosedOverConstWritten(t *testing.T) {
 	for _, create := range []bool{false, true} {
 		c.Set(2, 0)
 		x := ad.Var(tensor.FromFloat64([]float64{1, 1}, 2))
-		y := ad.Checkpoint(f, x)
+		y := ad.Recompute{Name: "checkpoint", F: f}.Apply(x)
 		g, err := ad.GradOpts(y, []*ad.Value{x}, ad.Options{CreateGraph: create})
 		if err != nil || !slices.Equal(g[0].Data(), []float64{4, 6}) {
 			t.Fatalf("create=%v: unchanged constant: %v, %v", create, g, err)
 		}
-		y = ad.Checkpoint(f, x)
+		y = ad.Recompute{Name: "checkpoint", F: f}.Apply(x)
 		c.Set(100, 0)
 		g, err = ad.GradOpts(y, []*ad.Value{x}, ad.Options{CreateGraph: create})
 		if !errors.Is(err, ad.ErrModifiedInPlace) || !strings.Contains(err.Error(), "checkpoint") {

@@ -9,8 +9,18 @@ import (
 	"github.com/adjointgo/adjoint/tensor"
 )
 
-// Keep names the ops whose outputs CheckpointSelective keeps: the
-// expensive ones, whose recomputation would cost most of a forward pass.
+// Keep names the ops whose outputs a selective recomputation
+// (Recompute.Keep, checkpoint.Selective) keeps: the expensive ones, whose
+// recomputation would cost most of a forward pass. The memory saved for the
+// backward pass is then the operands plus the kept outputs, where a full
+// recomputation keeps the operands alone and no checkpoint keeps what every
+// op's VJP reads (a norm's input, an activation's input and output, the
+// operands of every product); the time added is one forward pass of the
+// cheap ops only. A kept op that the first pass could not keep whole (a
+// Linear with a GELU whose pre-activation it did not need because nothing
+// required a gradient then) is computed again. The gradients are bit for
+// bit those of a full recomputation and of none: a kept output is the one
+// the same kernel wrote.
 type Keep uint8
 
 const (
@@ -27,35 +37,6 @@ const (
 	// additions, reshapes) recomputed.
 	KeepExpensive = KeepMatMul | KeepLinear | KeepAttention
 )
-
-// CheckpointSelective is Checkpoint with selective recomputation: the
-// outputs of the ops keep names are kept from the forward pass, and only
-// the other ops of f run again when the backward pass reaches the node.
-// The memory saved for the backward pass is xs plus the kept outputs, where
-// Checkpoint keeps xs alone and no checkpoint keeps what every op's VJP
-// reads (a norm's input, an activation's input and output, the operands of
-// every product); the time added is one forward pass of the cheap ops
-// only, where Checkpoint adds a whole forward pass.
-//
-// The kept ops are matched in the order f calls them: f must call the same
-// ops in the same order every time (as Checkpoint requires it to compute
-// the same values), else the recomputation panics with an *Error wrapping
-// ErrFunc that names the first op that differs. A kept op that the first
-// pass could not keep whole (a Linear with a GELU whose pre-activation it
-// did not need because nothing required a gradient then) is computed
-// again. The gradients are bit for bit those of Checkpoint and of no
-// checkpoint: a kept output is the one the same kernel wrote.
-//
-// Everything Checkpoint supports works here: double backward, forward
-// mode, closed-over Vars, Arena operands. Ops f runs on goroutines of its
-// own are not kept (they run again).
-func CheckpointSelective(f func(xs []*Value) *Value, keep Keep, xs ...*Value) *Value {
-	if keep&^KeepExpensive != 0 {
-		panic(&Error{Op: "checkpoint_selective", Err: ErrArgument, Msg: fmt.Sprintf("unknown Keep bits %#x (use KeepMatMul, KeepLinear, KeepAttention or KeepExpensive)", uint8(keep&^KeepExpensive))})
-	}
-	s := &selective{keep: keep}
-	return checkpointWith("checkpoint_selective", func(in []*Value) *Value { return s.run(f, in) }, xs, s)
-}
 
 // Design note. A selective checkpoint must recognise, while f runs again,
 // the ops it kept the outputs of. Ops know nothing of the checkpoint that
@@ -77,6 +58,7 @@ func CheckpointSelective(f func(xs []*Value) *Value, keep Keep, xs ...*Value) *V
 // selective is the state of one selective checkpoint: what it keeps, and
 // the kept outputs in the order f computed them.
 type selective struct {
+	name     string // the node's, for errors
 	keep     Keep
 	kept     []keptOut
 	recorded bool // the first run finished: the runs after it replay
@@ -159,7 +141,7 @@ func (s *selective) run(f func([]*Value) *Value, xs []*Value) *Value {
 	if !r.replay {
 		s.recorded = true
 	} else if r.next != len(s.kept) {
-		panic(&Error{Op: "checkpoint_selective", Err: ErrFunc, Msg: fmt.Sprintf("the recomputed function called %d kept ops where the first pass called %d; a checkpointed function must call the same ops every time", r.next, len(s.kept))})
+		panic(&Error{Op: s.name, Err: ErrFunc, Msg: fmt.Sprintf("the recomputed function called %d kept ops where the first pass called %d; a checkpointed function must call the same ops every time", r.next, len(s.kept))})
 	}
 	return y
 }
@@ -186,11 +168,11 @@ func (r *selRun) take(op string, d tensor.DType, shape []int) *keptOut {
 	i := r.next
 	r.next++
 	if i >= len(r.s.kept) {
-		panic(&Error{Op: "checkpoint_selective", Err: ErrFunc, Msg: fmt.Sprintf("the recomputed function called more kept ops than the first pass (%d); a checkpointed function must call the same ops every time", len(r.s.kept))})
+		panic(&Error{Op: r.s.name, Err: ErrFunc, Msg: fmt.Sprintf("the recomputed function called more kept ops than the first pass (%d); a checkpointed function must call the same ops every time", len(r.s.kept))})
 	}
 	k := &r.s.kept[i]
 	if k.op != op || k.out.DType() != d || !tensor.EqualShape(k.out.Shape(), shape) {
-		panic(&Error{Op: "checkpoint_selective", Err: ErrFunc, Msg: fmt.Sprintf("kept op %d was %s giving %s%v in the first pass and is %s giving %s%v when recomputed; a checkpointed function must call the same ops every time",
+		panic(&Error{Op: r.s.name, Err: ErrFunc, Msg: fmt.Sprintf("kept op %d was %s giving %s%v in the first pass and is %s giving %s%v when recomputed; a checkpointed function must call the same ops every time",
 			i, k.op, k.out.DType(), k.out.Shape(), op, d, shape)})
 	}
 	return k

@@ -74,17 +74,17 @@ func (b *selBlock) forward(xs []*ad.Value) *ad.Value {
 	return ad.Add(x, ad.MatMul(h, b.w2))
 }
 
-// selRuns are the three ways to run the blocks: plain, Checkpoint, and
-// CheckpointSelective with the policy keep.
+// selRuns are the three ways to run the blocks: plain, a Recompute, and a
+// selective Recompute keeping keep.
 func selRun(blocks []*selBlock, x *ad.Value, mode string, keep ad.Keep) *ad.Value {
 	for _, b := range blocks {
 		switch mode {
 		case "plain":
 			x = b.forward([]*ad.Value{x})
 		case "full":
-			x = ad.Checkpoint(b.forward, x)
+			x = ad.Recompute{F: b.forward}.Apply(x)
 		default:
-			x = ad.CheckpointSelective(b.forward, keep, x)
+			x = ad.Recompute{F: b.forward, Keep: keep}.Apply(x)
 		}
 	}
 	return x
@@ -110,12 +110,12 @@ func selGrads(t *testing.T, blocks []*selBlock, xt *tensor.Tensor, mode string, 
 	return out, saved
 }
 
-// TestCheckpointSelectiveBits: the gradients through selective checkpoints
-// (every policy, fused and unfused GELU, float32 and float64) are bit for
-// bit those of no checkpoint and of Checkpoint, and the saved bytes lie
-// between Checkpoint's and no checkpoint's, falling as the policy keeps
-// less.
-func TestCheckpointSelectiveBits(t *testing.T) {
+// TestRecomputeSelectiveBits: the gradients through selective checkpoints
+// (every Keep, fused and unfused GELU, float32 and float64) are bit for
+// bit those of no checkpoint and of a full Recompute, and the saved bytes
+// lie between the full Recompute's and no checkpoint's, falling as Keep
+// keeps less.
+func TestRecomputeSelectiveBits(t *testing.T) {
 	for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
 		for _, fused := range []bool{false, true} {
 			blocks := []*selBlock{newSelBlock(dt, 8, 1, fused), newSelBlock(dt, 8, 2, fused)}
@@ -132,26 +132,26 @@ func TestCheckpointSelectiveBits(t *testing.T) {
 					ckptBits(t, "selective", got[i], ref[i])
 				}
 				if saved > prev || saved < fullSaved {
-					t.Errorf("%v fused=%v keep %#x: saved %d bytes, want within [%d (Checkpoint), %d (the policy keeping more)]", dt, fused, keep, saved, fullSaved, prev)
+					t.Errorf("%v fused=%v keep %#x: saved %d bytes, want within [%d (a full Recompute), %d (the Keep keeping more)]", dt, fused, keep, saved, fullSaved, prev)
 				}
 				prev = saved
 			}
 			if prev != fullSaved {
-				t.Errorf("%v: keeping nothing saves %d bytes, Checkpoint %d", dt, prev, fullSaved)
+				t.Errorf("%v: keeping nothing saves %d bytes, a full Recompute %d", dt, prev, fullSaved)
 			}
 		}
 	}
 }
 
-// TestCheckpointSelectiveUsesKept: the recomputation reads the kept
+// TestRecomputeSelectiveUsesKept: the recomputation reads the kept
 // outputs instead of running the kept ops again: a kept output changed
 // between the passes changes the gradient (the test's way to see that the
 // kernel was skipped), and the kept tensors are those of the kept ops.
-func TestCheckpointSelectiveUsesKept(t *testing.T) {
+func TestRecomputeSelectiveUsesKept(t *testing.T) {
 	b := newSelBlock(tensor.Float64, 8, 3, false)
 	xt := randInput(tensor.Float64, 8, 2, 5, 8)
 	x := ad.Var(xt)
-	y := ad.CheckpointSelective(b.forward, ad.KeepExpensive, x)
+	y := ad.Recompute{F: b.forward, Keep: ad.KeepExpensive}.Apply(x)
 	kept := ad.KeptOutputs(y)
 	// Q, K, V, attention, Out, the first MLP Linear, the MatMul.
 	if len(kept) != 7 {
@@ -165,7 +165,7 @@ func TestCheckpointSelectiveUsesKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	x2 := ad.Var(xt)
-	y2 := ad.CheckpointSelective(b.forward, ad.KeepExpensive, x2)
+	y2 := ad.Recompute{F: b.forward, Keep: ad.KeepExpensive}.Apply(x2)
 	kept = ad.KeptOutputs(y2)
 	affine(kept[5], 2, 0) // the first MLP Linear's output, which GELU reads when recomputed
 	got, err := ad.Grad(ad.Sum(ad.Square(y2)), b.w2)
@@ -177,10 +177,10 @@ func TestCheckpointSelectiveUsesKept(t *testing.T) {
 	}
 }
 
-// TestCheckpointSelectiveHigher: double backward (HVPReverse), forward
+// TestRecomputeSelectiveHigher: double backward (HVPReverse), forward
 // mode (JVP) and a second sweep (RetainGraph) through selective
 // checkpoints equal the plain network's.
-func TestCheckpointSelectiveHigher(t *testing.T) {
+func TestRecomputeSelectiveHigher(t *testing.T) {
 	blocks := []*selBlock{newSelBlock(tensor.Float64, 8, 4, true), newSelBlock(tensor.Float64, 8, 5, false)}
 	xt := randInput(tensor.Float64, 9, 2, 4, 8)
 	var wrt []*ad.Value
@@ -229,9 +229,9 @@ func TestCheckpointSelectiveHigher(t *testing.T) {
 	}
 }
 
-// TestCheckpointSelectiveMisuse: a function that takes another path when
+// TestRecomputeSelectiveMisuse: a function that takes another path when
 // recomputed, and unknown Keep bits, are errors naming the checkpoint.
-func TestCheckpointSelectiveMisuse(t *testing.T) {
+func TestRecomputeSelectiveMisuse(t *testing.T) {
 	b := newSelBlock(tensor.Float64, 8, 6, false)
 	calls := 0
 	flaky := func(xs []*ad.Value) *ad.Value {
@@ -242,7 +242,7 @@ func TestCheckpointSelectiveMisuse(t *testing.T) {
 		return b.forward(xs)
 	}
 	x := ad.Var(randInput(tensor.Float64, 11, 2, 5, 8))
-	y := ad.CheckpointSelective(flaky, ad.KeepExpensive, x)
+	y := ad.Recompute{F: flaky, Keep: ad.KeepExpensive}.Apply(x)
 	_, err := ad.Grad(ad.Sum(y), x)
 	var e *ad.Error
 	if !errors.Is(err, ad.ErrFunc) || !errors.As(err, &e) {
@@ -250,16 +250,16 @@ func TestCheckpointSelectiveMisuse(t *testing.T) {
 	}
 	t.Log(err)
 
-	err = ad.Try(func() { ad.CheckpointSelective(b.forward, ad.Keep(0x80), x) })
+	err = ad.Try(func() { ad.Recompute{F: b.forward, Keep: ad.Keep(0x80)}.Apply(x) })
 	if !errors.Is(err, ad.ErrArgument) {
 		t.Fatalf("unknown Keep bits: %v, want ErrArgument", err)
 	}
 }
 
-// TestCheckpointSelectiveConcurrent: selective checkpoints recorded and
+// TestRecomputeSelectiveConcurrent: selective checkpoints recorded and
 // swept on several goroutines at once keep apart (each run is its
 // goroutine's), with plain recordings running beside them.
-func TestCheckpointSelectiveConcurrent(t *testing.T) {
+func TestRecomputeSelectiveConcurrent(t *testing.T) {
 	blocks := []*selBlock{newSelBlock(tensor.Float64, 8, 7, false), newSelBlock(tensor.Float64, 8, 8, true)}
 	xt := randInput(tensor.Float64, 12, 2, 5, 8)
 	ref, _ := selGrads(t, blocks, xt, "plain", 0)
@@ -292,16 +292,16 @@ func TestCheckpointSelectiveConcurrent(t *testing.T) {
 	}
 }
 
-// TestCheckpointSelectiveStaleArena: a checkpoint (selective or not)
+// TestRecomputeSelectiveStaleArena: a checkpoint (selective or not)
 // recorded on an Arena's value and swept after the arena's Reset is an
 // ErrStale error naming the stale operand (it used to be reported as a
 // write in place), never a gradient from the next step's data.
-func TestCheckpointSelectiveStaleArena(t *testing.T) {
+func TestRecomputeSelectiveStaleArena(t *testing.T) {
 	b := newSelBlock(tensor.Float32, 8, 9, false)
 	var ar ad.Arena
 	for name, ckpt := range map[string]func(x *ad.Value) *ad.Value{
-		"selective": func(x *ad.Value) *ad.Value { return ad.CheckpointSelective(b.forward, ad.KeepExpensive, x) },
-		"plain":     func(x *ad.Value) *ad.Value { return ad.Checkpoint(b.forward, x) },
+		"selective": func(x *ad.Value) *ad.Value { return ad.Recompute{F: b.forward, Keep: ad.KeepExpensive}.Apply(x) },
+		"plain":     func(x *ad.Value) *ad.Value { return ad.Recompute{F: b.forward}.Apply(x) },
 	} {
 		ar.Reset()
 		loss := ad.Sum(ad.Square(ckpt(ar.Const(randInput(tensor.Float32, 13, 2, 5, 8)))))

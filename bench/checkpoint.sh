@@ -5,9 +5,9 @@
 #
 #   bench/checkpoint.sh        # needs PyTorch: apt-get install -y python3-torch
 #
-# Go side: BenchmarkDeepMLP/{none,sqrt,budget5MiB,binomial} in ./ad, one
+# Go side: BenchmarkDeepMLP/{none,sqrt,budget5MiB,binomial} in ./checkpoint, one
 # forward and backward pass each, with its saved-bytes metric (see deepStep
-# in ad/deepmlp_bench_test.go). PyTorch side: bench/torch_checkpoint.py
+# in checkpoint/deepmlp_bench_test.go). PyTorch side: bench/torch_checkpoint.py
 # (none, and checkpoint_sequential with 10 segments: PyTorch has no eager
 # budget or binomial schedule). The two sides alternate for ROUNDS rounds,
 # each variant in its own process after warm-up steps, in an order that
@@ -40,7 +40,7 @@ if ! "$PY" -c 'import torch' 2>/dev/null; then
 fi
 bench_header
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 GOMAXPROCS=1
-go test -c -o "$tmp/ad.test" ./ad
+go test -c -o "$tmp/checkpoint.test" ./checkpoint
 # Each variant runs in its own process, and the order rotates every round:
 # the first steps of a process run slower on both sides.
 govars=(none sqrt budget5MiB binomial)
@@ -49,7 +49,7 @@ for r in $(seq "$ROUNDS"); do
 	for i in "${!govars[@]}"; do
 		v="${govars[$(((i + r) % ${#govars[@]}))]}"
 		/usr/bin/time -a -o "$tmp/rss.txt" -f "adjoint $v %M" \
-			"$tmp/ad.test" -test.run '^$' -test.bench "^BenchmarkDeepMLP\$/^$v\$" -test.benchtime "$BENCHTIME" -test.count "$GOCOUNT" -test.cpu 1 >>"$tmp/go.txt"
+			"$tmp/checkpoint.test" -test.run '^$' -test.bench "^BenchmarkDeepMLP\$/^$v\$" -test.benchtime "$BENCHTIME" -test.count "$GOCOUNT" -test.cpu 1 >>"$tmp/go.txt"
 	done
 	for i in "${!pyvars[@]}"; do
 		v="${pyvars[$(((i + r) % ${#pyvars[@]}))]}"

@@ -1,4 +1,4 @@
-"""PyTorch side of BenchmarkDeepMLP (ad/deepmlp_bench_test.go): one
+"""PyTorch side of BenchmarkDeepMLP (checkpoint/deepmlp_bench_test.go): one
 forward and backward pass of a 100-layer MLP, h <- tanh(h @ W_i) on a
 64x1024 float32 batch (1024x1024 weights), loss h.sum(), one thread, with
 and without torch.utils.checkpoint.checkpoint_sequential (10 segments, the

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/checkpoint"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -40,7 +41,7 @@ const (
 	// RecomputeNone saves what every op's VJP reads: the most memory, no
 	// extra time.
 	RecomputeNone Recompute = iota
-	// RecomputeSelective runs the block as an ad.CheckpointSelective that
+	// RecomputeSelective runs the block under checkpoint.Selective, which
 	// keeps the outputs of the products and the attention (ad.KeepExpensive)
 	// and recomputes the norms, the GELU and the residual additions when the
 	// backward pass reaches the block (Korthikanti et al.'s selective
@@ -48,7 +49,7 @@ const (
 	// (not fused into it), so that the kept FC output is the pre-activation
 	// alone; the losses differ from RecomputeNone's by that rounding.
 	RecomputeSelective
-	// RecomputeFull runs the block as an ad.Checkpoint: only its input is
+	// RecomputeFull runs the block under checkpoint.Full: only its input is
 	// saved, and the whole block runs again in the backward pass (one more
 	// forward pass of every block).
 	RecomputeFull
@@ -121,9 +122,9 @@ func (b *TransformerBlock) Forward(x *ad.Value) *ad.Value {
 		if keep == 0 {
 			keep = ad.KeepExpensive
 		}
-		return ad.CheckpointSelective(func(xs []*ad.Value) *ad.Value { return b.forward(xs[0], false) }, keep, x)
+		return checkpoint.Run(checkpoint.Selective(keep), []func(*ad.Value) *ad.Value{func(x *ad.Value) *ad.Value { return b.forward(x, false) }}, x)
 	case RecomputeFull:
-		return ad.Checkpoint(func(xs []*ad.Value) *ad.Value { return b.forward(xs[0], true) }, x)
+		return checkpoint.Run(checkpoint.Full, []func(*ad.Value) *ad.Value{func(x *ad.Value) *ad.Value { return b.forward(x, true) }}, x)
 	}
 	panic(&Error{Op: "transformer block", Err: ErrConfig, Msg: fmt.Sprintf("unknown Recompute %d (use RecomputeNone, RecomputeSelective or RecomputeFull)", b.Recompute)})
 }

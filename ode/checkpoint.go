@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/checkpoint"
 )
 
 // plan is the step grid of a solve and where its outputs fall in it: step
@@ -64,7 +65,7 @@ func (p *problem) plan(y0 *ad.Value, ps []*ad.Value, st *Stats) *plan {
 }
 
 // checkpointed is the Checkpoint form of the forward pass: the steps
-// between outputs run as ad.CheckpointLayers chains, and an output inside a
+// between outputs run under checkpoint.Binomial, and an output inside a
 // DOPRI5 step is that step's continuous extension, recorded.
 func (p *problem) checkpointed(y0 *ad.Value, ps []*ad.Value, st *Stats) []*ad.Value {
 	consts := make([]*ad.Value, len(ps))
@@ -98,7 +99,7 @@ func (p *problem) checkpointed(y0 *ad.Value, ps []*ad.Value, st *Stats) []*ad.Va
 			if snaps == 0 {
 				snaps = int(math.Ceil(math.Sqrt(float64(len(layers)))))
 			}
-			cur, at = ad.CheckpointLayers(layers, cur, snaps), s
+			cur, at = checkpoint.Run(checkpoint.Binomial(snaps), layers, cur), s
 		}
 		if pl.theta[j] == 0 {
 			outs[j] = cur

@@ -49,9 +49,9 @@
 //   - Backprop records every step of the forward solve and sweeps the
 //     recording: the exact derivative of the computed solution, in memory
 //     that grows with the steps.
-//   - Checkpoint runs the steps between output times as
-//     ad.CheckpointLayers chains, reversed on the binomial (Revolve)
-//     schedule with Options.Snapshots stored states.
+//   - Checkpoint runs the steps between output times under
+//     checkpoint.Binomial, reversed on the binomial (Revolve) schedule
+//     with Options.Snapshots stored states.
 //
 // The adjoint's gradients are those of the exact solution, to the solver's
 // accuracy; Backprop's and Checkpoint's are the exact derivatives of the

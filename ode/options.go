@@ -58,12 +58,12 @@ const (
 	// recording: the exact derivative of the computed solution (step sizes
 	// held fixed), in memory that grows with the number of steps.
 	Backprop
-	// Checkpoint is Backprop through ad.CheckpointLayers: the steps between
+	// Checkpoint is Backprop through checkpoint.Binomial: the steps between
 	// output times are reversed on the binomial (Revolve) schedule with
 	// Options.Snapshots stored states, recomputing the fewest steps that
-	// schedule allows (ad.RevolveSteps). The same steps and the same
+	// schedule allows (checkpoint.BinomialSteps). The same steps and the same
 	// gradients as Backprop (up to the order in which the intervals'
-	// contributions are added), in the memory ad.CheckpointLayers holds
+	// contributions are added), in the memory checkpoint.Binomial holds
 	// (its snapshots). For DOPRI5 the step sizes are chosen by a first,
 	// unrecorded solve.
 	Checkpoint

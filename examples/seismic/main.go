@@ -18,10 +18,10 @@
 // J(c) = ½ Σₙ Σ_rec Δt (u_rec⁽ⁿ⁾(c) − d_rec⁽ⁿ⁾)², the data d computed in the
 // true model.
 //
-// Each time step is one layer of ad.CheckpointLayers (the layer for step n
+// Each time step is one layer run under checkpoint.Binomial (the layer for step n
 // holds the source amplitude and the data of step n and adds its term to J,
 // which rides along in the state), so the backward pass holds a fixed number
-// of snapshots of the state, rerunning the steps that RevolveSteps counts,
+// of snapshots of the state, rerunning the steps that BinomialSteps counts,
 // instead of a recording of every step. The model is c = c₀ + B·m, with B
 // Gaussian bumps a twentieth of the depth wide (the wavelength is several
 // times that, so finer detail is not in the data), and m is fitted by
@@ -61,6 +61,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/checkpoint"
 	"github.com/adjointgo/adjoint/dist"
 	"github.com/adjointgo/adjoint/optim"
 	"github.com/adjointgo/adjoint/tensor"
@@ -109,7 +110,7 @@ func main() {
 type config struct {
 	nx        int         // grid points
 	iters     int         // gradient-descent iterations
-	snapshots int         // snapshots for CheckpointLayers
+	snapshots int         // snapshots for checkpoint.Binomial
 	plot      string      // PNG path, or "" for none
 	minDrop   float64     // J(initial) / J(recovered) must be at least this
 	minGain   float64     // ‖c₀ − c_true‖ / ‖c − c_true‖ must be at least this
@@ -258,7 +259,7 @@ func (s *survey) layers(sh *shot, model func() *ad.Value) []func(*ad.Value) *ad.
 }
 
 // misfit returns J(c) summed over the shots listed (by index), each
-// through CheckpointLayers with the given snapshots, or recorded step by
+// through checkpoint.Binomial with the given snapshots, or recorded step by
 // step when snapshots is 0; nil when the list is empty.
 func (s *survey) misfit(m *ad.Value, snapshots int, shots []int) *ad.Value {
 	var j *ad.Value
@@ -270,7 +271,7 @@ func (s *survey) misfit(m *ad.Value, snapshots int, shots []int) *ad.Value {
 				x = l(x)
 			}
 		} else {
-			x = ad.CheckpointLayers(ls, x, snapshots)
+			x = checkpoint.Run(checkpoint.Binomial(snapshots), ls, x)
 		}
 		jk := ad.Sum(ad.Slice(x, 0, 2*s.nx, 2*s.nx+1))
 		if j == nil {
@@ -393,7 +394,7 @@ func checkGradient(out io.Writer, cfg config) (float64, error) {
 	}
 	rel := worst / scale
 	fmt.Fprintf(out, "small case (%d points, %d steps): checkpointed (%d snapshots, %d steps rerun) against plain backprop: max relative difference %.3g, bit for bit: %v\n",
-		s.nx, s.nt, snaps, ad.RevolveSteps(s.nt, snaps), rel, same)
+		s.nx, s.nt, snaps, checkpoint.BinomialSteps(s.nt, snaps), rel, same)
 	fmt.Fprintf(out, "  misfit plain %.15g, checkpointed %.15g\n", plain.Item(), chk.Item())
 	if !(rel <= gradTol) || plain.Item() != chk.Item() {
 		return rel, fmt.Errorf("checkpointed gradient differs from plain backprop by %.3g (relative), want ≤ %g", rel, gradTol)
@@ -441,7 +442,7 @@ func run(out io.Writer, cfg config) (result, error) {
 		s.nx, s.dx, s.nt, s.dt, len(s.shots), s.depth[s.src], s.depth[s.receivers()[0]], s.depth[s.receivers()[1]])
 	stateBytes := int64(2*s.nx+1) * 8
 	fmt.Fprintf(out, "checkpointing: %d snapshots of %d bytes instead of %d recorded steps; the backward pass reruns %d steps (%.2f per step)\n",
-		cfg.snapshots, stateBytes, s.nt, ad.RevolveSteps(s.nt, cfg.snapshots), float64(ad.RevolveSteps(s.nt, cfg.snapshots))/float64(s.nt))
+		cfg.snapshots, stateBytes, s.nt, checkpoint.BinomialSteps(s.nt, cfg.snapshots), float64(checkpoint.BinomialSteps(s.nt, cfg.snapshots))/float64(s.nt))
 
 	m := ad.Var(tensor.New(tensor.Float64, s.nbasis, 1)) // c = c₀ + B·m, m = 0: the initial model
 	res.err0 = s.l2(s.cInit, s.cTrue)

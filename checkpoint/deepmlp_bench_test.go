@@ -1,10 +1,11 @@
-package ad
+package checkpoint
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/adjointgo/adjoint/ad"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -13,7 +14,7 @@ import (
 // Σh. Without checkpointing its backward pass holds 101 activations of
 // 256 KiB: 25.25 MiB.
 type deepMLP struct {
-	ws []*Value
+	ws []*ad.Value
 	x  *tensor.Tensor
 }
 
@@ -31,7 +32,7 @@ func newDeepMLP(depth, width int) *deepMLP {
 		for i := range w {
 			w[i] = float32(r.NormFloat64() / math.Sqrt(float64(width)))
 		}
-		m.ws = append(m.ws, Var(tensor.FromFloat32(w, width, width)))
+		m.ws = append(m.ws, ad.Var(tensor.FromFloat32(w, width, width)))
 	}
 	x := make([]float32, deepBatch*width)
 	for i := range x {
@@ -41,30 +42,24 @@ func newDeepMLP(depth, width int) *deepMLP {
 	return m
 }
 
-func (m *deepMLP) layers() []func(*Value) *Value {
-	ls := make([]func(*Value) *Value, len(m.ws))
+func (m *deepMLP) layers() []func(*ad.Value) *ad.Value {
+	ls := make([]func(*ad.Value) *ad.Value, len(m.ws))
 	for i, w := range m.ws {
-		ls[i] = func(h *Value) *Value { return Tanh(MatMul(h, w)) }
+		ls[i] = func(h *ad.Value) *ad.Value { return ad.Tanh(ad.MatMul(h, w)) }
 	}
 	return ls
 }
 
-// deepSchedules are the benchmark's variants: how the layers are applied,
-// given a probe that measures what recomputation holds.
+// deepSchedules are the benchmark's variants: the policy each runs the
+// layers under.
 var deepSchedules = []struct {
 	name string
-	run  func(ls []func(*Value) *Value, x *Value, p *memProbe) *Value
+	p    Policy
 }{
-	{"none", func(ls []func(*Value) *Value, x *Value, _ *memProbe) *Value { return plain(ls, x) }},
-	{"sqrt", func(ls []func(*Value) *Value, x *Value, p *memProbe) *Value {
-		return checkpointSequential(ls, int(math.Round(math.Sqrt(float64(len(ls))))), x, p)
-	}},
-	{"budget5MiB", func(ls []func(*Value) *Value, x *Value, p *memProbe) *Value {
-		return checkpointBudget(ls, x, 5<<20, p)
-	}},
-	{"binomial", func(ls []func(*Value) *Value, x *Value, p *memProbe) *Value {
-		return checkpointLayers("checkpoint layers", ls, x, deepSnapshots, p)
-	}},
+	{"none", None},
+	{"sqrt", Segments(int(math.Round(math.Sqrt(deepLayers))))},
+	{"budget5MiB", Budget(5 << 20)},
+	{"binomial", Binomial(deepSnapshots)},
 }
 
 // deepSnapshots is the binomial schedule's snapshots on the 100 layers:
@@ -73,7 +68,7 @@ var deepSchedules = []struct {
 const deepSnapshots = 10
 
 // deepStep runs one forward and backward pass and returns the most bytes
-// held for the backward pass at any moment: at its start, what Stats
+// held for the backward pass at any moment: at its start, what ad.Stats
 // reports for the loss (the activations the graph saves, checkpoints'
 // inputs and outputs included); during it, at each recomputation, what the
 // graph still holds (the sweep releases each node's saved values once its
@@ -83,11 +78,16 @@ const deepSnapshots = 10
 // account this added the largest recording to the graph's whole start,
 // an upper bound that the new plans, whose earlier runs are longer, would
 // overstate by most of a run.)
-func (m *deepMLP) step(run func([]func(*Value) *Value, *Value, *memProbe) *Value) (held int64, err error) {
-	p := &memProbe{}
-	loss := Sum(run(m.layers(), Const(m.x), p))
+func (m *deepMLP) step(pol Policy) (held int64, err error) {
+	return m.stepLayers(pol, m.layers())
+}
+
+// stepLayers is step with the layers given.
+func (m *deepMLP) stepLayers(pol Policy, layers []func(*ad.Value) *ad.Value) (held int64, err error) {
+	p := &probe{}
+	loss := ad.Sum(run(pol, layers, ad.Const(m.x), p))
 	p.root = loss
-	start := Stats(loss).SavedBytes
+	start := ad.Stats(loss).SavedBytes
 	err = loss.Backward()
 	return max(start, p.during) + p.held, err
 }
@@ -100,7 +100,7 @@ func BenchmarkDeepMLP(b *testing.B) {
 	for _, s := range deepSchedules {
 		b.Run(s.name, func(b *testing.B) {
 			var held int64
-			if _, err := m.step(s.run); err != nil { // warm-up: the gradient buffers
+			if _, err := m.step(s.p); err != nil { // warm-up: the gradient buffers
 				b.Fatal(err)
 			}
 			b.ResetTimer()
@@ -108,7 +108,7 @@ func BenchmarkDeepMLP(b *testing.B) {
 				for _, w := range m.ws {
 					w.ZeroGrad()
 				}
-				h, err := m.step(s.run)
+				h, err := m.step(s.p)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -130,7 +130,7 @@ func TestDeepMLPSchedules(t *testing.T) {
 		for _, w := range m.ws {
 			w.ZeroGrad()
 		}
-		held, err := m.step(s.run)
+		held, err := m.step(s.p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,10 +1,11 @@
-package ad_test
+package checkpoint_test
 
 import (
 	"fmt"
 	"math"
 
 	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/checkpoint"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -25,22 +26,15 @@ func exampleLayers(n int) ([]func(*ad.Value) *ad.Value, []*ad.Value) {
 	return layers, ws
 }
 
-// Checkpointing a stack of layers: the graph keeps the input and the
-// output instead of every activation, and the gradient is the same, bit
-// for bit.
-func ExampleCheckpoint() {
+// Checkpointing a stack of layers with Full: the graph keeps the input
+// and the output instead of every activation, and the gradient is the
+// same, bit for bit.
+func ExampleRun() {
 	layers, ws := exampleLayers(16)
 	x := ad.Const(tensor.Full(tensor.Float64, 0.5, 4, 8))
-	stack := func(in []*ad.Value) *ad.Value {
-		h := in[0]
-		for _, l := range layers {
-			h = l(h)
-		}
-		return h
-	}
 
-	plainLoss := ad.Sum(stack([]*ad.Value{x}))
-	ckptLoss := ad.Sum(ad.Checkpoint(stack, x))
+	plainLoss := ad.Sum(checkpoint.Run(checkpoint.None, layers, x))
+	ckptLoss := ad.Sum(checkpoint.Run(checkpoint.Full, layers, x))
 	fmt.Println("saved bytes without:", ad.Stats(plainLoss).SavedBytes)
 	fmt.Println("saved bytes with:   ", ad.Stats(ckptLoss).SavedBytes)
 
@@ -56,10 +50,10 @@ func ExampleCheckpoint() {
 // PyTorch's checkpoint_sequential: 16 layers in 4 segments keep the
 // inputs and outputs of the first 3 segments and the last one's
 // activations: 8 of 4×8 float64 (256 bytes each), against 17 without.
-func ExampleCheckpointSequential() {
+func ExampleSegments() {
 	layers, _ := exampleLayers(16)
 	x := ad.Const(tensor.Full(tensor.Float64, 0.5, 4, 8))
-	y := ad.CheckpointSequential(layers, 4, x)
+	y := checkpoint.Run(checkpoint.Segments(4), layers, x)
 	fmt.Println("saved bytes:", ad.Stats(ad.Sum(y)).SavedBytes)
 	// Output:
 	// saved bytes: 2048
@@ -69,20 +63,24 @@ func ExampleCheckpointSequential() {
 // Euler integration of dx/dt = −k·x, reversed with 10 snapshots. The
 // gradient with respect to k is exact, and the steps run without recording
 // are the fewest any schedule needs.
-func ExampleCheckpointChain() {
+func ExampleBinomial() {
 	k := ad.Var(tensor.Scalar(tensor.Float64, 0.5))
 	dt := ad.Scalar(0.001)
 	step := func(x *ad.Value) *ad.Value { return ad.Sub(x, ad.Mul(dt, ad.Mul(k, x))) }
 	x0 := ad.Const(tensor.Scalar(tensor.Float64, 1))
 
-	x := ad.CheckpointChain(step, x0, 1000, 10)
+	steps := make([]func(*ad.Value) *ad.Value, 1000)
+	for i := range steps {
+		steps[i] = step
+	}
+	x := checkpoint.Run(checkpoint.Binomial(10), steps, x0)
 	g, err := ad.Grad(x, k)
 	if err != nil {
 		panic(err)
 	}
 	// x(1000) = (1 − 0.001·k)¹⁰⁰⁰, so ∂x/∂k = −(1 − 0.001·k)⁹⁹⁹.
 	fmt.Printf("x = %.6f, ∂x/∂k = %.6f (exact %.6f)\n", x.Item(), g[0].Item(), -math.Pow(1-0.0005, 999))
-	fmt.Println("unrecorded steps:", ad.RevolveSteps(1000, 10))
+	fmt.Println("unrecorded steps:", checkpoint.BinomialSteps(1000, 10))
 	// Output:
 	// x = 0.606455, ∂x/∂k = -0.606758 (exact -0.606758)
 	// unrecorded steps: 3636
@@ -94,11 +92,11 @@ func ExampleCheckpointChain() {
 // checkpoints can hold, the binomial schedule takes over, and the graph
 // keeps only the input and the output (its 1 snapshot and the current
 // state are held beside it).
-func ExampleCheckpointBudget() {
+func ExampleBudget() {
 	layers, _ := exampleLayers(16)
 	x := ad.Const(tensor.Full(tensor.Float64, 0.5, 4, 8))
 	for _, budget := range []int64{1 << 20, 3072, 1024} {
-		y := ad.CheckpointBudget(layers, x, budget)
+		y := checkpoint.Run(checkpoint.Budget(budget), layers, x)
 		fmt.Printf("budget %7d: the graph keeps %d bytes\n", budget, ad.Stats(ad.Sum(y)).SavedBytes)
 	}
 	// Output:
@@ -107,23 +105,37 @@ func ExampleCheckpointBudget() {
 	// budget    1024: the graph keeps 512 bytes
 }
 
-// A reversible block: the backward pass rebuilds x1 and x2 from y1 and y2.
+// A reversible additive coupling block, y1 = x1 + f(x2), y2 = x2 + g(y1),
+// as one layer on a state holding x1 and x2 (4 rows each), with its
+// inverse: the backward pass rebuilds x1 and x2 from y1 and y2 instead of
+// saving anything in between.
 func ExampleReversible() {
 	layers, ws := exampleLayers(2)
+	f, g := layers[0], layers[1]
+	block := func(s *ad.Value) *ad.Value {
+		x1, x2 := ad.Slice(s, 0, 0, 4), ad.Slice(s, 0, 4, 8)
+		y1 := ad.Add(x1, f(x2))
+		return ad.Concat(0, y1, ad.Add(x2, g(y1)))
+	}
+	inverse := func(s *ad.Value) *ad.Value {
+		y1, y2 := ad.Slice(s, 0, 0, 4), ad.Slice(s, 0, 4, 8)
+		x2 := ad.Sub(y2, g(y1))
+		return ad.Concat(0, ad.Sub(y1, f(x2)), x2)
+	}
 	x1 := ad.Var(tensor.Full(tensor.Float64, 0.5, 4, 8))
 	x2 := ad.Var(tensor.Full(tensor.Float64, -0.5, 4, 8))
-	y1, y2 := ad.Reversible(layers[0], layers[1], x1, x2)
-	g, err := ad.Grad(ad.Add(ad.Sum(y1), ad.Sum(y2)), x1, ws[1])
+	y := checkpoint.Run(checkpoint.Reversible(inverse), []func(*ad.Value) *ad.Value{block}, ad.Concat(0, x1, x2))
+	grads, err := ad.Grad(ad.Sum(y), x1, ws[1])
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("∂/∂x1[0] = %.6f, ∂/∂W₁[0] = %.6f\n", g[0].Tensor().AtFlat(0), g[1].Tensor().AtFlat(0))
+	fmt.Printf("∂/∂x1[0] = %.6f, ∂/∂W₁[0] = %.6f\n", grads[0].Tensor().AtFlat(0), grads[1].Tensor().AtFlat(0))
 
-	// The same block, stored: y1 = x1 + f(x2), y2 = x2 + g(y1).
-	s1 := ad.Add(x1, layers[0](x2))
-	s2 := ad.Add(x2, layers[1](s1))
+	// The same block, stored.
+	s1 := ad.Add(x1, f(x2))
+	s2 := ad.Add(x2, g(s1))
 	gs, _ := ad.Grad(ad.Add(ad.Sum(s1), ad.Sum(s2)), x1, ws[1])
-	fmt.Println("stored, to 1e-12:", math.Abs(gs[1].Tensor().AtFlat(0)-g[1].Tensor().AtFlat(0)) < 1e-12)
+	fmt.Println("stored, to 1e-12:", math.Abs(gs[1].Tensor().AtFlat(0)-grads[1].Tensor().AtFlat(0)) < 1e-12)
 	// Output:
 	// ∂/∂x1[0] = 1.457301, ∂/∂W₁[0] = 2.116493
 	// stored, to 1e-12: true
@@ -134,22 +146,18 @@ func ExampleReversible() {
 // keeps three tensors a layer (the product's operand, sin's input, exp's
 // output); with the products' outputs kept it keeps one a layer, plus the
 // input and the output, and only sin, exp and tanh run again in the
-// backward pass, where
-// Checkpoint would run the products again too. The gradient is the same,
-// bit for bit.
-func ExampleCheckpointSelective() {
+// backward pass, where Full would run the products again too. The
+// gradient is the same, bit for bit.
+func ExampleSelective() {
 	_, ws := exampleLayers(16)
 	x := ad.Const(tensor.Full(tensor.Float64, 0.5, 4, 8))
-	stack := func(in []*ad.Value) *ad.Value {
-		h := in[0]
-		for _, w := range ws {
-			h = ad.Tanh(ad.Exp(ad.Sin(ad.MatMul(h, w))))
-		}
-		return h
+	var layers []func(*ad.Value) *ad.Value
+	for _, w := range ws {
+		layers = append(layers, func(h *ad.Value) *ad.Value { return ad.Tanh(ad.Exp(ad.Sin(ad.MatMul(h, w)))) })
 	}
 
-	plainLoss := ad.Sum(stack([]*ad.Value{x}))
-	selLoss := ad.Sum(ad.CheckpointSelective(stack, ad.KeepMatMul, x))
+	plainLoss := ad.Sum(checkpoint.Run(checkpoint.None, layers, x))
+	selLoss := ad.Sum(checkpoint.Run(checkpoint.Selective(ad.KeepMatMul), layers, x))
 	fmt.Println("saved bytes without:", ad.Stats(plainLoss).SavedBytes)
 	fmt.Println("saved bytes with:   ", ad.Stats(selLoss).SavedBytes)
 
@@ -160,4 +168,24 @@ func ExampleCheckpointSelective() {
 	// saved bytes without: 12544
 	// saved bytes with:    4608
 	// same gradient: true
+}
+
+// Policies are comparable values that print as the calls that make them.
+func ExamplePolicy() {
+	for _, p := range []checkpoint.Policy{checkpoint.None, checkpoint.Full, checkpoint.Segments(10),
+		checkpoint.Binomial(4), checkpoint.Budget(5 << 20), checkpoint.Selective(ad.KeepExpensive)} {
+		fmt.Println(p)
+	}
+	fmt.Println(checkpoint.Segments(10) == checkpoint.Segments(10), checkpoint.Budget(1) == checkpoint.Segments(1))
+	err := ad.Try(func() { checkpoint.Run(checkpoint.Segments(0), nil, ad.Scalar(1)) })
+	fmt.Println(err)
+	// Output:
+	// None
+	// Full
+	// Segments(10)
+	// Binomial(4)
+	// Budget(5242880)
+	// Selective(KeepExpensive)
+	// true false
+	// checkpoint: Segments(0): 0 segments: use at least 1 (about √(number of layers) saves most)
 }

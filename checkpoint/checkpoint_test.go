@@ -1,4 +1,4 @@
-package ad_test
+package checkpoint_test
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/checkpoint"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -98,16 +99,33 @@ var schedules = []struct {
 	run  func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value
 }{
 	{"none", plain},
-	{"checkpoint-all", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
-		return ad.Checkpoint(func(in []*ad.Value) *ad.Value { return plain(ls, in[0]) }, x)
+	{"full", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
+		return checkpoint.Run(checkpoint.Full, ls, x)
 	}},
-	{"sequential-3", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value { return ad.CheckpointSequential(ls, 3, x) }},
-	{"sequential-1", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value { return ad.CheckpointSequential(ls, 1, x) }},
-	{"budget", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value { return ad.CheckpointBudget(ls, x, 2000) }},
-	{"budget-tiny", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value { return ad.CheckpointBudget(ls, x, 1) }},
-	{"layers-2", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value { return ad.CheckpointLayers(ls, x, 2) }},
+	{"sequential-3", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
+		return checkpoint.Run(checkpoint.Segments(3), ls, x)
+	}},
+	{"sequential-1", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
+		return checkpoint.Run(checkpoint.Segments(1), ls, x)
+	}},
+	{"budget", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
+		return checkpoint.Run(checkpoint.Budget(2000), ls, x)
+	}},
+	{"budget-tiny", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
+		return checkpoint.Run(checkpoint.Budget(1), ls, x)
+	}},
+	{"layers-2", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
+		return checkpoint.Run(checkpoint.Binomial(2), ls, x)
+	}},
+	{"selective", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
+		return checkpoint.Run(checkpoint.Selective(ad.KeepExpensive), ls, x)
+	}},
+	{"recompute", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
+		return ad.Recompute{F: func(in []*ad.Value) *ad.Value { return plain(ls, in[0]) }}.Apply(x)
+	}},
 	{"nested", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
-		return ad.Checkpoint(func(in []*ad.Value) *ad.Value { return ad.CheckpointSequential(ls, 2, in[0]) }, x)
+		inner := func(h *ad.Value) *ad.Value { return checkpoint.Run(checkpoint.Segments(2), ls, h) }
+		return checkpoint.Run(checkpoint.Full, []func(*ad.Value) *ad.Value{inner}, x)
 	}},
 }
 
@@ -165,7 +183,7 @@ func TestCheckpointSavesInputs(t *testing.T) {
 	net := newCkptNet(tensor.Float64, 10, 32, 5)
 	x := ad.Const(randInput(tensor.Float64, 6, 8, 32))
 	full := ad.Stats(plain(net.layers(), x)).SavedBytes
-	y := ad.Checkpoint(func(in []*ad.Value) *ad.Value { return plain(net.layers(), in[0]) }, x)
+	y := checkpoint.Run(checkpoint.Full, net.layers(), x)
 	got := ad.Stats(y).SavedBytes
 	act := int64(8 * 32 * 8)
 	if got > 2*act || full < 10*act {
@@ -291,7 +309,7 @@ func TestCheckpointArena(t *testing.T) {
 		h := ad.Tanh(ar.Const(xt))
 		h = ad.Sub(h, ad.Tanh(ar.Const(xt))) // zero, from arena values
 		x := ad.Add(ar.Const(xt), h)
-		y := ad.CheckpointSequential(net.layers(), 3, x)
+		y := checkpoint.Run(checkpoint.Segments(3), net.layers(), x)
 		if err := ad.Sum(ad.Square(y)).Backward(); err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
@@ -306,26 +324,43 @@ func TestCheckpointArena(t *testing.T) {
 func TestCheckpointErrors(t *testing.T) {
 	x := ad.Var(tensor.Full(tensor.Float64, 1, 2, 3))
 	err := ad.Try(func() {
-		ad.Checkpoint(func(in []*ad.Value) *ad.Value { return nil }, x)
+		checkpoint.Run(checkpoint.Full, []func(*ad.Value) *ad.Value{func(*ad.Value) *ad.Value { return nil }}, x)
 	})
 	if !errors.Is(err, ad.ErrFunc) {
 		t.Fatalf("nil result: got %v, want ErrFunc", err)
 	}
-	err = ad.Try(func() { ad.CheckpointSequential(nil, 0, x) })
-	if !errors.Is(err, ad.ErrArgument) {
-		t.Fatalf("0 segments: got %v, want ErrArgument", err)
+	for _, c := range []struct {
+		p      checkpoint.Policy
+		layers []func(*ad.Value) *ad.Value
+		want   string
+	}{
+		{checkpoint.Segments(0), nil, "Segments(0): 0 segments"},
+		{checkpoint.Binomial(0), nil, "Binomial(0): 0 snapshots"},
+		{checkpoint.Budget(-1), nil, "Budget(-1): a negative budget"},
+		{checkpoint.Selective(0), nil, "Selective(0): keeps no op"},
+		{checkpoint.Selective(0x80), nil, "Selective(0x80): unknown Keep bits"},
+		{checkpoint.Reversible(), []func(*ad.Value) *ad.Value{ad.Tanh}, "Reversible(0 inverses): 0 inverses for 1 layers"},
+		{checkpoint.Reversible(nil), []func(*ad.Value) *ad.Value{ad.Tanh}, "inverse 0 of 1 is nil"},
+		{checkpoint.Full, []func(*ad.Value) *ad.Value{ad.Tanh, nil}, "Full: layer 1 of 2 is nil"},
+		{nil, nil, "a nil Policy"},
+	} {
+		err := ad.Try(func() { checkpoint.Run(c.p, c.layers, x) })
+		var ce *checkpoint.Error
+		if !errors.Is(err, checkpoint.ErrPolicy) || !errors.As(err, &ce) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want an *Error wrapping ErrPolicy with %q", c.p, err, c.want)
+		}
 	}
 	// A saved input modified in place before backward is reported.
 	h := ad.Mul(x, x)
-	y := ad.Checkpoint(func(in []*ad.Value) *ad.Value { return ad.Sum(ad.Tanh(in[0])) }, h)
+	y := checkpoint.Run(checkpoint.Full, []func(*ad.Value) *ad.Value{func(h *ad.Value) *ad.Value { return ad.Sum(ad.Tanh(h)) }}, h)
 	h.Tensor().Fill(0)
 	if err := y.Backward(); !errors.Is(err, ad.ErrModifiedInPlace) {
 		t.Fatalf("modified input: got %v, want ErrModifiedInPlace", err)
 	}
 }
 
-// TestCheckpointChainBits checks CheckpointChain (one step repeated, its
-// weights shared by every step) and CheckpointLayers against the plain
+// TestCheckpointChainBits checks Binomial on one step repeated (its
+// weights shared by every step) and on different layers against the plain
 // chain: the same output and gradients bit for bit, for every number of
 // snapshots, and the number of step evaluations T(n, s) + 1 + n.
 func TestCheckpointChainBits(t *testing.T) {
@@ -358,11 +393,11 @@ func TestCheckpointChainBits(t *testing.T) {
 	})
 	for _, s := range []int{1, 2, 3, 5, 22, 23, 40} {
 		calls = 0
-		got := grads(func(x *ad.Value) *ad.Value { return ad.CheckpointChain(step, x, n, s) })
+		got := grads(func(x *ad.Value) *ad.Value { return checkpoint.Run(checkpoint.Binomial(s), repeat(step, n), x) })
 		for i := range got {
 			ckptBits(t, fmt.Sprintf("chain s=%d", s), got[i], ref[i])
 		}
-		if want := ad.RevolveSteps(n, s) + 1 + n; calls != want {
+		if want := checkpoint.BinomialSteps(n, s) + 1 + n; calls != want {
 			t.Errorf("s=%d: %d step evaluations, want %d", s, calls, want)
 		}
 	}
@@ -383,7 +418,7 @@ func TestCheckpointChainBits(t *testing.T) {
 	}
 	want := run(func(x *ad.Value) *ad.Value { return plain(deep.layers(), x) })
 	for _, s := range []int{1, 3, 12} {
-		got := run(func(x *ad.Value) *ad.Value { return ad.CheckpointLayers(deep.layers(), x, s) })
+		got := run(func(x *ad.Value) *ad.Value { return checkpoint.Run(checkpoint.Binomial(s), deep.layers(), x) })
 		for i := range got {
 			ckptBits(t, fmt.Sprintf("layers s=%d", s), got[i], want[i])
 		}
@@ -391,7 +426,7 @@ func TestCheckpointChainBits(t *testing.T) {
 }
 
 // TestCheckpointChainHigher checks double backward and forward mode
-// through CheckpointChain against the plain chain.
+// through Binomial against the plain chain.
 func TestCheckpointChainHigher(t *testing.T) {
 	net := newCkptNet(tensor.Float64, 1, 5, 19)
 	step := func(h *ad.Value) *ad.Value { return net.layers()[0](h) }
@@ -400,7 +435,7 @@ func TestCheckpointChainHigher(t *testing.T) {
 		return func(in []*ad.Value) *ad.Value {
 			x := in[0]
 			if chain {
-				x = ad.CheckpointChain(step, x, 9, 2)
+				x = checkpoint.Run(checkpoint.Binomial(2), repeat(step, 9), x)
 			} else {
 				for range 9 {
 					x = step(x)
@@ -450,7 +485,7 @@ func TestCheckpointChainHigher(t *testing.T) {
 	}
 }
 
-// TestCheckpointBudgetHolds checks that CheckpointBudget keeps what a
+// TestCheckpointBudgetHolds checks that Budget keeps what a
 // plain network saves within budgets from half of it (the least the model
 // allows for 20 equal layers: 4 runs hold 4 inputs, a run of 5 and the
 // output; below it the binomial schedule takes over) to all of it, and
@@ -462,7 +497,7 @@ func TestCheckpointBudgetHolds(t *testing.T) {
 	act := int64(16 * 64 * 4)
 	for _, frac := range []float64{0.2, 0.5, 0.65, 0.8, 0.95} {
 		budget := int64(frac * float64(full))
-		y := ad.CheckpointBudget(net.layers(), x, budget)
+		y := checkpoint.Run(checkpoint.Budget(budget), net.layers(), x)
 		got := ad.Stats(y).SavedBytes
 		// What the graph keeps, plus one recomputed run of at most the
 		// budget, stays within it (the graph's part alone is checked).
@@ -473,7 +508,7 @@ func TestCheckpointBudgetHolds(t *testing.T) {
 			t.Errorf("budget %d: the graph keeps only %d: too much recomputation", budget, got)
 		}
 	}
-	y := ad.CheckpointBudget(net.layers(), x, 2*full)
+	y := checkpoint.Run(checkpoint.Budget(2*full), net.layers(), x)
 	if got := ad.Stats(y).SavedBytes; got != full {
 		t.Errorf("budget twice the need: the graph keeps %d, want %d (nothing checkpointed)", got, full)
 	}
@@ -490,6 +525,47 @@ func revNet(blocks, width int, seed uint64) (fs, gs []func(*ad.Value) *ad.Value,
 	return fs, gs, net.params()
 }
 
+// coupling returns the additive coupling block y1 = x1 + f(x2),
+// y2 = x2 + g(y1) as a layer on the state Concat(0, x1, x2) (x1 has n1
+// rows), and its inverse.
+func coupling(f, g func(*ad.Value) *ad.Value, n1 int) (layer, inverse func(*ad.Value) *ad.Value) {
+	split := func(s *ad.Value) (*ad.Value, *ad.Value) {
+		return ad.Slice(s, 0, 0, n1), ad.Slice(s, 0, n1, s.Shape()[0])
+	}
+	layer = func(s *ad.Value) *ad.Value {
+		x1, x2 := split(s)
+		y1 := ad.Add(x1, f(x2))
+		return ad.Concat(0, y1, ad.Add(x2, g(y1)))
+	}
+	inverse = func(s *ad.Value) *ad.Value {
+		y1, y2 := split(s)
+		x2 := ad.Sub(y2, g(y1))
+		return ad.Concat(0, ad.Sub(y1, f(x2)), x2)
+	}
+	return layer, inverse
+}
+
+// reversibleRev runs the coupling blocks (fs[i], gs[i]) under Reversible.
+func reversibleRev(fs, gs []func(*ad.Value) *ad.Value, x1, x2 *ad.Value) (*ad.Value, *ad.Value) {
+	n1 := x1.Shape()[0]
+	var layers, inverses []func(*ad.Value) *ad.Value
+	for i := range fs {
+		l, inv := coupling(fs[i], gs[i], n1)
+		layers, inverses = append(layers, l), append(inverses, inv)
+	}
+	y := checkpoint.Run(checkpoint.Reversible(inverses...), layers, ad.Concat(0, x1, x2))
+	return ad.Slice(y, 0, 0, n1), ad.Slice(y, 0, n1, y.Shape()[0])
+}
+
+// repeat returns n copies of step.
+func repeat(step func(*ad.Value) *ad.Value, n int) []func(*ad.Value) *ad.Value {
+	ls := make([]func(*ad.Value) *ad.Value, n)
+	for i := range ls {
+		ls[i] = step
+	}
+	return ls
+}
+
 func storedRev(fs, gs []func(*ad.Value) *ad.Value, x1, x2 *ad.Value) (*ad.Value, *ad.Value) {
 	for i := range fs {
 		x1 = ad.Add(x1, fs[i](x2))
@@ -498,7 +574,7 @@ func storedRev(fs, gs []func(*ad.Value) *ad.Value, x1, x2 *ad.Value) (*ad.Value,
 	return x1, x2
 }
 
-// TestReversibleGrad checks ReversibleSequence and Reversible against the
+// TestReversibleGrad checks Reversible on coupling blocks against the
 // stored composition: the same outputs, and gradients (inputs and weights)
 // equal to 1e-12, through 1, 5 and 20 blocks; also double backward and
 // forward mode.
@@ -509,13 +585,10 @@ func TestReversibleGrad(t *testing.T) {
 		grads := func(rev bool) []*tensor.Tensor {
 			x1, x2 := ad.Var(a), ad.Var(b)
 			var y1, y2 *ad.Value
-			switch {
-			case !rev:
+			if rev {
+				y1, y2 = reversibleRev(fs, gs, x1, x2)
+			} else {
 				y1, y2 = storedRev(fs, gs, x1, x2)
-			case blocks == 1:
-				y1, y2 = ad.Reversible(fs[0], gs[0], x1, x2)
-			default:
-				y1, y2 = ad.ReversibleSequence(fs, gs, x1, x2)
 			}
 			loss := ad.Add(ad.Sum(ad.Square(y1)), ad.Sum(ad.Tanh(y2)))
 			g, err := ad.Grad(loss, append([]*ad.Value{x1, x2}, params...)...)
@@ -543,7 +616,7 @@ func TestReversibleGrad(t *testing.T) {
 		return func(in []*ad.Value) *ad.Value {
 			var y1, y2 *ad.Value
 			if rev {
-				y1, y2 = ad.ReversibleSequence(fs, gs, in[0], in[1])
+				y1, y2 = reversibleRev(fs, gs, in[0], in[1])
 			} else {
 				y1, y2 = storedRev(fs, gs, in[0], in[1])
 			}
@@ -592,7 +665,7 @@ func TestCheckpointReadsOutside(t *testing.T) {
 	w := ad.Var(tensor.Full(tensor.Float64, 0.3, 2, 2))
 	x := ad.Var(tensor.Full(tensor.Float64, 0.7, 2, 2))
 	h := ad.Tanh(ad.MatMul(x, w))
-	y := ad.Checkpoint(func(in []*ad.Value) *ad.Value { return ad.Sum(ad.Mul(in[0], h)) }, x)
+	y := checkpoint.Run(checkpoint.Full, []func(*ad.Value) *ad.Value{func(x *ad.Value) *ad.Value { return ad.Sum(ad.Mul(x, h)) }}, x)
 	_, err := ad.Grad(ad.Add(y, ad.Sum(h)), w)
 	if !errors.Is(err, ad.ErrConcurrent) || !strings.Contains(err.Error(), "pass such values as inputs") {
 		t.Fatalf("got %v, want an error wrapping ErrConcurrent that names the cause", err)
@@ -606,11 +679,11 @@ func TestCheckpointRetainGraph(t *testing.T) {
 	xt := randInput(tensor.Float64, 25, 3, 8)
 	fs, gs, _ := revNet(2, 8, 26)
 	runs := map[string]func(x *ad.Value) *ad.Value{
-		"sequential": func(x *ad.Value) *ad.Value { return ad.CheckpointSequential(net.layers(), 3, x) },
-		"layers":     func(x *ad.Value) *ad.Value { return ad.CheckpointLayers(net.layers(), x, 2) },
-		"budget":     func(x *ad.Value) *ad.Value { return ad.CheckpointBudget(net.layers(), x, 1) },
+		"sequential": func(x *ad.Value) *ad.Value { return checkpoint.Run(checkpoint.Segments(3), net.layers(), x) },
+		"layers":     func(x *ad.Value) *ad.Value { return checkpoint.Run(checkpoint.Binomial(2), net.layers(), x) },
+		"budget":     func(x *ad.Value) *ad.Value { return checkpoint.Run(checkpoint.Budget(1), net.layers(), x) },
 		"reversible": func(x *ad.Value) *ad.Value {
-			y1, y2 := ad.ReversibleSequence(fs, gs, x, ad.Tanh(x))
+			y1, y2 := reversibleRev(fs, gs, x, ad.Tanh(x))
 			return ad.Mul(y1, y2)
 		},
 	}

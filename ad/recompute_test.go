@@ -1,0 +1,360 @@
+package ad_test
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/checkpoint"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// The tests of the building block of checkpointing, ad.Recompute, that need
+// what only this package's tests see (poisoned released buffers, the count
+// of gradient copies, a selective node's kept outputs). The schedules are
+// tested in package checkpoint.
+
+// recompute is f(x) as a Recompute node.
+func recompute(f func([]*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
+	return ad.Recompute{Name: "checkpoint", F: f}.Apply(x)
+}
+
+// ckptNet is a small tanh MLP whose layers close over their weights, with
+// an optional dropout in every layer.
+type ckptNet struct {
+	ws, bs  []*ad.Value
+	dropout bool
+}
+
+func newCkptNet(dt tensor.DType, depth, width int, seed uint64) *ckptNet {
+	r := rand.New(rand.NewPCG(seed, 1))
+	n := &ckptNet{}
+	for range depth {
+		w := tensor.New(dt, width, width)
+		for i := range w.Len() {
+			w.SetFlat(i, r.NormFloat64()/math.Sqrt(float64(width)))
+		}
+		b := tensor.New(dt, width)
+		for i := range b.Len() {
+			b.SetFlat(i, 0.1*r.NormFloat64())
+		}
+		n.ws, n.bs = append(n.ws, ad.Var(w)), append(n.bs, ad.Var(b))
+	}
+	return n
+}
+
+func (n *ckptNet) layers() []func(*ad.Value) *ad.Value {
+	ls := make([]func(*ad.Value) *ad.Value, len(n.ws))
+	for i := range ls {
+		ls[i] = func(h *ad.Value) *ad.Value {
+			h = ad.Tanh(ad.Add(ad.MatMul(h, n.ws[i]), n.bs[i]))
+			if n.dropout {
+				h = ad.Dropout(h, 0.25, 7, uint64(1000*i))
+			}
+			return h
+		}
+	}
+	return ls
+}
+
+func (n *ckptNet) params() []*ad.Value { return append(append([]*ad.Value{}, n.ws...), n.bs...) }
+
+func randInput(dt tensor.DType, seed uint64, shape ...int) *tensor.Tensor {
+	r := rand.New(rand.NewPCG(seed, 2))
+	x := tensor.New(dt, shape...)
+	for i := range x.Len() {
+		x.SetFlat(i, r.NormFloat64())
+	}
+	return x
+}
+
+func plain(layers []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
+	for _, l := range layers {
+		x = l(x)
+	}
+	return x
+}
+
+// sameBits fails unless a and b hold the same numbers bit for bit.
+func ckptBits(t *testing.T, what string, a, b *tensor.Tensor) {
+	t.Helper()
+	if !tensor.EqualShape(a.Shape(), b.Shape()) {
+		t.Fatalf("%s: shapes %v and %v", what, a.Shape(), b.Shape())
+	}
+	for i := range a.Len() {
+		x, y := a.AtFlat(i), b.AtFlat(i)
+		if math.Float64bits(x) != math.Float64bits(y) {
+			t.Fatalf("%s: element %d is %v, want %v (bit for bit)", what, i, x, y)
+		}
+	}
+}
+
+func ckptNear(t *testing.T, what string, a, b *tensor.Tensor, tol float64) {
+	t.Helper()
+	for i := range a.Len() {
+		x, y := a.AtFlat(i), b.AtFlat(i)
+		if math.Abs(x-y) > tol*(1+math.Abs(y)) {
+			t.Fatalf("%s: element %d is %v, want %v (tolerance %g)", what, i, x, y, tol)
+		}
+	}
+}
+
+// hvpOfInput returns HVPReverse of Σ f(x)² at x = xt with respect to x and
+// params, along directions drawn from seed on.
+func hvpOfInput(t *testing.T, xt *tensor.Tensor, params []*ad.Value, seed uint64, f func(x *ad.Value) *ad.Value) []*tensor.Tensor {
+	t.Helper()
+	x := ad.Var(xt)
+	wrt := append([]*ad.Value{x}, params...)
+	vs := make([]*ad.Value, len(wrt))
+	for i, w := range wrt {
+		vs[i] = ad.Const(randInput(tensor.Float64, seed+uint64(i), w.Shape()...))
+	}
+	hv, err := ad.HVPReverse(ad.Sum(ad.Square(f(x))), wrt, vs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]*tensor.Tensor, len(hv))
+	for i, h := range hv {
+		out[i] = h.Tensor()
+	}
+	return out
+}
+
+// The gradients a checkpoint's recomputation held alone are handed to the
+// outer sweep without a copy, and recycled or kept as parameters' buffers:
+// with released storage poisoned (NaN), Backward through Recompute nodes still
+// gives the plain graph's gradients bit for bit, step after step, also when
+// a checkpoint passes its cotangent straight through (identity, add).
+func TestRecomputeOwnedGradients(t *testing.T) {
+	ad.SetPoisonReleased(true)
+	defer ad.SetPoisonReleased(false)
+	r := rand.New(rand.NewPCG(4, 2))
+	ws := make([]*ad.Value, 4)
+	for i := range ws {
+		ws[i] = ad.Var(randTensor(r, []int{16, 16}, nil))
+	}
+	x := ad.Const(randTensor(r, []int{8, 16}, nil))
+	layer := func(w *ad.Value) func(xs []*ad.Value) *ad.Value {
+		return func(xs []*ad.Value) *ad.Value { return ad.Add(ad.Tanh(ad.MatMul(xs[0], w)), xs[0]) }
+	}
+	identity := func(xs []*ad.Value) *ad.Value { return xs[0] }
+	run := func(check bool) [][]float64 {
+		h := x
+		for _, w := range ws {
+			if check {
+				h = recompute(identity, recompute(layer(w), h))
+			} else {
+				h = layer(w)([]*ad.Value{h})
+			}
+		}
+		for _, w := range ws {
+			w.ZeroGrad()
+		}
+		if err := ad.Sum(ad.Square(h)).Backward(); err != nil {
+			t.Fatal(err)
+		}
+		var out [][]float64
+		for _, w := range ws {
+			out = append(out, w.Grad().Data())
+		}
+		return out
+	}
+	want := run(false)
+	for step := range 3 {
+		got := run(true)
+		for i := range want {
+			for k := range want[i] {
+				if got[i][k] != want[i][k] {
+					t.Fatalf("step %d, weight %d: element %d is %v, want %v", step, i, k, got[i][k], want[i][k])
+				}
+			}
+		}
+	}
+}
+
+// deepMLP is a stack of layers h ← tanh(h·Wᵢ) on a deepBatch×width
+// float32 batch (package checkpoint's benchmark network, smaller).
+type deepMLP struct {
+	ws []*ad.Value
+	x  *tensor.Tensor
+}
+
+const deepBatch = 64
+
+func newDeepMLP(depth, width int) *deepMLP {
+	r := rand.New(rand.NewPCG(1, 1))
+	m := &deepMLP{}
+	for range depth {
+		w := make([]float32, width*width)
+		for i := range w {
+			w[i] = float32(r.NormFloat64() / math.Sqrt(float64(width)))
+		}
+		m.ws = append(m.ws, ad.Var(tensor.FromFloat32(w, width, width)))
+	}
+	x := make([]float32, deepBatch*width)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	m.x = tensor.FromFloat32(x, deepBatch, width)
+	return m
+}
+
+func (m *deepMLP) layers() []func(*ad.Value) *ad.Value {
+	ls := make([]func(*ad.Value) *ad.Value, len(m.ws))
+	for i, w := range m.ws {
+		ls[i] = func(h *ad.Value) *ad.Value { return ad.Tanh(ad.MatMul(h, w)) }
+	}
+	return ls
+}
+
+// The weight gradients of checkpoint.Binomial (and of checkpoint.Budget's
+// binomial fallback, and its one-level plans) reach the weights' buffers
+// owned: accumulate copies none of them, as for the plain graph, also on
+// the steps after the first (ZeroGrad sets the buffers aside) and where a
+// layer's weight is read by several layers (the sums are made in place).
+func TestRecomputeGradientsNotCopied(t *testing.T) {
+	m := newDeepMLP(12, 32)
+	act := int64(deepBatch * 32 * 4)
+	shared := m.layers()
+	shared[5] = shared[2] // one weight read by two layers
+	for _, c := range []struct {
+		name string
+		run  func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value
+	}{
+		{"plain", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value { return plain(ls, x) }},
+		{"binomial", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
+			return checkpoint.Run(checkpoint.Binomial(3), ls, x)
+		}},
+		{"chain of one snapshot", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
+			return checkpoint.Run(checkpoint.Binomial(1), ls, x)
+		}},
+		{"budget, one level", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
+			return checkpoint.Run(checkpoint.Budget(6*act), ls, x)
+		}},
+		{"budget, binomial", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
+			return checkpoint.Run(checkpoint.Budget(4*act), ls, x)
+		}},
+	} {
+		for _, ls := range [][]func(*ad.Value) *ad.Value{m.layers(), shared} {
+			for step := range 3 {
+				for _, w := range m.ws {
+					w.ZeroGrad()
+				}
+				before := ad.GradCopies()
+				if err := ad.Sum(c.run(ls, ad.Const(m.x))).Backward(); err != nil {
+					t.Fatal(err)
+				}
+				if n := ad.GradCopies() - before; n != 0 {
+					t.Errorf("%s, step %d: %d weight gradients copied into their buffers", c.name, step, n)
+				}
+			}
+		}
+	}
+}
+
+// The owned weight gradients checkpoint.Binomial hands over are its own: with
+// released storage poisoned (NaN), steps through the binomial schedule
+// give the plain graph's gradients bit for bit, step after step, with a
+// weight read by two layers (its gradient summed in place) and a layer
+// that passes the cotangent through to both its input and a ad.Var (h + B:
+// neither owned).
+func TestRecomputeReverseOwnedGradients(t *testing.T) {
+	ad.SetPoisonReleased(true)
+	defer ad.SetPoisonReleased(false)
+	m := newDeepMLP(3, 32)
+	bias := ad.Var(tensor.Full(tensor.Float32, 0.125, deepBatch, 32))
+	ls := m.layers()
+	w0, w2 := ls[0], ls[2]
+	layers := []func(*ad.Value) *ad.Value{w0, func(h *ad.Value) *ad.Value { return ad.Add(h, bias) }, w2, w0, ls[1], func(h *ad.Value) *ad.Value { return ad.Add(h, bias) }}
+	vars := append(append([]*ad.Value(nil), m.ws...), bias)
+	run := func(f func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value) [][]float32 {
+		for _, v := range vars {
+			v.ZeroGrad()
+		}
+		if err := ad.Sum(ad.Square(f(layers, ad.Const(m.x)))).Backward(); err != nil {
+			t.Fatal(err)
+		}
+		var out [][]float32
+		for _, v := range vars {
+			out = append(out, append([]float32(nil), v.Grad().Float32s()...))
+		}
+		return out
+	}
+	want := run(plain)
+	for _, snaps := range []int{1, 2, 6} {
+		for step := range 3 {
+			got := run(func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
+				return checkpoint.Run(checkpoint.Binomial(snaps), ls, x)
+			})
+			for i := range want {
+				for k := range want[i] {
+					if math.Float32bits(got[i][k]) != math.Float32bits(want[i][k]) {
+						t.Fatalf("%d snapshots, step %d, var %d: element %d is %v, want %v", snaps, step, i, k, got[i][k], want[i][k])
+					}
+				}
+			}
+		}
+	}
+}
+
+// A Recompute that cannot run is an error naming the node and the fix: no
+// F, Keep with Out, Vars that are not Vars, unknown Keep bits, a Reverse
+// that returns too few cotangents or steps with a Var the node lacks.
+func TestRecomputeMisuse(t *testing.T) {
+	w := ad.Var(tensor.Full(tensor.Float64, 0.5, 2, 2))
+	x := ad.Var(tensor.Full(tensor.Float64, 1, 2, 2))
+	layer := func(h *ad.Value) *ad.Value { return ad.Tanh(ad.MatMul(h, w)) }
+	f := func(xs []*ad.Value) *ad.Value { return layer(xs[0]) }
+	out, vars, _ := ad.Trace(layer, x, false)
+	if len(vars) != 1 || vars[0] != w {
+		t.Fatalf("Trace found %v, want the weight", vars)
+	}
+	for _, c := range []struct {
+		name string
+		r    ad.Recompute
+		want error
+	}{
+		{"no F", ad.Recompute{Name: "n"}, ad.ErrArgument},
+		{"Keep with Out", ad.Recompute{Name: "n", F: f, Out: out, Vars: vars, Keep: ad.KeepMatMul}, ad.ErrArgument},
+		{"a Var that is not", ad.Recompute{Name: "n", F: f, Out: out, Vars: []*ad.Value{ad.Tanh(w)}}, ad.ErrArgument},
+		{"unknown Keep", ad.Recompute{Name: "n", F: f, Keep: 0x80}, ad.ErrArgument},
+	} {
+		if err := ad.Try(func() { c.r.Apply(x) }); !errors.Is(err, c.want) || !strings.Contains(err.Error(), "ad: n:") {
+			t.Errorf("%s: got %v, want an error wrapping %v naming the node", c.name, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		reverse func(s *ad.Sweep, y, g *ad.Value) []*ad.Value
+	}{
+		{"too few cotangents", func(*ad.Sweep, *ad.Value, *ad.Value) []*ad.Value { return nil }},
+		{"a step's Var the node lacks", func(s *ad.Sweep, _, g *ad.Value) []*ad.Value {
+			other := ad.Var(tensor.Full(tensor.Float64, 0.5, 2, 2))
+			return []*ad.Value{s.Step(layer, x.Detach(), []*ad.Value{other}, func(*ad.Value) *ad.Value { return g })}
+		}},
+	} {
+		y := ad.Recompute{Name: "n", F: f, Out: out, Vars: vars, Reverse: c.reverse}.Apply(x)
+		if _, err := ad.Grad(ad.Sum(y), x); !errors.Is(err, ad.ErrFunc) {
+			t.Errorf("%s: got %v, want ErrFunc", c.name, err)
+		}
+	}
+	// A Reverse that steps right gives the gradients of the plain layer.
+	rev := func(s *ad.Sweep, _, g *ad.Value) []*ad.Value {
+		return []*ad.Value{s.Step(layer, x.Detach(), vars, func(*ad.Value) *ad.Value { return g })}
+	}
+	y := ad.Recompute{Name: "n", F: f, Out: out, Vars: vars, Reverse: rev}.Apply(x)
+	got, err := ad.Grad(ad.Sum(y), x, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ad.Grad(ad.Sum(layer(x)), x, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		ckptBits(t, "reverse", got[i].Tensor(), want[i].Tensor())
+	}
+}
