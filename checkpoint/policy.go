@@ -164,6 +164,18 @@ func Selective(keep ad.Keep) Policy { return selective(keep) }
 
 type selective ad.Keep
 
+// Kept returns the ops whose outputs p keeps from the first pass (a
+// Selective policy's keep), or 0 for every other policy: a layer that
+// computes differently when its products' outputs are kept (an MLP that
+// then runs its activation as its own op, so that the kept output is the
+// pre-activation alone) asks it.
+func Kept(p Policy) ad.Keep {
+	if s, ok := p.(selective); ok {
+		return ad.Keep(s)
+	}
+	return 0
+}
+
 func (s selective) String() string {
 	names := []string{}
 	k := ad.Keep(s)

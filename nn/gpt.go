@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/checkpoint"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -19,9 +20,9 @@ type GPTConfig struct {
 	Heads   int // attention heads; must divide DModel
 	Layers  int // transformer blocks
 	DType   tensor.DType
-	// Recompute is every block's Recompute: what the backward pass finds
-	// saved (the zero value: everything).
-	Recompute Recompute
+	// Checkpoint is every block's Checkpoint policy: what the backward
+	// pass finds saved (nil: everything; see TransformerBlock.Checkpoint).
+	Checkpoint checkpoint.Policy
 }
 
 // GPT is a decoder-only transformer language model in the shape of GPT-2:
@@ -58,7 +59,7 @@ func NewGPT(c GPTConfig, rng *rand.Rand) *GPT {
 	fillNormal(g.WTE.W.Tensor(), initStd, rng)
 	g.WPE = &Embedding{W: ad.Var(tensor.New(c.DType, c.Context, c.DModel))}
 	fillNormal(g.WPE.W.Tensor(), initStd, rng)
-	bc := &BlockConfig{DType: c.DType, Causal: true, ResidStd: initStd / math.Sqrt(2*float64(c.Layers)), Recompute: c.Recompute}
+	bc := &BlockConfig{DType: c.DType, Causal: true, ResidStd: initStd / math.Sqrt(2*float64(c.Layers)), Checkpoint: c.Checkpoint}
 	for range c.Layers {
 		g.Blocks = append(g.Blocks, NewTransformerBlock(c.DModel, c.Heads, rng, bc))
 	}

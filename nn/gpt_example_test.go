@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/checkpoint"
 	"github.com/adjointgo/adjoint/nn"
 	"github.com/adjointgo/adjoint/optim"
 )
@@ -69,16 +70,16 @@ func ExampleGPT_LossIn() {
 // recomputed (selective), or only each block's input (full). The loss is
 // the same; the gradients too (full: bit for bit; selective: to rounding,
 // its GELU being its own op).
-func ExampleGPTConfig_recompute() {
+func ExampleGPTConfig_checkpoint() {
 	seq := []int{0, 1, 2, 3, 4, 0, 1, 2, 3}
 	tokens, targets := [][]int{seq[:8]}, [][]int{seq[1:]}
-	for _, r := range []nn.Recompute{nn.RecomputeNone, nn.RecomputeSelective, nn.RecomputeFull} {
-		g := nn.NewGPT(nn.GPTConfig{Vocab: 5, Context: 8, DModel: 16, Heads: 2, Layers: 2, Recompute: r}, nn.NewRNG(1))
+	for _, p := range []checkpoint.Policy{checkpoint.None, checkpoint.Selective(ad.KeepExpensive), checkpoint.Full} {
+		g := nn.NewGPT(nn.GPTConfig{Vocab: 5, Context: 8, DModel: 16, Heads: 2, Layers: 2, Checkpoint: p}, nn.NewRNG(1))
 		loss := g.Loss(tokens, targets)
-		fmt.Printf("%-9v loss %.6f, saved %5d bytes\n", r, loss.Item(), ad.Stats(loss).SavedBytes)
+		fmt.Printf("%-24v loss %.6f, saved %5d bytes\n", p, loss.Item(), ad.Stats(loss).SavedBytes)
 	}
 	// Output:
-	// none      loss 1.658089, saved 36032 bytes
-	// selective loss 1.658089, saved 25280 bytes
-	// full      loss 1.658089, saved  4544 bytes
+	// None                     loss 1.658089, saved 36032 bytes
+	// Selective(KeepExpensive) loss 1.658089, saved 25280 bytes
+	// Full                     loss 1.658089, saved  4544 bytes
 }

@@ -1,7 +1,6 @@
 package nn
 
 import (
-	"fmt"
 	"math/rand/v2"
 
 	"github.com/adjointgo/adjoint/ad"
@@ -22,50 +21,21 @@ type TransformerBlock struct {
 	FC    *Linear // DModel → 4·DModel
 	FCOut *Linear // 4·DModel → DModel
 	Act   Activation
-	// Recompute says what the block keeps for the backward pass (see
-	// Recompute); the zero value keeps everything.
-	Recompute Recompute
-	// Keep is what RecomputeSelective keeps (zero: ad.KeepExpensive). With
-	// ad.KeepAttention alone the MLP's products run again too: about a
-	// sixth of the plain block's saved memory at this model's sizes, for
-	// most of a full recomputation's time.
-	Keep ad.Keep
-}
-
-// Recompute is what a TransformerBlock trades of its activation memory for
-// time: which values the backward pass finds saved and which it computes
-// again.
-type Recompute int
-
-const (
-	// RecomputeNone saves what every op's VJP reads: the most memory, no
-	// extra time.
-	RecomputeNone Recompute = iota
-	// RecomputeSelective runs the block under checkpoint.Selective, which
-	// keeps the outputs of the products and the attention (ad.KeepExpensive)
-	// and recomputes the norms, the GELU and the residual additions when the
-	// backward pass reaches the block (Korthikanti et al.'s selective
-	// recomputation). The MLP's GELU then runs as its own op after FC's GEMM
-	// (not fused into it), so that the kept FC output is the pre-activation
-	// alone; the losses differ from RecomputeNone's by that rounding.
-	RecomputeSelective
-	// RecomputeFull runs the block under checkpoint.Full: only its input is
-	// saved, and the whole block runs again in the backward pass (one more
-	// forward pass of every block).
-	RecomputeFull
-)
-
-// String returns "none", "selective" or "full".
-func (r Recompute) String() string {
-	switch r {
-	case RecomputeNone:
-		return "none"
-	case RecomputeSelective:
-		return "selective"
-	case RecomputeFull:
-		return "full"
-	}
-	return fmt.Sprintf("Recompute(%d)", int(r))
+	// Checkpoint is the policy the block runs under (see package
+	// checkpoint): what its backward pass finds saved and what it computes
+	// again. nil, or checkpoint.None, saves what every op's VJP reads.
+	// checkpoint.Full saves only the block's input and runs the whole block
+	// again in the backward pass. checkpoint.Selective(ad.KeepExpensive)
+	// keeps the outputs of the products and the attention and recomputes
+	// the norms, the GELU and the residual additions (Korthikanti et al.'s
+	// selective recomputation); the MLP's GELU then runs as its own op
+	// after FC's GEMM, not fused into it, so that the kept FC output is the
+	// pre-activation alone, and the losses differ from the plain block's by
+	// that rounding. With ad.KeepAttention alone the MLP's products run
+	// again too: about a sixth of the plain block's saved memory at the
+	// GPT benchmark's sizes, for most of a full recomputation's time. The
+	// block is one layer of the policy's run.
+	Checkpoint checkpoint.Policy
 }
 
 // BlockConfig configures NewTransformerBlock. The zero value means float64,
@@ -78,8 +48,8 @@ type BlockConfig struct {
 	// projections that write into the residual stream (attention's Out and
 	// FCOut); GPT passes 0.02/√(2·layers).
 	ResidStd float64
-	// Recompute is the block's Recompute.
-	Recompute Recompute
+	// Checkpoint is the block's Checkpoint policy.
+	Checkpoint checkpoint.Policy
 }
 
 // NewTransformerBlock returns a block over dModel features with heads
@@ -98,35 +68,27 @@ func NewTransformerBlock(dModel, heads int, rng *rand.Rand, c *BlockConfig) *Tra
 	}
 	attn := NewMultiHeadAttention(dModel, heads, rng, &AttentionConfig{DType: cfg.DType, Causal: cfg.Causal, OutStd: rs})
 	return &TransformerBlock{
-		LN1:       NewLayerNorm(dModel, cfg.DType),
-		Attn:      attn,
-		LN2:       NewLayerNorm(dModel, cfg.DType),
-		FC:        normalLinear(dModel, 4*dModel, initStd, cfg.DType, false, rng),
-		FCOut:     normalLinear(4*dModel, dModel, rs, cfg.DType, false, rng),
-		Act:       GELU,
-		Recompute: cfg.Recompute,
+		LN1:        NewLayerNorm(dModel, cfg.DType),
+		Attn:       attn,
+		LN2:        NewLayerNorm(dModel, cfg.DType),
+		FC:         normalLinear(dModel, 4*dModel, initStd, cfg.DType, false, rng),
+		FCOut:      normalLinear(4*dModel, dModel, rs, cfg.DType, false, rng),
+		Act:        GELU,
+		Checkpoint: cfg.Checkpoint,
 	}
 }
 
 // Forward applies the block to x ([B T DModel]). The attention is ad's
 // fused ScaledDotProductAttention, the norms its fused LayerNorm, and the
 // MLP's activation, when it is GELU or ReLU, is fused into FC's GEMM
-// (Linear.ForwardAct). Recompute chooses what the backward pass finds
+// (Linear.ForwardAct). Checkpoint chooses what the backward pass finds
 // saved.
 func (b *TransformerBlock) Forward(x *ad.Value) *ad.Value {
-	switch b.Recompute {
-	case RecomputeNone:
+	if b.Checkpoint == nil || b.Checkpoint == checkpoint.None {
 		return b.forward(x, true)
-	case RecomputeSelective:
-		keep := b.Keep
-		if keep == 0 {
-			keep = ad.KeepExpensive
-		}
-		return checkpoint.Run(checkpoint.Selective(keep), []func(*ad.Value) *ad.Value{func(x *ad.Value) *ad.Value { return b.forward(x, false) }}, x)
-	case RecomputeFull:
-		return checkpoint.Run(checkpoint.Full, []func(*ad.Value) *ad.Value{func(x *ad.Value) *ad.Value { return b.forward(x, true) }}, x)
 	}
-	panic(&Error{Op: "transformer block", Err: ErrConfig, Msg: fmt.Sprintf("unknown Recompute %d (use RecomputeNone, RecomputeSelective or RecomputeFull)", b.Recompute)})
+	fuse := checkpoint.Kept(b.Checkpoint) == 0
+	return checkpoint.Run(b.Checkpoint, []func(*ad.Value) *ad.Value{func(x *ad.Value) *ad.Value { return b.forward(x, fuse) }}, x)
 }
 
 // forward is the block's computation; fuse fuses the MLP's activation into

@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/checkpoint"
 	"github.com/adjointgo/adjoint/internal/gemm"
 	"github.com/adjointgo/adjoint/internal/isa"
-	"github.com/adjointgo/adjoint/nn"
 )
 
 // BenchmarkTrainStep measures one training step (forward, fused
@@ -25,15 +25,13 @@ func BenchmarkTrainStep(b *testing.B) {
 	}
 	b.Run("CNN", func(b *testing.B) { benchStep(b, NewCNNStep(1)) })
 	b.Run("GPT", func(b *testing.B) { benchStep(b, NewGPTStep(1)) })
-	b.Run("GPT-selective", func(b *testing.B) { benchStep(b, NewGPTStepRecompute(1, nn.RecomputeSelective)) })
-	b.Run("GPT-selective-attention", func(b *testing.B) {
-		s := NewGPTStepRecompute(1, nn.RecomputeSelective)
-		for _, blk := range s.Model.Blocks {
-			blk.Keep = ad.KeepAttention
-		}
-		benchStep(b, s)
+	b.Run("GPT-selective", func(b *testing.B) {
+		benchStep(b, NewGPTStepCheckpoint(1, checkpoint.Selective(ad.KeepExpensive)))
 	})
-	b.Run("GPT-full", func(b *testing.B) { benchStep(b, NewGPTStepRecompute(1, nn.RecomputeFull)) })
+	b.Run("GPT-selective-attention", func(b *testing.B) {
+		benchStep(b, NewGPTStepCheckpoint(1, checkpoint.Selective(ad.KeepAttention)))
+	})
+	b.Run("GPT-full", func(b *testing.B) { benchStep(b, NewGPTStepCheckpoint(1, checkpoint.Full)) })
 }
 
 // benchStep times s.Run after one warm-up step (which allocates the

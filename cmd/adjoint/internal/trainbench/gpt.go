@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/checkpoint"
 	"github.com/adjointgo/adjoint/nn"
 	"github.com/adjointgo/adjoint/optim"
 	"github.com/adjointgo/adjoint/tensor"
@@ -40,13 +41,13 @@ type GPTStep struct {
 }
 
 // NewGPTStep builds the model and the batch from seed.
-func NewGPTStep(seed uint64) *GPTStep { return NewGPTStepRecompute(seed, nn.RecomputeNone) }
+func NewGPTStep(seed uint64) *GPTStep { return NewGPTStepCheckpoint(seed, nil) }
 
-// NewGPTStepRecompute is NewGPTStep with the blocks' Recompute set to r
-// (same weights and batch).
-func NewGPTStepRecompute(seed uint64, rc nn.Recompute) *GPTStep {
+// NewGPTStepCheckpoint is NewGPTStep with the blocks' Checkpoint policy set
+// to p (same weights and batch).
+func NewGPTStepCheckpoint(seed uint64, p checkpoint.Policy) *GPTStep {
 	c := GPTConfig
-	c.Recompute = rc
+	c.Checkpoint = p
 	m := nn.NewGPT(c, nn.NewRNG(seed))
 	r := rand.New(rand.NewPCG(seed, 2))
 	s := &GPTStep{Model: m, Opt: optim.NewSGD(nn.Values(m), optim.SGDConfig{LR: 0.01})}
