@@ -155,17 +155,6 @@ func watch(op string, out *Value, n *node) {
 	}
 }
 
-// watchN is watch for an op on the operands xs: it does nothing unless
-// one of them is marked.
-func watchN(op string, out *Value, n *node, xs []*Value) {
-	for _, x := range xs {
-		if x.anomaly {
-			watch(op, out, n)
-			return
-		}
-	}
-}
-
 // nonFinite returns the index of the first NaN or Inf element of t and
 // what it is ("NaN", "+Inf", "-Inf"), or -1.
 func nonFinite(t *tensor.Tensor) (int, string) {

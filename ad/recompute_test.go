@@ -22,46 +22,6 @@ func recompute(f func([]*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
 	return ad.Recompute{Name: "checkpoint", F: f}.Apply(x)
 }
 
-// ckptNet is a small tanh MLP whose layers close over their weights, with
-// an optional dropout in every layer.
-type ckptNet struct {
-	ws, bs  []*ad.Value
-	dropout bool
-}
-
-func newCkptNet(dt tensor.DType, depth, width int, seed uint64) *ckptNet {
-	r := rand.New(rand.NewPCG(seed, 1))
-	n := &ckptNet{}
-	for range depth {
-		w := tensor.New(dt, width, width)
-		for i := range w.Len() {
-			w.SetFlat(i, r.NormFloat64()/math.Sqrt(float64(width)))
-		}
-		b := tensor.New(dt, width)
-		for i := range b.Len() {
-			b.SetFlat(i, 0.1*r.NormFloat64())
-		}
-		n.ws, n.bs = append(n.ws, ad.Var(w)), append(n.bs, ad.Var(b))
-	}
-	return n
-}
-
-func (n *ckptNet) layers() []func(*ad.Value) *ad.Value {
-	ls := make([]func(*ad.Value) *ad.Value, len(n.ws))
-	for i := range ls {
-		ls[i] = func(h *ad.Value) *ad.Value {
-			h = ad.Tanh(ad.Add(ad.MatMul(h, n.ws[i]), n.bs[i]))
-			if n.dropout {
-				h = ad.Dropout(h, 0.25, 7, uint64(1000*i))
-			}
-			return h
-		}
-	}
-	return ls
-}
-
-func (n *ckptNet) params() []*ad.Value { return append(append([]*ad.Value{}, n.ws...), n.bs...) }
-
 func randInput(dt tensor.DType, seed uint64, shape ...int) *tensor.Tensor {
 	r := rand.New(rand.NewPCG(seed, 2))
 	x := tensor.New(dt, shape...)
