@@ -99,9 +99,11 @@ func rowCases() []rowCase {
 		unary("sin", ad.Sin, ad.Sum, nil),
 		unary("cos", ad.Cos, ad.Sum, nil),
 		unary("tanh", ad.Tanh, ad.Sum, nil),
-		// tanh's VJP computes 1 − y² by one_minus_square.
-		{name: "tanh_vjp", rules: []string{"tanh", "one_minus_square"}, params: sq, inputs: sq,
+		// tanh's VJP is tanh_grad, g·(1 − y²) in one pass.
+		{name: "tanh_vjp", rules: []string{"tanh", "tanh_grad"}, params: sq, inputs: sq,
 			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.Tanh(h(p, x)); return y, ad.Sum(y) }},
+		// one_minus_square (1 − y²): batched tangents of tanh take it.
+		unary("one_minus_square", ad.OneMinusSquare, ad.Sum, nil),
 		unary("sigmoid", ad.Sigmoid, ad.Mean, nil),
 		unary("softplus", ad.Softplus, ad.Sum, nil),
 		// A ReLU whose output nothing else saves keeps a bit mask; its VJP

@@ -12,6 +12,11 @@ func RuleNames() []string {
 	return names
 }
 
+// OneMinusSquare is the one_minus_square row (1 − y²), which only forward
+// mode's batched tangents of tanh reach (JacFwd, JacRev's batched
+// cotangents), applied to y: its rule cases check it directly.
+func OneMinusSquare(y *Value) *Value { return oneMinusSquare(y) }
+
 // SetPoisonReleased makes released buffers NaN-filled, so that any read of
 // storage the sweep recycled too early shows up in a gradcheck.
 func SetPoisonReleased(on bool) { poisonReleased = on }

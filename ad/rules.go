@@ -216,6 +216,7 @@ const (
 	opCeil
 	opLog10
 	opExp2
+	opTanhGrad
 	numOps
 )
 
@@ -653,10 +654,8 @@ var table = [numOps]rule{
 		jvp: func(c *jvpCtx, ts []*Value) *Value { return nil }},
 	opSin: elementwise("sin", tensor.Sin, saveIn0, func(c primals, v *Value) *Value { return mulCot(c, v, Cos(c.in(0))) }),
 	opCos: elementwise("cos", tensor.Cos, saveIn0, func(c primals, v *Value) *Value { return Neg(mulCot(c, v, Sin(c.in(0)))) }),
-	// tanh saves its output: d tanh x = (1 − tanh² x)·dx.
-	opTanh: elementwise("tanh", tensor.Tanh, saveOut, func(c primals, v *Value) *Value {
-		return mulCot(c, v, oneMinusSquare(c.out()))
-	}),
+	// tanh saves its output: d tanh x = (1 − tanh² x)·dx, one tanh_grad.
+	opTanh: elementwise("tanh", tensor.Tanh, saveOut, tanhCot),
 	// sigmoid saves its output: dσ = σ(1 − σ)·dx.
 	opSigmoid: elementwise("sigmoid", tensor.Sigmoid, saveOut, func(c primals, v *Value) *Value {
 		y := c.out()
@@ -1123,6 +1122,38 @@ var table = [numOps]rule{
 	opSoftsign: mathRow("softsign", tensor.Softsign, saveIn0, func(c primals, v *Value) *Value {
 		return Div(v, Square(AddScalar(Abs(c.in(0)), 1)))
 	}),
+	// tanh_grad is g·(1 − y²): tanh's VJP from its output y, one pass where
+	// mul and one_minus_square were two (the same bits). It is linear in g;
+	// its derivative in y is −2y·g, so second and third derivatives of tanh
+	// go through it too.
+	opTanhGrad: {name: "tanh_grad", vjpOf: "tanh",
+		saves: func(need [2]bool) saveMask {
+			if need[1] {
+				return saveIn0 | saveIn1
+			}
+			return saveIn1
+		},
+		forward: func(dst *tensor.Tensor, _ attrs, g, y *tensor.Tensor) { tanhGradKernel(dst, g, y) },
+		vjp: func(c *vjpCtx, gg *Value) []*Value {
+			var dg, dy *Value
+			if c.need[0] {
+				dg = tanhGrad(gg, c.in(1), 0)
+			}
+			if c.need[1] {
+				dy = Mul(Mul(gg, c.in(0)), MulScalar(c.in(1), -2))
+			}
+			return c.g2(dg, dy)
+		},
+		jvp: func(c *jvpCtx, ts []*Value) *Value {
+			var a, b *Value
+			if ts[0] != nil {
+				a = tanhGrad(ts[0], c.in(1), c.b)
+			}
+			if ts[1] != nil {
+				b = Mul(ts[1], Mul(c.in(0), MulScalar(c.in(1), -2)))
+			}
+			return addT(a, b)
+		}},
 	// one_minus_square is tanh's derivative 1 − y² from its output y, one
 	// op where AddScalar(Neg(Square(y)), 1) was three (the same bits), and
 	// again in every order of forward mode: its own derivative is −2y.
@@ -1260,6 +1291,47 @@ func reluGrad(g, y *Value, b int) *Value {
 	}
 	pos := Const(new(tensor.Tensor).Binary(tensor.Greater, &y.t, tensor.Scalar(y.DType(), 0)))
 	return Where(pos, g, ScalarLike(g, 0))
+}
+
+// tanhCot is tanh's derivative applied to v (a cotangent, or a tangent
+// with c.b batch axes): tanh_grad(v, y), written into v itself when the
+// sweep holds it alone (see reuse), reading the saved output directly.
+func tanhCot(c primals, v *Value) *Value {
+	vc, ok := c.(*vjpCtx)
+	if !ok {
+		return tanhGrad(v, c.out(), c.(*jvpCtx).b)
+	}
+	y := vc.n.sv[2].v
+	if y == nil { // released: c.out reports it
+		return tanhGrad(v, vc.out(), 0)
+	}
+	return vc.reuse("tanh_grad", v, y,
+		func(dst *tensor.Tensor) { tanhGradKernel(dst, dst, &y.t) },
+		func() *Value { return tanhGrad(v, vc.out(), 0) })
+}
+
+// tanhGrad is g·(1 − y²). g carries b leading batch axes that y does not
+// have (tanh_grad's kernel needs equal shapes, so a batched tangent takes
+// the product with one_minus_square instead).
+func tanhGrad(g, y *Value, b int) *Value {
+	if b == 0 && tensor.EqualShape(g.Shape(), y.Shape()) {
+		return apply(row(opTanhGrad), nil, g, y)
+	}
+	return Mul(g, oneMinusSquare(y))
+}
+
+// tanhGradKernel sets dst = g·(1 − y²): tanh_grad's forward kernel. g and
+// y have one shape and dtype.
+func tanhGradKernel(dst, g, y *tensor.Tensor) {
+	if g.DType() != y.DType() || !tensor.EqualShape(g.Shape(), y.Shape()) {
+		panic(shapeErr("tanh_grad", [][]int{g.Shape(), y.Shape()}, "gradient and output differ in shape or dtype"))
+	}
+	resizeTo(dst, g.DType(), g.Shape())
+	if g.DType() == tensor.Float32 {
+		parallel.Map3(dst.Float32s(), g.Float32s(), y.Float32s(), vec.TanhGradF32)
+	} else {
+		parallel.Map3(dst.Float64s(), g.Float64s(), y.Float64s(), vec.TanhGradF64)
+	}
 }
 
 // reluGradKernel sets dst = g where y > 0 and 0 elsewhere (NaN in y gives

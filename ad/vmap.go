@@ -229,6 +229,7 @@ func init() {
 	tableRef[opReluGrad].batch = func(c *batchCtx) *Value { // its operands do not broadcast
 		return apply(c.r, c.at, c.materialize(0), c.materialize(1))
 	}
+	tableRef[opTanhGrad].batch = tableRef[opReluGrad].batch
 	tableRef[opWhere].batch = batchApply                   // the mask is unbatched here (else Where batches it: batchedWhere)
 	tableRef[opMaskMul].batch = func(c *batchCtx) *Value { // ReLU's VJP on a batch of cotangents (JacRev)
 		x := c.xs[0]
