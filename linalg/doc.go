@@ -38,10 +38,16 @@
 //     factored recursively (halves joined by a TRSM and a GEMM, columns of
 //     16 by substitution on a column-major copy), then U₁₂ = L₁₁⁻¹·A₁₂ and
 //     the trailing update A₂₂ −= L₂₁·U₁₂, one GEMM;
-//   - Cholesky (POTRF, lower) is right-looking and blocked by 96 columns:
-//     the diagonal block by dot products (recursively above 32), the panel
-//     by a right-side TRSM, the trailing lower triangle by a recursive SYRK
-//     made of GEMMs;
+//   - Cholesky (POTRF) is right-looking and blocked by 96, on the upper
+//     triangle of ½(A + Aᵀ): it computes U = Lᵀ, which is LAPACK's lower
+//     factor in LAPACK's column-major layout. The diagonal block by dot
+//     products (recursively above 32, on a transposed copy), the block row
+//     by a left-side TRSM in place along its rows, the trailing upper
+//     triangle by a recursive SYRK made of GEMMs; L is written out
+//     transposed, once. The same algorithm on the lower triangle needs its
+//     panel transposed and back at every block (a right-side TRSM), about
+//     an eighth of its time; both give the same L, bit for bit unless a
+//     block solve has a single row (then to rounding);
 //   - TRSM (left or right side, upper or lower, transposed or not, unit
 //     diagonal or not) is recursive: two half solves and one GEMM, blocks
 //     of 16 rows by substitution with the vector kernels. A right-side
