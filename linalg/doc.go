@@ -68,11 +68,11 @@
 // shared machine; calls after the first few of a process), Cholesky took
 // 7.0–8.6 ms against PyTorch's 7.1–7.5 (OpenBLAS's AVX-512 kernels; 8.9–9.7
 // with its AVX2 ones), 0.86–1.03× its speed (7.6–10.2 ms, 0.72–0.96×, with
-// the lower-form kernel); of it the
-// factorisation about 5.2 ms (the SYRK 3.2, the panel TRSMs 1.1), forming
-// ½(A + Aᵀ) about 1.3 and the transposed write of L into the fresh output,
-// with the runtime's zeroing of it, about 1.2. Solve took 9.7–10.8 ms
-// against PyTorch's 11.9–12.7. bench/linalg.sh repeats the comparison;
+// the lower-form kernel); of it the factorisation about 5.2 ms (the SYRK
+// 3.2, the panel TRSMs 1.1), forming ½(A + Aᵀ) about 1.3 and the
+// transposed write of L into the fresh output, with the runtime's zeroing
+// of it, about 1.2. Solve took 9.7–10.8 ms against PyTorch's 11.9–12.7.
+// bench/linalg.sh repeats the comparison;
 // BenchmarkFactorBlocks times the block widths and BenchmarkFactorPeers the
 // blocked, unblocked and gonum factorisations.
 //
