@@ -285,6 +285,81 @@ func testPotrf[T float](t *testing.T) {
 	}
 }
 
+func testPotrfUpper[T float](t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 7))
+	for _, n := range kernelSizes {
+		a := spd[T](r, n)
+		want := refPotrf(n, a)
+		got := append([]T(nil), a...)
+		if info := potrfUpper(n, got, n); info >= 0 {
+			t.Fatalf("potrfUpper n=%d: pivot %d not positive on a positive definite matrix", n, info)
+		}
+		l := make([]T, n*n)
+		lowerFromUpper(n, got, l)
+		if d := maxRelDiff(l, want); d > tol[T](n) {
+			t.Errorf("potrfUpper n=%d: max diff %.3g", n, d)
+		}
+		if n >= 3 {
+			bad := append([]T(nil), a...)
+			q := n * 2 / 3
+			bad[q*n+q] = -1e3
+			if info := potrfUpper(n, bad, n); info != q {
+				t.Errorf("potrfUpper n=%d: first bad pivot %d, want %d", n, info, q)
+			}
+		}
+	}
+}
+
+// The upper-form route of FactorCholesky (symmetrizeUpper, potrfUpper,
+// lowerFromUpper) gives the lower-form route's L (symmetrize, potrf) bit
+// for bit on a matrix that is not symmetric, at orders where no block
+// solve has a single right-hand side; where one has (n = 97: a last block
+// of one row), the GEMM's matrix-vector path sums that row's products in
+// another order, and L agrees to rounding.
+func TestCholeskyUpperRoute(t *testing.T) {
+	t.Run("f64", testCholeskyUpperRoute[float64])
+	t.Run("f32", testCholeskyUpperRoute[float32])
+}
+
+func testCholeskyUpperRoute[T float](t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, n := range []int{40, 97, 200, 1000} {
+		a := spd[T](r, n)
+		for i := range a {
+			a[i] += T(1e-3 * r.NormFloat64())
+		}
+		want := make([]T, n*n)
+		symmetrize(n, a, want)
+		if info := potrf(n, want, n); info >= 0 {
+			t.Fatalf("n=%d: potrf pivot %d", n, info)
+		}
+		for i := range n {
+			clear(want[i*n+i+1 : (i+1)*n])
+		}
+		got := make([]T, n*n)
+		bad := []int{0}
+		cholFactorT(a, got, bad, 1, n)
+		if bad[0] >= 0 {
+			t.Fatalf("n=%d: cholFactorT pivot %d", n, bad[0])
+		}
+		diff := 0
+		for i := range got {
+			if got[i] != want[i] {
+				diff++
+			}
+		}
+		if n == 97 {
+			if d := maxRelDiff(got, want); d > tol[T](n) {
+				t.Errorf("n=%d: max diff %.3g from the lower-form route", n, d)
+			}
+			continue
+		}
+		if diff > 0 {
+			t.Errorf("n=%d: %d elements of L differ from the lower-form route's (max diff %.3g)", n, diff, maxRelDiff(got, want))
+		}
+	}
+}
+
 // withBlocks runs f with the block widths of the factorisations set small,
 // so that small matrices go through the blocked code too.
 func withBlocks(lu, chol int, f func()) {
@@ -304,6 +379,8 @@ func TestKernels(t *testing.T) {
 				t.Run("getrf/f32", testGetrf[float32])
 				t.Run("potrf/f64", testPotrf[float64])
 				t.Run("potrf/f32", testPotrf[float32])
+				t.Run("potrfUpper/f64", testPotrfUpper[float64])
+				t.Run("potrfUpper/f32", testPotrfUpper[float32])
 			})
 		})
 	}

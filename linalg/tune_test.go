@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/gonum/lapack/gonum"
 )
 
-// BenchmarkFactorBlocks times getrf and potrf at n = 1000 for several block
+// BenchmarkFactorBlocks times getrf and potrfUpper at n = 1000 for several block
 // widths (the measurements behind luBlock, luBase and cholBlock), with the
 // GEMM of the same size beside them:
 //
@@ -41,11 +41,11 @@ func BenchmarkFactorBlocks(b *testing.B) {
 		})
 	}
 	for _, nb := range []int{64, 96, 128, 192, 256, 1000} {
-		b.Run(fmt.Sprintf("potrf/nb=%d", nb), func(b *testing.B) {
+		b.Run(fmt.Sprintf("potrfUpper/nb=%d", nb), func(b *testing.B) {
 			cholBlock = nb
 			for range b.N {
 				copy(a, s0)
-				potrf(n, a, n)
+				potrfUpper(n, a, n)
 			}
 		})
 	}
@@ -80,5 +80,6 @@ func BenchmarkFactorPeers(b *testing.B) {
 	luBlock, luBase = lb, lbase
 	run("getrf/gonum", a0, func() { impl.Dgetrf(n, n, a, n, piv) })
 	run("potrf/blocked", s0, func() { potrf(n, a, n) })
+	run("potrfUpper/blocked", s0, func() { potrfUpper(n, a, n) })
 	run("potrf/gonum", s0, func() { impl.Dpotrf(blas.Upper, n, a, n) })
 }
