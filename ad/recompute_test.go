@@ -38,7 +38,7 @@ func plain(layers []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
 	return x
 }
 
-// sameBits fails unless a and b hold the same numbers bit for bit.
+// ckptBits fails unless a and b hold the same numbers bit for bit.
 func ckptBits(t *testing.T, what string, a, b *tensor.Tensor) {
 	t.Helper()
 	if !tensor.EqualShape(a.Shape(), b.Shape()) {

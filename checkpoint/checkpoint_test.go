@@ -69,7 +69,7 @@ func plain(layers []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
 	return x
 }
 
-// sameBits fails unless a and b hold the same numbers bit for bit.
+// ckptBits fails unless a and b hold the same numbers bit for bit.
 func ckptBits(t *testing.T, what string, a, b *tensor.Tensor) {
 	t.Helper()
 	if !tensor.EqualShape(a.Shape(), b.Shape()) {
@@ -525,32 +525,12 @@ func revNet(blocks, width int, seed uint64) (fs, gs []func(*ad.Value) *ad.Value,
 	return fs, gs, net.params()
 }
 
-// coupling returns the additive coupling block y1 = x1 + f(x2),
-// y2 = x2 + g(y1) as a layer on the state Concat(0, x1, x2) (x1 has n1
-// rows), and its inverse.
-func coupling(f, g func(*ad.Value) *ad.Value, n1 int) (layer, inverse func(*ad.Value) *ad.Value) {
-	split := func(s *ad.Value) (*ad.Value, *ad.Value) {
-		return ad.Slice(s, 0, 0, n1), ad.Slice(s, 0, n1, s.Shape()[0])
-	}
-	layer = func(s *ad.Value) *ad.Value {
-		x1, x2 := split(s)
-		y1 := ad.Add(x1, f(x2))
-		return ad.Concat(0, y1, ad.Add(x2, g(y1)))
-	}
-	inverse = func(s *ad.Value) *ad.Value {
-		y1, y2 := split(s)
-		x2 := ad.Sub(y2, g(y1))
-		return ad.Concat(0, ad.Sub(y1, f(x2)), x2)
-	}
-	return layer, inverse
-}
-
 // reversibleRev runs the coupling blocks (fs[i], gs[i]) under Reversible.
 func reversibleRev(fs, gs []func(*ad.Value) *ad.Value, x1, x2 *ad.Value) (*ad.Value, *ad.Value) {
 	n1 := x1.Shape()[0]
 	var layers, inverses []func(*ad.Value) *ad.Value
 	for i := range fs {
-		l, inv := coupling(fs[i], gs[i], n1)
+		l, inv := checkpoint.Coupling(fs[i], gs[i], n1)
 		layers, inverses = append(layers, l), append(inverses, inv)
 	}
 	y := checkpoint.Run(checkpoint.Reversible(inverses...), layers, ad.Concat(0, x1, x2))
