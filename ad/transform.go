@@ -139,6 +139,26 @@ func Target(x *Value) *Value {
 	return apply(row(opReshape), at, x, nil)
 }
 
+// Retire marks targets made by Target whose function has returned: the
+// transform that made them is the only one to differentiate with respect
+// to them from then on (its sweeps, a VJP's pullback included), so
+// ClosesOver no longer counts them as an enclosing computation's values.
+// Without this, a transform's sweep whose graph reaches an inner
+// transform's finished target (PINN's Laplacian: a VJP of a Grad inside a
+// Grad) is recorded for a differentiation that never comes: the fresh
+// memory of a graph where a plain sweep recycles its buffers. A target of
+// an enclosing computation (an identity node on a value that requires a
+// gradient) is unaffected. As in JAX, a target that escapes its function
+// and is used as a differentiation variable after the transform returned
+// is not followed through the later sweeps.
+func Retire(targets ...*Value) {
+	for _, t := range targets {
+		if t != nil && t.n == nil && t.gs != nil {
+			t.gs.retired.Store(true)
+		}
+	}
+}
+
 // ClosesOver reports whether y's recorded graph reaches a value that
 // requires a gradient other than the targets (a Var of an enclosing
 // computation): then a gradient of y must itself be recorded
@@ -167,7 +187,7 @@ func ClosesOver(y *Value, targets []*Value) bool {
 		es := n.ins()
 		for j := range es {
 			e := &es[j]
-			if e.leaf != nil && !skip[e.leaf] {
+			if e.leaf != nil && !skip[e.leaf] && !e.leaf.gs.retired.Load() {
 				return true
 			}
 			if e.n != nil && !seen[e.n] {

@@ -58,6 +58,9 @@ type leafState struct {
 	spare *Value                // the buffer ZeroGrad took away, reused by the next accumulation
 	hooks []func(*Value) *Value // a Var's gradient hooks (RegisterHook), in order
 	ready []func(*Value)        // a Var's OnGradReady functions, in order
+	// retired is set on a transform's target once the function it was
+	// made for has returned (see Retire).
+	retired atomic.Bool
 }
 
 // Var returns a leaf that requires a gradient (a parameter or an input to

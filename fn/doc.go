@@ -38,6 +38,17 @@
 // writes each example's gradient x_kᵀ·g_k (ad.PerExample, ad.GradPerExample);
 // the cost is then that of writing the per-example gradients.
 //
+// A reverse sweep is recorded (so that its results can be differentiated
+// again) only when something can still differentiate them: the inputs
+// require gradients, or the function closes over a value of an enclosing
+// computation (a Var, or an enclosing transform's input while that
+// transform's function runs). An inner transform's inputs stop counting
+// once its function has returned (ad.Retire): the outer gradient of a loss
+// built from a VJP of a Grad (a PINN's Laplacian) is a plain sweep, which
+// recycles its buffers as it goes, not a recording of a graph nobody
+// differentiates. As with JAX's tracers, an inner input that escapes its
+// function is not followed by later sweeps.
+//
 // # Coming from torch.func or JAX
 //
 //	torch.func / JAX                 package fn

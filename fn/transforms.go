@@ -66,6 +66,7 @@ func prepare(op string, f Func, xs []*ad.Value, idx []int, perEx bool) *prepared
 			p.pe = nil
 		}
 		p.ys = run(op, f, in)
+		ad.Retire(p.targets...)
 		grow := ls
 		for _, y := range p.ys {
 			grow = union(grow, levelsOf(y))
