@@ -40,3 +40,16 @@ func (a *Arena) Use(v *Value) *Value {
 	r.v.setBelow(v.below())
 	return &r.v
 }
+
+// target is Target's new leaf for an arena value x: standIn(x, true) in x's
+// arena, so that what the transform computes from it (the forward pass,
+// the sweeps, the gradients it returns) is recorded in the arena like
+// everything else computed from x, instead of in fresh heap memory.
+func (a *Arena) target(x *Value) *Value {
+	r := a.take()
+	r.v.t = x.t
+	r.v.requires, r.v.gs = true, &leafState{}
+	r.v.tan, r.v.lvl = x.tan, x.lvl
+	r.v.setBelow(x.below())
+	return &r.v
+}

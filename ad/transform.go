@@ -132,6 +132,9 @@ func Target(x *Value) *Value {
 		panic(&Error{Op: "grad", Err: ErrBatched, Msg: "internal: a target must be a physical value"})
 	}
 	if !x.requires {
+		if x.slot != nil && !x.stale() {
+			return x.slot.ar.target(x)
+		}
 		return standIn(x, true)
 	}
 	at := newAttrs[shapeAttrs](x, nil)

@@ -1,7 +1,9 @@
 package fn_test
 
 import (
+	"errors"
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/adjointgo/adjoint/ad"
@@ -68,4 +70,70 @@ func TestRetiredTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	near(t, "derivative through the recorded gradient", da[0].Item(), 2*1.5*(want[0]+want[1]))
+}
+
+// TestTransformsInArena: a transform's targets of arena values are arena
+// values, so that what it computes from them, its sweeps and the
+// gradients it returns are recorded in the arena: a step repeated in an
+// arena allocates a small fraction of the heap step's bytes, gives the
+// heap step's bits, and its results are stale after Reset.
+func TestTransformsInArena(t *testing.T) {
+	const n = 4096
+	pts := make([]float64, n)
+	for i := range pts {
+		pts[i] = math.Sin(float64(i))
+	}
+	w := vec(0.5, 1.25, -0.75, 2, 0.3, -1.1, 0.9, 1.7)
+	step := func(xs *ad.Value) []*ad.Value { return fn.ValueAndGrad(lapLoss(xs))(w) }
+	want := step(ad.Const(tensor.FromFloat64(pts, n)))
+	bytes := func(f func()) uint64 {
+		var a, b runtime.MemStats
+		runtime.ReadMemStats(&a)
+		f()
+		runtime.ReadMemStats(&b)
+		return b.TotalAlloc - a.TotalAlloc
+	}
+	var ar ad.Arena
+	var got []*ad.Value
+	arenaStep := func() {
+		ar.Reset()
+		got = step(ar.Const(tensor.FromFloat64(pts, n)))
+	}
+	arenaStep()
+	arenaStep() // the arena's buffers now exist
+	heapBytes := bytes(func() { step(ad.Const(tensor.FromFloat64(pts, n))) })
+	arenaBytes := bytes(arenaStep)
+	for i := range want {
+		a, b := want[i].Tensor().Float64s(), got[i].Tensor().Float64s()
+		for j := range a {
+			if math.Float64bits(a[j]) != math.Float64bits(b[j]) {
+				t.Fatalf("output %d element %d: arena %v, heap %v", i, j, b[j], a[j])
+			}
+		}
+	}
+	t.Logf("arena %d heap %d", arenaBytes, heapBytes)
+	if arenaBytes*4 > heapBytes {
+		t.Errorf("a step in the arena allocated %d bytes, the heap step %d: more than a quarter", arenaBytes, heapBytes)
+	}
+
+	// The inner gradient of an arena value: after Reset it is either
+	// reported stale or still holds its numbers, never the next step's.
+	u := fn.Of(func(x ...*ad.Value) *ad.Value { return ad.Sum(ad.Sin(x[0])) })
+	ar.Reset()
+	g := fn.Grad(u)(ar.Const(tensor.FromFloat64(pts, n)))[0]
+	near(t, "grad in the arena", g.Tensor().At(3), math.Cos(pts[3]))
+	keep := append([]float64(nil), g.Tensor().Float64s()...)
+	ar.Reset()
+	other := make([]float64, n)
+	fn.Grad(u)(ar.Const(tensor.FromFloat64(other, n)))
+	err := ad.Try(func() {
+		for j, v := range g.Tensor().Float64s() {
+			if math.Float64bits(v) != math.Float64bits(keep[j]) {
+				t.Fatalf("the gradient of the step before, read after Reset, changed at %d: %v, was %v", j, v, keep[j])
+			}
+		}
+	})
+	if err != nil && !errors.Is(err, ad.ErrStale) {
+		t.Errorf("reading the gradient of the step before: %v, want ErrStale or its numbers", err)
+	}
 }
