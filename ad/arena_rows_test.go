@@ -102,6 +102,20 @@ func rowCases() []rowCase {
 		// tanh's VJP is tanh_grad, g·(1 − y²) in one pass.
 		{name: "tanh_vjp", rules: []string{"tanh", "tanh_grad"}, params: sq, inputs: sq,
 			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.Tanh(h(p, x)); return y, ad.Sum(y) }},
+		// tanh's second derivative: tanh_grad's VJP in y is one
+		// scaled_product (−2·g·y·ḡ), whose VJP is scaled_products.
+		{name: "tanh_second", rules: []string{"tanh", "tanh_grad", "scaled_product"}, params: sq, inputs: sq,
+			step: func(p, x []*ad.Value) (y, l *ad.Value) {
+				a := h(p, x)
+				y = ad.Tanh(a)
+				g, err := ad.GradOpts(ad.Sum(ad.Square(y)), []*ad.Value{a}, ad.Options{CreateGraph: true})
+				if err != nil {
+					panic(err)
+				}
+				return y, ad.Sum(ad.Square(g[0]))
+			},
+			exempt: "the step's recorded sweep (GradOpts with CreateGraph) allocates its targets, results and sweep state on the heap; the rows allocate nothing (the same step through sin allocates as many)",
+			allocs: 7},
 		// one_minus_square (1 − y²): batched tangents of tanh take it.
 		unary("one_minus_square", ad.OneMinusSquare, ad.Sum, nil),
 		unary("sigmoid", ad.Sigmoid, ad.Mean, nil),

@@ -17,6 +17,10 @@ func RuleNames() []string {
 // cotangents), applied to y: its rule cases check it directly.
 func OneMinusSquare(y *Value) *Value { return oneMinusSquare(y) }
 
+// ScaledProduct is the scaled_product row, s·a·b·c as (a·b)·(s·c), which
+// only tanh's second derivative reaches: its rule cases check it directly.
+func ScaledProduct(a, b, c *Value, s float64) *Value { return scaledProduct(a, b, c, s) }
+
 // SetPoisonReleased makes released buffers NaN-filled, so that any read of
 // storage the sweep recycled too early shows up in a gradcheck.
 func SetPoisonReleased(on bool) { poisonReleased = on }

@@ -1124,8 +1124,8 @@ var table = [numOps]rule{
 	}),
 	// tanh_grad is g·(1 − y²): tanh's VJP from its output y, one pass where
 	// mul and one_minus_square were two (the same bits). It is linear in g;
-	// its derivative in y is −2y·g, so second and third derivatives of tanh
-	// go through it too.
+	// its derivative in y is −2y·g, one scaled_product (ops_product.go), so
+	// second and third derivatives of tanh go through it too.
 	opTanhGrad: {name: "tanh_grad", vjpOf: "tanh",
 		saves: func(need [2]bool) saveMask {
 			if need[1] {
@@ -1140,7 +1140,7 @@ var table = [numOps]rule{
 				dg = tanhGrad(gg, c.in(1), 0)
 			}
 			if c.need[1] {
-				dy = Mul(Mul(gg, c.in(0)), MulScalar(c.in(1), -2))
+				dy = scaledProduct(gg, c.in(0), c.in(1), -2) // (gg·g)·(−2y)
 			}
 			return c.g2(dg, dy)
 		},
@@ -1150,7 +1150,7 @@ var table = [numOps]rule{
 				a = tanhGrad(ts[0], c.in(1), c.b)
 			}
 			if ts[1] != nil {
-				b = Mul(ts[1], Mul(c.in(0), MulScalar(c.in(1), -2)))
+				b = scaledProduct(ts[1], c.in(0), c.in(1), -2)
 			}
 			return addT(a, b)
 		}},
@@ -1436,11 +1436,11 @@ func allRules() []*rule {
 // outOfTable lists the rows that are package variables beside their ops
 // rather than entries of table (they are recorded through applyN or
 // propagate with a pointer to the row, not an opcode): the fused rows of
-// ops_attn.go, ops_norm.go and ops_linear.go, and the pooling rows of
-// ops_conv_pool.go. Listing them here keeps every row in the coverage
+// ops_attn.go, ops_norm.go and ops_linear.go, tanh's scaled_product of
+// ops_product.go, and the pooling rows of ops_conv_pool.go. Listing them here keeps every row in the coverage
 // tests that range over allRules.
 func outOfTable() []*rule {
-	return append([]*rule{&sdpaRow, &lnRow, &rmsRow, &linearRule}, poolRowList()...)
+	return append([]*rule{&sdpaRow, &lnRow, &rmsRow, &linearRule, &productRow}, poolRowList()...)
 }
 
 // bitMask is ReLU's saved state: one bit per element, set where the output

@@ -192,6 +192,21 @@ func ruleCases() []ruleCase {
 	// tangents of tanh take instead: checked directly.
 	un("tanh_grad", ad.Tanh, nil, true)
 	un("one_minus_square", ad.OneMinusSquare, nil, true)
+	// scaled_product, s·a·b·c: tanh_grad's derivative in y (−2·g·y·ḡ), one
+	// row whose VJP and JVP are scaled_products again. Operands of
+	// different shapes take Mul and MulScalar: the broadcast case checks
+	// that form.
+	for _, s := range [][]int{{}, {5}, {3, 4}, {2, 3, 2}} {
+		cs = append(cs, ruleCase{rule: "scaled_product", shapes: [][]int{s, s, s}, f: func(xs []*ad.Value) *ad.Value {
+			return ad.ScaledProduct(xs[0], xs[1], xs[2], -2)
+		}, smooth: true})
+	}
+	cs = append(cs, ruleCase{rule: "scaled_product", name: "same operand", shapes: [][]int{{3, 4}, {3, 4}}, f: func(xs []*ad.Value) *ad.Value {
+		return ad.ScaledProduct(xs[0], xs[1], xs[0], 0.75)
+	}, smooth: true})
+	cs = append(cs, ruleCase{rule: "scaled_product", name: "broadcast", shapes: [][]int{{3, 4}, {4}, {3, 1}}, f: func(xs []*ad.Value) *ad.Value {
+		return ad.ScaledProduct(xs[0], xs[1], xs[2], 1.5)
+	}, smooth: true})
 	// The rows of issue 24 (ops_trig.go), after all the others so that
 	// the cases above keep their random inputs.
 	cs = append(cs, trigRuleCases()...)

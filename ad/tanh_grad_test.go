@@ -35,3 +35,62 @@ func TestTanhGradBits(t *testing.T) {
 		}
 	}
 }
+
+// TestScaledProductBits: scaled_product, one pass, has the bits of the
+// three-op form Mul(Mul(a, b), MulScalar(c, s)) it replaced, in both
+// dtypes; under a batching level (a batched a, unbatched b and c) each
+// example has the bits of the op applied to it alone; and tanh's second
+// derivative, which runs through it, has the bits it had with the
+// three-op form.
+func TestScaledProductBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 6))
+	rnd := func(dt tensor.DType, shape ...int) *tensor.Tensor {
+		x := tensor.New(dt, shape...)
+		for i := range x.Len() {
+			x.SetFlat(i, 3*r.NormFloat64())
+		}
+		return x
+	}
+	for _, dt := range []tensor.DType{tensor.Float32, tensor.Float64} {
+		for _, n := range []int{1, 7, 4099} {
+			a, b, c := ad.Var(rnd(dt, n)), ad.Const(rnd(dt, n)), ad.Const(rnd(dt, n))
+			for _, s := range []float64{-2, 0.1, 3} {
+				got := ad.ScaledProduct(a, b, c, s)
+				if got.Op() != "scaled_product" {
+					t.Fatalf("the fused form recorded %q", got.Op())
+				}
+				if want := ad.Mul(ad.Mul(a, b), ad.MulScalar(c, s)); !sameBits(got.Tensor(), want.Tensor()) {
+					t.Fatalf("%s n=%d s=%v: scaled_product differs from (a·b)·(s·c) in the bits", dt, n, s)
+				}
+			}
+		}
+		const k = 3
+		l := ad.NewBatchLevel(k)
+		at, b, c := rnd(dt, k, 5), ad.Const(rnd(dt, 5)), ad.Const(rnd(dt, 5))
+		phys, _ := l.Unwrap(ad.ScaledProduct(l.Wrap(ad.Const(at)), b, c, -2))
+		for e := range k {
+			one := ad.ScaledProduct(ad.Slice(ad.Const(at), 0, e, e+1), ad.Reshape(b, 1, 5), ad.Reshape(c, 1, 5), -2)
+			if !sameBits(ad.Slice(phys, 0, e, e+1).Tensor(), one.Tensor()) {
+				t.Fatalf("%s: example %d under the batching level differs from the op on it alone", dt, e)
+			}
+		}
+		// tanh's second derivative, d²/dx² Σ tanh(x)·w, against the three-op
+		// form written out: g = w·(1 − y²), then ∂/∂x Σ g·v = v·(w·(−2y))·(1 − y²).
+		x, w, v := rnd(dt, 9), ad.Const(rnd(dt, 9)), ad.Const(rnd(dt, 9))
+		xv := ad.Var(x)
+		g, err := ad.GradOpts(ad.Sum(ad.Mul(ad.Tanh(xv), w)), []*ad.Value{xv}, ad.Options{CreateGraph: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := ad.Grad(ad.Sum(ad.Mul(g[0], v)), xv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := ad.Tanh(ad.Const(x))
+		dy := ad.Mul(ad.Mul(v, w), ad.MulScalar(y, -2))
+		want := ad.Mul(dy, ad.OneMinusSquare(y))
+		if !sameBits(h[0].Tensor(), want.Tensor()) {
+			t.Fatalf("%s: tanh's second derivative differs from the three-op form in the bits", dt)
+		}
+	}
+}

@@ -1,0 +1,119 @@
+package ad
+
+import (
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// scaled_product is s·a·b·c, element by element, for three operands of one
+// shape and dtype: the second derivative of tanh through tanh_grad, whose
+// derivative in the output y is −2·g·y·ḡ (ḡ its cotangent). One pass where
+// mul, mul and mul_scalar were three (the same bits: the kernel computes
+// (a·b)·(s·c), the order of Mul(Mul(a, b), MulScalar(c, s))), and its own
+// VJP is three scaled_products, so every further order stays one pass per
+// operand (a PINN's outer sweep: three passes where mul's and mul_scalar's
+// VJPs made five). Operands of different shapes, or tangents carrying batch
+// axes, take the three-op form.
+
+// productAttrs: scaled_product's scale, its operands while the op records
+// them (for keepN) and its operand edges.
+type productAttrs struct {
+	s     float64
+	edges []edge
+	ops   [3]*Value
+}
+
+func (a *productAttrs) reset() {
+	clear(a.edges)
+	*a = productAttrs{edges: a.edges[:0]}
+}
+
+func (a *productAttrs) edgeList() []edge { return a.edges }
+func (a *productAttrs) addEdge(e edge)   { a.edges = append(a.edges, e) }
+
+// scaledProduct returns s·a·b·c as (a·b)·(s·c): the scaled_product row when
+// a, b and c have one shape and dtype, else with Mul and MulScalar.
+func scaledProduct(a, b, c *Value, s float64) *Value {
+	if a.DType() != b.DType() || a.DType() != c.DType() ||
+		!tensor.EqualShape(a.Shape(), b.Shape()) || !tensor.EqualShape(a.Shape(), c.Shape()) {
+		return Mul(Mul(a, b), MulScalar(c, s))
+	}
+	at := newAttrs[productAttrs](a, b)
+	at.s = s
+	at.ops = [3]*Value{a, b, c}
+	out := applyN(productRef, at, at.ops[:])
+	at.ops = [3]*Value{}
+	return out
+}
+
+// productRef is productRow, set by init: its rules call scaledProduct,
+// which a direct reference would make an initialization cycle.
+var productRef *rule
+
+func init() { productRef = &productRow }
+
+// productRow is scaled_product's row. Like the norms' it is kept outside
+// the rule table of rules.go: no user calls it.
+var productRow = rule{name: "scaled_product", vjpOf: "tanh_grad",
+	forwardN: func(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
+		productKernel(dst, xs[0], xs[1], xs[2], at.(*productAttrs).s)
+	},
+	keepN: func(_ allocator, n *node, at attrs, _ *Value) {
+		for i, x := range at.(*productAttrs).ops {
+			n.save(i, x)
+			settleRelu(x, true)
+			shareReluOutput(x)
+		}
+	},
+	vjp: func(c *vjpCtx, g *Value) []*Value {
+		s := c.n.at.(*productAttrs).s
+		out := c.gN(3)
+		if c.need[0] {
+			out[0] = scaledProduct(g, c.in(1), c.in(2), s)
+		}
+		if c.need[1] {
+			out[1] = scaledProduct(g, c.in(0), c.in(2), s)
+		}
+		if c.need[2] {
+			out[2] = scaledProduct(g, c.in(0), c.in(1), s)
+		}
+		return out
+	},
+	jvp: func(c *jvpCtx, ts []*Value) *Value {
+		s := c.at.(*productAttrs).s
+		var out *Value
+		if ts[0] != nil {
+			out = scaledProduct(ts[0], c.in(1), c.in(2), s)
+		}
+		if ts[1] != nil {
+			out = addT(out, scaledProduct(ts[1], c.in(0), c.in(2), s))
+		}
+		if ts[2] != nil {
+			out = addT(out, scaledProduct(ts[2], c.in(0), c.in(1), s))
+		}
+		return out
+	},
+	batch: func(c *batchCtx) *Value {
+		return scaledProduct(c.materialize(0), c.materialize(1), c.materialize(2), c.at.(*productAttrs).s)
+	},
+}
+
+// productKernel sets dst = (a·b)·(s·c). a, b and c have one shape and dtype.
+func productKernel(dst, a, b, c *tensor.Tensor, s float64) {
+	if a.DType() != b.DType() || a.DType() != c.DType() ||
+		!tensor.EqualShape(a.Shape(), b.Shape()) || !tensor.EqualShape(a.Shape(), c.Shape()) {
+		panic(shapeErr("scaled_product", [][]int{a.Shape(), b.Shape(), c.Shape()}, "operands differ in shape or dtype"))
+	}
+	resizeTo(dst, a.DType(), a.Shape())
+	if a.DType() == tensor.Float32 {
+		product(dst.Float32s(), a.Float32s(), b.Float32s(), c.Float32s(), float32(s))
+	} else {
+		product(dst.Float64s(), a.Float64s(), b.Float64s(), c.Float64s(), s)
+	}
+}
+
+func product[T float32 | float64](dst, a, b, c []T, s T) {
+	a, b, c = a[:len(dst)], b[:len(dst)], c[:len(dst)]
+	for i := range dst {
+		dst[i] = (a[i] * b[i]) * (s * c[i])
+	}
+}
