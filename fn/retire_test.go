@@ -137,3 +137,26 @@ func TestTransformsInArena(t *testing.T) {
 		t.Errorf("reading the gradient of the step before: %v, want ErrStale or its numbers", err)
 	}
 }
+
+// TestPullUnderGrad: a VJP's pullback used inside an enclosing Grad,
+// made outside it or inside its function, is differentiated through its
+// cotangent and through the values its function closes over (a retired
+// target stops counting only for the sweeps after its function returned).
+func TestPullUnderGrad(t *testing.T) {
+	x := vec(0.3, 1.1)
+	_, pull := fn.VJP(fn.Of(func(a ...*ad.Value) *ad.Value { return ad.Sin(a[0]) }), x)
+	f := fn.Of(func(p ...*ad.Value) *ad.Value { return ad.Sum(ad.Square(pull(p[0])[0])) })
+	g := fn.Grad(f)(vec(2, 3))[0]
+	// Σ (p cos x)² → 2 p cos² x
+	near(t, "g0", g.Tensor().At(0), 2*2*math.Pow(math.Cos(0.3), 2))
+	near(t, "g1", g.Tensor().At(1), 2*3*math.Pow(math.Cos(1.1), 2))
+	// inner VJP inside an outer Grad, pull used after the VJP returned but within f
+	f2 := fn.Of(func(p ...*ad.Value) *ad.Value {
+		_, pl := fn.VJP(fn.Of(func(a ...*ad.Value) *ad.Value { return ad.Mul(ad.Sin(a[0]), p[0]) }), x)
+		return ad.Sum(ad.Square(pl(p[0])[0]))
+	})
+	// pl(c) = c·p·cos x; with c = p: p² cos x; Σ p⁴cos²x → 4p³cos²x
+	g2 := fn.Grad(f2)(vec(2, 3))[0]
+	near(t, "h0", g2.Tensor().At(0), 4*8*math.Pow(math.Cos(0.3), 2))
+	near(t, "h1", g2.Tensor().At(1), 4*27*math.Pow(math.Cos(1.1), 2))
+}
