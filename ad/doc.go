@@ -187,7 +187,11 @@
 // the blocks of transform.go: TangentLevel (forward mode on physical
 // values), BatchLevel (Vmap: a value standing for a batch, whose ops go to
 // their rows' batching rules, vmap.go) and Target (a fresh target for a
-// reverse sweep). Design note: tangents and the recorded graph always live
+// reverse sweep: of an arena value, a leaf of that arena, so a transform on
+// arena inputs records everything it computes in the arena). Retire marks a
+// transform's targets once its function has returned, so that later
+// sweeps do not count them as an enclosing computation's values and record
+// themselves for nothing. Design note: tangents and the recorded graph always live
 // on the physical values, below every batching level. Batching commutes
 // with differentiation, so this is exact, and it keeps the engine's sweep
 // and forward mode unchanged; fn aligns the batch structure of inputs,
