@@ -471,7 +471,15 @@ func (v *Value) BackwardOpts(o Options) error {
 func Grad(y *Value, xs ...*Value) ([]*Value, error) { return GradOpts(y, xs, Options{}) }
 
 // GradOpts is Grad with options.
-func GradOpts(y *Value, xs []*Value, o Options) ([]*Value, error) {
+func GradOpts(y *Value, xs []*Value, o Options) ([]*Value, error) { return gradOpts(y, xs, o, false) }
+
+// TargetGrad is GradOpts for the transform that made the targets xs with
+// Target (package fn's sweeps, a VJP's pullback included): it accepts
+// targets that Retire marked, which GradOpts refuses as escaped.
+func TargetGrad(y *Value, xs []*Value, o Options) ([]*Value, error) { return gradOpts(y, xs, o, true) }
+
+// gradOpts is GradOpts; own accepts retired targets.
+func gradOpts(y *Value, xs []*Value, o Options, own bool) ([]*Value, error) {
 	for i, x := range xs {
 		if x == nil {
 			return nil, &Error{Op: "grad", Err: ErrArgument, Msg: fmt.Sprintf("input %d is a nil *Value", i)}
@@ -481,6 +489,9 @@ func GradOpts(y *Value, xs []*Value, o Options) ([]*Value, error) {
 		}
 		if !x.requires {
 			return nil, &Error{Op: "grad", Err: ErrNoGrad, Msg: fmt.Sprintf("input %d does not require a gradient (make it with ad.Var)", i)}
+		}
+		if !own && x.retired() {
+			return nil, escapedErr("grad", i)
 		}
 	}
 	gs, err := sweep(y, xs, o)

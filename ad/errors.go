@@ -51,6 +51,12 @@ var (
 	ErrFunc = errs.New("user-defined function failed")
 	// ErrConcurrent: one graph was swept by two backward passes at once.
 	ErrConcurrent = errs.New("graph swept concurrently")
+	// ErrEscaped: an input of a function transform (a target made by
+	// Target) was differentiated with respect to after the transform's
+	// function returned (it escaped the function, as a leaked tracer does
+	// in JAX): the sweeps after it do not follow it, so the gradient would
+	// be incomplete.
+	ErrEscaped = errs.New("transform input used after its function returned")
 	// ErrAnomaly: anomaly detection (DetectAnomaly, Options.DetectAnomaly)
 	// found a NaN or an Inf in a forward result or a gradient.
 	ErrAnomaly = errs.New("NaN or Inf detected")

@@ -153,13 +153,25 @@ func Target(x *Value) *Value {
 // an enclosing computation (an identity node on a value that requires a
 // gradient) is unaffected. As in JAX, a target that escapes its function
 // and is used as a differentiation variable after the transform returned
-// is not followed through the later sweeps.
+// is not followed through the later sweeps: GradOpts with respect to it, or
+// reading the gradient a Backward left on it, is ErrEscaped (TargetGrad is
+// the transform's own sweep, which takes it).
 func Retire(targets ...*Value) {
 	for _, t := range targets {
 		if t != nil && t.n == nil && t.gs != nil {
 			t.gs.retired.Store(true)
 		}
 	}
+}
+
+// retired reports whether v is a target that Retire marked.
+func (v *Value) retired() bool { return v.n == nil && v.gs != nil && v.gs.retired.Load() }
+
+// escapedErr is the error for differentiating with respect to a retired
+// target (input i of op).
+func escapedErr(op string, i int) *Error {
+	return &Error{Op: op, Err: ErrEscaped, Msg: fmt.Sprintf("input %d is the input of a function transform whose function has returned "+
+		"(it escaped the function); the sweeps since did not follow it. Differentiate inside the function, or pass the value in as an input of the enclosing transform", i)}
 }
 
 // ClosesOver reports whether y's recorded graph reaches a value that
@@ -190,7 +202,7 @@ func ClosesOver(y *Value, targets []*Value) bool {
 		es := n.ins()
 		for j := range es {
 			e := &es[j]
-			if e.leaf != nil && !skip[e.leaf] && !e.leaf.gs.retired.Load() {
+			if e.leaf != nil && !skip[e.leaf] && !e.leaf.retired() {
 				return true
 			}
 			if e.n != nil && !seen[e.n] {
@@ -310,5 +322,5 @@ func GradPerExample(y *Value, targets []*Value, want []bool, o Options, l *Batch
 			"differentiate with respect to a copy broadcast over the batch instead"}
 	}
 	o.perExample = l.l
-	return GradOpts(y, targets, o)
+	return gradOpts(y, targets, o, true)
 }

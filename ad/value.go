@@ -233,6 +233,9 @@ func (v *Value) GradValue() *Value {
 	if s == nil {
 		return nil
 	}
+	if v.retired() {
+		panic(escapedErr("grad", 0))
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.grad

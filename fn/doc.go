@@ -47,7 +47,8 @@
 // built from a VJP of a Grad (a PINN's Laplacian) is a plain sweep, which
 // recycles its buffers as it goes, not a recording of a graph nobody
 // differentiates. As with JAX's tracers, an inner input that escapes its
-// function is not followed by later sweeps.
+// function is not followed by later sweeps: differentiating with respect to
+// it afterwards is ad.ErrEscaped, never an incomplete gradient.
 //
 // # Coming from torch.func or JAX
 //

@@ -208,3 +208,46 @@ func TestTransformsArenaMatchesHeap(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapedTarget: an input of a transform that leaks out of its
+// function (stored in a variable the function closes over) is not
+// followed by the sweeps after the transform returned; differentiating
+// with respect to it is then ErrEscaped, never an incomplete gradient
+// (here it would be 0, where d/dx cos x = −sin x).
+func TestEscapedTarget(t *testing.T) {
+	var leak *ad.Value
+	outer := fn.Of(func(p ...*ad.Value) *ad.Value {
+		_, pull := fn.VJP(fn.Of(func(a ...*ad.Value) *ad.Value {
+			leak = a[0]
+			return ad.Mul(ad.Sin(a[0]), p[0])
+		}), vec(0.5))
+		return ad.Sum(pull(vec(1))[0]) // p·cos x
+	})
+	g := fn.Grad(outer)(vec(2))[0]
+	near(t, "gradient", g.Tensor().At(0), math.Cos(0.5))
+	if _, err := ad.Grad(ad.Sum(g), leak); !errors.Is(err, ad.ErrEscaped) {
+		t.Errorf("Grad with respect to an escaped input: %v, want ErrEscaped", err)
+	}
+	y := ad.Sum(ad.Mul(leak, g))
+	if err := y.Backward(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ad.Try(func() { leak.Grad() }); !errors.Is(err, ad.ErrEscaped) {
+		t.Errorf("the gradient Backward left on an escaped input, read: %v, want ErrEscaped", err)
+	}
+	// Inside the function it is an ordinary input: differentiated there, it
+	// gives the whole derivative.
+	var inner float64
+	fn.Grad(fn.Of(func(p ...*ad.Value) *ad.Value {
+		_, pull := fn.VJP(fn.Of(func(a ...*ad.Value) *ad.Value {
+			d, err := ad.Grad(ad.Sum(ad.Cos(a[0])), a[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			inner = d[0].Item()
+			return ad.Mul(ad.Sin(a[0]), p[0])
+		}), vec(0.5))
+		return ad.Sum(pull(vec(1))[0])
+	}))(vec(2))
+	near(t, "inside the function", inner, -math.Sin(0.5))
+}

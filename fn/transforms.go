@@ -121,7 +121,7 @@ func (p *prepared) sweep(op string, cts []*ad.Value, retain bool) []*ad.Value {
 		if p.pe != nil {
 			g, err = ad.GradPerExample(yb, p.targets, p.want, o, p.pe)
 		} else {
-			g, err = ad.GradOpts(yb, p.targets, o)
+			g, err = ad.TargetGrad(yb, p.targets, o)
 		}
 		if err != nil {
 			panic(&ad.Error{Op: op, Err: err})
