@@ -71,8 +71,8 @@ type Recompute struct {
 	// neither recorded nor carries tangents (else F is recomputed whole):
 	// given the node's output y and its cotangent g (constants), it returns
 	// the operands' cotangents (nil for zero), computing them with s.Step,
-	// which records a piece of the computation and sweeps it; the Vars'
-	// gradients are gathered by the steps.
+	// which records a piece of the computation and sweeps it; the steps
+	// hand the Vars' gradients to the sweep as they make them.
 	Reverse func(s *Sweep, y, g *Value) []*Value
 	// Keep, when not zero, makes the recomputations of F selective (not
 	// Reverse's steps): the outputs of the ops it names are kept from the
@@ -189,10 +189,15 @@ type Sweep struct {
 // constant: read it there, as the sweep that follows may reuse its
 // storage) to get the cotangent of that output, and sweeps the recording
 // with it. It returns the cotangent of x (nil when f's output does not
-// depend on x or the Vars) and adds the gradients of vars, the Vars f
-// reads (as Trace found them), to the node's. Their sums follow the order
-// of the steps, so a schedule that steps from the last piece to the first
-// sums them in the order the plain backward pass does.
+// depend on x or the Vars) and hands the gradients of vars, the Vars f
+// reads (as Trace found them), to the backward pass at once, as the plain
+// sweep does with each node's: Backward adds them into the Vars' buffers
+// (the first one taken without a copy, its buffer's storage going back
+// for the next step's products), Grad into its results. So at most one
+// step's weight gradients are held at a time, and a schedule that steps
+// from the last piece to the first sums them in the order the plain
+// backward pass does. (Under anomaly detection, which checks the node's
+// results, the node sums them in the same order and returns them.)
 func (s *Sweep) Step(f func(*Value) *Value, x *Value, vars []*Value, seed func(y *Value) *Value) *Value {
 	name := s.c.name
 	z := standIn(x, true)
