@@ -397,6 +397,7 @@ type vjpCtx struct {
 	fin    []*Value    // cotangents after undoing broadcasting, reused per node
 	twins  []Value     // slab of detached twins of saved values
 	al     allocator   // the allocator of the swept output
+	sw     *sweeper    // the sweep this context belongs to (a Recompute's Reverse hands it the Vars' gradients, see Sweep)
 }
 
 // in returns saved operand i and out the saved output.
@@ -708,6 +709,7 @@ var sweepers = sync.Pool{New: func() any { return new(sweeper) }}
 // start if any saved tensor changed since it was saved.
 func (s *sweeper) begin(y *Value, targets, result []*Value, o Options) error {
 	s.o, s.result = o, result
+	s.ctx.sw = s
 	s.id = sweepIDs.Add(1)
 	if !activeSweeps[s.id%uint64(len(activeSweeps))].CompareAndSwap(0, s.id) {
 		s.id |= unlisted // its slot is another sweep's: end clears its claims
@@ -976,28 +978,41 @@ func (s *sweeper) route(n *node, gin []*Value) (next *node, nextG *Value) {
 			if s.pending != nil {
 				s.used(e.leaf)
 			}
-		case e.leaf.gs.hooks != nil:
-			s.hold(e.leaf, gj) // summed, hooked and delivered at the end of the sweep
-			if s.pending != nil {
-				s.used(e.leaf)
-			}
-		case s.result == nil:
-			e.leaf.gs.accumulate(gj, s.o.CreateGraph)
-			if s.pending != nil {
-				s.used(e.leaf)
-			}
 		default:
-			for _, i := range s.leaf[e.leaf] {
-				r := addGrad(s.result[i], gj, s.o.CreateGraph)
-				if s.excl != nil { // the caller asked whether the sweep held it alone
-					s.excl[i] = r.owned
-				}
-				r.owned = false // handed to the caller
-				s.result[i] = r
+			s.toLeaf(e.leaf, gj)
+			if s.pending != nil {
+				s.used(e.leaf)
 			}
 		}
 	}
 	return next, nextG
+}
+
+// toLeaf adds the contribution g to the gradient of the Var leaf: held
+// for its hooks (summed and delivered at the end of the sweep), added into
+// its buffer (Backward), or into the target's result (Grad).
+func (s *sweeper) toLeaf(leaf, g *Value) {
+	switch {
+	case leaf.gs.hooks != nil:
+		s.hold(leaf, g)
+	case s.result == nil:
+		leaf.gs.accumulate(g, s.o.CreateGraph)
+	default:
+		for _, i := range s.leaf[leaf] {
+			r := addGrad(s.result[i], g, s.o.CreateGraph)
+			if s.excl != nil { // the caller asked whether the sweep held it alone
+				s.excl[i] = r.owned
+			}
+			r.owned = false // handed to the caller
+			s.result[i] = r
+		}
+	}
+}
+
+// wantsLeaf reports whether the sweep delivers a gradient of the Var leaf
+// (with targets, only the targets').
+func (s *sweeper) wantsLeaf(leaf *Value) bool {
+	return s.result == nil || s.leaf[leaf] != nil
 }
 
 // sweepIDs numbers the sweeps, so that a node can tell which one holds it

@@ -46,6 +46,10 @@ type Func struct {
 	// owned set as its own (a checkpoint's, which a sweep of its own held
 	// alone); a user's Func never sets it.
 	ownsResults bool
+	// vjpIn, when not nil, is VJP given the sweep it runs in (a
+	// Recompute's Reverse hands the Vars' gradients to it step by step);
+	// VJP stays for the callers that have no sweep.
+	vjpIn func(sw *sweeper, xs []*Value, y, g *Value) []*Value
 	// sel is a selective checkpoint's state (see Recompute.Keep): the
 	// outputs its node keeps, which Stats counts and a release drops.
 	sel *selective
@@ -179,7 +183,11 @@ func (c *vjpCtx) funcVJP(g *Value) []*Value {
 	}
 	var gs []*Value
 	y := c.out()
-	callUser(name, "VJP", func() { gs = f.VJP(xs, y, g) })
+	if f.vjpIn != nil && c.sw != nil {
+		callUser(name, "VJP", func() { gs = f.vjpIn(c.sw, xs, y, g) })
+	} else {
+		callUser(name, "VJP", func() { gs = f.VJP(xs, y, g) })
+	}
 	if len(gs) != len(xs) {
 		panic(&Error{Op: name, Err: ErrFunc, Msg: fmt.Sprintf("VJP returned %d cotangents for %d operands", len(gs), len(xs))})
 	}

@@ -71,8 +71,8 @@ type Recompute struct {
 	// neither recorded nor carries tangents (else F is recomputed whole):
 	// given the node's output y and its cotangent g (constants), it returns
 	// the operands' cotangents (nil for zero), computing them with s.Step,
-	// which records a piece of the computation and sweeps it; the Vars'
-	// gradients are gathered by the steps.
+	// which records a piece of the computation and sweeps it; the steps
+	// hand the Vars' gradients to the sweep as they make them.
 	Reverse func(s *Sweep, y, g *Value) []*Value
 	// Keep, when not zero, makes the recomputations of F selective (not
 	// Reverse's steps): the outputs of the ops it names are kept from the
@@ -173,18 +173,31 @@ func eval(f func(*Value) *Value, x *Value, vars, grad bool) (y *Value, vs []*Val
 type Sweep struct {
 	c     *recomputation
 	node  map[*Value]bool   // the node's Vars
-	acc   map[*Value]*Value // each Var's gradient so far; owned where the sweeps held it alone or it is a sum made here
+	acc   map[*Value]*Value // each Var's gradient so far (outer nil); owned where the sweeps held it alone or it is a sum made here
 	owned map[*Value]bool   // the steps' cotangents of their inputs that their sweeps held alone
+	// outer, when not nil, is the sweep running the node: each step hands
+	// it its Vars' gradients at once, as the plain sweep does node by
+	// node, so that a Var's buffer takes each (the first) or adds it in
+	// place, and the storage of each goes back to the pool for the next
+	// step's, instead of every layer's weight gradient being held until
+	// the schedule ends (a fresh buffer each: 4 MiB a layer in
+	// BenchmarkDeepMLP, written cold).
+	outer *sweeper
 }
 
 // Step records f at a stand-in for x, calls seed with f's output (a
 // constant: read it there, as the sweep that follows may reuse its
 // storage) to get the cotangent of that output, and sweeps the recording
 // with it. It returns the cotangent of x (nil when f's output does not
-// depend on x or the Vars) and adds the gradients of vars, the Vars f
-// reads (as Trace found them), to the node's. Their sums follow the order
-// of the steps, so a schedule that steps from the last piece to the first
-// sums them in the order the plain backward pass does.
+// depend on x or the Vars) and hands the gradients of vars, the Vars f
+// reads (as Trace found them), to the backward pass at once, as the plain
+// sweep does with each node's: Backward adds them into the Vars' buffers
+// (the first one taken without a copy, its buffer's storage going back
+// for the next step's products), Grad into its results. So at most one
+// step's weight gradients are held at a time, and a schedule that steps
+// from the last piece to the first sums them in the order the plain
+// backward pass does. (Under anomaly detection, which checks the node's
+// results, the node sums them in the same order and returns them.)
 func (s *Sweep) Step(f func(*Value) *Value, x *Value, vars []*Value, seed func(y *Value) *Value) *Value {
 	name := s.c.name
 	z := standIn(x, true)
@@ -208,6 +221,12 @@ func (s *Sweep) Step(f func(*Value) *Value, x *Value, vars []*Value, seed func(y
 	for j, v := range vars {
 		gv := tg[1+j]
 		gv.owned = excl[1+j]
+		if s.outer != nil {
+			if s.outer.wantsLeaf(v) {
+				s.outer.toLeaf(v, gv)
+			}
+			continue
+		}
 		if a := s.acc[v]; a != nil {
 			s.acc[v] = addGrad(a, gv, false) // into a, where owned; else a new sum, owned
 		} else {
@@ -268,6 +287,18 @@ func (c *recomputation) node(xs []*Value, res *Value, params []*Value) *Value {
 		reqs[i] = x.requires
 	}
 	name, f := c.name, c.f
+	vjp := func(sw *sweeper, ins []*Value, out, g *Value) []*Value {
+		if c.reverse != nil {
+			create, tan := g.requires || g.tan != nil || out.tan != nil, false
+			for _, v := range ins {
+				create, tan = create || v.requires, tan || v.tan != nil
+			}
+			if !create && !tan {
+				return c.reverseVJP(sw, k, reqs, params, ins, out, g)
+			}
+		}
+		return recomputeVJP(c, k, reqs, params, ins, out, g)
+	}
 	fn := &Func{
 		Name: name,
 		Forward: func([]*Value) *Value {
@@ -276,30 +307,27 @@ func (c *recomputation) node(xs []*Value, res *Value, params []*Value) *Value {
 			return r
 		},
 		VJP: func(ins []*Value, out, g *Value) []*Value {
-			if c.reverse != nil {
-				create, tan := g.requires || g.tan != nil || out.tan != nil, false
-				for _, v := range ins {
-					create, tan = create || v.requires, tan || v.tan != nil
-				}
-				if !create && !tan {
-					return c.reverseVJP(k, reqs, params, ins, out, g)
-				}
-			}
-			return recomputeVJP(c, k, reqs, params, ins, out, g)
+			return vjp(nil, ins, out, g)
 		},
 		JVP: func(ins []*Value, _ *Value, ts []*Value) *Value {
 			return recomputeJVP(f, k, params, ins, ts)
 		},
 		ownsResults: true,
+		vjpIn:       vjp,
 		sel:         c.sel,
 	}
 	return fn.Apply(append(xs[:k:k], params...)...)
 }
 
 // reverseVJP runs the schedule's Reverse and returns its cotangents, then
-// the Vars' gradients its steps gathered.
-func (c *recomputation) reverseVJP(k int, reqs []bool, params, ins []*Value, y, g *Value) []*Value {
+// the Vars' gradients its steps gathered: none when the node's sweep sw is
+// known (not nil and not recording), to which the steps hand each Var's
+// gradient as they make it.
+func (c *recomputation) reverseVJP(sw *sweeper, k int, reqs []bool, params, ins []*Value, y, g *Value) []*Value {
 	s := &Sweep{c: c, node: make(map[*Value]bool, len(params)), acc: map[*Value]*Value{}, owned: map[*Value]bool{}}
+	if sw != nil && !sw.o.CreateGraph && !sw.o.DetectAnomaly { // anomaly detection checks the node's results
+		s.outer = sw
+	}
 	for _, v := range params {
 		s.node[v] = true
 	}

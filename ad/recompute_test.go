@@ -260,6 +260,79 @@ func TestRecomputeReverseOwnedGradients(t *testing.T) {
 	}
 }
 
+// A Reverse schedule hands each step's weight gradients to the sweep at
+// once, as the plain sweep does node by node: while checkpoint.Binomial
+// records layer i in its backward pass, the weights of the layers after it
+// have their gradients in their buffers already and the others not yet
+// (when every layer's was held until the schedule ended, each was a fresh
+// buffer, 4 MiB a layer in checkpoint's BenchmarkDeepMLP, written cold).
+// The gradients are those of the plain graph bit for bit, by Backward
+// (with and without anomaly detection, which takes them from the node's
+// results), by Grad, and with a hook on a weight (summed by the sweep).
+func TestRecomputeReverseHandsGradientsAtOnce(t *testing.T) {
+	const n = 12
+	m := newDeepMLP(n, 32)
+	base := m.layers()
+	checking, recorded := false, 0
+	layers := make([]func(*ad.Value) *ad.Value, n)
+	for i, l := range base {
+		layers[i] = func(h *ad.Value) *ad.Value {
+			if checking && h.RequiresGrad() { // a step of the backward pass
+				recorded++
+				for j, w := range m.ws {
+					if has := w.Grad() != nil; has != (j > i) {
+						t.Errorf("recording layer %d: weight %d has a gradient: %v", i, j, has)
+					}
+				}
+			}
+			return l(h)
+		}
+	}
+	grads := func(f func(x *ad.Value) *ad.Value, o ad.Options) []*tensor.Tensor {
+		for _, w := range m.ws {
+			w.ZeroGrad()
+		}
+		if err := ad.Sum(f(ad.Const(m.x))).BackwardOpts(o); err != nil {
+			t.Fatal(err)
+		}
+		var out []*tensor.Tensor
+		for _, w := range m.ws {
+			out = append(out, w.Grad().Clone())
+		}
+		return out
+	}
+	same := func(what string, got, want []*tensor.Tensor) {
+		t.Helper()
+		for i := range want {
+			for k, v := range want[i].Float32s() {
+				if g := got[i].Float32s()[k]; math.Float32bits(g) != math.Float32bits(v) {
+					t.Fatalf("%s: weight %d element %d is %v, want %v", what, i, k, g, v)
+				}
+			}
+		}
+	}
+	want := grads(func(x *ad.Value) *ad.Value { return plain(base, x) }, ad.Options{})
+	binomial := func(x *ad.Value) *ad.Value { return checkpoint.Run(checkpoint.Binomial(3), layers, x) }
+	checking = true
+	same("Backward", grads(binomial, ad.Options{}), want)
+	checking = false
+	if recorded != n {
+		t.Fatalf("%d layers recorded in the backward pass, want %d", recorded, n)
+	}
+	same("Backward, DetectAnomaly", grads(binomial, ad.Options{DetectAnomaly: true}), want)
+	gs, err := ad.Grad(ad.Sum(binomial(ad.Const(m.x))), m.ws[3], m.ws[7])
+	if err != nil {
+		t.Fatal(err)
+	}
+	same("Grad", []*tensor.Tensor{gs[0].Tensor(), gs[1].Tensor()}, []*tensor.Tensor{want[3], want[7]})
+	hooked := 0
+	m.ws[5].RegisterHook(func(g *ad.Value) *ad.Value { hooked++; return nil })
+	same("hook", grads(binomial, ad.Options{}), want)
+	if hooked == 0 {
+		t.Fatal("the hook did not run")
+	}
+}
+
 // A Recompute that cannot run is an error naming the node and the fix: no
 // F, Keep with Out, Vars that are not Vars, unknown Keep bits, a Reverse
 // that returns too few cotangents or steps with a Var the node lacks.

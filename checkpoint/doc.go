@@ -57,7 +57,9 @@
 // an unrecorded forward pass (ad.Eval, ad.Trace). It stays there because it
 // needs what ad does not export and should not: handing the gradients a
 // recomputation's sweep held alone to the enclosing sweep without a copy
-// (a weight's gradient would be copied at every layer otherwise), forward
+// (a weight's gradient would be copied at every layer otherwise), and for
+// a backward schedule at once, step by step (each layer's weight gradient
+// would otherwise be held, in a fresh buffer, until the schedule ends), forward
 // mode at a new tangent level, the selective recomputation's kernel swap
 // in the kept rows (matmul, linear, attention), and the check that a
 // recomputation reproduced the first run's output bit for bit (else

@@ -176,9 +176,11 @@ func sat(a, b int) int {
 // storing the snapshots the schedule asks for; the backward pass follows
 // the rest of the schedule, recording one layer at a time and sweeping it,
 // so at any moment it holds the snapshots, the current state and one
-// layer's recording. The Vars' gradients are summed over the layers in
-// the order the plain backward pass sums them, so they, and x's, are bit
-// for bit the gradients without checkpointing.
+// layer's recording. Each layer's weight gradients go to the backward
+// pass as soon as its recording is swept (ad.Sweep.Step), added into the
+// Vars' buffers as the plain backward pass adds them, in its order, so
+// they, and x's, are bit for bit the gradients without checkpointing, and
+// no layer's is held longer than the plain pass holds it.
 //
 // Double backward and forward mode go through the node, but without
 // saving memory there: they recompute all the layers recorded. The
