@@ -311,7 +311,10 @@ func testPotrfUpper[T float](t *testing.T) {
 }
 
 // The upper-form route of FactorCholesky (symmetrizeUpper, potrfUpper,
-// lowerFromUpper) gives the lower-form route's L (symmetrize, potrf) bit
+// transposeUpper, in the output) gives the L of the same factorisation in
+// a scratch copied out by lowerFromUpper (the route before it factored in
+// its output) bit for bit at every order, whatever the output held
+// before; and it gives the lower-form route's L (symmetrize, potrf) bit
 // for bit on a matrix that is not symmetric, at orders where no block
 // solve has a single right-hand side; where one has (n = 97: a last block
 // of one row), the GEMM's matrix-vector path sums that row's products in
@@ -337,10 +340,27 @@ func testCholeskyUpperRoute[T float](t *testing.T) {
 			clear(want[i*n+i+1 : (i+1)*n])
 		}
 		got := make([]T, n*n)
+		if n > cholBase { // every element of L is written
+			for i := range got {
+				got[i] = T(math.NaN())
+			}
+		}
 		bad := []int{0}
 		cholFactorT(a, got, bad, 1, n)
 		if bad[0] >= 0 {
 			t.Fatalf("n=%d: cholFactorT pivot %d", n, bad[0])
+		}
+		scratch := make([]T, n*n)
+		symmetrizeUpper(n, a, scratch)
+		if info := potrfUpper(n, scratch, n); info >= 0 {
+			t.Fatalf("n=%d: potrfUpper pivot %d", n, info)
+		}
+		old := make([]T, n*n)
+		lowerFromUpper(n, scratch, old)
+		for i := range got {
+			if math.Float64bits(float64(got[i])) != math.Float64bits(float64(old[i])) {
+				t.Fatalf("n=%d: element %d of L is %v, %v by the scratch route", n, i, got[i], old[i])
+			}
 		}
 		diff := 0
 		for i := range got {
@@ -397,6 +417,23 @@ func TestGetrfSingular(t *testing.T) {
 		piv := make([]int, n)
 		if info := getrf(n, a, n, piv); info != 2 {
 			t.Errorf("n=%d: getrf reports zero pivot %d, want 2", n, info)
+		}
+	}
+}
+
+// lowerFromUpper writes the transpose of the upper triangle of u into the
+// lower triangle of l (both n×n); the strict upper triangle of l is not
+// written. (FactorCholesky's copy out of its scratch until it factored in
+// its output, which transposeUpper now turns into L in place.)
+func lowerFromUpper[T float](n int, u, l []T) {
+	const tile = 16
+	for i0 := 0; i0 < n; i0 += tile {
+		i1 := min(i0+tile, n)
+		for j := 0; j < i1; j++ { // column j of l, rows max(i0, j)..i1, from row j of u
+			row := u[j*n : j*n+i1]
+			for i := max(i0, j); i < i1; i++ {
+				l[i*n+j] = row[i]
+			}
 		}
 	}
 }
