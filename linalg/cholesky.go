@@ -26,11 +26,10 @@ func FactorCholesky(a *tensor.Tensor) (*tensor.Tensor, error) {
 func cholFactor(op string, a *tensor.Tensor) *tensor.Tensor {
 	checkFloat(op, "A", a)
 	batch, n := square(op, "A", a.Shape())
-	// Zeroed, and not from the pool: a pooled buffer would be the scratch
-	// the factor is computed in (given back by the previous call), which
-	// then would be fresh memory each time; and L's upper triangle is left
-	// untouched, so that the pages wholly above the diagonal of a fresh
-	// output are never faulted in.
+	// Zeroed (the small orders write only the lower triangle); the larger
+	// ones are factored in l itself (cholFactorT). Not from the pool: L is
+	// the caller's and never given back, so a pooled buffer would be
+	// fresh memory all the same.
 	l := tensor.New(a.DType(), a.Shape()...)
 	count := tensor.Size(batch)
 	bad := make([]int, count)
