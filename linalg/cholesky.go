@@ -35,8 +35,10 @@ func cholFactor(op string, a *tensor.Tensor) *tensor.Tensor {
 	bad := make([]int, count)
 	switch a.DType() {
 	case tensor.Float64:
+		adviseHuge(elems[float64](l))
 		cholFactorT(elems[float64](a), elems[float64](l), bad, count, n)
 	default:
+		adviseHuge(elems[float32](l))
 		cholFactorT(elems[float32](a), elems[float32](l), bad, count, n)
 	}
 	for k, p := range bad {
