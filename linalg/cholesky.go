@@ -213,20 +213,39 @@ func CholeskySolve(l, b *ad.Value) *ad.Value {
 
 // transposeUpper moves the strict upper triangle of the n×n matrix u to its
 // strict lower triangle (u[q][r] = u[r][q] for q > r) and zeroes the strict
-// upper triangle, in place: by blocks of 32 rows of the lower triangle, each
-// from the matching 32 columns of the upper one (read 32 elements along
-// each row, which are then zeroed while in cache). The strict lower
-// triangle may hold anything before (potrfUpper leaves it undefined).
-// Blocks of 16 rows measured 1–8 % slower on the whole factorisation.
+// upper triangle, in place, by tiles of 8×8: for each 8 rows of the lower
+// triangle, the tiles above the diagonal in the matching 8 columns of the
+// upper one, row by row (8 elements, a cache line, read and zeroed, written
+// down a column of the lower tile). The strict lower triangle may hold
+// anything before (potrfUpper leaves it undefined). It measured 3–5 %
+// faster on the whole factorisation at n = 1000 than blocks of 32 rows of
+// the lower triangle filled element by element (2–8 % with 16 rows).
 func transposeUpper[T float](n int, u []T) {
-	const tile = 32
-	for i0 := 0; i0 < n; i0 += tile { // rows i0..i1 of L, from columns i0..i1 of U
-		i1 := min(i0+tile, n)
-		for r := 0; r < i1; r++ {
-			row := u[r*n : r*n+i1]
-			for q := max(i0, r+1); q < i1; q++ {
-				u[q*n+r] = row[q]
-				row[q] = 0
+	const b = 8
+	for q0 := 0; q0 < n; q0 += b { // rows q0..q1 of the lower triangle
+		q1 := min(q0+b, n)
+		r0 := 0
+		if q1-q0 == b {
+			for ; r0+b <= q0; r0 += b { // whole tiles, left of the diagonal
+				d := u[q0*n:]
+				for r := r0; r < r0+b; r++ {
+					src := u[r*n+q0 : r*n+q0+b : r*n+q0+b]
+					d[r] = src[0]
+					d[n+r] = src[1]
+					d[2*n+r] = src[2]
+					d[3*n+r] = src[3]
+					d[4*n+r] = src[4]
+					d[5*n+r] = src[5]
+					d[6*n+r] = src[6]
+					d[7*n+r] = src[7]
+					clear(src)
+				}
+			}
+		}
+		for r := r0; r < q1; r++ { // the tile on the diagonal (and a last narrow one)
+			for q := max(q0, r+1); q < q1; q++ {
+				u[q*n+r] = u[r*n+q]
+				u[r*n+q] = 0
 			}
 		}
 	}

@@ -437,3 +437,27 @@ func lowerFromUpper[T float](n int, u, l []T) {
 		}
 	}
 }
+
+// transposeUpper moves the strict upper triangle to the strict lower one
+// and zeroes it, at orders that are and are not multiples of its tiles.
+func TestTransposeUpper(t *testing.T) {
+	for _, n := range []int{1, 2, 7, 8, 9, 15, 16, 17, 33, 97} {
+		u := make([]float64, n*n)
+		for i := range u {
+			u[i] = float64(i + 1)
+		}
+		got := append([]float64(nil), u...)
+		transposeUpper(n, got)
+		for r := range n {
+			for q := range n {
+				want := 0.0 // above the diagonal
+				if q <= r {
+					want = u[q*n+r] // L[r][q] = U[q][r]
+				}
+				if got[r*n+q] != want {
+					t.Fatalf("n=%d: element (%d, %d) is %v, want %v", n, r, q, got[r*n+q], want)
+				}
+			}
+		}
+	}
+}
