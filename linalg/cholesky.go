@@ -26,19 +26,18 @@ func FactorCholesky(a *tensor.Tensor) (*tensor.Tensor, error) {
 func cholFactor(op string, a *tensor.Tensor) *tensor.Tensor {
 	checkFloat(op, "A", a)
 	batch, n := square(op, "A", a.Shape())
-	// Zeroed (the small orders write only the lower triangle); the larger
-	// ones are factored in l itself (cholFactorT). Not from the pool: L is
-	// the caller's and never given back, so a pooled buffer would be
-	// fresh memory all the same.
+	// Zeroed, and not from the pool: a pooled buffer would be the scratch
+	// the factor is computed in (given back by the previous call), which
+	// then would be fresh memory each time; and L's upper triangle is left
+	// untouched, so that the pages wholly above the diagonal of a fresh
+	// output are never faulted in.
 	l := tensor.New(a.DType(), a.Shape()...)
 	count := tensor.Size(batch)
 	bad := make([]int, count)
 	switch a.DType() {
 	case tensor.Float64:
-		adviseHuge(elems[float64](l))
 		cholFactorT(elems[float64](a), elems[float64](l), bad, count, n)
 	default:
-		adviseHuge(elems[float32](l))
 		cholFactorT(elems[float32](a), elems[float32](l), bad, count, n)
 	}
 	for k, p := range bad {
@@ -55,22 +54,17 @@ func cholFactor(op string, a *tensor.Tensor) *tensor.Tensor {
 	return l
 }
 
-// cholFactorT factors each matrix in its own output: the upper triangle of
-// l takes ½(A + Aᵀ) (symmetrizeUpper), potrfUpper factors it in place into
-// U = Lᵀ (its panel solves run along rows), and transposeUpper moves U to
-// the lower triangle and zeroes the upper one. l must be zeroed on entry
-// only for n ≤ cholBase.
-//
-// The factorisation used to run in a pooled n×n scratch, copied out by
-// lowerFromUpper: working in l instead is as fast once warm (within ±1 %
-// at n = 1000, float64, Zen 5 family 26 model 2, alternated call by call)
-// and keeps 8 MB less live, which halves the page faults of a fresh
-// process's first calls (its heap grows to twice the live data before the
-// first collections: 270 → 135 faults a call over the first 30 calls of
-// BenchmarkCholesky/1000, at about 10 µs each on that VM). Writing L out of
-// the scratch block row by block row as each is solved (fused into the
-// factorisation) measured no gain over the separate pass (4 % slower to 4 %
-// faster, with the VM's speed state).
+// cholFactorT factors each matrix in a pooled scratch buffer, which stays
+// mapped and cached from call to call, and writes L out by rows: factoring
+// in the fresh output itself measured 3–6 ms slower at n = 1000 (its first
+// touches, strided, by the symmetrisation), and, with the output zeroed
+// first, still 0.5–1.5 ms slower (7.4–8.9 ms against 6.8–8.6) after other
+// large benchmarks in the same process (the output is then memory the
+// caches have not seen), though 15 % faster over the first 30 calls of a
+// fresh process (half the page faults: the scratch is 8 MB more live
+// data). The scratch holds U = Lᵀ, the upper triangle of ½(A + Aᵀ)
+// factored by potrfUpper, whose panel solves run along rows in place; the
+// copy out transposes it.
 func cholFactorT[T float](a, l []T, bad []int, count, n int) {
 	nn := n * n
 	forBatch(count, n, func(k int) {
@@ -80,10 +74,12 @@ func cholFactorT[T float](a, l []T, bad []int, count, n int) {
 			bad[k] = cholSmall(n, lk, n)
 			return
 		}
-		symmetrizeUpper(n, ak, lk)
-		if bad[k] = potrfUpper(n, lk, n); bad[k] < 0 {
-			transposeUpper(n, lk)
+		w := getScratch[T](nn)
+		symmetrizeUpper(n, ak, w)
+		if bad[k] = potrfUpper(n, w, n); bad[k] < 0 {
+			lowerFromUpper(n, w, lk)
 		}
+		putScratch(w)
 	})
 }
 
@@ -211,23 +207,22 @@ func CholeskySolve(l, b *ad.Value) *ad.Value {
 	return TriangularSolve(l, TriangularSolve(l, b, false), false, Transposed)
 }
 
-// transposeUpper moves the strict upper triangle of the n×n matrix u to its
-// strict lower triangle (u[q][r] = u[r][q] for q > r) and zeroes the strict
-// upper triangle, in place, by tiles of 8×8: for each 8 rows of the lower
-// triangle, the tiles above the diagonal in the matching 8 columns of the
-// upper one, row by row (8 elements, a cache line, read and zeroed, written
-// down a column of the lower tile). The strict lower triangle may hold
-// anything before (potrfUpper leaves it undefined). It measured 3–5 %
-// faster on the whole factorisation at n = 1000 than blocks of 32 rows of
-// the lower triangle filled element by element (2–8 % with 16 rows).
-func transposeUpper[T float](n int, u []T) {
+// lowerFromUpper writes the transpose of the upper triangle of u into the
+// lower triangle of l (both n×n) by tiles of 8×8: for each 8 rows of l,
+// the tiles of u above the diagonal in the matching 8 columns, row by row
+// (8 elements of u, a cache line, written down a column of the tile of
+// l). The strict upper triangle of l is not written. It measured 1–3 %
+// faster on the whole factorisation at n = 1000 (float64, Zen 5 family 26
+// model 2, the two alternated call by call in one process) than filling
+// blocks of 16 rows of l element by element.
+func lowerFromUpper[T float](n int, u, l []T) {
 	const b = 8
-	for q0 := 0; q0 < n; q0 += b { // rows q0..q1 of the lower triangle
+	for q0 := 0; q0 < n; q0 += b { // rows q0..q1 of l
 		q1 := min(q0+b, n)
 		r0 := 0
 		if q1-q0 == b {
 			for ; r0+b <= q0; r0 += b { // whole tiles, left of the diagonal
-				d := u[q0*n:]
+				d := l[q0*n:]
 				for r := r0; r < r0+b; r++ {
 					src := u[r*n+q0 : r*n+q0+b : r*n+q0+b]
 					d[r] = src[0]
@@ -238,14 +233,12 @@ func transposeUpper[T float](n int, u []T) {
 					d[5*n+r] = src[5]
 					d[6*n+r] = src[6]
 					d[7*n+r] = src[7]
-					clear(src)
 				}
 			}
 		}
 		for r := r0; r < q1; r++ { // the tile on the diagonal (and a last narrow one)
-			for q := max(q0, r+1); q < q1; q++ {
-				u[q*n+r] = u[r*n+q]
-				u[r*n+q] = 0
+			for q := max(q0, r); q < q1; q++ {
+				l[q*n+r] = u[r*n+q]
 			}
 		}
 	}
