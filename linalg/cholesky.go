@@ -57,12 +57,15 @@ func cholFactor(op string, a *tensor.Tensor) *tensor.Tensor {
 // cholFactorT factors each matrix in a pooled scratch buffer, which stays
 // mapped and cached from call to call, and writes L out by rows: factoring
 // in the fresh output itself measured 3–6 ms slower at n = 1000 (its first
-// touches, strided, by the symmetrisation), and, with the output zeroed
-// first, still 0.5–1.5 ms slower (7.4–8.9 ms against 6.8–8.6) after other
-// large benchmarks in the same process (the output is then memory the
-// caches have not seen), though 15 % faster over the first 30 calls of a
-// fresh process (half the page faults: the scratch is 8 MB more live
-// data). The scratch holds U = Lᵀ, the upper triangle of ½(A + Aᵀ)
+// touches, strided, by the symmetrisation); factoring in it once zeroed,
+// then transposing U into L in place, measured as fast in a loop of
+// Cholesky calls alone, 13–18 % faster over the first 30 calls of a fresh
+// process (half the page faults: the scratch is 8 MB more live data), but
+// 0.5–1.5 ms slower (medians 8.1 against 7.2 ms, Zen 5 family 26 model 2)
+// after other large benchmarks in the same process, where the output is
+// memory the caches have not seen. Advising the output for transparent
+// huge pages (madvise) cut those first calls' faults 4× but was slower
+// still there. The scratch holds U = Lᵀ, the upper triangle of ½(A + Aᵀ)
 // factored by potrfUpper, whose panel solves run along rows in place; the
 // copy out transposes it.
 func cholFactorT[T float](a, l []T, bad []int, count, n int) {
@@ -137,6 +140,43 @@ func symmetrizeUpper[T float](n int, a, u []T) {
 	}
 }
 
+// lowerFromUpper writes the transpose of the upper triangle of u into the
+// lower triangle of l (both n×n) by tiles of 8×8: for each 8 rows of l,
+// the tiles of u above the diagonal in the matching 8 columns, row by row
+// (8 elements of u, a cache line, written down a column of the tile of
+// l). The strict upper triangle of l is not written. It measured 1–3 %
+// faster on the whole factorisation at n = 1000 (float64, Zen 5 family 26
+// model 2, the two alternated call by call in one process) than filling
+// blocks of 16 rows of l element by element.
+func lowerFromUpper[T float](n int, u, l []T) {
+	const b = 8
+	for q0 := 0; q0 < n; q0 += b { // rows q0..q1 of l
+		q1 := min(q0+b, n)
+		r0 := 0
+		if q1-q0 == b {
+			for ; r0+b <= q0; r0 += b { // whole tiles, left of the diagonal
+				d := l[q0*n:]
+				for r := r0; r < r0+b; r++ {
+					src := u[r*n+q0 : r*n+q0+b : r*n+q0+b]
+					d[r] = src[0]
+					d[n+r] = src[1]
+					d[2*n+r] = src[2]
+					d[3*n+r] = src[3]
+					d[4*n+r] = src[4]
+					d[5*n+r] = src[5]
+					d[6*n+r] = src[6]
+					d[7*n+r] = src[7]
+				}
+			}
+		}
+		for r := r0; r < q1; r++ { // the tile on the diagonal (and a last narrow one)
+			for q := max(q0, r); q < q1; q++ {
+				l[q*n+r] = u[r*n+q]
+			}
+		}
+	}
+}
+
 // Cholesky returns the lower triangular L with A = L·Lᵀ and a positive
 // diagonal, for A [..., n, n] symmetric positive definite, by the blocked
 // factorisation of FactorCholesky (which factors ½(A + Aᵀ), so that the
@@ -205,41 +245,4 @@ func CholeskySolve(l, b *ad.Value) *ad.Value {
 		return ad.Reshape(x, xs[:len(xs)-1]...)
 	}
 	return TriangularSolve(l, TriangularSolve(l, b, false), false, Transposed)
-}
-
-// lowerFromUpper writes the transpose of the upper triangle of u into the
-// lower triangle of l (both n×n) by tiles of 8×8: for each 8 rows of l,
-// the tiles of u above the diagonal in the matching 8 columns, row by row
-// (8 elements of u, a cache line, written down a column of the tile of
-// l). The strict upper triangle of l is not written. It measured 1–3 %
-// faster on the whole factorisation at n = 1000 (float64, Zen 5 family 26
-// model 2, the two alternated call by call in one process) than filling
-// blocks of 16 rows of l element by element.
-func lowerFromUpper[T float](n int, u, l []T) {
-	const b = 8
-	for q0 := 0; q0 < n; q0 += b { // rows q0..q1 of l
-		q1 := min(q0+b, n)
-		r0 := 0
-		if q1-q0 == b {
-			for ; r0+b <= q0; r0 += b { // whole tiles, left of the diagonal
-				d := l[q0*n:]
-				for r := r0; r < r0+b; r++ {
-					src := u[r*n+q0 : r*n+q0+b : r*n+q0+b]
-					d[r] = src[0]
-					d[n+r] = src[1]
-					d[2*n+r] = src[2]
-					d[3*n+r] = src[3]
-					d[4*n+r] = src[4]
-					d[5*n+r] = src[5]
-					d[6*n+r] = src[6]
-					d[7*n+r] = src[7]
-				}
-			}
-		}
-		for r := r0; r < q1; r++ { // the tile on the diagonal (and a last narrow one)
-			for q := max(q0, r); q < q1; q++ {
-				l[q*n+r] = u[r*n+q]
-			}
-		}
-	}
 }
