@@ -65,14 +65,25 @@
 // solve), and Cholesky 11 ms (0.8×: the factor, plus forming ½(A + Aᵀ) and
 // the page faults of a fresh 8 MB output). The GEMM itself runs at
 // 90 GFLOP/s there. On 2026-12-02, on a Zen 5 (family 26, model 2; a
-// shared machine; calls after the first few of a process), Cholesky took
-// 7.0–8.6 ms against PyTorch's 7.1–7.5 (OpenBLAS's AVX-512 kernels; 8.9–9.7
-// with its AVX2 ones), 0.86–1.03× its speed (7.6–10.2 ms, 0.72–0.96×, with
-// the lower-form kernel); of it the factorisation about 5.2 ms (the SYRK
-// 3.2, the panel TRSMs 1.1), forming ½(A + Aᵀ) about 1.3 and the
-// transposed write of L into the fresh output, with the runtime's zeroing
-// of it, about 1.2. Solve took 9.7–10.8 ms against PyTorch's 11.9–12.7.
-// bench/linalg.sh repeats the comparison;
+// shared 2-vCPU VM whose speed drifts), against PyTorch 1.13 with
+// OpenBLAS's AVX-512 kernels (OPENBLAS_CORETYPE unset, which picks
+// Cooperlake: 7.3–8.5 ms for torch.linalg.cholesky; 9.3–10.0 ms with its
+// AVX2 ones, OPENBLAS_CORETYPE=Haswell), one thread, six rounds alternated,
+// `linalg.test -test.bench 'Cholesky/1000$|Solve/1000$' -test.benchtime 30x
+// -test.cpu 1` (Cholesky then runs after the Solve benchmarks in the same
+// process) gave Cholesky 6.8–9.3 ms, 0.87–1.10× PyTorch's speed per round
+// (0.81–1.06× before the copy out by 8×8 tiles and the late allocation of
+// L; 1.07–1.42× against the AVX2 kernels); warm, in blocks of 8 calls
+// alternated with blocks of PyTorch's (the median of calls 2–8 of each),
+// 6.5–6.6 ms, 1.15× (1.11–1.13× before). Of a warm call, the
+// factorisation in the pooled scratch takes about 5.2–5.5 ms, forming
+// ½(A + Aᵀ) about 0.45 ms more than a plain copy would, the copy out about
+// 0.5 and the runtime's zeroing of the fresh output about 0.3–0.5; a fresh
+// process's first few calls take 20–50 ms more each, the page faults of a
+// growing heap (2 000 per fresh 8 MB, about 10 µs each on that VM). Solve
+// took 11.0–12.6 ms against PyTorch's 12.5–15.4 (1.05–1.27×).
+// bench/linalg.sh repeats the comparison (with OPENBLAS_CORETYPE as the
+// environment sets it: unset it for OpenBLAS's own choice of kernels);
 // BenchmarkFactorBlocks times the block widths and BenchmarkFactorPeers the
 // blocked, unblocked and gonum factorisations.
 //

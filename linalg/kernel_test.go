@@ -1,10 +1,13 @@
 package linalg
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/adjointgo/adjoint/tensor"
 )
 
 // The kernels against plain reference loops, on the odd sizes that hit
@@ -311,7 +314,8 @@ func testPotrfUpper[T float](t *testing.T) {
 }
 
 // The upper-form route of FactorCholesky (symmetrizeUpper, potrfUpper,
-// lowerFromUpper) gives the lower-form route's L (symmetrize, potrf) bit
+// lowerFromUpper) gives the L of the same factorisation copied out element
+// by element bit for bit at every order; and it gives the lower-form route's L (symmetrize, potrf) bit
 // for bit on a matrix that is not symmetric, at orders where no block
 // solve has a single right-hand side; where one has (n = 97: a last block
 // of one row), the GEMM's matrix-vector path sums that row's products in
@@ -341,6 +345,37 @@ func testCholeskyUpperRoute[T float](t *testing.T) {
 		cholFactorT(a, got, bad, 1, n)
 		if bad[0] >= 0 {
 			t.Fatalf("n=%d: cholFactorT pivot %d", n, bad[0])
+		}
+		var at *tensor.Tensor // FactorCholesky's one-matrix route gives cholFactorT's L
+		if x, ok := any(a).([]float64); ok {
+			at = tensor.FromFloat64(x, n, n)
+		} else {
+			at = tensor.FromFloat32(any(a).([]float32), n, n)
+		}
+		lt, err := FactorCholesky(at)
+		if err != nil {
+			t.Fatalf("n=%d: FactorCholesky: %v", n, err)
+		}
+		for i, v := range elems[T](lt) {
+			if math.Float64bits(float64(v)) != math.Float64bits(float64(got[i])) {
+				t.Fatalf("n=%d: element %d of FactorCholesky's L is %v, %v by cholFactorT", n, i, v, got[i])
+			}
+		}
+		scratch := make([]T, n*n)
+		symmetrizeUpper(n, a, scratch)
+		if info := potrfUpper(n, scratch, n); info >= 0 {
+			t.Fatalf("n=%d: potrfUpper pivot %d", n, info)
+		}
+		old := make([]T, n*n)
+		for r := range n { // the copy out, element by element
+			for q := r; q < n; q++ {
+				old[q*n+r] = scratch[r*n+q]
+			}
+		}
+		for i := range got {
+			if math.Float64bits(float64(got[i])) != math.Float64bits(float64(old[i])) {
+				t.Fatalf("n=%d: element %d of L is %v, %v by the scratch route", n, i, got[i], old[i])
+			}
 		}
 		diff := 0
 		for i := range got {
@@ -397,6 +432,57 @@ func TestGetrfSingular(t *testing.T) {
 		piv := make([]int, n)
 		if info := getrf(n, a, n, piv); info != 2 {
 			t.Errorf("n=%d: getrf reports zero pivot %d, want 2", n, info)
+		}
+	}
+}
+
+// lowerFromUpper writes the transpose of the upper triangle into the lower
+// triangle of another matrix and leaves its strict upper triangle alone, at
+// orders that are and are not multiples of its tiles.
+func TestLowerFromUpper(t *testing.T) {
+	for _, n := range []int{1, 2, 7, 8, 9, 15, 16, 17, 33, 97} {
+		u := make([]float64, n*n)
+		for i := range u {
+			u[i] = float64(i + 1)
+		}
+		got := make([]float64, n*n)
+		for i := range got {
+			got[i] = -1
+		}
+		lowerFromUpper(n, u, got)
+		for r := range n {
+			for q := range n {
+				want := -1.0 // above the diagonal: untouched
+				if q <= r {
+					want = u[q*n+r] // L[r][q] = U[q][r]
+				}
+				if got[r*n+q] != want {
+					t.Fatalf("n=%d: element (%d, %d) is %v, want %v", n, r, q, got[r*n+q], want)
+				}
+			}
+		}
+	}
+}
+
+// A single matrix above cholBase (FactorCholesky's one-matrix route) that
+// is not positive definite, or has a NaN on its diagonal, gives the typed
+// error with the first bad pivot and no L.
+func TestCholeskyLargeNotPD(t *testing.T) {
+	const n = 100
+	for _, c := range []struct {
+		at    int
+		v     float64
+		dtype tensor.DType
+	}{{60, -1, tensor.Float64}, {70, math.NaN(), tensor.Float64}, {45, -1, tensor.Float32}} {
+		a := tensor.New(c.dtype, n, n)
+		for i := range n {
+			a.SetFlat(i*n+i, 2)
+		}
+		a.SetFlat(c.at*n+c.at, c.v)
+		l, err := FactorCholesky(a)
+		var e *Error
+		if l != nil || !errors.As(err, &e) || !errors.Is(err, ErrNotPositiveDefinite) || e.Pivot != c.at {
+			t.Errorf("pivot %d = %v (%v): L %v, error %v", c.at, c.v, c.dtype, l != nil, err)
 		}
 	}
 }
