@@ -20,19 +20,28 @@
 # One thread on both sides: GOMAXPROCS=1 and -cpu 1 for Go (tensor.Threads()
 # then is 1: the GEMM under the factorisations runs on the calling
 # goroutine); torch.set_num_threads(1), OPENBLAS_NUM_THREADS=1 and
-# OMP_NUM_THREADS=1 for PyTorch. OPENBLAS_CORETYPE is left as it is (unset:
-# OpenBLAS picks its kernels from the CPU), so the script runs on CPUs with
-# or without AVX-512.
+# OMP_NUM_THREADS=1 for PyTorch. PyTorch runs with OPENBLAS_CORETYPE unset
+# (OpenBLAS picks its kernels from the CPU: its AVX-512 ones where the CPU
+# has AVX-512), whatever the environment says (a sandbox that exports
+# Haswell makes the peer's kernels AVX2 and about 1.2-1.4x slower); CORETYPE
+# names another kernel set to compare against.
 #
 # Environment: ROUNDS (3), GOCOUNT (2 Go runs per benchmark and round),
 # BENCHTIME (Go -benchtime, 1s), REPEATS (5 PyTorch batches per row and
 # round), PYTIME (seconds per PyTorch batch, 0.2), SIZES (1000; other sizes
-# of the Go benchmarks: 100, 300), PY (/usr/bin/python3).
+# of the Go benchmarks: 100, 300), PY (/usr/bin/python3), CORETYPE (unset,
+# or an OPENBLAS_CORETYPE for the peer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 ROUNDS="${ROUNDS:-3}"
 GOCOUNT="${GOCOUNT:-2}"
+CORETYPE="${CORETYPE:-unset}"
+if [ "$CORETYPE" = unset ]; then
+	ptenv=(env -u OPENBLAS_CORETYPE)
+else
+	ptenv=(env OPENBLAS_CORETYPE="$CORETYPE")
+fi
 BENCHTIME="${BENCHTIME:-1s}"
 REPEATS="${REPEATS:-5}"
 PYTIME="${PYTIME:-0.2}"
@@ -66,12 +75,12 @@ gorun() {
 	[ "$rc" = 0 ] || echo "linalg.sh: warning: the Go benchmarks exited with status $rc (partial results are used)" >&2
 }
 ptrun() {
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$PY" bench/torch_linalg.py --sizes "$SIZES" --threads 1 \
+	"${ptenv[@]}" OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$PY" bench/torch_linalg.py --sizes "$SIZES" --threads 1 \
 		--repeats "$REPEATS" --min-time "$PYTIME" >>"$tmp/torch.txt"
 }
 
 bench_header
-echo "# go: $(go version | cut -d' ' -f3-), adjoint kernels: ${kern:-unknown}; torch: $("$PY" -c 'import torch; print(torch.__version__)'), OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)}, BLAS: ${blas:-?}"
+echo "# go: $(go version | cut -d' ' -f3-), adjoint kernels: ${kern:-unknown}; torch: $("$PY" -c 'import torch; print(torch.__version__)'), OPENBLAS_CORETYPE=$CORETYPE, BLAS: ${blas:-?}"
 echo "# 1 thread, $ROUNDS round(s); Go: -count $GOCOUNT -benchtime $BENCHTIME per round; PyTorch: median of $REPEATS batches of ≥ ${PYTIME}s per round"
 for r in $(seq "$ROUNDS"); do
 	if [ $((r % 2)) = 1 ]; then
