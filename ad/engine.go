@@ -127,15 +127,6 @@ type Options struct {
 	// operands unbatched) the layer's gradients per example, as values of
 	// the level (see GradPerExample).
 	perExample *batchLevel
-	// fwd, when not nil, is the plain sweep running a Recompute's node:
-	// this sweep (the recomputation's) hands the gradients of its targets
-	// from fwdFrom on (the Vars the recomputed function reads) to fwd as
-	// it makes them, as fwd does with its own leaves, instead of returning
-	// them (their results stay nil): each Var's buffer then takes or adds
-	// each contribution in the plain sweep's order, and no recomputation
-	// holds its Vars' gradients until it ends.
-	fwd     *sweeper
-	fwdFrom int
 }
 
 // apply2 is apply for a binary rule, whose second operand must be given
@@ -542,9 +533,6 @@ func gradExclusive(y *Value, xs []*Value, o Options) ([]*Value, []bool, error) {
 	}
 	for i, g := range gs {
 		if g == nil {
-			if o.fwd != nil && i >= o.fwdFrom && o.fwd.wantsLeaf(xs[i]) {
-				continue // handed to o.fwd as it was made
-			}
 			gs[i] = Const(tensor.New(xs[i].t.DType(), xs[i].t.Shape()...))
 			excl[i] = false
 		}
@@ -1004,10 +992,6 @@ func (s *sweeper) route(n *node, gin []*Value) (next *node, nextG *Value) {
 // for its hooks (summed and delivered at the end of the sweep), added into
 // its buffer (Backward), or into the target's result (Grad).
 func (s *sweeper) toLeaf(leaf, g *Value) {
-	if s.o.fwd != nil && s.forwards(leaf) {
-		s.o.fwd.toLeaf(leaf, g)
-		return
-	}
 	switch {
 	case leaf.gs.hooks != nil:
 		s.hold(leaf, g)
@@ -1023,13 +1007,6 @@ func (s *sweeper) toLeaf(leaf, g *Value) {
 			s.result[i] = r
 		}
 	}
-}
-
-// forwards reports whether the sweep hands leaf's gradient to o.fwd: a
-// target from o.fwdFrom on that the sweep it hands to wants.
-func (s *sweeper) forwards(leaf *Value) bool {
-	is := s.leaf[leaf]
-	return len(is) > 0 && is[0] >= s.o.fwdFrom && s.o.fwd.wantsLeaf(leaf)
 }
 
 // wantsLeaf reports whether the sweep delivers a gradient of the Var leaf

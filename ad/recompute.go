@@ -297,7 +297,7 @@ func (c *recomputation) node(xs []*Value, res *Value, params []*Value) *Value {
 				return c.reverseVJP(sw, k, reqs, params, ins, out, g)
 			}
 		}
-		return recomputeVJP(sw, c, k, reqs, params, ins, out, g)
+		return recomputeVJP(c, k, reqs, params, ins, out, g)
 	}
 	fn := &Func{
 		Name: name,
@@ -399,12 +399,7 @@ func standIn(v *Value, req bool) *Value {
 // differentiable functions of them: they are then computed by a checkpoint
 // of the gradient computation itself (its operands are xs and g, so a
 // second sweep recomputes and differentiates the recorded first one).
-//
-// When the node's own sweep sw is known and plain (not recorded, no anomaly
-// detection, which checks the node's results), the recomputation's sweep
-// hands the Vars' gradients to it as it makes them (Options.fwd), as Sweep
-// does for a Reverse schedule: the node then returns nil for them.
-func recomputeVJP(sw *sweeper, c *recomputation, k int, reqs []bool, params, ins []*Value, out, g *Value) []*Value {
+func recomputeVJP(c *recomputation, k int, reqs []bool, params, ins []*Value, out, g *Value) []*Value {
 	name, f := c.name, c.f
 	create := g.requires
 	for _, x := range ins {
@@ -425,15 +420,8 @@ func recomputeVJP(sw *sweeper, c *recomputation, k int, reqs []bool, params, ins
 		return gs
 	}
 	targets, at := gradTargets(zs, reqs, params)
-	o := Options{Seed: g}
-	if sw != nil && !sw.o.CreateGraph && !sw.o.DetectAnomaly && len(params) > 0 {
-		o.fwd, o.fwdFrom = sw, len(targets)-len(params)
-	}
-	tg, excl := recomputedGrad(name, y, targets, o)
+	tg, excl := recomputedGrad(name, y, targets, Options{Seed: g})
 	for j, i := range at {
-		if tg[j] == nil { // handed to the node's sweep (o.fwd)
-			continue
-		}
 		gs[i] = tg[j]
 		gs[i].owned = excl[j] // the Func vouches (ownsResults) for what the sweep held alone
 	}
