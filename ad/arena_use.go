@@ -47,9 +47,6 @@ func (a *Arena) Use(v *Value) *Value {
 // everything else computed from x, instead of in fresh heap memory.
 func (a *Arena) target(x *Value) *Value {
 	r := a.take()
-	r.v.t = x.t
-	r.v.requires, r.v.gs = true, &leafState{}
-	r.v.tan, r.v.lvl = x.tan, x.lvl
-	r.v.setBelow(x.below())
+	r.v.standFor(x, true)
 	return &r.v
 }

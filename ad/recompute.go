@@ -382,14 +382,21 @@ func closedOver(y *Value, skip map[*Value]bool) []*Value {
 // standIn returns a leaf sharing v's data and tangent: a Var (so that a
 // sweep can return its gradient) when req, a constant otherwise.
 func standIn(v *Value, req bool) *Value {
-	s := &Value{marks: marks{requires: req}}
+	s := &Value{}
+	s.standFor(v, req)
+	return s
+}
+
+// standFor makes s (a new value, or an arena slot's) the stand-in of v
+// that standIn describes.
+func (s *Value) standFor(v *Value, req bool) {
+	s.requires = req
 	s.t = v.t
 	if req {
 		s.gs = &leafState{}
 	}
 	s.tan, s.lvl = v.tan, v.lvl
 	s.setBelow(v.below())
-	return s
 }
 
 // recomputeVJP recomputes f and sweeps the recording with g. ins holds the

@@ -126,13 +126,14 @@ func (tl *TangentLevel) Tangent(y *Value) *Value { return tangentAt(y, tl.l) }
 // require a gradient, else an identity node on x, so that the gradient
 // with respect to the target counts the uses made of it from then on, and
 // an outer sweep differentiates through it to x. x must not stand for a
-// batch.
+// batch. A stale arena value panics with ErrStale.
 func Target(x *Value) *Value {
 	if x.batch() != nil {
 		panic(&Error{Op: "grad", Err: ErrBatched, Msg: "internal: a target must be a physical value"})
 	}
+	x.check("grad") // a stale arena value: its storage may hold a later step's data
 	if !x.requires {
-		if x.slot != nil && !x.stale() {
+		if x.slot != nil {
 			return x.slot.ar.target(x)
 		}
 		return standIn(x, true)

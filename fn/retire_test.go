@@ -251,3 +251,24 @@ func TestEscapedTarget(t *testing.T) {
 	}))(vec(2))
 	near(t, "inside the function", inner, -math.Sin(0.5))
 }
+
+// TestTransformOfStaleArenaValue: an arena value of the step before, given
+// to a transform, is ErrStale (its storage may hold a later step's data),
+// as it is for every op.
+func TestTransformOfStaleArenaValue(t *testing.T) {
+	var ar ad.Arena
+	ar.Reset()
+	x := ar.Const(tensor.FromFloat64([]float64{1, 2}, 2))
+	ar.Reset()
+	ar.Const(tensor.FromFloat64([]float64{5, 6}, 2))
+	f := fn.Of(func(a ...*ad.Value) *ad.Value { return ad.Sum(ad.Sin(a[0])) })
+	for name, run := range map[string]func(){
+		"grad":         func() { fn.Grad(f)(x) },
+		"vjp":          func() { fn.VJP(f, x) },
+		"vmap of grad": func() { fn.Vmap(fn.Grad(f), nil, nil)(x) },
+	} {
+		if err := ad.Try(run); !errors.Is(err, ad.ErrStale) {
+			t.Errorf("%s of a stale arena value: %v, want ErrStale", name, err)
+		}
+	}
+}
