@@ -1,6 +1,7 @@
 package ad
 
 import (
+	"github.com/adjointgo/adjoint/internal/parallel"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -111,7 +112,17 @@ func productKernel(dst, a, b, c *tensor.Tensor, s float64) {
 	}
 }
 
+// product sets dst = (a·b)·(s·c), in chunks on several threads where the
+// other element-wise kernels split (each element's bits are the same).
 func product[T float32 | float64](dst, a, b, c []T, s T) {
+	if parallel.Worth(len(dst)) {
+		parallel.For(len(dst), func(lo, hi int) { productRange(dst[lo:hi], a[lo:hi], b[lo:hi], c[lo:hi], s) })
+		return
+	}
+	productRange(dst, a, b, c, s)
+}
+
+func productRange[T float32 | float64](dst, a, b, c []T, s T) {
 	a, b, c = a[:len(dst)], b[:len(dst)], c[:len(dst)]
 	for i := range dst {
 		dst[i] = (a[i] * b[i]) * (s * c[i])

@@ -94,3 +94,18 @@ func TestScaledProductBits(t *testing.T) {
 		}
 	}
 }
+
+// TestScaledProductThreads: scaled_product split over two threads has the
+// bits of one.
+func TestScaledProductThreads(t *testing.T) {
+	defer tensor.SetThreads(0)
+	n := 1 << 18
+	a, b, c := ad.Const(randInput(tensor.Float64, 1, n)), ad.Const(randInput(tensor.Float64, 2, n)), ad.Const(randInput(tensor.Float64, 3, n))
+	tensor.SetThreads(1)
+	one := ad.ScaledProduct(a, b, c, -2).Tensor().Clone()
+	tensor.SetThreads(2)
+	two := ad.ScaledProduct(a, b, c, -2).Tensor()
+	if !sameBits(one, two) {
+		t.Fatal("threads change bits")
+	}
+}
