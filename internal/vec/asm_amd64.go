@@ -102,6 +102,35 @@ func reluGradF32Asm(dst, grad, x []float32) int {
 }
 
 //go:noescape
+func tanhGradF32AVX2(dst *float32, grad *float32, y *float32, n int)
+
+func tanhGradF32Asm(dst, grad, y []float32) int {
+	n := len(dst) &^ 31
+	if !useAVX2 || n == 0 {
+		return 0
+	}
+	_ = grad[n-1]
+	_ = y[n-1]
+	tanhGradF32AVX2(unsafe.SliceData(dst), unsafe.SliceData(grad), unsafe.SliceData(y), n)
+	return n
+}
+
+//go:noescape
+func scaledProductF32AVX2(dst *float32, a *float32, b *float32, c *float32, s float32, n int)
+
+func scaledProductF32Asm(dst, a, b, c []float32, s float32) int {
+	n := len(dst) &^ 31
+	if !useAVX2 || n == 0 {
+		return 0
+	}
+	_ = a[n-1]
+	_ = b[n-1]
+	_ = c[n-1]
+	scaledProductF32AVX2(unsafe.SliceData(dst), unsafe.SliceData(a), unsafe.SliceData(b), unsafe.SliceData(c), s, n)
+	return n
+}
+
+//go:noescape
 func sumF32AVX2(x *float32, n int) float32
 
 func sumF32Asm(x []float32) (float32, int) {
@@ -204,6 +233,35 @@ func reluGradF64Asm(dst, grad, x []float64) int {
 	_ = grad[n-1]
 	_ = x[n-1]
 	reluGradF64AVX2(unsafe.SliceData(dst), unsafe.SliceData(grad), unsafe.SliceData(x), n)
+	return n
+}
+
+//go:noescape
+func tanhGradF64AVX2(dst *float64, grad *float64, y *float64, n int)
+
+func tanhGradF64Asm(dst, grad, y []float64) int {
+	n := len(dst) &^ 15
+	if !useAVX2 || n == 0 {
+		return 0
+	}
+	_ = grad[n-1]
+	_ = y[n-1]
+	tanhGradF64AVX2(unsafe.SliceData(dst), unsafe.SliceData(grad), unsafe.SliceData(y), n)
+	return n
+}
+
+//go:noescape
+func scaledProductF64AVX2(dst *float64, a *float64, b *float64, c *float64, s float64, n int)
+
+func scaledProductF64Asm(dst, a, b, c []float64, s float64) int {
+	n := len(dst) &^ 15
+	if !useAVX2 || n == 0 {
+		return 0
+	}
+	_ = a[n-1]
+	_ = b[n-1]
+	_ = c[n-1]
+	scaledProductF64AVX2(unsafe.SliceData(dst), unsafe.SliceData(a), unsafe.SliceData(b), unsafe.SliceData(c), s, n)
 	return n
 }
 

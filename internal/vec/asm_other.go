@@ -18,6 +18,10 @@ func reluF32Asm(dst, x []float32) int { return 0 }
 
 func reluGradF32Asm(dst, grad, x []float32) int { return 0 }
 
+func tanhGradF32Asm(dst, grad, y []float32) int { return 0 }
+
+func scaledProductF32Asm(dst, a, b, c []float32, s float32) int { return 0 }
+
 func sumF32Asm(x []float32) (float32, int) { return 0, 0 }
 
 func addF64Asm(dst, a, b []float64) int { return 0 }
@@ -33,5 +37,9 @@ func scaleF64Asm(dst []float64, alpha float64, x []float64) int { return 0 }
 func reluF64Asm(dst, x []float64) int { return 0 }
 
 func reluGradF64Asm(dst, grad, x []float64) int { return 0 }
+
+func tanhGradF64Asm(dst, grad, y []float64) int { return 0 }
+
+func scaledProductF64Asm(dst, a, b, c []float64, s float64) int { return 0 }
 
 func sumF64Asm(x []float64) (float64, int) { return 0, 0 }

@@ -84,6 +84,30 @@ func ReLUGradF32(dst, grad, x []float32) {
 	}
 }
 
+// TanhGradF32 sets dst[i] = grad[i]·(1 − y[i]²), the tanh backward pass from its output y, with y² rounded before the subtraction and 1 − y² before the product (no fused multiply-add: the bits of the two-op form, grad times one_minus_square(y)). The slices must have equal lengths; dst may be one of the inputs.
+func TanhGradF32(dst, grad, y []float32) {
+	check(len(dst), len(grad), len(y))
+	i := tanhGradF32Asm(dst, grad, y)
+	grad = grad[:len(dst)]
+	y = y[:len(dst)]
+	for ; i < len(dst); i++ {
+		t := 1 - float32(y[i]*y[i])
+		dst[i] = float32(grad[i] * t)
+	}
+}
+
+// ScaledProductF32 sets dst[i] = (a[i]·b[i])·(s·c[i]), each product rounded (no fused multiply-add). The slices must have equal lengths; dst may be one of the inputs.
+func ScaledProductF32(dst, a, b, c []float32, s float32) {
+	check(len(dst), len(a), len(b), len(c))
+	i := scaledProductF32Asm(dst, a, b, c, s)
+	a = a[:len(dst)]
+	b = b[:len(dst)]
+	c = c[:len(dst)]
+	for ; i < len(dst); i++ {
+		dst[i] = (a[i] * b[i]) * (s * c[i])
+	}
+}
+
 // SumF32 returns the sum of x, accumulated in float32: its leading blocks of 32
 // elements in 32 running sums (the AVX2 loop's four registers of 8 lanes),
 // combined in a fixed tree (sumLanes), the rest in eight more (sumGo). The
@@ -175,6 +199,30 @@ func ReLUGradF64(dst, grad, x []float64) {
 		} else {
 			dst[i] = 0
 		}
+	}
+}
+
+// TanhGradF64 sets dst[i] = grad[i]·(1 − y[i]²), the tanh backward pass from its output y, with y² rounded before the subtraction and 1 − y² before the product (no fused multiply-add: the bits of the two-op form, grad times one_minus_square(y)). The slices must have equal lengths; dst may be one of the inputs.
+func TanhGradF64(dst, grad, y []float64) {
+	check(len(dst), len(grad), len(y))
+	i := tanhGradF64Asm(dst, grad, y)
+	grad = grad[:len(dst)]
+	y = y[:len(dst)]
+	for ; i < len(dst); i++ {
+		t := 1 - float64(y[i]*y[i])
+		dst[i] = float64(grad[i] * t)
+	}
+}
+
+// ScaledProductF64 sets dst[i] = (a[i]·b[i])·(s·c[i]), each product rounded (no fused multiply-add). The slices must have equal lengths; dst may be one of the inputs.
+func ScaledProductF64(dst, a, b, c []float64, s float64) {
+	check(len(dst), len(a), len(b), len(c))
+	i := scaledProductF64Asm(dst, a, b, c, s)
+	a = a[:len(dst)]
+	b = b[:len(dst)]
+	c = c[:len(dst)]
+	for ; i < len(dst); i++ {
+		dst[i] = (a[i] * b[i]) * (s * c[i])
 	}
 }
 

@@ -96,6 +96,43 @@ for dt, es, ty in (("F32", 4, "float32"), ("F64", 8, "float64")):
         for v in range(4):
             e(f"\t{mov} Y{v}, {32 * v}(DI)")
     loop(name, es, body, ["DI", "SI", "DX"], 0)
+    # tanh backward from the output: dst = g*(1 - y*y), each step rounded (no FMA)
+    name = f"tanhGrad{dt}AVX2"
+    head(name, f"(dst, grad, y *{ty}, n int)", 32)
+    e("\tMOVQ dst+0(FP), DI"); e("\tMOVQ grad+8(FP), SI"); e("\tMOVQ y+16(FP), DX"); e("\tMOVQ n+24(FP), CX")
+    if es == 4:
+        e("\tMOVL $0x3f800000, AX"); e("\tVMOVD AX, X15"); e("\tVBROADCASTSS X15, Y15")
+    else:
+        e("\tMOVQ $0x3ff0000000000000, AX"); e("\tVMOVQ AX, X15"); e("\tVBROADCASTSD X15, Y15")
+    def body():
+        for v in range(4):
+            e(f"\t{mov} {32 * v}(DX), Y{v}")
+        for v in range(4):
+            e(f"\tVMUL{sfx} Y{v}, Y{v}, Y{v}")
+        for v in range(4):
+            e(f"\tVSUB{sfx} Y{v}, Y15, Y{v}")  # 1 - y*y
+        for v in range(4):
+            e(f"\tVMUL{sfx} {32 * v}(SI), Y{v}, Y{v}")
+        for v in range(4):
+            e(f"\t{mov} Y{v}, {32 * v}(DI)")
+    loop(name, es, body, ["DI", "SI", "DX"], 0)
+    # scaled product: dst = (a*b)*(s*c), each product rounded (no FMA)
+    name = f"scaledProduct{dt}AVX2"
+    head(name, f"(dst, a, b, c *{ty}, s {ty}, n int)", 48)
+    e("\tMOVQ dst+0(FP), DI"); e("\tMOVQ a+8(FP), SI"); e("\tMOVQ b+16(FP), DX"); e("\tMOVQ c+24(FP), R8")
+    e(f"\t{bc} s+32(FP), Y15"); e("\tMOVQ n+40(FP), CX")
+    def body():
+        for v in range(4):
+            e(f"\t{mov} {32 * v}(SI), Y{v}")
+        for v in range(4):
+            e(f"\tVMUL{sfx} {32 * v}(DX), Y{v}, Y{v}")  # a*b
+        for v in range(4):
+            e(f"\tVMUL{sfx} {32 * v}(R8), Y15, Y{v + 4}")  # s*c
+        for v in range(4):
+            e(f"\tVMUL{sfx} Y{v + 4}, Y{v}, Y{v}")
+        for v in range(4):
+            e(f"\t{mov} Y{v}, {32 * v}(DI)")
+    loop(name, es, body, ["DI", "SI", "DX", "R8"], 0)
     # sum
     name = f"sum{dt}AVX2"
     head(name, f"(x *{ty}, n int) {ty}", 16 + es)
