@@ -200,6 +200,9 @@ func gemmEp[T float](kn *kernel[T], transA, transB bool, m, n, k int, alpha T, a
 	}
 	flops := 2 * float64(m) * float64(n) * float64(k)
 	flopCount.Add(int64(flops))
+	if recording.Load() {
+		record(transA, transB, m, n, k, lda, ldb, ldc, beta, ep)
+	}
 	nt := Threads()
 	if byWork := int(flops / minFlopsPerThread); byWork < nt {
 		nt = max(byWork, 1)

@@ -42,6 +42,25 @@ func BenchmarkTrainStep(b *testing.B) {
 // 512×512 float32 product measured just before, at the same thread count
 // (100 %: the step is its products and nothing else); and the CPU's family
 // and model.
+//
+// After the timed loop it also reports gemm-shapes-% and outside-gemm-ms,
+// which measure each product at its own speed rather than at the 512³
+// rate: one more step is run with gemm's recorder on (gemm.StartRecording:
+// each distinct product, by dtype, transposes, m, n, k, row strides,
+// beta = 0 and fused epilogue, with its count in the step), then each
+// distinct product is timed alone (gemm.Isolated: the best of five warm
+// runs on fresh operands of its sizes and strides, at the same thread
+// count). gemm-shapes-% is Σ count × isolated time ÷ step time × 100, the
+// share of the step its products take when each runs as fast as it does
+// alone; outside-gemm-ms is the step time less that sum, the milliseconds
+// the step spends elsewhere (element-wise ops, reductions, the attention's
+// small products, the optimiser, the engine) or in its products beyond
+// their isolated time (cold operands, for one). Against gemm-bound-% it
+// does not charge the step for small or skinny products being slower per
+// FLOP than a 512³ one: gemm-shapes-% ≥ gemm-bound-% whenever the step's
+// products run below the 512³ rate alone, and 100 − gemm-shapes-% is the
+// time outside the products. Both count the same products (those of
+// gemm.Flops). With noise, either may exceed 100 % or go negative.
 func benchStep(b *testing.B, s interface {
 	Run() error
 	SavedBytes() int64
@@ -66,6 +85,12 @@ func benchStep(b *testing.B, s interface {
 	b.ReportMetric(float64(saved), "saved-bytes")
 	b.ReportMetric(perStep/secs/1e9, "GFLOP/s")
 	b.ReportMetric(100*perStep/rate/secs, "gemm-bound-%")
+	isolated, err := isolatedProducts(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(100*isolated/secs, "gemm-shapes-%")
+	b.ReportMetric((secs-isolated)*1e3, "outside-gemm-ms")
 	c := isa.ThisCPU()
 	b.ReportMetric(float64(c.Family), "cpu-family")
 	b.ReportMetric(float64(c.Model), "cpu-model")
@@ -88,4 +113,21 @@ func gemmRate() float64 {
 		}
 	}
 	return 2 * n * n * n / best.Seconds()
+}
+
+// isolatedProducts runs one step of s with gemm's recorder on and returns
+// the seconds its products take when each distinct one is timed alone
+// (gemm.Isolated, best of five warm runs), times its count in the step.
+func isolatedProducts(s interface{ Run() error }) (float64, error) {
+	gemm.StartRecording()
+	err := s.Run()
+	products := gemm.StopRecording()
+	if err != nil {
+		return 0, err
+	}
+	total := 0.0
+	for _, pc := range products {
+		total += float64(pc.Count) * gemm.Isolated(pc.Product, 5).Seconds()
+	}
+	return total, nil
 }

@@ -1,0 +1,205 @@
+package gemm
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// The product recorder: an opt-in list of the distinct products a piece of
+// code runs, for benchmarks that time each of a step's products alone (see
+// Isolated). It sees exactly the products Flops counts (the blocked ones;
+// vector products and k = 0 are not recorded). Off, it costs the hot path
+// one load of a flag and a branch that is never taken.
+
+// Product is one product as Sgemm, Dgemm, SgemmEp or DgemmEp received it,
+// reduced to what selects its path through the kernels and its cost: the
+// dtype, the transposes, the shape, the row strides (lda decides whether A
+// is read in place, see inPlace), whether beta is 0 (C not read) and the
+// epilogue's work. alpha is not kept: no path depends on it.
+type Product struct {
+	F64            bool // float64 (Dgemm); else float32
+	TransA, TransB bool
+	M, N, K        int
+	LdA, LdB, LdC  int
+	BetaZero       bool
+	Bias           bool // the epilogue adds a bias
+	Act            Act  // the epilogue's activation
+	LdPre          int  // the row stride of the epilogue's Pre; 0: no Pre
+	SumA           bool // the epilogue takes the row sums of op(A)
+}
+
+// Flops returns the product's floating-point operations as Flops counts
+// them, 2·M·N·K.
+func (p Product) Flops() int64 { return 2 * int64(p.M) * int64(p.N) * int64(p.K) }
+
+// ProductCount is a Product and the number of times it ran while
+// recording.
+type ProductCount struct {
+	Product
+	Count int
+}
+
+var (
+	recording atomic.Bool
+	recMu     sync.Mutex
+	recCounts map[Product]int
+)
+
+// StartRecording begins recording the products run from now on (from any
+// goroutine), discarding what an earlier recording held.
+func StartRecording() {
+	recMu.Lock()
+	recCounts = make(map[Product]int)
+	recMu.Unlock()
+	recording.Store(true)
+}
+
+// StopRecording stops recording and returns each distinct product run
+// since StartRecording with its count, in a fixed order (float32 first,
+// then by M, N, K, the transposes, the strides and the epilogue); nil if
+// no recording was started.
+func StopRecording() []ProductCount {
+	recording.Store(false)
+	recMu.Lock()
+	defer recMu.Unlock()
+	if recCounts == nil {
+		return nil
+	}
+	out := make([]ProductCount, 0, len(recCounts))
+	for p, n := range recCounts {
+		out = append(out, ProductCount{p, n})
+	}
+	recCounts = nil
+	slices.SortFunc(out, func(x, y ProductCount) int { return compareProducts(x.Product, y.Product) })
+	return out
+}
+
+// compareProducts orders products for StopRecording.
+func compareProducts(x, y Product) int {
+	b := func(v bool) int {
+		if v {
+			return 1
+		}
+		return 0
+	}
+	return cmp.Or(
+		cmp.Compare(b(x.F64), b(y.F64)),
+		cmp.Compare(x.M, y.M), cmp.Compare(x.N, y.N), cmp.Compare(x.K, y.K),
+		cmp.Compare(b(x.TransA), b(y.TransA)), cmp.Compare(b(x.TransB), b(y.TransB)),
+		cmp.Compare(x.LdA, y.LdA), cmp.Compare(x.LdB, y.LdB), cmp.Compare(x.LdC, y.LdC),
+		cmp.Compare(b(x.BetaZero), b(y.BetaZero)),
+		cmp.Compare(b(x.Bias), b(y.Bias)), cmp.Compare(x.Act, y.Act),
+		cmp.Compare(x.LdPre, y.LdPre), cmp.Compare(b(x.SumA), b(y.SumA)),
+	)
+}
+
+// record counts one product while recording (the caller checks the flag,
+// so that the hot path pays only for that check).
+//
+//go:noinline
+func record[T float](transA, transB bool, m, n, k, lda, ldb, ldc int, beta T, ep *Epilogue[T]) {
+	p := Product{
+		F64:    unsafe.Sizeof(T(0)) == 8,
+		TransA: transA, TransB: transB,
+		M: m, N: n, K: k,
+		LdA: lda, LdB: ldb, LdC: ldc,
+		BetaZero: beta == 0,
+	}
+	if ep != nil {
+		p.Bias, p.Act, p.SumA = ep.Bias != nil, ep.Act, ep.SumA != nil
+		if ep.Pre != nil {
+			p.LdPre = ep.LdPre
+		}
+	}
+	recMu.Lock()
+	if recCounts != nil {
+		recCounts[p]++
+	}
+	recMu.Unlock()
+}
+
+// Isolated returns the best of runs timings of p alone, after one warm-up
+// run, on fresh operands of p's sizes and row strides (A, B and C filled
+// with small nonzero values; beta 1 where p's beta is not 0, alpha 1; the
+// epilogue's bias, Pre and SumA where p has them), at the thread count in
+// use: the time p takes with its operands in cache and nothing else
+// running. runs < 1 is taken as 1.
+func Isolated(p Product, runs int) time.Duration {
+	if p.F64 {
+		return isolated[float64](p, runs, Dgemm, DgemmEp)
+	}
+	return isolated[float32](p, runs, Sgemm, SgemmEp)
+}
+
+func isolated[T float](p Product, runs int,
+	plain func(bool, bool, int, int, int, T, []T, int, []T, int, T, []T, int),
+	withEp func(bool, bool, int, int, int, T, []T, int, []T, int, T, []T, int, *Epilogue[T])) time.Duration {
+	rowsA, colsA := p.M, p.K
+	if p.TransA {
+		rowsA, colsA = p.K, p.M
+	}
+	rowsB, colsB := p.K, p.N
+	if p.TransB {
+		rowsB, colsB = p.N, p.K
+	}
+	a := filled[T](stored(rowsA, colsA, p.LdA), 7)
+	b := filled[T](stored(rowsB, colsB, p.LdB), 5)
+	c := filled[T](stored(p.M, p.N, p.LdC), 3)
+	var beta T = 1
+	if p.BetaZero {
+		beta = 0
+	}
+	var ep *Epilogue[T]
+	if p.Bias || p.Act != ActNone || p.LdPre > 0 || p.SumA {
+		ep = &Epilogue[T]{Act: p.Act}
+		if p.Bias {
+			ep.Bias = filled[T](p.N, 3)
+		}
+		if p.LdPre > 0 {
+			ep.Pre, ep.LdPre = make([]T, stored(p.M, p.N, p.LdPre)), p.LdPre
+		}
+		if p.SumA {
+			ep.SumA = make([]T, p.M)
+		}
+	}
+	// With beta ≠ 0 each run would grow C; it is refilled before each
+	// (untimed), so that every run sees the same values.
+	c0 := slices.Clone(c)
+	best := time.Duration(0)
+	for i := range max(runs, 1) + 1 {
+		copy(c, c0)
+		t0 := time.Now()
+		if ep != nil {
+			withEp(p.TransA, p.TransB, p.M, p.N, p.K, 1, a, p.LdA, b, p.LdB, beta, c, p.LdC, ep)
+		} else {
+			plain(p.TransA, p.TransB, p.M, p.N, p.K, 1, a, p.LdA, b, p.LdB, beta, c, p.LdC)
+		}
+		if d := time.Since(t0); i > 0 && (best == 0 || d < best) {
+			best = d
+		}
+	}
+	return best
+}
+
+// stored returns the elements a rows×cols row-major matrix with row
+// stride ld spans.
+func stored(rows, cols, ld int) int {
+	if rows == 0 || cols == 0 {
+		return 0
+	}
+	return (rows-1)*ld + cols
+}
+
+// filled returns n small nonzero values cycling with period mod (no
+// denormals, no overflow at any depth a benchmark uses).
+func filled[T float](n, mod int) []T {
+	s := make([]T, n)
+	for i := range s {
+		s[i] = T(i%mod+1) * 0.125
+	}
+	return s
+}
