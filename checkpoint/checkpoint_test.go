@@ -530,8 +530,8 @@ func reversibleRev(fs, gs []func(*ad.Value) *ad.Value, x1, x2 *ad.Value) (*ad.Va
 	n1 := x1.Shape()[0]
 	var layers, inverses []func(*ad.Value) *ad.Value
 	for i := range fs {
-		l, inv := checkpoint.Coupling(fs[i], gs[i], n1)
-		layers, inverses = append(layers, l), append(inverses, inv)
+		c := checkpoint.Coupling{F: fs[i], G: gs[i]}
+		layers, inverses = append(layers, c.Layer), append(inverses, c.Inverse)
 	}
 	y := checkpoint.Run(checkpoint.Reversible(inverses...), layers, ad.Concat(0, x1, x2))
 	return ad.Slice(y, 0, 0, n1), ad.Slice(y, 0, n1, y.Shape()[0])

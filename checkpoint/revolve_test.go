@@ -201,8 +201,8 @@ func TestReversibleFlat(t *testing.T) {
 		p := &probe{}
 		var layers, inverses []func(*ad.Value) *ad.Value
 		for i := range fs {
-			l, inv := coupling(fs[i], gs[i], 3)
-			layers, inverses = append(layers, l), append(inverses, inv)
+			c := Coupling{F: fs[i], G: gs[i]}
+			layers, inverses = append(layers, c.Layer), append(inverses, c.Inverse)
 		}
 		loss := ad.Sum(run(Reversible(inverses...), layers, ad.Concat(0, x1, x2), p))
 		graph = append(graph, ad.Stats(loss).SavedBytes)
@@ -224,24 +224,4 @@ func TestReversibleFlat(t *testing.T) {
 		t.Fatalf("the stored composition saves %v: the test does not measure what it should", stored)
 	}
 	t.Logf("reversible: graph %v bytes, one block's recording %v; stored: %v", graph, during, stored)
-}
-
-// coupling returns the additive coupling block y1 = x1 + f(x2),
-// y2 = x2 + g(y1) as a layer on the state Concat(0, x1, x2) (x1 has n1
-// rows), and its inverse.
-func coupling(f, g func(*ad.Value) *ad.Value, n1 int) (layer, inverse func(*ad.Value) *ad.Value) {
-	split := func(s *ad.Value) (*ad.Value, *ad.Value) {
-		return ad.Slice(s, 0, 0, n1), ad.Slice(s, 0, n1, s.Shape()[0])
-	}
-	layer = func(s *ad.Value) *ad.Value {
-		x1, x2 := split(s)
-		y1 := ad.Add(x1, f(x2))
-		return ad.Concat(0, y1, ad.Add(x2, g(y1)))
-	}
-	inverse = func(s *ad.Value) *ad.Value {
-		y1, y2 := split(s)
-		x2 := ad.Sub(y2, g(y1))
-		return ad.Concat(0, ad.Sub(y1, f(x2)), x2)
-	}
-	return layer, inverse
 }
