@@ -107,23 +107,28 @@ func halfMismatch(name string, at, out, like *ad.Value) string {
 //
 // The blocks are one node that saves the input and the output and nothing
 // in between. Its backward pass walks the blocks from the last with the
-// output y1, y2 and its cotangent g1, g2: it records G at y1 (known
-// exactly: the forward pass's G(y1) bit for bit), rebuilds x2 = y2 − G(y1)
-// from that output and sweeps the recording with g2, adding G's cotangent
-// of y1 to g1; then it records F at the rebuilt x2, rebuilds x1 = y1 −
-// F(x2) and sweeps with g1, adding F's cotangent of x2 to g2. So it holds
-// one of F's or G's recordings at a time and costs one more forward pass,
-// where Reversible with the blocks' Inverse costs two (the inverse, then a
-// recording of the block at the rebuilt input, which evaluates G at a
-// rebuilt y1 rather than the exact one).
+// block's output y1, y2 and its cotangent g1, g2: it records G at y1,
+// rebuilds x2 = y2 − G(y1) from that output and sweeps the recording with
+// g2, adding G's cotangent of y1 to g1; then it records F at the rebuilt
+// x2, rebuilds x1 = y1 − F(x2) and sweeps with g1, adding F's cotangent of
+// x2 to g2. So it holds one of F's or G's recordings at a time and costs
+// one more forward pass, where Reversible with the blocks' Inverse costs
+// two (the inverse, then a recording of the whole block at the rebuilt
+// input).
 //
-// The rebuilt inputs differ from the forward pass's by rounding, so the
+// What the recordings compute: F and G run on the same shapes as in the
+// forward pass, at the points the walk holds. The last block's G runs at
+// the output's y1, the forward pass's own, so it computes the forward
+// pass's G(y1) bit for bit and its weights' gradients are the stored
+// composition's bit for bit. Every other point is a rebuilt one, equal to
+// the forward pass's to rounding (x1 + F(x2) − F(x2) need not be x1; under
+// Reversible G runs at a y1 rebuilt once more, x1 + F(x2)), so the
 // gradients agree with the stored composition's to rounding, not bit for
 // bit: in float64, within 1e-12 relative through 20 blocks of random tanh
-// layers (the test); blocks whose F or G dwarf their inputs lose more. The
-// output is the stored composition's bit for bit. Double backward and
-// forward mode go through the node by recomputing the blocks whole,
-// recorded (as Reversible does).
+// layers (the tests); blocks whose F or G dwarf their inputs lose more.
+// The output is the stored composition's bit for bit (the forward pass
+// runs Layer's ops). Double backward and forward mode go through the node
+// by recomputing the blocks whole, recorded (as Reversible does).
 //
 // Run checks the blocks as Layer does and names the block at fault. The
 // policy compares equal to itself only (it holds the blocks).

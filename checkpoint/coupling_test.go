@@ -99,7 +99,8 @@ func TestCouplingsEvaluatesOnce(t *testing.T) {
 // recorded) for states of several shapes, cut along several axes
 // (negative, and changing from block to block), through 1, 3 and 12
 // blocks: the output bit for bit, the gradients of the input and of every
-// weight to 1e-12 relative, with Grad and with Backward.
+// weight to 1e-12 relative, with Grad and with Backward, and those of the
+// last block's G bit for bit (G is recorded at the output's y1 itself).
 func TestCouplingsGrad(t *testing.T) {
 	for _, c := range []struct {
 		shape []int
@@ -145,6 +146,11 @@ func TestCouplingsGrad(t *testing.T) {
 			}
 			want, got := grads(checkpoint.None), grads(checkpoint.Couplings(bs...))
 			ckptBits(t, name+": output", got[0], want[0])
+			// The last block's G is recorded at the output's y1, the
+			// forward pass's: its weights' gradients are bit for bit.
+			for i := len(got) - 2; i < len(got); i++ {
+				ckptBits(t, fmt.Sprintf("%s: gradient %d (the last G's)", name, i-1), got[i], want[i])
+			}
 			for i := 1; i < len(got); i++ {
 				ckptNear(t, fmt.Sprintf("%s: gradient %d", name, i-1), got[i], want[i], 1e-12)
 			}
