@@ -31,12 +31,9 @@ type Coupling struct {
 // two equal halves, or when F or G does not map a half to the other's
 // shape and dtype; ad.Try recovers it.
 func (c Coupling) Layer(x *ad.Value) *ad.Value {
-	fail := func(format string, args ...any) {
-		panic(&Error{Policy: "Coupling", Err: ErrPolicy, Msg: fmt.Sprintf(format, args...)})
-	}
-	axis, x1, x2 := c.split(x, fail)
-	y1 := ad.Add(x1, c.half(c.F, "F", x2, x1, fail))
-	return ad.Concat(axis, y1, ad.Add(x2, c.half(c.G, "G", y1, x2, fail)))
+	axis, x1, x2 := c.split(x, couplingFail)
+	y1 := ad.Add(x1, c.half(c.F, "F", x2, x1, couplingFail))
+	return ad.Concat(axis, y1, ad.Add(x2, c.half(c.G, "G", y1, x2, couplingFail)))
 }
 
 // Inverse returns the input of Layer whose output is y: x2 = y2 − G(y1),
@@ -44,12 +41,14 @@ func (c Coupling) Layer(x *ad.Value) *ad.Value {
 // the inverse to give Reversible for a block among other invertible
 // layers; it panics as Layer does.
 func (c Coupling) Inverse(y *ad.Value) *ad.Value {
-	fail := func(format string, args ...any) {
-		panic(&Error{Policy: "Coupling", Err: ErrPolicy, Msg: fmt.Sprintf(format, args...)})
-	}
-	axis, y1, y2 := c.split(y, fail)
-	x2 := ad.Sub(y2, c.half(c.G, "G", y1, y2, fail))
-	return ad.Concat(axis, ad.Sub(y1, c.half(c.F, "F", x2, y1, fail)), x2)
+	axis, y1, y2 := c.split(y, couplingFail)
+	x2 := ad.Sub(y2, c.half(c.G, "G", y1, y2, couplingFail))
+	return ad.Concat(axis, ad.Sub(y1, c.half(c.F, "F", x2, y1, couplingFail)), x2)
+}
+
+// couplingFail panics with the error of a block's Layer or Inverse.
+func couplingFail(format string, args ...any) {
+	panic(&Error{Policy: "Coupling", Err: ErrPolicy, Msg: fmt.Sprintf(format, args...)})
 }
 
 // split checks the block against the state x and cuts x into its halves,
