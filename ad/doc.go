@@ -213,7 +213,8 @@
 // # Memory for compute: checkpointing
 //
 // Package checkpoint holds the schedules (Full, Segments, Binomial,
-// Budget, Selective, Reversible) behind one entry point, checkpoint.Run.
+// Budget, Selective, Reversible, Couplings) behind one entry point,
+// checkpoint.Run.
 // They are built on one building block here, Recompute: a function
 // recorded as one node that saves only its operands; the backward pass
 // runs it again, recorded, and sweeps that recording (or follows a

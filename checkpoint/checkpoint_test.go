@@ -525,15 +525,31 @@ func revNet(blocks, width int, seed uint64) (fs, gs []func(*ad.Value) *ad.Value,
 	return fs, gs, net.params()
 }
 
-// reversibleRev runs the coupling blocks (fs[i], gs[i]) under Reversible.
+// reversibleRev runs the coupling blocks (fs[i], gs[i]) under Reversible
+// with the blocks' inverses.
 func reversibleRev(fs, gs []func(*ad.Value) *ad.Value, x1, x2 *ad.Value) (*ad.Value, *ad.Value) {
+	return revRun(false, fs, gs, x1, x2)
+}
+
+// couplingsRev runs the coupling blocks (fs[i], gs[i]) under Couplings.
+func couplingsRev(fs, gs []func(*ad.Value) *ad.Value, x1, x2 *ad.Value) (*ad.Value, *ad.Value) {
+	return revRun(true, fs, gs, x1, x2)
+}
+
+func revRun(fast bool, fs, gs []func(*ad.Value) *ad.Value, x1, x2 *ad.Value) (*ad.Value, *ad.Value) {
 	n1 := x1.Shape()[0]
 	var layers, inverses []func(*ad.Value) *ad.Value
+	var blocks []checkpoint.Coupling
 	for i := range fs {
-		l, inv := checkpoint.Coupling(fs[i], gs[i], n1)
-		layers, inverses = append(layers, l), append(inverses, inv)
+		c := checkpoint.Coupling{F: fs[i], G: gs[i]}
+		blocks = append(blocks, c)
+		layers, inverses = append(layers, c.Layer), append(inverses, c.Inverse)
 	}
-	y := checkpoint.Run(checkpoint.Reversible(inverses...), layers, ad.Concat(0, x1, x2))
+	p := checkpoint.Reversible(inverses...)
+	if fast {
+		p = checkpoint.Couplings(blocks...)
+	}
+	y := checkpoint.Run(p, layers, ad.Concat(0, x1, x2))
 	return ad.Slice(y, 0, 0, n1), ad.Slice(y, 0, n1, y.Shape()[0])
 }
 
@@ -554,11 +570,21 @@ func storedRev(fs, gs []func(*ad.Value) *ad.Value, x1, x2 *ad.Value) (*ad.Value,
 	return x1, x2
 }
 
-// TestReversibleGrad checks Reversible on coupling blocks against the
-// stored composition: the same outputs, and gradients (inputs and weights)
-// equal to 1e-12, through 1, 5 and 20 blocks; also double backward and
-// forward mode.
+// TestReversibleGrad checks Reversible (with the blocks' inverses) and
+// Couplings on coupling blocks against the stored composition: the same
+// outputs bit for bit, and gradients (inputs and weights) equal to 1e-12,
+// through 1, 5 and 20 blocks; also double backward (HVPReverse), forward
+// mode (JVP) and both (HVP).
 func TestReversibleGrad(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		run  func(fs, gs []func(*ad.Value) *ad.Value, x1, x2 *ad.Value) (*ad.Value, *ad.Value)
+	}{{"reversible", reversibleRev}, {"couplings", couplingsRev}} {
+		t.Run(c.name, func(t *testing.T) { testReversibleGrad(t, c.run) })
+	}
+}
+
+func testReversibleGrad(t *testing.T, revRun func(fs, gs []func(*ad.Value) *ad.Value, x1, x2 *ad.Value) (*ad.Value, *ad.Value)) {
 	for _, blocks := range []int{1, 5, 20} {
 		fs, gs, params := revNet(blocks, 6, uint64(blocks))
 		a, b := randInput(tensor.Float64, 50, 3, 6), randInput(tensor.Float64, 51, 3, 6)
@@ -566,7 +592,7 @@ func TestReversibleGrad(t *testing.T) {
 			x1, x2 := ad.Var(a), ad.Var(b)
 			var y1, y2 *ad.Value
 			if rev {
-				y1, y2 = reversibleRev(fs, gs, x1, x2)
+				y1, y2 = revRun(fs, gs, x1, x2)
 			} else {
 				y1, y2 = storedRev(fs, gs, x1, x2)
 			}
@@ -596,7 +622,7 @@ func TestReversibleGrad(t *testing.T) {
 		return func(in []*ad.Value) *ad.Value {
 			var y1, y2 *ad.Value
 			if rev {
-				y1, y2 = reversibleRev(fs, gs, in[0], in[1])
+				y1, y2 = revRun(fs, gs, in[0], in[1])
 			} else {
 				y1, y2 = storedRev(fs, gs, in[0], in[1])
 			}
@@ -664,6 +690,10 @@ func TestCheckpointRetainGraph(t *testing.T) {
 		"budget":     func(x *ad.Value) *ad.Value { return checkpoint.Run(checkpoint.Budget(1), net.layers(), x) },
 		"reversible": func(x *ad.Value) *ad.Value {
 			y1, y2 := reversibleRev(fs, gs, x, ad.Tanh(x))
+			return ad.Mul(y1, y2)
+		},
+		"couplings": func(x *ad.Value) *ad.Value {
+			y1, y2 := couplingsRev(fs, gs, x, ad.Tanh(x))
 			return ad.Mul(y1, y2)
 		},
 	}

@@ -23,10 +23,13 @@
 //     (products, attention) and recomputes only the cheap ones.
 //   - Reversible(inverses...): invertible layers whose backward pass
 //     rebuilds each input from its output: memory flat in depth.
+//   - Couplings(blocks...): Reversible for additive coupling blocks
+//     (RevNets; Coupling is one), whose backward pass evaluates each
+//     block's F and G once.
 //
 // Every policy gives the gradients of the plain composition bit for bit
-// (Reversible to rounding), and double backward, Hessian-vector products
-// and forward mode go through every one.
+// (Reversible and Couplings to rounding), and double backward,
+// Hessian-vector products and forward mode go through every one.
 //
 // # Design
 //
@@ -42,11 +45,17 @@
 // returning an error, since a policy is chosen inside a model's forward
 // pass as ops are; ad.Try recovers.
 //
-// Reversible is generic (any layer with an inverse) rather than tied to
-// additive coupling blocks as the older ad.ReversibleSequence was: a
-// coupling block is one layer on a state holding both halves (see
-// ExampleReversible). The price is a second evaluation of each block in
-// the backward pass (the inverse, then the recording).
+// Reversible is generic (any layer with an inverse): a coupling block is
+// one layer on a state holding both halves (see ExampleReversible). The
+// price is a second evaluation of each layer in the backward pass (the
+// inverse, then the recording). Couplings is the coupling blocks' own
+// policy, as the older ad.ReversibleSequence was: it knows F and G, so
+// while it inverts a block it records G at the output's y1 and F at the
+// rebuilt x2 and sweeps those two recordings, one evaluation of each.
+// A policy holds one thing per layer, so the blocks are values, Coupling,
+// whose Layer is what Run is given and whose Inverse serves Reversible
+// for a block among other invertible layers (functions cannot be told
+// apart, so Reversible cannot find a coupling behind an inverse).
 //
 // What lives where. The schedules (the Revolve schedule and its executor,
 // the budget planner, the segments, the reversible walk) are here, over

@@ -9,13 +9,15 @@ import (
 
 // ErrPolicy is the sentinel of every error of this package: a policy that
 // cannot run (Segments(0), a negative budget, Binomial(0), Selective(0),
-// Reversible without one inverse per layer) or a nil layer. ad.Try
-// recovers the panics, like those of package ad.
+// Reversible without one inverse per layer, Couplings without one block
+// per layer), a nil layer, or a Coupling that cannot run on its state.
+// ad.Try recovers the panics, like those of package ad.
 var ErrPolicy = errs.New("invalid checkpointing policy")
 
 // Error is the error type of this package. Policy is the policy's String
-// ("Segments(0)"), Err the sentinel, and Msg says what is wrong and how to
-// fix it.
+// ("Segments(0)"), or "Coupling" for a block's Layer or Inverse run
+// outside Couplings; Err is the sentinel, and Msg says what is wrong and
+// how to fix it.
 type Error struct {
 	Policy string
 	Err    error
@@ -36,7 +38,7 @@ func policyErr(p Policy, format string, args ...any) *Error {
 // saves, and what it computes again. Policies are comparable values that
 // print as the call that makes them ("Segments(10)", "Budget(5242880)");
 // the set is closed (None, Full, Segments, Binomial, Budget, Selective,
-// Reversible), and each is checked when Run runs it.
+// Reversible, Couplings), and each is checked when Run runs it.
 type Policy interface {
 	String() string
 	// run applies the layers to x under the policy.
@@ -54,8 +56,8 @@ type runner struct {
 // Run applies layers in order to x, x_{i+1} = layers[i](x_i), and returns
 // the last output, recorded so that its backward pass saves and recomputes
 // what p says. Every policy gives the gradients of the plain composition
-// (bit for bit but Reversible, which agrees to rounding), and double
-// backward, HVPs and forward mode go through it.
+// (bit for bit but Reversible and Couplings, which agree to rounding),
+// and double backward, HVPs and forward mode go through it.
 //
 // Layers may read Vars they close over (weights): their gradients flow as
 // without checkpointing. Any other value a layer reads that requires a
@@ -73,7 +75,7 @@ func Run(p Policy, layers []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
 
 func run(p Policy, layers []func(*ad.Value) *ad.Value, x *ad.Value, pr *probe) *ad.Value {
 	if p == nil {
-		panic(&Error{Policy: "<nil>", Err: ErrPolicy, Msg: "a nil Policy: use None, Full, Segments, Binomial, Budget, Selective or Reversible"})
+		panic(&Error{Policy: "<nil>", Err: ErrPolicy, Msg: "a nil Policy: use None, Full, Segments, Binomial, Budget, Selective, Reversible or Couplings"})
 	}
 	for i, l := range layers {
 		if l == nil {

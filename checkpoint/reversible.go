@@ -19,9 +19,14 @@ import (
 // An additive coupling block (as in RevNets) is the usual invertible
 // layer: on a state holding x1 and x2, y1 = x1 + f(x2), y2 = x2 + g(y1),
 // whose inverse is x2 = y2 − g(y1), x1 = y1 − f(x2), whatever f and g are
-// (see the example). The rebuilt inputs differ from the forward pass's by
-// rounding (x1 + f(x2) − f(x2) need not be x1), so the gradients agree
-// with the stored composition's to rounding, not bit for bit: in float64,
+// (see the example, and Coupling's Inverse). For a chain of such blocks
+// Couplings is faster: it evaluates f and g once per block in the
+// backward pass, where Reversible evaluates them twice (in the inverse,
+// then in the recording).
+//
+// The rebuilt inputs differ from the forward pass's by rounding (x1 +
+// f(x2) − f(x2) need not be x1), so the gradients agree with the stored
+// composition's to rounding, not bit for bit: in float64,
 // within 1e-12 relative through 20 blocks of random tanh layers (the
 // test); blocks whose f or g dwarf their inputs lose more. Double backward
 // and forward mode go through the node by recomputing it whole, recorded.

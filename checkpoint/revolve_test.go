@@ -178,9 +178,11 @@ func TestPlanBudget(t *testing.T) {
 	}
 }
 
-// TestReversibleFlat checks that Reversible holds the same bytes
-// for the backward pass, in the graph and during its sweep, for 10, 100
-// and 1000 blocks, while the stored composition grows with depth.
+// TestReversibleFlat checks that Reversible (with the blocks' inverses)
+// and Couplings hold the same bytes for the backward pass, in the graph and
+// during its sweep, for 10, 100 and 1000 blocks, while the stored
+// composition grows with depth; and that Couplings' sweep holds less than
+// Reversible's (one of F's or G's recordings, not a block's).
 func TestReversibleFlat(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	layer := func() func(*ad.Value) *ad.Value {
@@ -191,57 +193,50 @@ func TestReversibleFlat(t *testing.T) {
 		wv := ad.Var(w)
 		return func(h *ad.Value) *ad.Value { return ad.Tanh(ad.MatMul(h, wv)) }
 	}
-	var graph, during, stored []int64
-	for _, blocks := range []int{10, 100, 1000} {
-		var fs, gs []func(*ad.Value) *ad.Value
-		for range blocks {
-			fs, gs = append(fs, layer()), append(gs, layer())
+	held := map[bool]int64{}
+	for _, fast := range []bool{false, true} {
+		var graph, during, stored []int64
+		for _, blocks := range []int{10, 100, 1000} {
+			var fs, gs []func(*ad.Value) *ad.Value
+			for range blocks {
+				fs, gs = append(fs, layer()), append(gs, layer())
+			}
+			x1, x2 := ad.Var(tensor.Full(tensor.Float64, 0.5, 3, 4)), ad.Var(tensor.Full(tensor.Float64, -0.25, 3, 4))
+			p := &probe{}
+			var layers, inverses []func(*ad.Value) *ad.Value
+			var cs []Coupling
+			for i := range fs {
+				c := Coupling{F: fs[i], G: gs[i]}
+				cs = append(cs, c)
+				layers, inverses = append(layers, c.Layer), append(inverses, c.Inverse)
+			}
+			pol := Reversible(inverses...)
+			if fast {
+				pol = Couplings(cs...)
+			}
+			loss := ad.Sum(run(pol, layers, ad.Concat(0, x1, x2), p))
+			graph = append(graph, ad.Stats(loss).SavedBytes)
+			if err := loss.Backward(); err != nil {
+				t.Fatal(err)
+			}
+			during = append(during, p.recompute)
+			a, b := x1, x2
+			for i := range fs {
+				a = ad.Add(a, fs[i](b))
+				b = ad.Add(b, gs[i](a))
+			}
+			stored = append(stored, ad.Stats(ad.Add(ad.Sum(a), ad.Sum(b))).SavedBytes)
 		}
-		x1, x2 := ad.Var(tensor.Full(tensor.Float64, 0.5, 3, 4)), ad.Var(tensor.Full(tensor.Float64, -0.25, 3, 4))
-		p := &probe{}
-		var layers, inverses []func(*ad.Value) *ad.Value
-		for i := range fs {
-			l, inv := coupling(fs[i], gs[i], 3)
-			layers, inverses = append(layers, l), append(inverses, inv)
+		if graph[0] != graph[1] || graph[1] != graph[2] || during[0] != during[1] || during[1] != during[2] || during[0] == 0 {
+			t.Fatalf("couplings %v: saved bytes for 10, 100, 1000 blocks: graph %v, during the sweep %v: want them flat", fast, graph, during)
 		}
-		loss := ad.Sum(run(Reversible(inverses...), layers, ad.Concat(0, x1, x2), p))
-		graph = append(graph, ad.Stats(loss).SavedBytes)
-		if err := loss.Backward(); err != nil {
-			t.Fatal(err)
+		if stored[2] < 50*stored[0] {
+			t.Fatalf("the stored composition saves %v: the test does not measure what it should", stored)
 		}
-		during = append(during, p.recompute)
-		a, b := x1, x2
-		for i := range fs {
-			a = ad.Add(a, fs[i](b))
-			b = ad.Add(b, gs[i](a))
-		}
-		stored = append(stored, ad.Stats(ad.Add(ad.Sum(a), ad.Sum(b))).SavedBytes)
+		held[fast] = during[0]
+		t.Logf("couplings %v: graph %v bytes, one recording %v; stored: %v", fast, graph, during, stored)
 	}
-	if graph[0] != graph[1] || graph[1] != graph[2] || during[0] != during[1] || during[1] != during[2] || during[0] == 0 {
-		t.Fatalf("saved bytes for 10, 100, 1000 blocks: graph %v, during the sweep %v: want them flat", graph, during)
+	if held[true] >= held[false] {
+		t.Fatalf("Couplings' sweep holds %d bytes at once, Reversible's %d: want less", held[true], held[false])
 	}
-	if stored[2] < 50*stored[0] {
-		t.Fatalf("the stored composition saves %v: the test does not measure what it should", stored)
-	}
-	t.Logf("reversible: graph %v bytes, one block's recording %v; stored: %v", graph, during, stored)
-}
-
-// coupling returns the additive coupling block y1 = x1 + f(x2),
-// y2 = x2 + g(y1) as a layer on the state Concat(0, x1, x2) (x1 has n1
-// rows), and its inverse.
-func coupling(f, g func(*ad.Value) *ad.Value, n1 int) (layer, inverse func(*ad.Value) *ad.Value) {
-	split := func(s *ad.Value) (*ad.Value, *ad.Value) {
-		return ad.Slice(s, 0, 0, n1), ad.Slice(s, 0, n1, s.Shape()[0])
-	}
-	layer = func(s *ad.Value) *ad.Value {
-		x1, x2 := split(s)
-		y1 := ad.Add(x1, f(x2))
-		return ad.Concat(0, y1, ad.Add(x2, g(y1)))
-	}
-	inverse = func(s *ad.Value) *ad.Value {
-		y1, y2 := split(s)
-		x2 := ad.Sub(y2, g(y1))
-		return ad.Concat(0, ad.Sub(y1, f(x2)), x2)
-	}
-	return layer, inverse
 }
