@@ -121,6 +121,18 @@
 // rule has run, so a second backward through the same graph returns
 // ErrGraphFreed; pass Options{RetainGraph: true} to keep it.
 //
+// A sweep with Options{CreateGraph: true} (a gradient of a gradient, a
+// PINN's Laplacian, reverse-over-reverse HVPs) records its cotangents as
+// values of a new graph. Those it keeps to itself (a built-in rule's fresh
+// result, a sum of contributions; not what it hands to a target, a Var's
+// buffer, a hook, a user Func's VJP or Inputs) go back to the pool as soon
+// as the sweep that differentiates them has released the last node that
+// saved them, or at the end of their own sweep when no node saved them:
+// every node slot counts the values it holds, and anything that may hold a
+// value's storage elsewhere (a view, a row keeping it in its attributes)
+// pins it. A PINN step on the heap takes about a quarter of the fresh
+// memory it did (recycle.go has the design note).
+//
 // A step that is repeated with new data (a training step) can run in an
 // Arena: every value computed from an Arena.Const, the backward sweep's
 // cotangents included, takes its node, attributes and buffer from the arena,

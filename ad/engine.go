@@ -262,6 +262,7 @@ func record(r *rule, at attrs, x, y *Value) (*Value, *node) {
 func (out *Value) wrote(r *rule, x *Value) {
 	if r.view {
 		out.base = x.root()
+		out.base.pinned = true // its storage is read through out too: never recycled
 		return
 	}
 	out.fresh = true
@@ -367,13 +368,20 @@ func edgeTo(v *Value) edge {
 
 // save records v in slot i (0 and 1: operands, 2: output) with its version.
 func (n *node) save(i int, v *Value) {
+	if old := n.sv[i].v; old != nil {
+		old.unsave(false)
+	}
+	if v.saves < maxSaves {
+		v.saves++
+	}
 	n.sv[i] = saved{v: v, version: v.t.Version()}
 }
 
 func (n *node) release() {
 	for k := range n.sv { // only the slots in use: fewer pointer writes
-		if n.sv[k].v != nil {
+		if v := n.sv[k].v; v != nil {
 			n.sv[k] = saved{}
+			v.unsave(true)
 		}
 	}
 	if n.mask != nil {
@@ -652,6 +660,9 @@ func sweepExcl(y *Value, targets []*Value, o Options, excl []bool) (result []*Va
 	if s.held != nil {
 		s.flushHeld()
 	}
+	if s.marked != nil {
+		s.recycleUnsaved()
+	}
 	for _, leaf := range s.late { // OnGradReady of Vars with hooks, delivered by flushHeld
 		gradReady(leaf)
 	}
@@ -699,6 +710,7 @@ type sweeper struct {
 	heldG   []*Value       // their summed gradients, delivered by flushHeld
 	pending map[*Value]int // Vars with OnGradReady functions: their uses not yet swept
 	late    []*Value       // of those, the ones with hooks, ready at the end of the sweep
+	marked  []*Value       // the cotangents a create-graph sweep made its own (see recycle.go)
 }
 
 var sweepers = sync.Pool{New: func() any { return new(sweeper) }}
@@ -864,16 +876,15 @@ func (s *sweeper) deliver(n *node, g *Value) {
 // deliverTo is deliver for a node that may be retained or a target.
 func (s *sweeper) deliverTo(n *node, g *Value) {
 	if n.dbg != nil && n.dbg.retained != nil {
-		// The sweep reads g again (n's own VJP runs next): an arena's buffer
-		// is copied into the retained gradient, never taken from g.
-		own := g.owned && g.slot != nil
-		if own {
-			g.owned = false
-		}
+		handOut(g) // the retained gradient may be g itself
+		// The sweep reads g again (n's own VJP runs next): the retained
+		// gradient copies g, never takes it, and never releases it (adding
+		// into a buffer it holds already used to release g, which the VJP
+		// then read empty).
+		own := g.owned
+		g.owned = false
 		n.dbg.retained.accumulate(g, s.o.CreateGraph)
-		if own {
-			g.owned = true
-		}
+		g.owned = own
 	}
 	if len(s.target) == 0 { // no intermediate target (Backward, or Grad of Vars)
 		return
@@ -881,6 +892,7 @@ func (s *sweeper) deliverTo(n *node, g *Value) {
 	for _, i := range s.target[n] {
 		s.result[i] = g
 		g.owned = false // handed to the caller
+		handOut(g)
 	}
 }
 
@@ -909,6 +921,10 @@ func (s *sweeper) vjp(n *node, g *Value) []*Value {
 	}
 	var gin []*Value
 	if any && g != nil {
+		if n.rule.foreign { // a user's VJP may keep g, as a hook may
+			handOut(g)
+			g.owned = false
+		}
 		s.ctx.n = n
 		if len(needs) != len(s.ctx.need) || cap(s.ctx.need) == 0 || &needs[:1][0] != &s.ctx.need[:1][0] {
 			s.ctx.need = needs // else it is already this slice (a pointer write spared)
@@ -937,7 +953,22 @@ func (s *sweeper) vjp(n *node, g *Value) []*Value {
 		}
 		setRef(&fin[j], gj)
 	}
+	if s.o.CreateGraph && !n.rule.foreign {
+		s.markFin(n, g, fin)
+	}
 	return fin
+}
+
+// markFin marks the cotangents fin that node n's built-in VJP made from g
+// in a create-graph sweep as the sweep's own (see recycle.go): neither g
+// passed through nor a value n saved.
+func (s *sweeper) markFin(n *node, g *Value, fin []*Value) {
+	for _, v := range fin {
+		if v == nil || v == g || v == n.sv[0].v || v == n.sv[1].v || v == n.sv[2].v {
+			continue
+		}
+		s.mark(v)
+	}
 }
 
 // route adds each operand's cotangent into its producer's (which becomes
@@ -955,7 +986,7 @@ func (s *sweeper) route(n *node, gin []*Value) (next *node, nextG *Value) {
 			k := e.n.slot - 1
 			if s.deps[k]--; s.deps[k] > 0 {
 				if gj != nil {
-					s.grads[k] = addGrad(s.grads[k], gj, s.o.CreateGraph)
+					s.grads[k] = s.sum(s.grads[k], gj)
 				}
 				continue
 			}
@@ -964,7 +995,7 @@ func (s *sweeper) route(n *node, gin []*Value) (next *node, nextG *Value) {
 				s.grads[k] = nil
 			}
 			if gj != nil {
-				acc = addGrad(acc, gj, s.o.CreateGraph)
+				acc = s.sum(acc, gj)
 			}
 			if next != nil { // an earlier operand became ready too: it waits
 				if nextG != nil {
@@ -988,10 +1019,21 @@ func (s *sweeper) route(n *node, gin []*Value) (next *node, nextG *Value) {
 	return next, nextG
 }
 
+// sum is addGrad for the sweep's own accumulation of a node's cotangent:
+// in a create-graph sweep, a new sum is the sweep's (see recycle.go).
+func (s *sweeper) sum(acc, g *Value) *Value {
+	r := addGrad(acc, g, s.o.CreateGraph)
+	if s.o.CreateGraph && acc != nil && r != acc && r != g {
+		s.mark(r)
+	}
+	return r
+}
+
 // toLeaf adds the contribution g to the gradient of the Var leaf: held
 // for its hooks (summed and delivered at the end of the sweep), added into
 // its buffer (Backward), or into the target's result (Grad).
 func (s *sweeper) toLeaf(leaf, g *Value) {
+	handOut(g) // a gradient buffer, a hook or the caller may keep it
 	switch {
 	case leaf.gs.hooks != nil:
 		s.hold(leaf, g)
@@ -1004,6 +1046,7 @@ func (s *sweeper) toLeaf(leaf, g *Value) {
 				s.excl[i] = r.owned
 			}
 			r.owned = false // handed to the caller
+			handOut(r)
 			s.result[i] = r
 		}
 	}
@@ -1084,6 +1127,8 @@ func (s *sweeper) end() {
 	s.held, s.pending = nil, nil
 	clear(s.late)
 	s.late = s.late[:0]
+	clear(s.marked)
+	s.marked = s.marked[:0]
 	clear(s.heldV)
 	clear(s.heldG)
 	s.heldV, s.heldG = s.heldV[:0], s.heldG[:0]

@@ -25,6 +25,9 @@ func ScaledProduct(a, b, c *Value, s float64) *Value { return scaledProduct(a, b
 // storage the sweep recycled too early shows up in a gradcheck.
 func SetPoisonReleased(on bool) { poisonReleased = on }
 
+// SetRecycleCreate turns the recycling of create-graph cotangents on or off.
+func SetRecycleCreate(on bool) { recycleCreate = on }
+
 // KeptOutputs returns the outputs a selective checkpoint's node (v's) keeps.
 func KeptOutputs(v *Value) []*tensor.Tensor {
 	var out []*tensor.Tensor

@@ -56,6 +56,7 @@ func runHooks(hooks []func(*Value) *Value, g *Value, n *node, check bool) *Value
 	}
 	for _, h := range hooks {
 		g.owned = false // the hook may keep it
+		handOut(g)
 		var r *Value
 		callUser(name, "hook", func() { r = h(g) })
 		if r == nil {
@@ -66,6 +67,7 @@ func runHooks(hooks []func(*Value) *Value, g *Value, n *node, check bool) *Value
 		}
 		r.check(name)
 		r.owned = false // the hook's: the user may hold it
+		handOut(r)
 		g = r
 	}
 	if check {
@@ -110,6 +112,7 @@ func (s *sweeper) flushHeld() {
 		for _, i := range s.leaf[leaf] {
 			s.result[i] = g
 			g.owned = false // handed to the caller
+			handOut(g)
 		}
 	}
 }

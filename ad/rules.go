@@ -1486,6 +1486,7 @@ func settle(v *Value, consumerSaves bool) {
 	}
 	n.mask = m
 	n.sv[2] = saved{}
+	v.unsave(false)
 }
 
 // shareReluOutput is called when an op saves v. If v is the output of a ReLU

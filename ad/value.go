@@ -44,6 +44,15 @@ type (
 		fresh    bool // its op's kernel wrote it into new storage (see decideOwnership)
 		anomaly  bool // computed from a value marked by DetectAnomaly: ops on it are checked
 		eye      bool // a batched tangent whose direction k, flattened, is the unit vector eₖ
+		// recyc marks a cotangent a create-graph sweep made and kept to
+		// itself (see recycle): its storage goes back to the pool once the
+		// last node that saved it is released.
+		recyc bool
+		// pinned marks a value whose storage something besides node slots
+		// may hold (a view, a kept operand, a handle from Inputs): never
+		// recycled.
+		pinned bool
+		saves  uint8 // the node slots that hold it (saturating: at maxSaves, never recycled)
 	}
 )
 
@@ -351,6 +360,15 @@ func (s *leafState) accumulate(g *Value, createGraph bool) {
 	}
 	if createGraph || s.grad.tan != nil || g.tan != nil {
 		s.grad = Add(s.grad, g)
+		return
+	}
+	if s.grad.n != nil {
+		// A gradient a create-graph sweep recorded: a value of that graph,
+		// which its nodes may have saved, so never written in place.
+		sum := s.grad.t.Clone()
+		sum.Add(sum, &g.t)
+		s.grad = Const(sum)
+		release(g)
 		return
 	}
 	s.grad.t.Add(&s.grad.t, &g.t)

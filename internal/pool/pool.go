@@ -4,8 +4,9 @@
 // Recycled storage is not zeroed: every kernel writes its whole destination.
 //
 // Buffers are pooled by power-of-two capacity from 2^MinLog elements up, at
-// most freeMax per size class, so the pool holds a bounded amount of idle
-// memory. Unlike a sync.Pool it keeps its buffers across garbage collections
+// most classBytes of them per size class (at least freeMax buffers, at most
+// classMax),
+// so the pool holds a bounded amount of idle memory. Unlike a sync.Pool it keeps its buffers across garbage collections
 // (a training loop reuses them every step), and puts without allocating.
 package pool
 
@@ -19,6 +20,21 @@ import (
 const MinLog = 8
 
 const freeMax = 4
+
+// classBytes bounds the idle bytes of one size class (above freeMax
+// buffers): enough for the cotangents of a step of second-order work at
+// the sizes where fresh memory costs most (a PINN's 1024×64 float64
+// activations: 64 of them), while a class of 4 MiB buffers keeps 8.
+const classBytes = 32 << 20
+
+// classMax bounds the idle buffers of one size class.
+const classMax = 256
+
+// limit returns how many idle buffers size class c of elements of size
+// bytes keeps.
+func limit(c, size int) int {
+	return min(classMax, max(freeMax, classBytes/(size<<c)))
+}
 
 type freeList[T float32 | float64] struct {
 	mu   sync.Mutex
@@ -37,11 +53,11 @@ func (l *freeList[T]) get() []T {
 	return nil
 }
 
-func (l *freeList[T]) put(b []T) {
+func (l *freeList[T]) put(b []T, max int) {
 	l.mu.Lock()
-	if len(l.bufs) < freeMax {
+	if len(l.bufs) < max {
 		if l.bufs == nil {
-			l.bufs = make([][]T, 0, freeMax)
+			l.bufs = make([][]T, 0, min(max, 64))
 		}
 		l.bufs = append(l.bufs, b)
 	}
@@ -85,13 +101,15 @@ func Float64s(n int) []float64 {
 // out (a capacity that is not a pooled power of two) is dropped.
 func Put32(b []float32) {
 	if c := cap(b); c >= 1<<MinLog && c&(c-1) == 0 {
-		pool32[sizeClass(c)].put(b[:c])
+		k := sizeClass(c)
+		pool32[k].put(b[:c], limit(k, 4))
 	}
 }
 
 // Put64 is Put32 for float64.
 func Put64(b []float64) {
 	if c := cap(b); c >= 1<<MinLog && c&(c-1) == 0 {
-		pool64[sizeClass(c)].put(b[:c])
+		k := sizeClass(c)
+		pool64[k].put(b[:c], limit(k, 8))
 	}
 }

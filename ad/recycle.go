@@ -1,0 +1,97 @@
+package ad
+
+import "math"
+
+// Design note. Recycling what a create-graph sweep made.
+//
+// A gradient of a gradient (a PINN's Laplacian, an HVP by reverse over
+// reverse, grad of grad) records the inner sweep's cotangents as values of
+// a graph that an outer sweep later differentiates. Outside an Arena those
+// values live until the collector finds them: fresh memory for every one,
+// each step, where PyTorch's reference counts hand the storage back as soon
+// as the outer sweep has passed the last op that read it. The engine cannot
+// count references to a Value in general (the user's code may hold any
+// value it made), but it can for the cotangents a create-graph sweep makes
+// and keeps to itself: no user code sees them unless the sweep hands them
+// out (a target's gradient, a Var's gradient buffer, a hook, a user
+// Func's VJP, Inputs), and nothing reads their storage afterwards except
+// the node slots that saved them for their consumers' VJPs.
+//
+// So: every node slot counts the values it holds (Value.saves, node.save
+// and node.release); a create-graph sweep marks the cotangents it makes
+// (recyc: a built-in VJP's fresh result, a sum of contributions) and clears
+// the mark wherever it hands one out; anything that may hold a value's
+// storage outside the node slots (a view of it, a row keeping it in its
+// attributes, Inputs) pins it. When the outer sweep releases the last node
+// slot holding a marked, unpinned heap value, its storage goes back to the
+// pool at once (poisoned in the tests), and its tensor is left empty. The
+// count saturates (a value saved maxSaves times is never recycled) and is
+// never decremented below what was counted: it can only keep storage too
+// long, never free it early. Arena values are the arena's (see Arena) and
+// never recycled here.
+
+// maxSaves is where Value.saves saturates.
+const maxSaves = 255
+
+// unsave notes that a node slot let go of v; released says the slot's
+// node was released by a sweep (the moment v may go back to the pool).
+func (v *Value) unsave(released bool) {
+	if v.saves == maxSaves || v.saves == 0 {
+		return
+	}
+	v.saves--
+	if released && v.saves == 0 && v.recyc && !v.pinned && v.slot == nil {
+		v.recycle()
+	}
+}
+
+// recycle gives v's storage back to the pool (poisoned in the tests) and
+// leaves v empty.
+func (v *Value) recycle() {
+	v.recyc = false
+	if !recycleCreate {
+		return
+	}
+	if poisonReleased {
+		v.t.Fill(math.NaN())
+	}
+	releaseStorage(&v.t)
+}
+
+// recycleCreate turns the recycling off for the tests that compare.
+var recycleCreate = true
+
+// markRecyclable marks v, a cotangent a create-graph sweep made, as the
+// sweep's own (see the design note above) when it is a heap value with
+// storage of its own and nothing of forward mode or Vmap about it.
+func markRecyclable(v *Value) {
+	if v != nil && v.fresh && v.n != nil && v.slot == nil && v.tan == nil && v.bat == nil && v.lvl == nil && !v.pinned {
+		v.recyc = true
+	}
+}
+
+// mark marks v (see markRecyclable) and lists it for recycleUnsaved.
+func (s *sweeper) mark(v *Value) {
+	markRecyclable(v)
+	if v.recyc {
+		s.marked = append(s.marked, v)
+	}
+}
+
+// recycleUnsaved recycles, once the sweep is over, the cotangents it
+// marked that no node saved: their consumers' VJPs do not read them (only
+// their saved values), so nothing reads their storage again.
+func (s *sweeper) recycleUnsaved() {
+	for _, v := range s.marked {
+		if v.recyc && v.saves == 0 && !v.pinned {
+			v.recycle()
+		}
+	}
+}
+
+// handOut clears v's mark: the sweep hands v to code that may keep it.
+func handOut(v *Value) {
+	if v != nil {
+		v.recyc = false
+	}
+}
