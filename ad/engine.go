@@ -262,7 +262,7 @@ func record(r *rule, at attrs, x, y *Value) (*Value, *node) {
 func (out *Value) wrote(r *rule, x *Value) {
 	if r.view {
 		out.base = x.root()
-		out.base.pinned = true // its storage is read through out too: never recycled
+		pin(out.base) // its storage is read through out too: never recycled
 		return
 	}
 	out.fresh = true
@@ -371,7 +371,7 @@ func (n *node) save(i int, v *Value) {
 	if old := n.sv[i].v; old != nil {
 		old.unsave(false)
 	}
-	if v.saves < maxSaves {
+	if v.n != nil && v.saves < maxSaves { // leaves (a Var shared by goroutines) are never recycled: not counted
 		v.saves++
 	}
 	n.sv[i] = saved{v: v, version: v.t.Version()}

@@ -109,7 +109,7 @@ func funcKeep(_ allocator, n *node, at attrs, out *Value) {
 	a.ins = make([]saved, len(a.ops))
 	for i, x := range a.ops {
 		a.ins[i] = saved{v: x, version: x.t.Version()}
-		x.pinned = true // the user's VJP receives it: never recycled
+		pin(x) // the user's VJP receives it: never recycled
 		settleRelu(x, true)
 		shareReluOutput(x)
 	}

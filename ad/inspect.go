@@ -46,7 +46,7 @@ func (v *Value) Inputs() []*Value {
 	out := make([]*Value, len(es))
 	for i := range es {
 		if o := operand(v.n, i); o != nil {
-			o.pinned = true // the caller holds it now: never recycled
+			pin(o) // the caller holds it now: never recycled
 			out[i] = o
 			continue
 		}

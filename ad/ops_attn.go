@@ -79,8 +79,8 @@ func sdpaKeep(_ allocator, n *node, at attrs, _ *Value) {
 	xs := a.ops[:]
 	n.save(0, xs[0])
 	n.save(1, xs[1])
-	a.v = xs[2]       // the third operand: beside the node's two operand slots
-	a.v.pinned = true // held outside the node's slots: never recycled
+	a.v = xs[2] // the third operand: beside the node's two operand slots
+	pin(a.v)    // held outside the node's slots: never recycled
 	a.vver = xs[2].t.Version()
 	for _, x := range xs {
 		settleRelu(x, true)

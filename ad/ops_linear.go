@@ -158,7 +158,7 @@ func linearKeep(al allocator, n *node, at attrs, out *Value) {
 	}
 	a.pre = nil // the node holds it
 	if a.b != nil {
-		a.b.pinned = true // the GELU VJP's recomputation reads it from the attributes: never recycled
+		pin(a.b) // the GELU VJP's recomputation reads it from the attributes: never recycled
 	}
 	if saveX {
 		n.save(0, x)

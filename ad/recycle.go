@@ -36,7 +36,7 @@ const maxSaves = 255
 // unsave notes that a node slot let go of v; released says the slot's
 // node was released by a sweep (the moment v may go back to the pool).
 func (v *Value) unsave(released bool) {
-	if v.saves == maxSaves || v.saves == 0 {
+	if v.saves == maxSaves || v.saves == 0 { // a leaf's is 0
 		return
 	}
 	v.saves--
@@ -89,9 +89,17 @@ func (s *sweeper) recycleUnsaved() {
 	}
 }
 
+// pin marks v as never recycled. Leaves never are, and are not written
+// (a Var may be shared by goroutines recording at once).
+func pin(v *Value) {
+	if v.n != nil && !v.pinned {
+		v.pinned = true
+	}
+}
+
 // handOut clears v's mark: the sweep hands v to code that may keep it.
 func handOut(v *Value) {
-	if v != nil {
+	if v != nil && v.recyc { // written only when marked: v may be a Var other goroutines read
 		v.recyc = false
 	}
 }
