@@ -69,6 +69,14 @@ var productRow = rule{name: "scaled_product", vjpOf: "tanh_grad",
 	vjp: func(c *vjpCtx, g *Value) []*Value {
 		s := c.n.at.(*productAttrs).s
 		out := c.gN(3)
+		if c.need[0] && c.need[1] && c.need[2] && !c.create {
+			if a, b, cc := c.in(0), c.in(1), c.in(2); fusable(g, a, b, cc) {
+				d, sh := g.t.DType(), g.t.Shape()
+				out[0], out[1], out[2] = c.fresh(d, sh), c.fresh(d, sh), c.fresh(d, sh)
+				product3(out, g, a, b, cc, s)
+				return out
+			}
+		}
 		if c.need[0] {
 			out[0] = scaledProduct(g, c.in(1), c.in(2), s)
 		}
@@ -121,6 +129,58 @@ func product[T float32 | float64](dst, a, b, c []T, s T) {
 		return
 	}
 	productRange(dst, a, b, c, s)
+}
+
+// fusable reports whether a VJP that records nothing may write its
+// cotangents with one fused kernel over vs: plain values (no tangent, batch
+// or anomaly watch) of one shape and dtype.
+func fusable(vs ...*Value) bool {
+	for _, v := range vs {
+		if v.tan != nil || v.bat != nil || v.anomaly || v.t.DType() != vs[0].t.DType() || !tensor.EqualShape(v.t.Shape(), vs[0].t.Shape()) {
+			return false
+		}
+	}
+	return true
+}
+
+// product3 writes scaled_product's three cotangents given g into out
+// (ScaledProduct3: the bits of three scaledProducts), split over the
+// threads as product is.
+func product3(out []*Value, g, a, b, c *Value, s float64) {
+	if n := g.t.Len(); parallel.Worth(n) {
+		parallel.For(n, func(lo, hi int) { product3Range(out, g, a, b, c, s, lo, hi) })
+		return
+	}
+	product3Range(out, g, a, b, c, s, 0, g.t.Len())
+}
+
+func product3Range(out []*Value, g, a, b, c *Value, s float64, lo, hi int) {
+	if g.t.DType() == tensor.Float32 {
+		vec.ScaledProduct3F32(out[0].t.Float32s()[lo:hi], out[1].t.Float32s()[lo:hi], out[2].t.Float32s()[lo:hi],
+			g.t.Float32s()[lo:hi], a.t.Float32s()[lo:hi], b.t.Float32s()[lo:hi], c.t.Float32s()[lo:hi], float32(s))
+		return
+	}
+	vec.ScaledProduct3F64(out[0].t.Float64s()[lo:hi], out[1].t.Float64s()[lo:hi], out[2].t.Float64s()[lo:hi],
+		g.t.Float64s()[lo:hi], a.t.Float64s()[lo:hi], b.t.Float64s()[lo:hi], c.t.Float64s()[lo:hi], s)
+}
+
+// tanhGradVJP writes tanh_grad's two cotangents given gg (TanhGradVJP: the
+// bits of tanhGrad and scaledProduct) into dg and dy, g and y its operands,
+// split over the threads as product is.
+func tanhGradVJP(dg, dy, gg, g, y *Value) {
+	if n := gg.t.Len(); parallel.Worth(n) {
+		parallel.For(n, func(lo, hi int) { tanhGradVJPRange(dg, dy, gg, g, y, lo, hi) })
+		return
+	}
+	tanhGradVJPRange(dg, dy, gg, g, y, 0, gg.t.Len())
+}
+
+func tanhGradVJPRange(dg, dy, gg, g, y *Value, lo, hi int) {
+	if gg.t.DType() == tensor.Float32 {
+		vec.TanhGradVJPF32(dg.t.Float32s()[lo:hi], dy.t.Float32s()[lo:hi], gg.t.Float32s()[lo:hi], g.t.Float32s()[lo:hi], y.t.Float32s()[lo:hi], -2)
+		return
+	}
+	vec.TanhGradVJPF64(dg.t.Float64s()[lo:hi], dy.t.Float64s()[lo:hi], gg.t.Float64s()[lo:hi], g.t.Float64s()[lo:hi], y.t.Float64s()[lo:hi], -2)
 }
 
 // productRange is product on one thread: the vectorized kernel of

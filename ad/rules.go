@@ -1136,6 +1136,13 @@ var table = [numOps]rule{
 		forward: func(dst *tensor.Tensor, _ attrs, g, y *tensor.Tensor) { tanhGradKernel(dst, g, y) },
 		vjp: func(c *vjpCtx, gg *Value) []*Value {
 			var dg, dy *Value
+			if c.need[0] && c.need[1] && !c.create {
+				if g, y := c.in(0), c.in(1); fusable(gg, g, y) { // both in one pass
+					dg, dy = c.fresh(gg.t.DType(), gg.t.Shape()), c.fresh(gg.t.DType(), gg.t.Shape())
+					tanhGradVJP(dg, dy, gg, g, y)
+					return c.g2(dg, dy)
+				}
+			}
 			if c.need[0] {
 				dg = tanhGrad(gg, c.in(1), 0)
 			}

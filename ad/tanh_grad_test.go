@@ -109,3 +109,55 @@ func TestScaledProductThreads(t *testing.T) {
 		t.Fatal("threads change bits")
 	}
 }
+
+// TestFusedProductVJPs: a sweep that records nothing writes tanh_grad's two
+// cotangents and scaled_product's three with one fused kernel each; a
+// create-graph sweep computes them op by op. Both give the same bits, for
+// both dtypes, on one thread and on two (a size the kernels split), so the
+// fused kernels are the ops' arithmetic exactly.
+func TestFusedProductVJPs(t *testing.T) {
+	defer tensor.SetThreads(0)
+	for _, d := range []tensor.DType{tensor.Float64, tensor.Float32} {
+		for _, n := range []int{37, 1 << 17} {
+			for _, threads := range []int{1, 2} {
+				tensor.SetThreads(threads)
+				x0, v0 := randInput(d, 4, 2, n/2+1), randInput(d, 6, 2, n/2+1)
+				var w *ad.Value
+				if n > 1000 { // a product would be too big: an element-wise weight instead
+					w = ad.Var(randInput(d, 5, 2, n/2+1))
+				} else {
+					w = ad.Var(randInput(d, 5, n/2+1, n/2+1))
+				}
+				third := func(create bool) []*tensor.Tensor {
+					x := ad.Var(x0)
+					var h *ad.Value
+					if n > 1000 {
+						h = ad.Tanh(ad.Mul(x, w))
+					} else {
+						h = ad.Tanh(ad.MatMul(x, w))
+					}
+					v := ad.Var(v0) // so that tanh_grad's cotangent operand needs a gradient too
+					g1, err := ad.GradOpts(ad.Sum(ad.Mul(h, v)), []*ad.Value{x}, ad.Options{CreateGraph: true}) // tanh_grad nodes
+					if err != nil {
+						t.Fatal(err)
+					}
+					g2, err := ad.GradOpts(ad.Sum(ad.Mul(g1[0], g1[0])), []*ad.Value{x, w}, ad.Options{CreateGraph: true}) // scaled_product nodes
+					if err != nil {
+						t.Fatal(err)
+					}
+					g3, err := ad.GradOpts(ad.Add(ad.Sum(ad.Square(g2[0])), ad.Sum(g2[1])), []*ad.Value{x, w, v}, ad.Options{CreateGraph: create})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return []*tensor.Tensor{g3[0].Tensor(), g3[1].Tensor(), g3[2].Tensor()}
+				}
+				fused, ops := third(false), third(true)
+				for i := range fused {
+					if !sameBits(fused[i], ops[i]) {
+						t.Fatalf("%s n=%d threads=%d: gradient %d differs between the fused VJPs and the ops", d, n, threads, i)
+					}
+				}
+			}
+		}
+	}
+}

@@ -133,6 +133,47 @@ for dt, es, ty in (("F32", 4, "float32"), ("F64", 8, "float64")):
         for v in range(4):
             e(f"\t{mov} Y{v}, {32 * v}(DI)")
     loop(name, es, body, ["DI", "SI", "DX", "R8"], 0)
+    # scaled product's three cotangents: d0 = (g*b)*(s*c), d1 = (g*a)*(s*c), d2 = (g*a)*(s*b)
+    name = f"scaledProduct3{dt}AVX2"
+    head(name, f"(d0, d1, d2, gr, a, b, c *{ty}, s {ty}, n int)", 72)
+    e("\tMOVQ d0+0(FP), DI"); e("\tMOVQ d1+8(FP), R9"); e("\tMOVQ d2+16(FP), R10"); e("\tMOVQ gr+24(FP), R11")
+    e("\tMOVQ a+32(FP), SI"); e("\tMOVQ b+40(FP), DX"); e("\tMOVQ c+48(FP), R8")
+    e(f"\t{bc} s+56(FP), Y15"); e("\tMOVQ n+64(FP), CX")
+    def body():
+        for v in range(4):
+            o = 32 * v
+            e(f"\t{mov} {o}(R11), Y0")                 # g
+            e(f"\tVMUL{sfx} {o}(R8), Y15, Y1")          # s*c
+            e(f"\tVMUL{sfx} {o}(DX), Y15, Y2")          # s*b
+            e(f"\tVMUL{sfx} {o}(SI), Y0, Y3")           # g*a
+            e(f"\tVMUL{sfx} {o}(DX), Y0, Y4")           # g*b
+            e(f"\tVMUL{sfx} Y1, Y4, Y4")                # (g*b)*(s*c)
+            e(f"\tVMUL{sfx} Y1, Y3, Y5")                # (g*a)*(s*c)
+            e(f"\tVMUL{sfx} Y2, Y3, Y6")                # (g*a)*(s*b)
+            e(f"\t{mov} Y4, {o}(DI)"); e(f"\t{mov} Y5, {o}(R9)"); e(f"\t{mov} Y6, {o}(R10)")
+    loop(name, es, body, ["DI", "R9", "R10", "R11", "SI", "DX", "R8"], 0)
+    # tanh_grad's two cotangents: dg = gg*(1 - y*y), dy = (gg*g)*(s*y)
+    name = f"tanhGradVJP{dt}AVX2"
+    head(name, f"(dg, dy, gg, gr, y *{ty}, s {ty}, n int)", 56)
+    e("\tMOVQ dg+0(FP), DI"); e("\tMOVQ dy+8(FP), R9"); e("\tMOVQ gg+16(FP), R11"); e("\tMOVQ gr+24(FP), SI")
+    e("\tMOVQ y+32(FP), DX"); e(f"\t{bc} s+40(FP), Y15"); e("\tMOVQ n+48(FP), CX")
+    if es == 4:
+        e("\tMOVL $0x3f800000, AX"); e("\tVMOVD AX, X14"); e("\tVBROADCASTSS X14, Y14")
+    else:
+        e("\tMOVQ $0x3ff0000000000000, AX"); e("\tVMOVQ AX, X14"); e("\tVBROADCASTSD X14, Y14")
+    def body():
+        for v in range(4):
+            o = 32 * v
+            e(f"\t{mov} {o}(DX), Y0")                  # y
+            e(f"\t{mov} {o}(R11), Y1")                 # gg
+            e(f"\tVMUL{sfx} Y0, Y0, Y2")                # y*y
+            e(f"\tVSUB{sfx} Y2, Y14, Y2")               # 1 - y*y
+            e(f"\tVMUL{sfx} Y2, Y1, Y2")                # gg*(1 - y*y)
+            e(f"\tVMUL{sfx} {o}(SI), Y1, Y3")           # gg*g
+            e(f"\tVMUL{sfx} Y0, Y15, Y4")               # s*y
+            e(f"\tVMUL{sfx} Y4, Y3, Y3")                # (gg*g)*(s*y)
+            e(f"\t{mov} Y2, {o}(DI)"); e(f"\t{mov} Y3, {o}(R9)")
+    loop(name, es, body, ["DI", "R9", "R11", "SI", "DX"], 0)
     # sum
     name = f"sum{dt}AVX2"
     head(name, f"(x *{ty}, n int) {ty}", 16 + es)
