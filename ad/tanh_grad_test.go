@@ -136,7 +136,7 @@ func TestFusedProductVJPs(t *testing.T) {
 					} else {
 						h = ad.Tanh(ad.MatMul(x, w))
 					}
-					v := ad.Var(v0) // so that tanh_grad's cotangent operand needs a gradient too
+					v := ad.Var(v0)                                                                             // so that tanh_grad's cotangent operand needs a gradient too
 					g1, err := ad.GradOpts(ad.Sum(ad.Mul(h, v)), []*ad.Value{x}, ad.Options{CreateGraph: true}) // tanh_grad nodes
 					if err != nil {
 						t.Fatal(err)
