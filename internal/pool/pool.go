@@ -24,15 +24,27 @@ const freeMax = 4
 // classBytes bounds the idle bytes of one size class (above freeMax
 // buffers): enough for the cotangents of a step of second-order work at
 // the sizes where fresh memory costs most (a PINN's 1024×64 float64
-// activations: 64 of them), while a class of 4 MiB buffers keeps 8.
+// activations: 64 of them); classes of buffers above bigBuffer keep
+// freeMax.
 const classBytes = 32 << 20
 
 // classMax bounds the idle buffers of one size class.
 const classMax = 256
 
+// bigBuffer is the capacity in bytes above which a class keeps freeMax
+// buffers only. Keeping eight 4 MiB buffers where four were kept made the
+// 100-layer MLP's √n checkpointing (its weight gradients are 4 MiB) 1.8-2.2
+// times the plain step against 1.4-1.6 (Zen 5, alternated rounds); why was
+// not established (reusing colder storage is the suspect), so the classes
+// that cause it keep what they kept before.
+const bigBuffer = 1 << 20
+
 // limit returns how many idle buffers size class c of elements of size
 // bytes keeps.
 func limit(c, size int) int {
+	if size<<c > bigBuffer {
+		return freeMax
+	}
 	return min(classMax, max(freeMax, classBytes/(size<<c)))
 }
 

@@ -29,3 +29,44 @@ func TestPool(t *testing.T) {
 		t.Fatal("float32 buffer not reused")
 	}
 }
+
+// A size class keeps up to classBytes of idle buffers (at least freeMax, at
+// most classMax); a class of buffers above bigBuffer keeps freeMax.
+func TestPoolLimits(t *testing.T) {
+	cases := []struct {
+		name string
+		n    int // elements: a power of two
+		f32  bool
+		keep int
+	}{
+		{"float64 512 KiB", 1 << 16, false, classBytes / (8 << 16)},
+		{"float32 256 KiB", 1 << 16, true, classBytes / (4 << 16)},
+		{"float32 1 KiB", 1 << 8, true, classMax},
+		{"float32 4 MiB", 1 << 20, true, freeMax},
+		{"float64 2 MiB", 1 << 18, false, freeMax},
+	}
+	for _, c := range cases {
+		get := func() bool {
+			if c.f32 {
+				return pool32[sizeClass(c.n)].get() != nil
+			}
+			return pool64[sizeClass(c.n)].get() != nil
+		}
+		for get() { // what other tests left
+		}
+		for range c.keep + 10 {
+			if c.f32 {
+				Put32(make([]float32, c.n))
+			} else {
+				Put64(make([]float64, c.n))
+			}
+		}
+		kept := 0
+		for get() {
+			kept++
+		}
+		if kept != c.keep {
+			t.Errorf("%s: kept %d idle buffers, want %d", c.name, kept, c.keep)
+		}
+	}
+}
