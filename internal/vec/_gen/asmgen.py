@@ -11,6 +11,13 @@ def head(name, sig, args):
     e(f"// func {name}{sig}")
     e(f"TEXT ·{name}(SB), NOSPLIT, $0-{args}")
 
+def ones(es, r):
+    # broadcast 1.0 of the element size es into Y{r}
+    if es == 4:
+        e("\tMOVL $0x3f800000, AX"); e(f"\tVMOVD AX, X{r}"); e(f"\tVBROADCASTSS X{r}, Y{r}")
+    else:
+        e("\tMOVQ $0x3ff0000000000000, AX"); e(f"\tVMOVQ AX, X{r}"); e(f"\tVBROADCASTSD X{r}, Y{r}")
+
 def loop(name, es, body, ptrs, step_elems):
     # ptrs: list of registers advanced by 128 bytes per iteration
     e(f"\tSHRQ ${7 - (2 if es == 4 else 3)}, CX")  # n / (128/es)
@@ -100,10 +107,7 @@ for dt, es, ty in (("F32", 4, "float32"), ("F64", 8, "float64")):
     name = f"tanhGrad{dt}AVX2"
     head(name, f"(dst, grad, y *{ty}, n int)", 32)
     e("\tMOVQ dst+0(FP), DI"); e("\tMOVQ grad+8(FP), SI"); e("\tMOVQ y+16(FP), DX"); e("\tMOVQ n+24(FP), CX")
-    if es == 4:
-        e("\tMOVL $0x3f800000, AX"); e("\tVMOVD AX, X15"); e("\tVBROADCASTSS X15, Y15")
-    else:
-        e("\tMOVQ $0x3ff0000000000000, AX"); e("\tVMOVQ AX, X15"); e("\tVBROADCASTSD X15, Y15")
+    ones(es, 15)
     def body():
         for v in range(4):
             e(f"\t{mov} {32 * v}(DX), Y{v}")
@@ -157,10 +161,7 @@ for dt, es, ty in (("F32", 4, "float32"), ("F64", 8, "float64")):
     head(name, f"(dg, dy, gg, gr, y *{ty}, s {ty}, n int)", 56)
     e("\tMOVQ dg+0(FP), DI"); e("\tMOVQ dy+8(FP), R9"); e("\tMOVQ gg+16(FP), R11"); e("\tMOVQ gr+24(FP), SI")
     e("\tMOVQ y+32(FP), DX"); e(f"\t{bc} s+40(FP), Y15"); e("\tMOVQ n+48(FP), CX")
-    if es == 4:
-        e("\tMOVL $0x3f800000, AX"); e("\tVMOVD AX, X14"); e("\tVBROADCASTSS X14, Y14")
-    else:
-        e("\tMOVQ $0x3ff0000000000000, AX"); e("\tVMOVQ AX, X14"); e("\tVBROADCASTSD X14, Y14")
+    ones(es, 14)
     def body():
         for v in range(4):
             o = 32 * v
