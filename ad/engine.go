@@ -369,7 +369,7 @@ func edgeTo(v *Value) edge {
 // save records v in slot i (0 and 1: operands, 2: output) with its version.
 func (n *node) save(i int, v *Value) {
 	if old := n.sv[i].v; old != nil {
-		old.unsave(false)
+		old.forget()
 	}
 	if v.n != nil && v.saves < maxSaves { // leaves (a Var shared by goroutines) are never recycled: not counted
 		v.saves++
@@ -381,7 +381,12 @@ func (n *node) release() {
 	for k := range n.sv { // only the slots in use: fewer pointer writes
 		if v := n.sv[k].v; v != nil {
 			n.sv[k] = saved{}
-			v.unsave(true)
+			if c := v.saves; c-1 < maxSaves-1 { // 1 to maxSaves−1: a leaf's is 0, a saturated count stays (see recycle.go)
+				v.saves = c - 1
+				if c == 1 {
+					v.unsaved()
+				}
+			}
 		}
 	}
 	if n.mask != nil {

@@ -33,14 +33,22 @@ import "math"
 // maxSaves is where Value.saves saturates.
 const maxSaves = 255
 
-// unsave notes that a node slot let go of v; released says the slot's
-// node was released by a sweep (the moment v may go back to the pool).
-func (v *Value) unsave(released bool) {
-	if v.saves == maxSaves || v.saves == 0 { // a leaf's is 0
-		return
+// forget notes that a node slot let go of v without its node being
+// released (a slot saved again, a ReLU trading its output for a mask).
+func (v *Value) forget() {
+	if s := v.saves; s-1 < maxSaves-1 {
+		v.saves = s - 1
 	}
-	v.saves--
-	if released && v.saves == 0 && v.recyc && !v.pinned && v.slot == nil {
+}
+
+// unsaved recycles v, which no node slot holds any more since the sweep
+// released the last node that saved it (node.release counts down in
+// place), when the sweep marked it and nothing pinned it (never an
+// arena's). Not inlined: release's loop stays small.
+//
+//go:noinline
+func (v *Value) unsaved() {
+	if v.recyc && !v.pinned && v.slot == nil {
 		v.recycle()
 	}
 }

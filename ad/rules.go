@@ -1493,7 +1493,7 @@ func settle(v *Value, consumerSaves bool) {
 	}
 	n.mask = m
 	n.sv[2] = saved{}
-	v.unsave(false)
+	v.forget()
 }
 
 // shareReluOutput is called when an op saves v. If v is the output of a ReLU
