@@ -371,7 +371,7 @@ func (n *node) save(i int, v *Value) {
 	if old := n.sv[i].v; old != nil {
 		old.forget()
 	}
-	if v.n != nil && v.saves < maxSaves { // leaves (a Var shared by goroutines) are never recycled: not counted
+	if v.n != nil && v.slot == nil && v.saves < maxSaves { // leaves (a Var shared by goroutines) and arena values are never recycled: not counted
 		v.saves++
 	}
 	n.sv[i] = saved{v: v, version: v.t.Version()}
@@ -1000,7 +1000,11 @@ func (s *sweeper) route(n *node, gin []*Value) (next *node, nextG *Value) {
 				s.grads[k] = nil
 			}
 			if gj != nil {
-				acc = s.sum(acc, gj)
+				if acc == nil { // the common case (one consumer), without a call
+					acc = gj
+				} else {
+					acc = s.sum(acc, gj)
+				}
 			}
 			if next != nil { // an earlier operand became ready too: it waits
 				if nextG != nil {
