@@ -3,6 +3,7 @@ package ad
 import (
 	"math"
 
+	"github.com/adjointgo/adjoint/internal/poison"
 	"github.com/adjointgo/adjoint/internal/pool"
 	"github.com/adjointgo/adjoint/tensor"
 )
@@ -171,11 +172,8 @@ func release(v *Value) {
 // releaseOwned is release for a value the sweep owns.
 func releaseOwned(v *Value) {
 	v.owned = false
-	if poisonReleased { // tests: make any later read of released storage visible
+	if poison.Recycled { // tests: make any later read of released storage visible
 		v.t.Fill(math.NaN())
 	}
 	allocFor("release", v, nil).release(v)
 }
-
-// poisonReleased is set by tests so that a use after release shows as NaN.
-var poisonReleased bool

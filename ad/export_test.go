@@ -1,6 +1,9 @@
 package ad
 
-import "github.com/adjointgo/adjoint/tensor"
+import (
+	"github.com/adjointgo/adjoint/internal/poison"
+	"github.com/adjointgo/adjoint/tensor"
+)
 
 // RuleNames lists the names of every row of the rule table (for the
 // completeness test in package ad_test).
@@ -23,7 +26,7 @@ func ScaledProduct(a, b, c *Value, s float64) *Value { return scaledProduct(a, b
 
 // SetPoisonReleased makes released buffers NaN-filled, so that any read of
 // storage the sweep recycled too early shows up in a gradcheck.
-func SetPoisonReleased(on bool) { poisonReleased = on }
+func SetPoisonReleased(on bool) { poison.Recycled = on }
 
 // SetRecycleCreate turns the recycling of create-graph cotangents on or off.
 func SetRecycleCreate(on bool) { recycleCreate = on }

@@ -1,6 +1,10 @@
 package ad
 
-import "math"
+import (
+	"math"
+
+	"github.com/adjointgo/adjoint/internal/poison"
+)
 
 // Design note. Recycling what a create-graph sweep made.
 //
@@ -17,8 +21,10 @@ import "math"
 // Func's VJP, Inputs), and nothing reads their storage afterwards except
 // the node slots that saved them for their consumers' VJPs.
 //
-// So: every node slot counts the values it holds (Value.saves, node.save
-// and node.release); a create-graph sweep marks the cotangents it makes
+// So: every node slot counts the recorded heap values it holds
+// (Value.saves, node.save and node.release; leaves, which goroutines may
+// share, and arena values are never recycled, so never counted); a
+// create-graph sweep marks the cotangents it makes
 // (recyc: a built-in VJP's fresh result, a sum of contributions) and clears
 // the mark wherever it hands one out; anything that may hold a value's
 // storage outside the node slots (a view of it, a row keeping it in its
@@ -41,10 +47,10 @@ func (v *Value) forget() {
 	}
 }
 
-// unsaved recycles v, which no node slot holds any more since the sweep
-// released the last node that saved it (node.release counts down in
-// place), when the sweep marked it and nothing pinned it (never an
-// arena's). Not inlined: release's loop stays small.
+// unsaved recycles v, which no node slot holds any more (node.release
+// counts down in place, and recycleUnsaved finds those no slot ever held),
+// when the sweep marked it and nothing pinned it (never an arena's). Not
+// inlined: release's loop stays small.
 //
 //go:noinline
 func (v *Value) unsaved() {
@@ -60,7 +66,7 @@ func (v *Value) recycle() {
 	if !recycleCreate {
 		return
 	}
-	if poisonReleased {
+	if poison.Recycled {
 		v.t.Fill(math.NaN())
 	}
 	releaseStorage(&v.t)
@@ -91,8 +97,8 @@ func (s *sweeper) mark(v *Value) {
 // their saved values), so nothing reads their storage again.
 func (s *sweeper) recycleUnsaved() {
 	for _, v := range s.marked {
-		if v.recyc && v.saves == 0 && !v.pinned {
-			v.recycle()
+		if v.saves == 0 {
+			v.unsaved()
 		}
 	}
 }

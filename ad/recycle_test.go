@@ -147,9 +147,6 @@ func TestRecycleCreateBits(t *testing.T) {
 // from the pool once the create-graph sweeps' cotangents are recycled
 // (under half the fresh bytes without; about 0.4 here).
 func TestRecycleCreateMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("allocates about 100 MB")
-	}
 	m := newRecycleNet(1024, 64)
 	bytes := func(on bool) uint64 {
 		ad.SetRecycleCreate(on)

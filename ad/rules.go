@@ -1444,8 +1444,8 @@ func allRules() []*rule {
 // rather than entries of table (they are recorded through applyN or
 // propagate with a pointer to the row, not an opcode): the fused rows of
 // ops_attn.go, ops_norm.go and ops_linear.go, tanh's scaled_product of
-// ops_product.go, and the pooling rows of ops_conv_pool.go. Listing them here keeps every row in the coverage
-// tests that range over allRules.
+// ops_product.go, and the pooling rows of ops_conv_pool.go. Listing them
+// here keeps every row in the coverage tests that range over allRules.
 func outOfTable() []*rule {
 	return append([]*rule{&sdpaRow, &lnRow, &rmsRow, &linearRule, &productRow}, poolRowList()...)
 }

@@ -5,9 +5,10 @@
 //
 // Buffers are pooled by power-of-two capacity from 2^MinLog elements up, at
 // most classBytes of them per size class (at least freeMax buffers, at most
-// classMax),
-// so the pool holds a bounded amount of idle memory. Unlike a sync.Pool it keeps its buffers across garbage collections
-// (a training loop reuses them every step), and puts without allocating.
+// classMax), so the pool holds a bounded amount of idle memory. Unlike a
+// sync.Pool it keeps its buffers across garbage collections (a training
+// loop reuses them every step), and puts without allocating once a class
+// has its list.
 package pool
 
 import (
@@ -69,7 +70,7 @@ func (l *freeList[T]) put(b []T, max int) {
 	l.mu.Lock()
 	if len(l.bufs) < max {
 		if l.bufs == nil {
-			l.bufs = make([][]T, 0, min(max, 64))
+			l.bufs = make([][]T, 0, max) // the class's whole list at once: later puts do not allocate
 		}
 		l.bufs = append(l.bufs, b)
 	}
