@@ -114,21 +114,22 @@ func productKernel(dst, a, b, c *tensor.Tensor, s float64) {
 		panic(shapeErr("scaled_product", [][]int{a.Shape(), b.Shape(), c.Shape()}, "operands differ in shape or dtype"))
 	}
 	resizeTo(dst, a.DType(), a.Shape())
-	if a.DType() == tensor.Float32 {
-		product(dst.Float32s(), a.Float32s(), b.Float32s(), c.Float32s(), float32(s))
-	} else {
-		product(dst.Float64s(), a.Float64s(), b.Float64s(), c.Float64s(), s)
-	}
-}
-
-// product sets dst = (a·b)·(s·c), in chunks on several threads where the
-// other element-wise kernels split (each element's bits are the same).
-func product[T float32 | float64](dst, a, b, c []T, s T) {
-	if parallel.Worth(len(dst)) {
-		parallel.For(len(dst), func(lo, hi int) { productRange(dst[lo:hi], a[lo:hi], b[lo:hi], c[lo:hi], s) })
+	if n := dst.Len(); parallel.Worth(n) { // split where the other element-wise kernels split (each element's bits are the same)
+		parallel.For(n, func(lo, hi int) { productRange(dst, a, b, c, s, lo, hi) })
 		return
 	}
-	productRange(dst, a, b, c, s)
+	productRange(dst, a, b, c, s, 0, dst.Len())
+}
+
+// productRange is productKernel on elements [lo, hi), one thread: the
+// vectorized kernel of internal/vec, each product rounded as the Go form
+// (a·b)·(s·c) is.
+func productRange(dst, a, b, c *tensor.Tensor, s float64, lo, hi int) {
+	if a.DType() == tensor.Float32 {
+		vec.ScaledProductF32(dst.Float32s()[lo:hi], a.Float32s()[lo:hi], b.Float32s()[lo:hi], c.Float32s()[lo:hi], float32(s))
+		return
+	}
+	vec.ScaledProductF64(dst.Float64s()[lo:hi], a.Float64s()[lo:hi], b.Float64s()[lo:hi], c.Float64s()[lo:hi], s)
 }
 
 // fusable reports whether a VJP that records nothing may write its
@@ -145,7 +146,7 @@ func fusable(vs ...*Value) bool {
 
 // product3 writes scaled_product's three cotangents given g into out
 // (ScaledProduct3: the bits of three scaledProducts), split over the
-// threads as product is.
+// threads as productKernel is.
 func product3(out []*Value, g, a, b, c *Value, s float64) {
 	if n := g.t.Len(); parallel.Worth(n) {
 		parallel.For(n, func(lo, hi int) { product3Range(out, g, a, b, c, s, lo, hi) })
@@ -166,7 +167,7 @@ func product3Range(out []*Value, g, a, b, c *Value, s float64, lo, hi int) {
 
 // tanhGradVJP writes tanh_grad's two cotangents given gg (TanhGradVJP: the
 // bits of tanhGrad and scaledProduct) into dg and dy, g and y its operands,
-// split over the threads as product is.
+// split over the threads as productKernel is.
 func tanhGradVJP(dg, dy, gg, g, y *Value) {
 	if n := gg.t.Len(); parallel.Worth(n) {
 		parallel.For(n, func(lo, hi int) { tanhGradVJPRange(dg, dy, gg, g, y, lo, hi) })
@@ -181,15 +182,4 @@ func tanhGradVJPRange(dg, dy, gg, g, y *Value, lo, hi int) {
 		return
 	}
 	vec.TanhGradVJPF64(dg.t.Float64s()[lo:hi], dy.t.Float64s()[lo:hi], gg.t.Float64s()[lo:hi], g.t.Float64s()[lo:hi], y.t.Float64s()[lo:hi], -2)
-}
-
-// productRange is product on one thread: the vectorized kernel of
-// internal/vec, each product rounded as the Go form (a·b)·(s·c) is.
-func productRange[T float32 | float64](dst, a, b, c []T, s T) {
-	switch d := any(dst).(type) {
-	case []float32:
-		vec.ScaledProductF32(d, any(a).([]float32), any(b).([]float32), any(c).([]float32), float32(s))
-	case []float64:
-		vec.ScaledProductF64(d, any(a).([]float64), any(b).([]float64), any(c).([]float64), float64(s))
-	}
 }
