@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/adjointgo/adjoint/ad"
 	"github.com/adjointgo/adjoint/tensor"
@@ -94,29 +95,69 @@ func (m *deepMLP) stepLayers(pol Policy, layers []func(*ad.Value) *ad.Value) (he
 
 // BenchmarkDeepMLP measures one forward and backward pass of the 100-layer
 // MLP under each schedule (none, √n segments, a 5 MiB budget, binomial
-// with 10 snapshots), reporting ns/op and saved-bytes (see deepStep).
+// with 10 snapshots), reporting ns/op and saved-bytes (see deepStep), and
+// what a schedule's overhead should be from its recomputation count:
+// layer-evals, the layer functions a step runs (100 without
+// checkpointing: each evaluation beyond is a recomputation), and fwd-ms,
+// one unrecorded forward pass of the 100 layers timed in the same process
+// after the step (the best of three). A schedule that costs what its
+// recomputations cost takes none's time plus (layer-evals − 100)/100 ·
+// fwd-ms; bench/checkpoint.sh prints that prediction beside each measured
+// ratio, so that an overhead beyond it (allocation, cache, the sweep's
+// bookkeeping) shows on every CPU.
 func BenchmarkDeepMLP(b *testing.B) {
 	m := newDeepMLP(deepLayers, deepWidth)
+	evals := 0
+	layers := m.layers()
+	counted := make([]func(*ad.Value) *ad.Value, len(layers))
+	for i, f := range layers {
+		counted[i] = func(h *ad.Value) *ad.Value {
+			evals++
+			return f(h)
+		}
+	}
 	for _, s := range deepSchedules {
 		b.Run(s.name, func(b *testing.B) {
 			var held int64
-			if _, err := m.step(s.p); err != nil { // warm-up: the gradient buffers
+			if _, err := m.stepLayers(s.p, counted); err != nil { // warm-up: the gradient buffers
 				b.Fatal(err)
 			}
+			evals = 0
 			b.ResetTimer()
 			for range b.N {
 				for _, w := range m.ws {
 					w.ZeroGrad()
 				}
-				h, err := m.step(s.p)
+				h, err := m.stepLayers(s.p, counted)
 				if err != nil {
 					b.Fatal(err)
 				}
 				held = h
 			}
+			b.StopTimer()
 			b.ReportMetric(float64(held), "saved-bytes")
+			b.ReportMetric(float64(evals)/float64(b.N), "layer-evals")
+			b.ReportMetric(m.forwardTime().Seconds()*1e3, "fwd-ms")
 		})
 	}
+}
+
+// forwardTime returns the best of three unrecorded forward passes of the
+// network (its weights as constants): the price of one recomputed pass
+// over every layer.
+func (m *deepMLP) forwardTime() time.Duration {
+	best := time.Duration(0)
+	for range 3 {
+		t0 := time.Now()
+		h := ad.Const(m.x)
+		for _, w := range m.ws {
+			h = ad.Tanh(ad.MatMul(h, ad.Const(w.Tensor())))
+		}
+		if d := time.Since(t0); best == 0 || d < best {
+			best = d
+		}
+	}
+	return best
 }
 
 // TestDeepMLPSchedules runs the benchmark's network, 10 layers deep,

@@ -542,6 +542,10 @@ func candidates[T float](ks []kernel[T]) [][]kernel[T] {
 // two-goroutine split, timed on two goroutines.
 const slabGroup = 4
 
+// rowsGroup is the index in candidates of the group that varies the way
+// B is packed, timed on coldProducts as well.
+const rowsGroup = 3
+
 func withSlab[T float](kn kernel[T], cols int) kernel[T] {
 	kn.slabCols = cols
 	return kn
@@ -567,10 +571,12 @@ func withRows[T float](kn kernel[T], rows int) kernel[T] {
 type tuneProduct struct {
 	m, n, k        int
 	transA, transB bool
+	weights        int // distinct B operands multiplied in turn (0: one)
 }
 
-// tuneProducts are the products Tune times, but for the split.
-var tuneProducts = []tuneProduct{{384, 384, 384, false, false}, {256, 512, 512, false, true}}
+// tuneProducts are the products Tune times, but for the split (and the
+// packing of B: coldProducts as well), their operands in cache.
+var tuneProducts = []tuneProduct{{m: 384, n: 384, k: 384}, {m: 256, n: 512, k: 512, transB: true}}
 
 // splitProducts are the products the split is timed on: weight gradients
 // Aᵀ·B whose A steps 4 KiB per depth step, so that A is packed and the
@@ -578,7 +584,22 @@ var tuneProducts = []tuneProduct{{384, 384, 384, false, false}, {256, 512, 512, 
 // against 512 columns; 1280: 512 against 1024).
 func splitProducts(es int) []tuneProduct {
 	m := 4096 / es
-	return []tuneProduct{{m, 768, 256, true, false}, {m, 1280, 256, true, false}}
+	return []tuneProduct{{m: m, n: 768, k: 256, transA: true}, {m: m, n: 1280, k: 256, transA: true}}
+}
+
+// coldProducts are the products the way B is packed is timed on besides
+// tuneProducts: a layer's forward pass h·W, 64 rows of h against a weight
+// that comes from beyond the L2 cache, as each weight does once per pass
+// of a training step. Six distinct 512-deep weights with rows of 4 KiB
+// (1024 float32 or 512 float64 columns, 12 MiB in all) are multiplied in
+// turn. Packed panel by panel, such a B is read 2 cache lines from each of
+// kc pages at a time, which the hardware prefetchers of some cores do not
+// follow; packed by rows, it is read row by row. On a 5th-generation Xeon
+// (family 6 model 207) by rows was 7–15 % faster on these products and
+// lost on the products in cache, so the in-cache products alone chose
+// wrong there.
+func coldProducts(es int) []tuneProduct {
+	return []tuneProduct{{m: 64, n: 4096 / es, k: 512, weights: 6}}
 }
 
 // Tune times the candidates on one goroutine (the split on two, where the
@@ -605,18 +626,17 @@ func ptr[T any](v T) *T { return &v }
 func tuneType[T float](ks []kernel[T]) kernel[T] {
 	best := ks[0]
 	es := int(unsafe.Sizeof(T(0)))
-	bufs := tuneBuffers[T](append(splitProducts(es), tuneProducts...))
+	bufs := tuneBuffers[T](slices.Concat(splitProducts(es), tuneProducts, coldProducts(es)))
 	for gi, group := range candidates(ks) {
-		prods := tuneProducts
+		prods := groupProducts(gi, es)
 		if gi == slabGroup {
 			if !split {
 				continue
 			}
 			SetThreads(2)
-			prods = splitProducts(es)
 		}
 		for _, v := range group {
-			v = adopt(best, v)
+			v = adopt(best, v, ks[0])
 			if sameParams(v, best) {
 				continue
 			}
@@ -647,15 +667,33 @@ func tuneType[T float](ks []kernel[T]) kernel[T] {
 // program may use two or more).
 var split bool
 
-// adopt returns the candidate v with the parameters best has that v's
-// group does not vary: v's kernel with best's blocks where v changes the
-// kernel (the blocks scaled to its tile), else best with v's changes.
-func adopt[T float](best, v kernel[T]) kernel[T] {
-	if v.name != best.name {
+// adopt returns the candidate v of a group built from the derived kernel
+// def, applied to best, the fastest so far: v itself where v changes the
+// kernel (its own derived blocks), else best with the one parameter v's
+// group varies (the one v has other than def's: the row or column block by
+// the same factor, scaled to best's tile, or the packing of B or the
+// split as v has it). The other parameters stay best's, so that a later
+// group keeps what an earlier one chose (it once took all of v's, which
+// put the derived values back: a winning split undid the packing of B a
+// group before had chosen, and a candidate of the packing group also
+// differed from best in its blocks).
+func adopt[T float](best, v, def kernel[T]) kernel[T] {
+	if v.name != def.name {
 		return v // a kernel of its own: its derived blocks
 	}
 	out := best
-	out.mc, out.nc, out.rowsB, out.slabCols = v.mc, v.nc, v.rowsB, v.slabCols
+	if v.mc != def.mc {
+		out = withMC(out, out.mc*v.mc/def.mc)
+	}
+	if v.nc != def.nc {
+		out = withNC(out, out.nc*v.nc/def.nc)
+	}
+	if v.rowsB != def.rowsB {
+		out.rowsB = v.rowsB
+	}
+	if v.slabCols != def.slabCols {
+		out.slabCols = v.slabCols
+	}
 	return out
 }
 
@@ -663,14 +701,29 @@ func sameParams[T float](a, b kernel[T]) bool {
 	return a.name == b.name && a.mc == b.mc && a.nc == b.nc && a.rowsB == b.rowsB && a.slabCols == b.slabCols
 }
 
-// tuneBuffers returns operands large enough for every product of ps.
+// groupProducts returns the products group gi of candidates is timed on,
+// for elements of es bytes.
+func groupProducts(gi, es int) []tuneProduct {
+	switch gi {
+	case slabGroup:
+		return splitProducts(es)
+	case rowsGroup:
+		return slices.Concat(tuneProducts, coldProducts(es))
+	}
+	return tuneProducts
+}
+
+// tuneBuffers returns operands large enough for every product of ps (B
+// as many times over as a product's weights).
 func tuneBuffers[T float](ps []tuneProduct) (b [3][]T) {
-	size := 0
+	var size [3]int
 	for _, p := range ps {
-		size = max(size, p.m*p.k, p.k*p.n, p.m*p.n)
+		size[0] = max(size[0], p.m*p.k)
+		size[1] = max(size[1], p.k*p.n*max(p.weights, 1))
+		size[2] = max(size[2], p.m*p.n)
 	}
 	for i := range b {
-		b[i] = make([]T, size)
+		b[i] = make([]T, size[i])
 		for j := range b[i] {
 			b[i][j] = T(float64(j%17)/16 - 0.5)
 		}
@@ -690,7 +743,9 @@ func timeKernel[T float](kn *kernel[T], bufs [3][]T, ps []tuneProduct) time.Dura
 			ldb = s.k
 		}
 		t0 := time.Now()
-		gemm(kn, s.transA, s.transB, s.m, s.n, s.k, 1, bufs[0], lda, bufs[1], ldb, 0, bufs[2], s.n)
+		for w := range max(s.weights, 1) {
+			gemm(kn, s.transA, s.transB, s.m, s.n, s.k, 1, bufs[0], lda, bufs[1][w*s.k*s.n:], ldb, 0, bufs[2], s.n)
+		}
 		total += time.Since(t0)
 	}
 	return total

@@ -90,6 +90,86 @@ func tuneBits[T float](t *testing.T, ks []kernel[T]) {
 	}
 }
 
+// A group's candidate, applied to the fastest kernel so far, changes only
+// the parameter its group varies: a later group keeps what an earlier one
+// chose (mutation: adopt taking all of the candidate's blocks, as it once
+// did, fails the split and packing rows), and a kernel of its own comes
+// with its own derived blocks.
+func TestTuneAdoptKeepsEarlierChoices(t *testing.T) {
+	k32, k64 := derivedKernels()
+	adoptKeeps(t, k32)
+	adoptKeeps(t, k64)
+}
+
+func adoptKeeps[T float](t *testing.T, ks []kernel[T]) {
+	def := ks[0]
+	groups := candidates(ks)
+	// as if the earlier groups had chosen half the row and column blocks,
+	// the other packing of B and a split
+	best := withRows(withNC(withMC(def, def.mc/2), def.nc/2), 8-def.rowsB)
+	best.slabCols = 256
+	for gi, group := range groups {
+		for _, v := range group {
+			got := adopt(best, v, def)
+			if v.name != def.name {
+				if !sameParams(got, v) {
+					t.Errorf("group %d, kernel %s: adopted %s, want its own derived blocks %s", gi, v.name, blockName(&got), blockName(&v))
+				}
+				continue
+			}
+			want := best
+			switch {
+			case v.mc != def.mc:
+				want = withMC(best, best.mc*v.mc/def.mc)
+			case v.nc != def.nc:
+				want = withNC(best, best.nc*v.nc/def.nc)
+			case v.rowsB != def.rowsB:
+				want.rowsB = v.rowsB
+			case v.slabCols != def.slabCols:
+				want.slabCols = v.slabCols
+			}
+			if !sameParams(got, want) || got.slabCols != want.slabCols {
+				t.Errorf("group %d: %s (slab %d) from best %s (slab %d) and candidate %s (slab %d), want %s (slab %d)", gi,
+					blockName(&got), got.slabCols, blockName(&best), best.slabCols, blockName(&v), v.slabCols, blockName(&want), want.slabCols)
+			}
+		}
+	}
+}
+
+// The packing of B is also timed on a weight read from beyond the L2
+// cache of every CPU seen (1–2 MiB): several weights of 4 KiB rows, 8 MiB
+// or more in all, distinct from each other in the buffers Tune times on.
+func TestTuneColdProducts(t *testing.T) {
+	for _, es := range []int{4, 8} {
+		ps := groupProducts(rowsGroup, es)
+		cold := 0
+		for _, p := range ps {
+			if p.weights > 1 {
+				cold++
+				if p.n*es != 4096 || p.weights*p.k*p.n*es < 8<<20 || p.transB {
+					t.Errorf("es %d: cold product %+v: want rows of 4 KiB, row-major, 8 MiB of weights or more", es, p)
+				}
+			}
+		}
+		if cold == 0 {
+			t.Errorf("es %d: the packing group is timed on %+v, no weight from beyond the cache", es, ps)
+		}
+		for _, gi := range []int{0, 1, 2} {
+			for _, p := range groupProducts(gi, es) {
+				if p.weights > 1 {
+					t.Errorf("es %d: group %d is timed on the cold product %+v", es, gi, p)
+				}
+			}
+		}
+	}
+	var ps []tuneProduct
+	ps = append(ps, coldProducts(4)...)
+	b := tuneBuffers[float32](ps)
+	if p := ps[0]; len(b[1]) < p.weights*p.k*p.n {
+		t.Errorf("B buffer of %d elements for %d weights of %d", len(b[1]), p.weights, p.k*p.n)
+	}
+}
+
 // The cache file: a profile written is read back for its CPU; another
 // CPU's, a corrupt file, a file of another version and a missing file are
 // errors (ProfileError; ErrForeign for the foreign CPU) and leave the
