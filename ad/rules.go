@@ -739,17 +739,17 @@ var table = [numOps]rule{
 			if c.need[1] {
 				a := c.in(0)
 				if !tb {
-					gb = MatMulT(a, g, !ta, false)
+					gb = c.matmulInto(1, g, a, g, !ta, false)
 				} else {
-					gb = MatMulT(g, a, true, ta)
+					gb = c.matmulInto(1, g, g, a, true, ta)
 				}
 			}
 			if c.need[0] {
 				b := c.in(1)
 				if !ta {
-					ga = MatMulT(g, b, false, !tb)
+					ga = c.matmulInto(0, g, g, b, false, !tb)
 				} else {
-					ga = MatMulT(b, g, tb, true)
+					ga = c.matmulInto(0, g, b, g, tb, true)
 				}
 			}
 			return c.g2(ga, gb)

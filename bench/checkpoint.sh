@@ -16,7 +16,11 @@
 # rounds: it includes the weights (400 MiB of float32 on both sides) and each
 # runtime's own footprint. Prints step times, each
 # variant's time over its own side's none (the price of the memory saved),
-# saved bytes, and adjoint's time over PyTorch's for the same schedule.
+# saved bytes, and adjoint's time over PyTorch's for the same schedule,
+# and beside each of adjoint's ratios the ratio its recomputations alone
+# explain: 1 + (its layer evaluations − none's)/100 × one unrecorded
+# forward pass ÷ none's step (the benchmark's layer-evals and fwd-ms
+# metrics), so that an overhead beyond its recomputation count shows.
 # The machine may be shared: run it on a quiet one, and read the times as
 # noisy.
 #
@@ -64,12 +68,18 @@ for line in open(sys.argv[3]):
     f = line.split()
     if len(f) == 3 and f[2].isdigit():
         rss.setdefault((f[0], f[1]), []).append(int(f[2]) / 1024)
-go, gob = {}, {}
+go, gob, evals, fwd = {}, {}, {}, []
 for line in open(sys.argv[1]):
-    m = re.match(r"BenchmarkDeepMLP/(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op\s+([\d.e+]+) saved-bytes", line)
+    m = re.match(r"BenchmarkDeepMLP/(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(.*)", line)
     if m:
-        go.setdefault(m.group(1), []).append(float(m.group(2)))
-        gob[m.group(1)] = float(m.group(3))
+        k = m.group(1)
+        go.setdefault(k, []).append(float(m.group(2)))
+        metrics = {u: float(v) for v, u in re.findall(r"([\d.e+]+) (\S+)", m.group(3))}
+        gob[k] = metrics.get("saved-bytes", 0)
+        if "layer-evals" in metrics:
+            evals[k] = metrics["layer-evals"]
+        if "fwd-ms" in metrics:
+            fwd.append(metrics["fwd-ms"] * 1e6)
 py, pyb = {}, {}
 for line in open(sys.argv[2]):
     if line.startswith("deepmlp/"):
@@ -79,15 +89,22 @@ for line in open(sys.argv[2]):
 g = {k: statistics.median(v) for k, v in go.items()}
 p = {k: statistics.median(v) for k, v in py.items()}
 print(f"runs: adjoint {len(go.get('none', []))} per variant, PyTorch {len(py.get('none', []))} (each the median of its timed steps)")
-print("| schedule | adjoint ms | ÷ none | adjoint saved MiB | adjoint peak RSS MiB | PyTorch ms | ÷ none | PyTorch saved MiB | PyTorch peak RSS MiB | adjoint ÷ PyTorch |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+fwdmed = statistics.median(fwd) if fwd else None
+if fwdmed:
+    print(f"one unrecorded forward pass of the 100 layers (fwd-ms, median over every process): {fwdmed / 1e6:.0f} ms, {fwdmed / g['none']:.2f} of none's step")
+print("| schedule | adjoint ms | ÷ none | layer evaluations | ÷ none from its recomputations | adjoint saved MiB | adjoint peak RSS MiB | PyTorch ms | ÷ none | PyTorch saved MiB | PyTorch peak RSS MiB | adjoint ÷ PyTorch |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 def peak(side, k):
     v = rss.get((side, k))
     return f"{statistics.median(v):.0f}" if v else "–"
 for k in ("none", "sqrt", "budget5MiB", "binomial"):
     if k not in g:
         continue
-    row = f"| {k} | {g[k] / 1e6:.0f} | {g[k] / g['none']:.2f} | {gob[k] / 2**20:.2f} | {peak('adjoint', k)} |"
+    ev, pred = evals.get(k), "–"
+    if ev is not None and fwdmed:
+        pred = f"{1 + (ev - evals.get('none', 100)) / 100 * fwdmed / g['none']:.2f}"
+    evs = f"{ev:.0f}" if ev is not None else "–"
+    row = f"| {k} | {g[k] / 1e6:.0f} | {g[k] / g['none']:.2f} | {evs} | {pred} | {gob[k] / 2**20:.2f} | {peak('adjoint', k)} |"
     if k in p:
         row += f" {p[k] / 1e6:.0f} | {p[k] / p['none']:.2f} | {pyb[k] / 2**20:.2f} | {peak('torch', k)} | {g[k] / p[k]:.2f} |"
     else:
