@@ -20,23 +20,37 @@
 # One thread on both sides: GOMAXPROCS=1 and -cpu 1 for Go (tensor.Threads()
 # then is 1: the GEMM under the factorisations runs on the calling
 # goroutine); torch.set_num_threads(1), OPENBLAS_NUM_THREADS=1 and
-# OMP_NUM_THREADS=1 for PyTorch. PyTorch runs with OPENBLAS_CORETYPE unset
-# (OpenBLAS picks its kernels from the CPU: its AVX-512 ones where the CPU
-# has AVX-512), whatever the environment says (a sandbox that exports
-# Haswell makes the peer's kernels AVX2 and about 1.2-1.4x slower); CORETYPE
-# names another kernel set to compare against.
+# OMP_NUM_THREADS=1 for PyTorch. PyTorch runs OpenBLAS's best kernels for
+# the CPU whatever the environment says (a sandbox that exports Haswell
+# makes them AVX2 and about 1.2-1.4x slower): OPENBLAS_CORETYPE=SkylakeX
+# where the CPU has AVX-512 F, BW, VL and DQ, Haswell with AVX2 and FMA,
+# else unset. Left unset, OpenBLAS 0.3.21 picks from the CPU model, and on
+# a model it does not know it falls back to generic kernels: on the
+# 5th-generation Xeon (family 6, model 207) its Prescott ones, which made
+# LAPACK 2-3x slower and adjoint's ratios 2.6-4.1 where they are 1.4-1.5.
+# CORETYPE names another kernel set to compare against (unset: OpenBLAS's
+# own choice).
 #
 # Environment: ROUNDS (3), GOCOUNT (2 Go runs per benchmark and round),
 # BENCHTIME (Go -benchtime, 1s), REPEATS (5 PyTorch batches per row and
 # round), PYTIME (seconds per PyTorch batch, 0.2), SIZES (1000; other sizes
-# of the Go benchmarks: 100, 300), PY (/usr/bin/python3), CORETYPE (unset,
-# or an OPENBLAS_CORETYPE for the peer).
+# of the Go benchmarks: 100, 300), PY (/usr/bin/python3), CORETYPE (auto,
+# unset, or an OPENBLAS_CORETYPE for the peer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 ROUNDS="${ROUNDS:-3}"
 GOCOUNT="${GOCOUNT:-2}"
-CORETYPE="${CORETYPE:-unset}"
+CORETYPE="${CORETYPE:-auto}"
+if [ "$CORETYPE" = auto ]; then
+	if bench_has avx512f && bench_has avx512bw && bench_has avx512vl && bench_has avx512dq; then
+		CORETYPE=SkylakeX
+	elif bench_has avx2 && bench_has fma; then
+		CORETYPE=Haswell
+	else
+		CORETYPE=unset
+	fi
+fi
 if [ "$CORETYPE" = unset ]; then
 	ptenv=(env -u OPENBLAS_CORETYPE)
 else
