@@ -27,7 +27,9 @@ import (
 // (the AVX2 one on a core that splits 512-bit instructions), other row or
 // column blocks, packing B by rows, or another split of a product across
 // two goroutines may be faster. Tune times a short
-// list of candidates on representative products and keeps the fastest.
+// list of candidates on representative products and keeps the fastest:
+// products in cache, and for the packing of B also a layer's forward
+// product against weights read from beyond the L2 cache (coldProducts).
 // Only parameters that keep every product's summation order are tuned:
 // the depth block kc is never changed (it decides where the partial sums
 // are rounded), and a kernel whose kc differs from the derived one is not
