@@ -61,6 +61,11 @@ type Params struct {
 	// goroutines whose A is packed (0: the default, 512); narrower splits
 	// share B blocks instead. At most 65536.
 	SlabCols int
+	// SwapNT computes a product A·Bᵀ of A with at most 128 rows and B with
+	// at least twice as many (beta 0, no fused epilogue, 256 deep or more)
+	// as B·Aᵀ and writes its transpose: the same bits, faster where packing B's transposed panels
+	// costs more than reading B in place.
+	SwapNT bool
 }
 
 // Profile is a set of [Params] for float32 and float64 products, with the

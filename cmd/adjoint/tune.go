@@ -107,7 +107,11 @@ func showProfile(w io.Writer) {
 // describe gives a profile's parameters on one line.
 func describe(p tune.Profile) string {
 	k := func(kp tune.Params) string {
-		return fmt.Sprintf("%s kc%d mc%d nc%d rowsB%d slab%d", kp.Kernel, kp.KC, kp.MC, kp.NC, kp.RowsB, kp.SlabCols)
+		s := fmt.Sprintf("%s kc%d mc%d nc%d rowsB%d slab%d", kp.Kernel, kp.KC, kp.MC, kp.NC, kp.RowsB, kp.SlabCols)
+		if kp.SwapNT {
+			s += " swapNT"
+		}
+		return s
 	}
 	return "f32 " + k(p.F32) + ", f64 " + k(p.F64)
 }

@@ -61,5 +61,8 @@ func blockName[T float](kn *kernel[T]) string {
 	if kn.rowsB > 0 {
 		s += fmt.Sprintf(" brows%d", kn.rowsB)
 	}
+	if kn.swapNT {
+		s += " swapNT"
+	}
 	return s
 }

@@ -32,8 +32,9 @@ type kernel[T float] struct {
 	// with direct: the L1 data cache's ways, the bytes at which addresses
 	// share a set, and its line size (0: not checked), see inPlace
 	l1Ways, l1SetStride, l1Line int
-	rowsB                       int // a row-major B is packed this many rows at a time (0: panel by panel), see packBRows
-	slabCols                    int // a product whose A is packed is split in column slabs of at least this many columns (0: 512), see parallel
+	rowsB                       int  // a row-major B is packed this many rows at a time (0: panel by panel), see packBRows
+	slabCols                    int  // a product whose A is packed is split in column slabs of at least this many columns (0: 512), see parallel
+	swapNT                      bool // an A·Bᵀ with B of many more rows than A runs as B·Aᵀ, see swapsNT
 	pool                        *bufPool[T]
 	jobs                        *sync.Pool // of *job[T]
 }
@@ -196,6 +197,10 @@ func gemmEp[T float](kn *kernel[T], transA, transB bool, m, n, k int, alpha T, a
 			}
 			ep.whole(m, n, c, ldc)
 		}
+		return
+	}
+	if swapsNT(kn, transA, transB, m, n, k, beta, ep) {
+		swappedNT(kn, m, n, k, alpha, a, lda, b, ldb, c, ldc)
 		return
 	}
 	flops := 2 * float64(m) * float64(n) * float64(k)

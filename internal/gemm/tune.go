@@ -74,6 +74,9 @@ type KernelParams struct {
 	// goroutines whose A is packed (0: the default, 512); narrower ones
 	// share B blocks instead.
 	SlabCols int `json:"slabCols,omitempty"`
+	// SwapNT computes an A·Bᵀ whose B has many more rows than A as B·Aᵀ
+	// and transposes the result (see swapsNT); the same bits either way.
+	SwapNT bool `json:"swapNT,omitempty"`
 }
 
 // Profile is a set of parameters for both element types, with the
@@ -419,7 +422,7 @@ func DerivedProfile() Profile {
 }
 
 func paramsOf[T float](kn *kernel[T]) KernelParams {
-	return KernelParams{Kernel: kn.name, KC: kn.kc, MC: kn.mc, NC: kn.nc, RowsB: kn.rowsB, SlabCols: kn.slabCols}
+	return KernelParams{Kernel: kn.name, KC: kn.kc, MC: kn.mc, NC: kn.nc, RowsB: kn.rowsB, SlabCols: kn.slabCols, SwapNT: kn.swapNT}
 }
 
 // UseProfile checks p and, if it passes, makes every later product use it,
@@ -504,7 +507,7 @@ func withParams[T float](dt string, ks []kernel[T], kp KernelParams) (kernel[T],
 				"(mc a multiple of %d up to 4096, nc a multiple of %d up to 65536, rowsB 0 to 256, slabCols 0 to 65536)",
 				dt, kp.MC, kp.NC, kp.RowsB, kp.SlabCols, kn.mr, kn.nr, kn.name, kn.mr, kn.nr)}
 		}
-		kn.mc, kn.nc, kn.rowsB, kn.slabCols = kp.MC, kp.NC, kp.RowsB, kp.SlabCols
+		kn.mc, kn.nc, kn.rowsB, kn.slabCols, kn.swapNT = kp.MC, kp.NC, kp.RowsB, kp.SlabCols, kp.SwapNT
 		return kn, nil
 	}
 	var names []string
@@ -536,17 +539,27 @@ func candidates[T float](ks []kernel[T]) [][]kernel[T] {
 		{def, withMC(def, def.mc/2), withMC(def, 2*def.mc)},
 		{def, withNC(def, def.nc/2)},
 		{def, withRows(def, 8-def.rowsB)}, // 0 ↔ 8
+		{def, withSwap(def, !def.swapNT)},
 		{def, withSlab(def, 256), withSlab(def, 1024)},
 	}
 }
 
+// swapGroup is the index in candidates of the group that varies swapNT,
+// timed on swapProducts.
+const swapGroup = 4
+
 // slabGroup is the index in candidates of the group that varies the
 // two-goroutine split, timed on two goroutines.
-const slabGroup = 4
+const slabGroup = 5
 
 // rowsGroup is the index in candidates of the group that varies the way
 // B is packed, timed on coldProducts as well.
 const rowsGroup = 3
+
+func withSwap[T float](kn kernel[T], on bool) kernel[T] {
+	kn.swapNT = on
+	return kn
+}
 
 func withSlab[T float](kn kernel[T], cols int) kernel[T] {
 	kn.slabCols = cols
@@ -604,6 +617,11 @@ func coldProducts(es int) []tuneProduct {
 	return []tuneProduct{{m: 64, n: 4096 / es, k: 512, weights: 6}}
 }
 
+// swapProducts are the products swapNT is timed on: A·Bᵀ with 64 rows of
+// A against 1024 of B, 512 deep (a narrow batch's input gradient G·Wᵀ, a
+// convolution's weight gradient G·colsᵀ), in cache.
+var swapProducts = []tuneProduct{{m: 64, n: 1024, k: 512, transB: true}}
+
 // Tune times the candidates on one goroutine (the split on two, where the
 // program may use two) and returns the fastest profile, leaving the
 // parameters in use unchanged.
@@ -628,7 +646,7 @@ func ptr[T any](v T) *T { return &v }
 func tuneType[T float](ks []kernel[T]) kernel[T] {
 	best := ks[0]
 	es := int(unsafe.Sizeof(T(0)))
-	bufs := tuneBuffers[T](slices.Concat(splitProducts(es), tuneProducts, coldProducts(es)))
+	bufs := tuneBuffers[T](slices.Concat(splitProducts(es), tuneProducts, coldProducts(es), swapProducts))
 	for gi, group := range candidates(ks) {
 		prods := groupProducts(gi, es)
 		if gi == slabGroup {
@@ -696,11 +714,14 @@ func adopt[T float](best, v, def kernel[T]) kernel[T] {
 	if v.slabCols != def.slabCols {
 		out.slabCols = v.slabCols
 	}
+	if v.swapNT != def.swapNT {
+		out.swapNT = v.swapNT
+	}
 	return out
 }
 
 func sameParams[T float](a, b kernel[T]) bool {
-	return a.name == b.name && a.mc == b.mc && a.nc == b.nc && a.rowsB == b.rowsB && a.slabCols == b.slabCols
+	return a.name == b.name && a.mc == b.mc && a.nc == b.nc && a.rowsB == b.rowsB && a.slabCols == b.slabCols && a.swapNT == b.swapNT
 }
 
 // groupProducts returns the products group gi of candidates is timed on,
@@ -711,6 +732,8 @@ func groupProducts(gi, es int) []tuneProduct {
 		return splitProducts(es)
 	case rowsGroup:
 		return slices.Concat(tuneProducts, coldProducts(es))
+	case swapGroup:
+		return swapProducts
 	}
 	return tuneProducts
 }

@@ -35,9 +35,9 @@ func tuneBits[T float](t *testing.T, ks []kernel[T]) {
 		vs = append(vs, g...)
 	}
 	// one combination: the last kernel (AVX2 on an AVX-512 CPU) with half
-	// its row and column blocks and the other packing of B
+	// its row and column blocks, the other packing of B and swapNT
 	combo := groups[0][len(groups[0])-1]
-	combo = withRows(withNC(withMC(combo, combo.mc/2), combo.nc/2), 8-combo.rowsB)
+	combo = withSwap(withRows(withNC(withMC(combo, combo.mc/2), combo.nc/2), 8-combo.rowsB), !combo.swapNT)
 	vs = append(vs, combo)
 	t.Logf("%d kernels of kc %d; %d variants, e.g. %s", len(groups[0]), ks[0].kc, len(vs), blockName(&combo))
 	rng := rand.New(rand.NewPCG(26, 4))
@@ -47,6 +47,7 @@ func tuneBits[T float](t *testing.T, ks []kernel[T]) {
 		{true, true, 37, 70, 300, 3, 1.5, 0.5},
 		{false, true, 13, 33, 257, 1, 1, 1},
 		{true, false, 130, 90, 520, 0, 2, 0},
+		{false, true, 20, 100, 300, 1, 1.5, 0}, // swapped where swapNT is on
 	} {
 		a, lda, b, ldb, c, ldc := operands[T](p, rng)
 		run := func(kn *kernel[T]) []T {
@@ -105,7 +106,7 @@ func adoptKeeps[T float](t *testing.T, ks []kernel[T]) {
 	def := ks[0]
 	groups := candidates(ks)
 	// as if the earlier groups had chosen half the row and column blocks,
-	// the other packing of B and a split
+	// the other packing of B and a split (sameParams compares them all)
 	best := withRows(withNC(withMC(def, def.mc/2), def.nc/2), 8-def.rowsB)
 	best.slabCols = 256
 	for gi, group := range groups {
@@ -127,8 +128,10 @@ func adoptKeeps[T float](t *testing.T, ks []kernel[T]) {
 				want.rowsB = v.rowsB
 			case v.slabCols != def.slabCols:
 				want.slabCols = v.slabCols
+			case v.swapNT != def.swapNT:
+				want.swapNT = v.swapNT
 			}
-			if !sameParams(got, want) || got.slabCols != want.slabCols {
+			if !sameParams(got, want) {
 				t.Errorf("group %d: %s (slab %d) from best %s (slab %d) and candidate %s (slab %d), want %s (slab %d)", gi,
 					blockName(&got), got.slabCols, blockName(&best), best.slabCols, blockName(&v), v.slabCols, blockName(&want), want.slabCols)
 			}
