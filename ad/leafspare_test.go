@@ -21,14 +21,6 @@ func storageOf(t *tensor.Tensor) unsafe.Pointer {
 	return nil
 }
 
-func spareRand(r *rand.Rand, d tensor.DType, shape ...int) *tensor.Tensor {
-	t := tensor.New(d, shape...)
-	for i := range t.Len() {
-		t.SetFlat(i, r.NormFloat64())
-	}
-	return t
-}
-
 // After ZeroGrad, a matmul's or a Linear's weight gradient is written into
 // the buffer ZeroGrad set aside (the Var adopts its old storage: no new
 // buffer, nothing back to the pool), bit for bit what a sweep without a
@@ -39,8 +31,8 @@ func spareRand(r *rand.Rand, d tensor.DType, shape ...int) *tensor.Tensor {
 func TestLeafSpareWeightGradient(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
 	for _, d := range []tensor.DType{tensor.Float32, tensor.Float64} {
-		x := ad.Const(spareRand(r, d, 5, 6))
-		xt := ad.Const(spareRand(r, d, 6, 5))
+		x := ad.Const(arenaRand(r, d, 5, 6))
+		xt := ad.Const(arenaRand(r, d, 6, 5))
 		cases := []struct {
 			name  string
 			shape []int
@@ -53,7 +45,7 @@ func TestLeafSpareWeightGradient(t *testing.T) {
 			{"linear", []int{4, 6}, func(w *ad.Value) *ad.Value { return ad.Sum(ad.Linear(x, w, nil, ad.ActGELU)) }},
 		}
 		for _, c := range cases {
-			w := ad.Var(spareRand(r, d, c.shape...))
+			w := ad.Var(arenaRand(r, d, c.shape...))
 			if err := c.loss(w).Backward(); err != nil {
 				t.Fatal(err)
 			}

@@ -67,13 +67,7 @@ for f in sse4_2 avx fma avx2 avx512f avx512bw avx512vl avx512dq; do
 	if bench_has "$f"; then feat+=" $f"; else feat+=" no-$f"; fi
 done
 if [ "$CORETYPE" = auto ]; then
-	if bench_has avx512f && bench_has avx512bw && bench_has avx512vl && bench_has avx512dq; then
-		CORETYPE=SkylakeX
-	elif bench_has avx2 && bench_has fma; then
-		CORETYPE=Haswell
-	else
-		CORETYPE=unset
-	fi
+	CORETYPE="$(bench_best_coretype)"
 fi
 if [ "$CORETYPE" = unset ]; then
 	ptenv=(env -u OPENBLAS_CORETYPE)

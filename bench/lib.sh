@@ -37,6 +37,21 @@ bench_has() {
 	[[ " ${CPUFLAGS:-$(bench_cpuinfo flags)} " == *" $1 "* ]]
 }
 
+# bench_best_coretype: OpenBLAS's best kernel set for this CPU, as an
+# OPENBLAS_CORETYPE: SkylakeX with AVX-512 F, BW, VL and DQ, Haswell with AVX2
+# and FMA, else "unset" (OpenBLAS's own choice). OpenBLAS 0.3.21 left to
+# itself runs generic kernels on a model it does not know (the family 6
+# model 207 Xeon: Prescott, 2-5x slower).
+bench_best_coretype() {
+	if bench_has avx512f && bench_has avx512bw && bench_has avx512vl && bench_has avx512dq; then
+		echo SkylakeX
+	elif bench_has avx2 && bench_has fma; then
+		echo Haswell
+	else
+		echo unset
+	fi
+}
+
 # bench_cpu: the CPU line: model name, family, model, stepping, CPU count, the
 # instruction-set flags that choose kernels, and the load average.
 bench_cpu() {

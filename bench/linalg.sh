@@ -43,13 +43,7 @@ ROUNDS="${ROUNDS:-3}"
 GOCOUNT="${GOCOUNT:-2}"
 CORETYPE="${CORETYPE:-auto}"
 if [ "$CORETYPE" = auto ]; then
-	if bench_has avx512f && bench_has avx512bw && bench_has avx512vl && bench_has avx512dq; then
-		CORETYPE=SkylakeX
-	elif bench_has avx2 && bench_has fma; then
-		CORETYPE=Haswell
-	else
-		CORETYPE=unset
-	fi
+	CORETYPE="$(bench_best_coretype)"
 fi
 if [ "$CORETYPE" = unset ]; then
 	ptenv=(env -u OPENBLAS_CORETYPE)

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"github.com/adjointgo/adjoint/internal/gemm"
 	"slices"
 )
 
@@ -70,40 +71,11 @@ func swapsLastTwo(shape, perm []int) (r, c int, ok bool) {
 }
 
 // transposeBatch writes the transposes of the consecutive r×c matrices of
-// x into dst, in square tiles that fit in the L1 cache, so that both the
-// reads and the writes run along cache lines (a plain strided gather
-// misses the cache on every element of large matrices).
+// x into dst (gemm.Transpose: by tiles that fit in the L1 cache).
 func transposeBatch[T Float](dst, x []T, r, c int) {
-	const tile = 32
 	m := r * c
 	for b := 0; b+m <= len(x) && m > 0; b += m {
-		src, out := x[b:b+m], dst[b:b+m]
-		for i0 := 0; i0 < r; i0 += tile {
-			i1 := min(i0+tile, r)
-			for j0 := 0; j0 < c; j0 += tile {
-				j1 := min(j0+tile, c)
-				i := i0
-				// four rows at a time: each column of the tile is written as
-				// four consecutive elements
-				for ; i+4 <= i1; i += 4 {
-					r0 := src[i*c+j0 : i*c+j1]
-					r1 := src[(i+1)*c+j0 : (i+1)*c+j1]
-					r2 := src[(i+2)*c+j0 : (i+2)*c+j1]
-					r3 := src[(i+3)*c+j0 : (i+3)*c+j1]
-					r1, r2, r3 = r1[:len(r0)], r2[:len(r0)], r3[:len(r0)]
-					for j, v := range r0 {
-						o := out[(j0+j)*r+i : (j0+j)*r+i+4 : (j0+j)*r+i+4]
-						o[0], o[1], o[2], o[3] = v, r1[j], r2[j], r3[j]
-					}
-				}
-				for ; i < i1; i++ {
-					row := src[i*c : i*c+c]
-					for j := j0; j < j1; j++ {
-						out[j*r+i] = row[j]
-					}
-				}
-			}
-		}
+		gemm.Transpose(dst[b:b+m], r, x[b:b+m], r, c)
 	}
 }
 

@@ -49,7 +49,7 @@ func swappedNT[T float](kn *kernel[T], m, n, k int, alpha T, a []T, lda int, b [
 		*s = pool.Float64s(n * m)
 	}
 	gemmEp(kn, false, true, n, m, k, alpha, b, ldb, a, lda, 0, t, m, nil)
-	transposeInto(c, ldc, t, n, m)
+	Transpose(c, ldc, t, n, m)
 	switch s := any(t).(type) {
 	case []float32:
 		pool.Put32(s)
@@ -58,11 +58,12 @@ func swappedNT[T float](kn *kernel[T], m, n, k int, alpha T, a []T, lda int, b [
 	}
 }
 
-// transposeInto writes the transpose of the r×c row-major matrix src into
-// dst (c×r, row stride ldd), in square tiles that fit in the L1 cache, four
-// source rows at a time, so that reads and writes both run along cache
-// lines.
-func transposeInto[T float](dst []T, ldd int, src []T, r, c int) {
+// Transpose writes the transpose of the r×c row-major matrix src into dst
+// (c×r, row stride ldd ≥ r), in square tiles that fit in the L1 cache,
+// four source rows at a time, so that reads and writes both run along
+// cache lines (a plain strided gather misses the cache on every element of
+// a large matrix). Package tensor's transposes run on it.
+func Transpose[T ~float32 | ~float64](dst []T, ldd int, src []T, r, c int) {
 	const tile = 32
 	for i0 := 0; i0 < r; i0 += tile {
 		i1 := min(i0+tile, r)

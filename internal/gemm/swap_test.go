@@ -76,9 +76,9 @@ func swapBits[T float](t *testing.T, ks []kernel[T]) {
 	}
 }
 
-// transposeInto writes the transpose into a strided destination for every
+// Transpose writes the transpose into a strided destination for every
 // shape up to past two tiles, and nothing beyond each row's c columns.
-func TestTransposeInto(t *testing.T) {
+func TestTranspose(t *testing.T) {
 	for r := 1; r <= 70; r += 3 {
 		for c := 1; c <= 70; c += 5 {
 			src := make([]float32, r*c)
@@ -87,7 +87,7 @@ func TestTransposeInto(t *testing.T) {
 			}
 			ldd := r + 3
 			dst := make([]float32, c*ldd)
-			transposeInto(dst, ldd, src, r, c)
+			Transpose(dst, ldd, src, r, c)
 			for j := range c {
 				for i := range ldd {
 					want := float32(0)
