@@ -26,7 +26,11 @@
 #
 # Environment: ROUNDS (3), GOCOUNT (Go -count per round, 2), BENCHTIME (Go
 # -benchtime, 3x), REPEATS (timed PyTorch steps per variant and round, 3),
-# PY (/usr/bin/python3).
+# PY (/usr/bin/python3), CORETYPE (auto: OpenBLAS's best kernel set for the
+# CPU, see bench_best_coretype in lib.sh; unset; or an OPENBLAS_CORETYPE),
+# which PyTorch runs with whatever the environment says; ADJOINT_TUNE (cache:
+# the Go side uses the GEMM parameters programs use, tuned once per CPU and
+# cached by the header's adjoint tune --show; off: the derived ones).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -35,6 +39,15 @@ ROUNDS="${ROUNDS:-3}"
 GOCOUNT="${GOCOUNT:-2}"
 BENCHTIME="${BENCHTIME:-3x}"
 REPEATS="${REPEATS:-3}"
+CORETYPE="${CORETYPE:-auto}"
+if [ "$CORETYPE" = auto ]; then
+	CORETYPE="$(bench_best_coretype)"
+fi
+if [ "$CORETYPE" = unset ]; then
+	ptenv=(env -u OPENBLAS_CORETYPE)
+else
+	ptenv=(env OPENBLAS_CORETYPE="$CORETYPE")
+fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
@@ -42,6 +55,9 @@ if ! "$PY" -c 'import torch' 2>/dev/null; then
 	echo "checkpoint.sh: $PY cannot import torch (apt-get install -y python3-torch)" >&2
 	exit 1
 fi
+# The Go side runs with the GEMM parameters a program uses (tuned for this
+# CPU and cached), not the derived ones test binaries use by default.
+export ADJOINT_TUNE="${ADJOINT_TUNE:-cache}"
 bench_header
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 GOMAXPROCS=1
 go test -c -o "$tmp/checkpoint.test" ./checkpoint
@@ -57,10 +73,10 @@ for r in $(seq "$ROUNDS"); do
 	done
 	for i in "${!pyvars[@]}"; do
 		v="${pyvars[$(((i + r) % ${#pyvars[@]}))]}"
-		/usr/bin/time -a -o "$tmp/rss.txt" -f "torch $v %M" "$PY" bench/torch_checkpoint.py "$REPEATS" "$v" >>"$tmp/py.txt"
+		/usr/bin/time -a -o "$tmp/rss.txt" -f "torch $v %M" "${ptenv[@]}" "$PY" bench/torch_checkpoint.py "$REPEATS" "$v" >>"$tmp/py.txt"
 	done
 done
-echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg); PyTorch with OPENBLAS_CORETYPE=$CORETYPE"
 "$PY" - "$tmp/go.txt" "$tmp/py.txt" "$tmp/rss.txt" <<'PYEOF'
 import re, statistics, sys
 rss = {}
