@@ -5,7 +5,8 @@
 // A product's results never depend on these parameters: only those that
 // keep every product's summation order are chosen (the micro-kernel at
 // equal depth block, the row and column blocks, how B is packed, the
-// narrowest column slab of a product split across goroutines), and the
+// narrowest column slab of a product split across goroutines, whether a
+// product A·Bᵀ with few rows of A runs as B·Aᵀ), and the
 // depth block kc, which decides where partial sums are rounded, is never
 // tuned. They decide speed only.
 //
@@ -16,7 +17,7 @@
 // that without a rebuild: "off" (the parameters derived from the CPU's
 // cache sizes), "cache" (never measure), "now" (measure again), or the path
 // of a profile file. Test binaries use the derived parameters unless
-// ADJOINT_TUNE is set.
+// ADJOINT_TUNE is set to something other than "auto".
 //
 // This package does the same from code, and a call of [Use] or [Off]
 // overrides ADJOINT_TUNE: [Off] for the derived parameters with no

@@ -48,7 +48,7 @@ import (
 //	unset, "auto"  the cached profile of this CPU if there is one, else the
 //	               candidates are timed at the first product (about 0.5 s
 //	               once per CPU) and the winners cached; test binaries use
-//	               the derived parameters unless ADJOINT_TUNE is set
+//	               the derived parameters in both cases
 //	"cache"        the cached profile if there is one; never measure
 //	"now"          measure at the first product even if cached, and cache
 //	"off"          the derived parameters, no cache
