@@ -26,16 +26,20 @@ import "github.com/adjointgo/adjoint/internal/pool"
 // swapMinK is the depth below which the transpose of C costs more than
 // the swap saves, and swapMaxM the rows of A above which the product as
 // asked keeps its tiles full enough.
+// swapMinMN keeps the products whose scratch the pool does not hold
+// (under 256 elements it allocates and drops them: an Arena's step would
+// allocate) and those too small to gain.
 const (
-	swapMinK = 256
-	swapMaxM = 128
+	swapMinK  = 256
+	swapMaxM  = 128
+	swapMinMN = 4096
 )
 
 // swapsNT reports whether kn computes the product as Cᵀ = B·Aᵀ (see
 // above): A·Bᵀ, beta 0, no epilogue, deep enough, A of few rows and B of
-// at least twice as many.
+// at least twice as many, C not tiny.
 func swapsNT[T float](kn *kernel[T], transA, transB bool, m, n, k int, beta T, ep *Epilogue[T]) bool {
-	return kn.swapNT && transB && !transA && beta == 0 && ep == nil && k >= swapMinK && m <= swapMaxM && n >= 2*m
+	return kn.swapNT && transB && !transA && beta == 0 && ep == nil && k >= swapMinK && m <= swapMaxM && n >= 2*m && m*n >= swapMinMN
 }
 
 // swappedNT computes C = alpha·A·Bᵀ as Cᵀ = alpha·B·Aᵀ into pooled scratch,

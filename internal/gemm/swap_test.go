@@ -28,11 +28,11 @@ func swapBits[T float](t *testing.T, ks []kernel[T]) {
 		}
 		on, off := withSwap(kn, true), withSwap(kn, false)
 		for _, p := range []problem{
-			{false, true, 1, 70, 256, 0, 1, 0},
-			{false, true, 5, 64, 300, 3, 1.5, 0},
-			{false, true, 13, 33, 257, 1, 1, 0},
-			{false, true, 20, 100, 600, 2, -0.75, 0},
-			{false, true, 40, 80, 513, 0, 1, 0},
+			{false, true, 2, 2048, 256, 0, 1, 0},
+			{false, true, 5, 820, 300, 3, 1.5, 0},
+			{false, true, 13, 333, 257, 1, 1, 0},
+			{false, true, 20, 210, 600, 2, -0.75, 0},
+			{false, true, 40, 103, 513, 0, 1, 0},
 			{false, true, 12, 1024, 256, 0, 1, 0},
 		} {
 			if !swapsNT(&on, p.transA, p.transB, p.m, p.n, p.k, T(p.beta), nil) {
@@ -60,6 +60,7 @@ func swapBits[T float](t *testing.T, ks []kernel[T]) {
 			{false, true, 5, 64, 255, 0, 1, 0},    // depth
 			{false, true, 40, 79, 300, 0, 1, 0},   // B's rows
 			{false, true, 129, 300, 300, 0, 1, 0}, // A's rows
+			{false, true, 5, 64, 300, 0, 1, 0},    // C's size
 			{true, true, 5, 64, 300, 0, 1, 0},     // Aᵀ
 			{false, false, 5, 64, 300, 0, 1, 0},
 		} {
@@ -67,10 +68,10 @@ func swapBits[T float](t *testing.T, ks []kernel[T]) {
 				t.Errorf("%v is swapped", p)
 			}
 		}
-		if swapsNT(&on, false, true, 5, 64, 300, 0, &Epilogue[T]{Act: ActReLU}) {
+		if swapsNT(&on, false, true, 5, 1000, 300, 0, &Epilogue[T]{Act: ActReLU}) {
 			t.Error("a product with an epilogue is swapped")
 		}
-		if swapsNT(&off, false, true, 5, 64, 300, 0, nil) {
+		if swapsNT(&off, false, true, 5, 1000, 300, 0, nil) {
 			t.Error("swapped with swapNT off")
 		}
 	}
@@ -100,5 +101,24 @@ func TestTranspose(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A swapped product takes its scratch from the pool: none allocates once
+// the pool holds it, so an Arena's step stays at 0 allocations.
+func TestSwapNTAllocatesNothing(t *testing.T) {
+	k32, _ := derivedKernels()
+	on := withSwap(k32[0], true)
+	defer SetThreads(0)
+	SetThreads(1)
+	m, n, k := 8, 600, 256
+	a, b, c := make([]float32, m*k), make([]float32, n*k), make([]float32, m*n)
+	if !swapsNT(&on, false, true, m, n, k, 0, nil) {
+		t.Fatal("not swapped")
+	}
+	run := func() { gemm(&on, false, true, m, n, k, 1, a, k, b, k, 0, c, n) }
+	run()
+	if got := testing.AllocsPerRun(20, run); got != 0 {
+		t.Errorf("a swapped product allocates %v times, want 0", got)
 	}
 }
