@@ -17,7 +17,7 @@
 #   # gemm signature: amd64 AuthenticAMD family 26 model 2 stepping 1 best avx512 use avx512 L1d 48K/12w L2 1024K L3 2048K
 #   # gemm ADJOINT_TUNE: (unset)
 #   # gemm programs: f32 avx512 kc256 mc504 nc2048 rowsB0 slab1024, f64 ... [tuned (cache)]
-#   # gemm go test: f32 avx512 kc256 mc504 nc2048 rowsB0 slab0, f64 ... [derived: test binaries tune only when ADJOINT_TUNE is set]
+#   # gemm go test: f32 avx512 kc256 mc504 nc2048 rowsB0 slab0, f64 ... [derived: test binaries use the tuned parameters only when ADJOINT_TUNE is cache, now or a file]
 #
 # "programs" are the parameters of a program such as `adjoint bench` (tuned at
 # its first product unless ADJOINT_TUNE says otherwise: `adjoint tune --show`

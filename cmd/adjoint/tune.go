@@ -98,7 +98,7 @@ func showProfile(w io.Writer) {
 	p, src := tune.Current()
 	fmt.Fprintf(w, "programs: %s [%s]\n", describe(p), src)
 	if mode := strings.ToLower(strings.TrimSpace(os.Getenv(gemm.TuneEnv))); mode == "" || mode == "auto" {
-		fmt.Fprintf(w, "go test: %s [derived: test binaries tune only when %s is set]\n", describe(tune.Derived()), gemm.TuneEnv)
+		fmt.Fprintf(w, "go test: %s [derived: test binaries use the tuned parameters only when %s is cache, now or a file]\n", describe(tune.Derived()), gemm.TuneEnv)
 	} else {
 		fmt.Fprintln(w, "go test: as programs")
 	}
