@@ -40,14 +40,7 @@ GOCOUNT="${GOCOUNT:-2}"
 BENCHTIME="${BENCHTIME:-3x}"
 REPEATS="${REPEATS:-3}"
 CORETYPE="${CORETYPE:-auto}"
-if [ "$CORETYPE" = auto ]; then
-	CORETYPE="$(bench_best_coretype)"
-fi
-if [ "$CORETYPE" = unset ]; then
-	ptenv=(env -u OPENBLAS_CORETYPE)
-else
-	ptenv=(env OPENBLAS_CORETYPE="$CORETYPE")
-fi
+bench_peer_env
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 

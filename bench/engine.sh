@@ -66,14 +66,7 @@ feat=""
 for f in sse4_2 avx fma avx2 avx512f avx512bw avx512vl avx512dq; do
 	if bench_has "$f"; then feat+=" $f"; else feat+=" no-$f"; fi
 done
-if [ "$CORETYPE" = auto ]; then
-	CORETYPE="$(bench_best_coretype)"
-fi
-if [ "$CORETYPE" = unset ]; then
-	ptenv=(env -u OPENBLAS_CORETYPE)
-else
-	ptenv=(env OPENBLAS_CORETYPE="$CORETYPE")
-fi
+bench_peer_env
 ptenv+=(OPENBLAS_NUM_THREADS="$THREADS" OMP_NUM_THREADS="$THREADS")
 
 # The Go test binary, built once.

@@ -52,6 +52,20 @@ bench_best_coretype() {
 	fi
 }
 
+# bench_peer_env: resolves CORETYPE (auto: bench_best_coretype; unset:
+# OpenBLAS's own choice; else an OPENBLAS_CORETYPE) and sets ptenv, the env
+# prefix the PyTorch peer runs under, whatever the environment exports.
+bench_peer_env() {
+	if [ "$CORETYPE" = auto ]; then
+		CORETYPE="$(bench_best_coretype)"
+	fi
+	if [ "$CORETYPE" = unset ]; then
+		ptenv=(env -u OPENBLAS_CORETYPE)
+	else
+		ptenv=(env OPENBLAS_CORETYPE="$CORETYPE")
+	fi
+}
+
 # bench_cpu: the CPU line: model name, family, model, stepping, CPU count, the
 # instruction-set flags that choose kernels, and the load average.
 bench_cpu() {

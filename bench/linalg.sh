@@ -42,14 +42,7 @@ cd "$(dirname "$0")/.."
 ROUNDS="${ROUNDS:-3}"
 GOCOUNT="${GOCOUNT:-2}"
 CORETYPE="${CORETYPE:-auto}"
-if [ "$CORETYPE" = auto ]; then
-	CORETYPE="$(bench_best_coretype)"
-fi
-if [ "$CORETYPE" = unset ]; then
-	ptenv=(env -u OPENBLAS_CORETYPE)
-else
-	ptenv=(env OPENBLAS_CORETYPE="$CORETYPE")
-fi
+bench_peer_env
 BENCHTIME="${BENCHTIME:-1s}"
 REPEATS="${REPEATS:-5}"
 PYTIME="${PYTIME:-0.2}"

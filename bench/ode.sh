@@ -49,14 +49,7 @@ if ! "$PY" -c 'import torch' 2>/dev/null; then
 	echo "ode.sh: $PY cannot import torch (apt-get install -y python3-torch)" >&2
 	exit 1
 fi
-if [ "$CORETYPE" = auto ]; then
-	CORETYPE="$(bench_best_coretype)"
-fi
-if [ "$CORETYPE" = unset ]; then
-	ptenv=(env -u OPENBLAS_CORETYPE)
-else
-	ptenv=(env OPENBLAS_CORETYPE="$CORETYPE")
-fi
+bench_peer_env
 bench_header
 echo "# go: $(go version | cut -d' ' -f3-); torch: $("$PY" -c 'import torch; print(torch.__version__)'), OPENBLAS_CORETYPE=$CORETYPE"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 GOMAXPROCS=1
