@@ -23,12 +23,12 @@ import "github.com/adjointgo/adjoint/internal/pool"
 // 32×25 by 36864 0.98; 256×1024 by 1024 1.17, so A has at most swapMaxM
 // rows.
 
-// swapMinK is the depth below which the transpose of C costs more than
-// the swap saves, and swapMaxM the rows of A above which the product as
-// asked keeps its tiles full enough.
-// swapMinMN keeps the products whose scratch the pool does not hold
-// (under 256 elements it allocates and drops them: an Arena's step would
-// allocate) and those too small to gain.
+// The products swapsNT leaves as asked: swapMinK is the depth below which
+// the transpose of C costs more than the swap saves; swapMaxM the rows of
+// A above which the product as asked keeps its tiles full enough;
+// swapMinMN the size of C below which the scratch is too small for the
+// pool to hold (it allocates and drops those: an Arena's step would
+// allocate) and the product too small to gain.
 const (
 	swapMinK  = 256
 	swapMaxM  = 128
