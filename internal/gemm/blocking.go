@@ -49,7 +49,7 @@ func blocks(mr, nr, es int, share l1Share, c isa.Caches) (kc, mc, nc int) {
 // description inPlace checks A's row stride against.
 func withBlocks[T float](kn kernel[T], share l1Share, c isa.Caches) kernel[T] {
 	kn.kc, kn.mc, kn.nc = blocks(kn.mr, kn.nr, int(unsafe.Sizeof(T(0))), share, c)
-	kn.l1Ways, kn.l1SetStride, kn.l1Line = c.L1Ways, c.L1SetStride(), c.L1Line
+	kn.l1Ways, kn.l1SetStride, kn.l1Line, kn.l2 = c.L1Ways, c.L1SetStride(), c.L1Line, c.L2
 	return kn
 }
 

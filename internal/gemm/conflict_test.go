@@ -49,6 +49,39 @@ func TestRowConflicts(t *testing.T) {
 	}
 }
 
+// The row block of an A read in place is kept to half of the L2 that its
+// rows' offsets within a page let it use: at lda 1024 float32 and kc 256
+// (every row at one offset, a quarter of each page) a quarter of the L2.
+func TestInPlaceRows(t *testing.T) {
+	xeon := kernel[float32]{mr: 12, nr: 32, mc: 1020, l2: 2 << 20}
+	f64 := kernel[float64]{mr: 12, nr: 16, mc: 504, l2: 2 << 20}
+	zen := xeon
+	zen.mc, zen.l2 = 504, 1<<20
+	for _, c := range []struct {
+		name      string
+		got, want int
+	}{
+		{"f32 lda 1024 (one offset, 1 KiB of each page)", xeon.inPlaceRows(1024, 256), 252},
+		{"f32 lda 2048", xeon.inPlaceRows(2048, 256), 252},
+		{"f32 lda 1024, kc 64 (256 B of each page)", xeon.inPlaceRows(1024, 64), 252},
+		{"f32 lda 512 (two offsets)", xeon.inPlaceRows(512, 256), 504},
+		{"f32 lda 768 (four offsets: the whole page)", xeon.inPlaceRows(768, 256), 1020},
+		{"f32 lda 1040 (rows a line apart)", xeon.inPlaceRows(1040, 256), 1020},
+		{"f32 lda 1024 against a 1 MiB L2", zen.inPlaceRows(1024, 256), 120},
+		{"f64 lda 512 (2 KiB of each page)", f64.inPlaceRows(512, 256), 252},
+		{"f64 lda 384 (the whole page: half the L2)", f64.inPlaceRows(384, 256), 504},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: inPlaceRows = %d, want %d", c.name, c.got, c.want)
+		}
+	}
+	undescribed := xeon
+	undescribed.l2 = 0
+	if got := undescribed.inPlaceRows(1024, 256); got != 1020 {
+		t.Errorf("without an L2 description: inPlaceRows = %d, want mc (1020)", got)
+	}
+}
+
 // Packing A where its rows would thrash an L1 set gives the bits of
 // reading it in place: at row strides of 4096·k bytes, f32 and f64, odd
 // shapes, every direct kernel, one and two goroutines, the product read
@@ -75,7 +108,9 @@ func conflictBits[T float](t *testing.T, kn kernel[T], page int) {
 	rng := rand.New(rand.NewPCG(26, uint64(page)))
 	tight, loose := kn, kn
 	tight.l1Ways, tight.l1SetStride, tight.l1Line = 8, 4<<10, 64
-	loose.l1Ways = 0
+	loose.l1Ways, loose.l2 = 0, 0
+	small := loose // in place, in row blocks of 4·MR (inPlaceRows against a 64 KiB L2)
+	small.l2 = 64 << 10
 	for _, mult := range []int{1, 2, 3} {
 		lda := page * mult
 		for _, sh := range [][3]int{{12, 2, 1}, {13, 33, 5}, {37, 70, 300}, {100, 17, 257}, {301, 129, 520}} {
@@ -115,6 +150,7 @@ func conflictBits[T float](t *testing.T, kn kernel[T], page int) {
 						{"rule", run(&tight, math.MaxInt, nt)},
 						{"packed", run(&loose, 0, nt)},
 						{"in place", run(&loose, math.MaxInt, nt)},
+						{"in place, small row blocks", run(&small, math.MaxInt, nt)},
 					} {
 						for i := range want {
 							if math.Float64bits(float64(v.got[i])) != math.Float64bits(float64(want[i])) {
