@@ -28,8 +28,9 @@ import (
 // column blocks, packing B by rows, or another split of a product across
 // two goroutines may be faster. Tune times a short
 // list of candidates on representative products and keeps the fastest:
-// products in cache, and for the packing of B also a layer's forward
-// product against weights read from beyond the L2 cache (coldProducts).
+// products in cache, for the packing of B also a layer's forward product
+// against weights read from beyond the L2 cache (coldProducts), and for
+// the row block a product with rows for several blocks (mcProducts).
 // Only parameters that keep every product's summation order are tuned:
 // the depth block kc is never changed (it decides where the partial sums
 // are rounded), and a kernel whose kc differs from the derived one is not
@@ -522,7 +523,7 @@ func withParams[T float](dt string, ks []kernel[T], kp KernelParams) (kernel[T],
 
 // candidates lists the variants of kernel ks[0] that Tune times, in the
 // order it tries them: the kernels of equal kc, then row blocks of half
-// and twice the derived one, a column block of half, B packed by rows or
+// and twice the derived one (timed on mcProducts), a column block of half, B packed by rows or
 // panel by panel, and (where two goroutines may run) the narrowest column
 // slab of a split product of 256 and 1024 columns instead of 512. Tune varies one parameter at a time from the best so
 // far; the tests run every candidate and their combinations.
@@ -543,6 +544,10 @@ func candidates[T float](ks []kernel[T]) [][]kernel[T] {
 		{def, withSlab(def, 256), withSlab(def, 1024)},
 	}
 }
+
+// mcGroup is the index in candidates of the group that varies the row
+// block mc, timed on mcProducts.
+const mcGroup = 1
 
 // swapGroup is the index in candidates of the group that varies swapNT,
 // timed on swapProducts.
@@ -617,6 +622,19 @@ func coldProducts(es int) []tuneProduct {
 	return []tuneProduct{{m: 64, n: 4096 / es, k: 512, weights: 6}}
 }
 
+// mcProducts are the products the row block mc is timed on: a weight
+// gradient Aᵀ·B with 8 KiB of A per depth step (A packed: 2048 float32 or
+// 1024 float64 rows), so that its rows make two blocks of the derived mc
+// on the CPUs seen (1020 rows of float32 against a 2 MiB L2, 504 of
+// float64), four of half of it and one of twice it. The products of
+// tuneProducts have 384 rows or fewer, one block of any candidate: timed
+// on them alone, mc was chosen by noise (twice the derived one, for
+// float32 on the family 6 model 207 Xeon, where it was 0.89–1.0× the time
+// of the derived one on the 2048² and weight-gradient products).
+func mcProducts(es int) []tuneProduct {
+	return []tuneProduct{{m: 8192 / es, n: 512, k: 128, transA: true}}
+}
+
 // swapProducts are the products swapNT is timed on: A·Bᵀ with 64 rows of
 // A against 1024 of B, 512 deep (a narrow batch's input gradient G·Wᵀ, a
 // convolution's weight gradient G·colsᵀ), in cache.
@@ -646,7 +664,7 @@ func ptr[T any](v T) *T { return &v }
 func tuneType[T float](ks []kernel[T]) kernel[T] {
 	best := ks[0]
 	es := int(unsafe.Sizeof(T(0)))
-	bufs := tuneBuffers[T](slices.Concat(splitProducts(es), tuneProducts, coldProducts(es), swapProducts))
+	bufs := tuneBuffers[T](slices.Concat(splitProducts(es), tuneProducts, coldProducts(es), swapProducts, mcProducts(es)))
 	for gi, group := range candidates(ks) {
 		prods := groupProducts(gi, es)
 		if gi == slabGroup {
@@ -734,6 +752,8 @@ func groupProducts(gi, es int) []tuneProduct {
 		return slices.Concat(tuneProducts, coldProducts(es))
 	case swapGroup:
 		return swapProducts
+	case mcGroup:
+		return mcProducts(es)
 	}
 	return tuneProducts
 }

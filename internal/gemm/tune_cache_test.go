@@ -173,6 +173,41 @@ func TestTuneColdProducts(t *testing.T) {
 	}
 }
 
+// The row block is timed on a product whose rows make more than one block
+// of each candidate but the largest, and of the derived mc of every
+// kernel here, so that the candidates differ in what they time (on the
+// in-cache products alone they did not: 384 rows or fewer).
+func TestTuneMCProducts(t *testing.T) {
+	k32, k64 := derivedKernels()
+	check := func(name string, es, mc int, cands []int) {
+		ps := groupProducts(mcGroup, es)
+		if len(ps) == 0 {
+			t.Fatalf("%s: no products for the row-block group", name)
+		}
+		for _, m := range cands {
+			for _, p := range ps {
+				if blocks := (p.m + m - 1) / m; blocks < 1 || m < mc*2 && blocks < 2 {
+					t.Errorf("%s: mc %d (derived %d): %d rows of %+v make %d block(s)", name, m, mc, p.m, p, blocks)
+				}
+			}
+		}
+	}
+	for _, kn := range k32 {
+		var ms []int
+		for _, v := range candidates([]kernel[float32]{kn})[mcGroup] {
+			ms = append(ms, v.mc)
+		}
+		check("f32 "+kn.name, 4, kn.mc, ms)
+	}
+	for _, kn := range k64 {
+		var ms []int
+		for _, v := range candidates([]kernel[float64]{kn})[mcGroup] {
+			ms = append(ms, v.mc)
+		}
+		check("f64 "+kn.name, 8, kn.mc, ms)
+	}
+}
+
 // The cache file: a profile written is read back for its CPU; another
 // CPU's, a corrupt file, a file of another version and a missing file are
 // errors (ProfileError; ErrForeign for the foreign CPU) and leave the
