@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -123,8 +124,8 @@ func record[T float](transA, transB bool, m, n, k, lda, ldb, ldc int, beta T, ep
 }
 
 // Isolated returns the best of runs timings of p alone, after one warm-up
-// run, on fresh operands of p's sizes and row strides (A, B and C filled
-// with small nonzero values; beta 1 where p's beta is not 0, alpha 1; the
+// run, on fresh operands of p's sizes and row strides (see
+// isolatedOperands; beta 1 where p's beta is not 0, alpha 1; the
 // epilogue's bias, Pre and SumA where p has them), at the thread count in
 // use: the time p takes with its operands in cache and nothing else
 // running. runs < 1 is taken as 1.
@@ -146,9 +147,7 @@ func isolated[T float](p Product, runs int,
 	if p.TransB {
 		rowsB, colsB = p.N, p.K
 	}
-	a := filled[T](stored(rowsA, colsA, p.LdA), 7)
-	b := filled[T](stored(rowsB, colsB, p.LdB), 5)
-	c := filled[T](stored(p.M, p.N, p.LdC), 3)
+	a, b, c := isolatedOperands[T](p.K, stored(rowsA, colsA, p.LdA), stored(rowsB, colsB, p.LdB), stored(p.M, p.N, p.LdC))
 	var beta T = 1
 	if p.BetaZero {
 		beta = 0
@@ -157,7 +156,7 @@ func isolated[T float](p Product, runs int,
 	if p.Bias || p.Act != ActNone || p.LdPre > 0 || p.SumA {
 		ep = &Epilogue[T]{Act: p.Act}
 		if p.Bias {
-			ep.Bias = filled[T](p.N, 3)
+			ep.Bias = spread[T](p.N, 3, 0.25)
 		}
 		if p.LdPre > 0 {
 			ep.Pre, ep.LdPre = make([]T, stored(p.M, p.N, p.LdPre)), p.LdPre
@@ -183,6 +182,33 @@ func isolated[T float](p Product, runs int,
 		}
 	}
 	return best
+}
+
+// isolatedOperands returns A, B and C of na, nb and nc elements for a
+// product k deep: values of both signs, A's scaled by 1/√k, so that each
+// element of A·B is a sum of terms of mixed signs of about unit size, as
+// in a network's layers. (They were all positive once: a GPT's
+// 768×512×128 product then summed to about 24 per element, beyond the
+// range of the GELU epilogue's float32 tables, and its isolated time was
+// the float64 fallback's, 2.6 times the step's own.)
+func isolatedOperands[T float](k, na, nb, nc int) (a, b, c []T) {
+	return spread[T](na, 1, 1/math.Sqrt(float64(max(k, 1)))), spread[T](nb, 2, 1), spread[T](nc, 3, 1)
+}
+
+// spread returns n values in [−scale, scale] of both signs, none zero,
+// from a fixed sequence chosen by seed.
+func spread[T float](n int, seed uint64, scale float64) []T {
+	s := make([]T, n)
+	x := seed * 0x9e3779b97f4a7c15
+	for i := range s {
+		x = x*6364136223846793005 + 1442695040888963407
+		u := float64(x>>40)/float64(1<<24)*2 - 1 // in [−1, 1)
+		if u == 0 {
+			u = 0.5
+		}
+		s[i] = T(u * scale)
+	}
+	return s
 }
 
 // stored returns the elements a rows×cols row-major matrix with row

@@ -1,6 +1,9 @@
 package gemm
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // recordCases are products of every kind the recorder tells apart: both
 // dtypes, each transpose, row strides wider than the rows, beta 0 and not,
@@ -94,5 +97,24 @@ func TestRecordMatchesFlops(t *testing.T) {
 	}
 	if sum != df {
 		t.Errorf("recorded %d FLOPs, Flops counted %d", sum, df)
+	}
+}
+
+// Isolated's operands give products of about unit size at every depth a
+// training step uses, so that a fused activation runs its fast path there
+// as on a network's values: every element of A·B within ±4 (the GELU
+// epilogue's float32 tables reach 7.875), and not all tiny either.
+func TestIsolatedOperandsUnitSize(t *testing.T) {
+	for _, s := range [][3]int{{64, 64, 25}, {96, 512, 128}, {64, 64, 768}, {32, 25, 4096}, {16, 16, 36864}} {
+		m, n, k := s[0], s[1], s[2]
+		a, b, c := isolatedOperands[float64](k, m*k, k*n, m*n)
+		Dgemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n)
+		most := 0.0
+		for _, v := range c {
+			most = max(most, math.Abs(v))
+		}
+		if most > 4 || most < 0.1 {
+			t.Errorf("%d×%d×%d: largest |A·B| %.3g, want within [0.1, 4]", m, n, k, most)
+		}
 	}
 }
