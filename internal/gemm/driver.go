@@ -619,11 +619,14 @@ func (kn *kernel[T]) inPlace(transA bool, m, n, k, lda int) bool {
 // derived mc (1020 rows against a 2 MiB L2) it overflowed those sets and
 // was read from L3 once per B micro-panel. The block is kept to half of the
 // L2 its rows can reach, as mc is to half of the whole. Measured on the
-// family 6 model 207 Xeon (2 MiB L2, one thread, best of 5 interleaved
-// rounds twice): 1024³ float32 in place 130–131 GFLOP/s at mc 1020,
-// 144–149 at mc 120–504, and 142–148 packed at any mc; at lda 768 (rows at
-// four offsets, the whole page) mc 1020 was as fast as the smaller ones.
-// Row blocks change no result. kn.mc where the L2 is not described.
+// family 6 model 207 Xeon (2 MiB L2, one thread): 1024³ float32 in place
+// 130–131 GFLOP/s at mc 1020, 144–149 at mc 120–504 and 142–148 packed at
+// any mc (best of 5 interleaved rounds, twice); with and without the cap
+// alternated 16 times in one process, medians of the round ratios 1.04–1.15
+// (AVX-512 kernel, a noisy window) and 1.14–1.15 (AVX2 kernel, 61 → 70
+// GFLOP/s), and 1.01–1.04 at lda 768 (rows at four offsets, the whole
+// page, so no cap: the noise). Row blocks change no result. kn.mc where
+// the L2 is not described.
 func (kn *kernel[T]) inPlaceRows(lda, kc int) int {
 	const page = 4 << 10
 	es := int(unsafe.Sizeof(T(0)))
