@@ -594,8 +594,9 @@ type tuneProduct struct {
 	weights        int // distinct B operands multiplied in turn (0: one)
 }
 
-// tuneProducts are the products Tune times, but for the split (and the
-// packing of B: coldProducts as well), their operands in cache.
+// tuneProducts are the products Tune times, their operands in cache, but
+// for the split (splitProducts), the row block (mcProducts), swapNT
+// (swapProducts) and the packing of B (coldProducts as well).
 var tuneProducts = []tuneProduct{{m: 384, n: 384, k: 384}, {m: 256, n: 512, k: 512, transB: true}}
 
 // splitProducts are the products the split is timed on: weight gradients
