@@ -658,9 +658,9 @@ func tune() Profile {
 func ptr[T any](v T) *T { return &v }
 
 // tuneType varies one parameter at a time from the derived kernel, taking
-// a variant only when it is at least 3 % faster than the best so far,
-// timed interleaved with it (best of three rounds), and faster in two of
-// the three rounds (a machine loaded by other work makes single timings
+// a variant only when it is faster than the best so far twice in a row,
+// the two trials starting in opposite orders (see faster: a machine loaded
+// by other work, or a VM whose speed drifts, makes single timings
 // unreliable; a wrong choice costs speed only, never a bit).
 func tuneType[T float](ks []kernel[T]) kernel[T] {
 	best := ks[0]
@@ -679,27 +679,46 @@ func tuneType[T float](ks []kernel[T]) kernel[T] {
 			if sameParams(v, best) {
 				continue
 			}
-			var tb, tv time.Duration
-			wins := 0
-			for range 3 {
-				db, dv := timeKernel(&best, bufs, prods), timeKernel(&v, bufs, prods)
-				if tb == 0 || db < tb {
-					tb = db
-				}
-				if tv == 0 || dv < tv {
-					tv = dv
-				}
-				if dv < db {
-					wins++
-				}
-			}
-			if float64(tv) < 0.97*float64(tb) && wins >= 2 {
+			timed := func(kn *kernel[T]) time.Duration { return timeKernel(kn, bufs, prods) }
+			if faster(&v, &best, timed, false) && faster(&v, &best, timed, true) {
 				best = v
 			}
 		}
 		SetThreads(1)
 	}
 	return best
+}
+
+// faster reports whether v is at least 3 % faster than best, each timed by
+// timed, interleaved over three rounds (best of each), and faster
+// in two of the three. The order alternates from round to round, v first
+// in the first round when vFirst is set: the products share their
+// operands, so the second kernel of a round finds them in cache where the
+// first brought them, and with best always first a candidate was favoured
+// (most on coldProducts, whose weights the first run reads from memory).
+func faster[T float](v, best *kernel[T], timed func(*kernel[T]) time.Duration, vFirst bool) bool {
+	var tb, tv time.Duration
+	wins := 0
+	for r := range 3 {
+		var db, dv time.Duration
+		if (r%2 == 0) != vFirst {
+			db = timed(best)
+			dv = timed(v)
+		} else {
+			dv = timed(v)
+			db = timed(best)
+		}
+		if tb == 0 || db < tb {
+			tb = db
+		}
+		if tv == 0 || dv < tv {
+			tv = dv
+		}
+		if dv < db {
+			wins++
+		}
+	}
+	return float64(tv) < 0.97*float64(tb) && wins >= 2
 }
 
 // split says whether this tuning run times the two-goroutine split (the
