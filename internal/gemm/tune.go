@@ -47,7 +47,7 @@ import (
 // variable ADJOINT_TUNE, read at the first product, says what happens:
 //
 //	unset, "auto"  the cached profile of this CPU if there is one, else the
-//	               candidates are timed at the first product (about 0.5 s
+//	               candidates are timed at the first product (about 0.6 s
 //	               once per CPU) and the winners cached; test binaries use
 //	               the derived parameters in both cases
 //	"cache"        the cached profile if there is one; never measure
