@@ -26,7 +26,9 @@
 # bench/gpt.sh runs CNN and GPT at 1 and 2 threads.
 #
 # Environment: THREADS (default 1), ONLY (default A,B,C,CNN,GPT), STEPS (0: per-workload
-# default), PY (default /usr/bin/python3; apt-get install -y python3-torch),
+# default), ROUNDS (1; with more, both sides run that many times in turn, each side's
+# median over the rounds is shown and the rounds' own ratios in a last column: on a VM
+# whose speed drifts, a figure that does not hang on one window), PY (default /usr/bin/python3; apt-get install -y python3-torch),
 # AVX2 (auto; 0 skips the ADJOINT_CPU=avx2 run, 1 forces it), CPUFLAGS (the
 # flags line of /proc/cpuinfo, to try the OpenBLAS columns as on another CPU).
 set -euo pipefail
@@ -35,6 +37,7 @@ cd "$(dirname "$0")/.."
 THREADS="${THREADS:-1}"
 ONLY="${ONLY:-A,B,C,CNN,GPT}"
 STEPS="${STEPS:-0}"
+ROUNDS="${ROUNDS:-1}"
 PY="${PY:-/usr/bin/python3}"
 AVX2="${AVX2:-auto}"
 tmp="$(mktemp -d)"
@@ -67,28 +70,40 @@ fi
 
 go build -o "$tmp/adjoint" ./cmd/adjoint
 
-"$tmp/adjoint" bench --tsv --threads "$THREADS" --only "$ONLY" --steps "$STEPS" >"$tmp/go.tsv"
-: >"$tmp/go_avx2.tsv"
-if [ "$AVX2" = 1 ]; then
-	ADJOINT_CPU=avx2 "$tmp/adjoint" bench --tsv --threads "$THREADS" --only "$ONLY" --steps "$STEPS" >"$tmp/go_avx2.tsv"
-fi
-for ct in $cts; do
-	if [ "$ct" = unset ]; then
-		env -u OPENBLAS_CORETYPE OPENBLAS_NUM_THREADS="$THREADS" "$PY" bench/torch_train.py --threads "$THREADS" --only "$ONLY" --steps "$STEPS" >"$tmp/pt_$ct.tsv"
-	else
-		OPENBLAS_CORETYPE=$ct OPENBLAS_NUM_THREADS="$THREADS" "$PY" bench/torch_train.py --threads "$THREADS" --only "$ONLY" --steps "$STEPS" >"$tmp/pt_$ct.tsv"
+for r in $(seq "$ROUNDS"); do
+	"$tmp/adjoint" bench --tsv --threads "$THREADS" --only "$ONLY" --steps "$STEPS" >"$tmp/go.$r.tsv"
+	: >"$tmp/go_avx2.$r.tsv"
+	if [ "$AVX2" = 1 ]; then
+		ADJOINT_CPU=avx2 "$tmp/adjoint" bench --tsv --threads "$THREADS" --only "$ONLY" --steps "$STEPS" >"$tmp/go_avx2.$r.tsv"
 	fi
+	for ct in $cts; do
+		if [ "$ct" = unset ]; then
+			env -u OPENBLAS_CORETYPE OPENBLAS_NUM_THREADS="$THREADS" "$PY" bench/torch_train.py --threads "$THREADS" --only "$ONLY" --steps "$STEPS" >"$tmp/pt_$ct.$r.tsv"
+		else
+			OPENBLAS_CORETYPE=$ct OPENBLAS_NUM_THREADS="$THREADS" "$PY" bench/torch_train.py --threads "$THREADS" --only "$ONLY" --steps "$STEPS" >"$tmp/pt_$ct.$r.tsv"
+		fi
+	done
 done
 
 bench_header "$tmp/adjoint"
 if [ "$AVX2" = 1 ]; then bench_gemm "$tmp/adjoint" ADJOINT_CPU=avx2; fi
 echo "# OpenBLAS kernel sets run: $cts${na:+ (n/a:${na%;})}"
 echo "training step, float32, $THREADS thread(s), median ms per step (ratio = adjoint ÷ PyTorch's best; below 1: adjoint faster)"
-"$PY" - "$tmp" "$cts" "$AVX2" <<'PYEOF'
-import sys
-tmp, run, avx2 = sys.argv[1], sys.argv[2].split(), sys.argv[3] == "1"
+if [ "$ROUNDS" -gt 1 ]; then
+	echo "$ROUNDS rounds: each side's median over the rounds; per round: the median (range) of the rounds' own ratios"
+fi
+"$PY" - "$tmp" "$cts" "$AVX2" "$ROUNDS" <<'PYEOF'
+import statistics, sys
+tmp, run, avx2, rounds = sys.argv[1], sys.argv[2].split(), sys.argv[3] == "1", int(sys.argv[4])
 def read(f):
-    return dict(l.rstrip("\n").split("\t")[:2] for l in open(f) if l.strip())
+    out = {}
+    for l in open(f):
+        k, _, v = l.rstrip("\n").partition("\t")
+        try:
+            out[k] = float(v.split("\t")[0])
+        except ValueError:
+            pass
+    return out
 def readgo(path):
     go = {}
     for l in open(path):
@@ -96,20 +111,30 @@ def readgo(path):
         if f[0] != "rss" and len(f) >= 3:
             go[f[0]] = (float(f[1]), f[2])
     return go
-go, go2 = readgo(f"{tmp}/go.tsv"), readgo(f"{tmp}/go_avx2.tsv")
+R = range(1, rounds + 1)
+gos = [readgo(f"{tmp}/go.{r}.tsv") for r in R]
+go2s = [readgo(f"{tmp}/go_avx2.{r}.tsv") for r in R]
+pts = [{ct: read(f"{tmp}/pt_{ct}.{r}.tsv") for ct in run} for r in R]
 cts = ["unset", "Haswell", "SkylakeX"]
-pt = {ct: read(f"{tmp}/pt_{ct}.tsv") for ct in run}
 cols = ["adjoint", "allocs/step"] + (["adjoint (ADJOINT_CPU=avx2)"] if avx2 else []) + [f"PyTorch ({c})" for c in cts] + ["adjoint ÷ best PyTorch"]
+if rounds > 1:
+    cols.append("per round")
 print("| workload | " + " | ".join(cols) + " |")
 print("|---" * (1 + len(cols)) + "|")
-for name in sorted(go):
-    ms, allocs = go[name]
-    t = {c: float(pt[c][name]) for c in run}
+med = statistics.median
+for name in sorted(gos[0]):
+    ms = med(g[name][0] for g in gos)
+    allocs = gos[-1][name][1]
+    t = {c: med(p[c][name] for p in pts) for c in run}
     row = [f"{ms:.3f}", allocs]
     if avx2:
-        row.append(f"{go2[name][0]:.3f}" if name in go2 else "–")
+        v = [g[name][0] for g in go2s if name in g]
+        row.append(f"{med(v):.3f}" if v else "–")
     row += [f"{t[c]:.3f}" if c in t else "n/a" for c in cts]
     row.append(f"{ms / min(t.values()):.2f}×")
+    if rounds > 1:
+        rs = [g[name][0] / min(p[c][name] for c in run) for g, p in zip(gos, pts)]
+        row.append(f"{med(rs):.2f}× ({min(rs):.2f}–{max(rs):.2f})")
     print(f"| {name} | " + " | ".join(row) + " |")
 PYEOF
 
