@@ -50,3 +50,13 @@ func (a *Arena) target(x *Value) *Value {
 	r.v.standFor(x, true)
 	return &r.v
 }
+
+// useLeaf is Use for a leaf outside any arena (a Var or a Const), and v
+// itself otherwise: an arena value (of a, or stale or of another arena,
+// which the op using it reports) or one computed outside any arena.
+func (a *Arena) useLeaf(v *Value) *Value {
+	if v.slot != nil || v.n != nil {
+		return v
+	}
+	return a.Use(v)
+}

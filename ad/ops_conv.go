@@ -134,6 +134,7 @@ func Conv2dBias(x, w, b *Value, opts Conv2dOptions) *Value {
 }
 
 func conv2d(x, w, b *Value, opts Conv2dOptions) *Value {
+	ar := arenaOf("conv2d", x, w) // a stale operand is reported here, naming the op
 	xs, ws := x.Shape(), w.Shape()
 	if len(xs) != 4 || len(ws) != 4 {
 		panic(shapeErr("conv2d", [][]int{xs, ws}, "want x [N C H W] and w [O C/groups kH kW]"))
@@ -154,6 +155,16 @@ func conv2d(x, w, b *Value, opts Conv2dOptions) *Value {
 	oh, ow := a.OutSize()
 	n := xs[0]
 	k := ws[1] * a.KH * a.KW
+	if ar != nil {
+		// A step in an arena: its kernels and bias, leaves outside it (a
+		// layer's parameters), are brought in, so that their reshapes
+		// below are recorded in the arena and allocate nothing (on the
+		// heap they took four allocations a convolution, every step).
+		w = ar.useLeaf(w)
+		if b != nil {
+			b = ar.useLeaf(b)
+		}
+	}
 	if g == 1 && x.batch() != nil && w.batch() == nil && (b == nil || b.batch() == nil) {
 		// Under Vmap, a batch of images against one set of kernels: the
 		// product is a Linear of the receptive fields, one GEMM over the
