@@ -5,6 +5,7 @@ import (
 
 	"github.com/adjointgo/adjoint/internal/gemm"
 	"github.com/adjointgo/adjoint/internal/parallel"
+	"github.com/adjointgo/adjoint/internal/workers"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -548,12 +549,39 @@ func actBackward[T float32 | float64](dst, g, s []T, m, n int, act Activation, s
 		gemm.ActBackward(dst, g, s, m, n, act.kernel(), sum)
 		return
 	}
-	parallel.Split(m, work, func(lo, hi int) {
-		gemm.ActBackward(dst[lo*n:hi*n], g[lo*n:hi*n], s[lo*n:hi*n], hi-lo, n, act.kernel(), nil)
-	})
+	t := actTasksOf[T]()
+	p := t.Get()
+	*p = actTask[T]{dst: dst, g: g, s: s, m: m, n: n, parts: parallel.Parts(m, work), act: act.kernel()}
+	workers.Run(p.parts, p)
+	t.Put(p)
 	if sum != nil {
 		gemm.ColSums(sum, dst, m, n)
 	}
+}
+
+// actTask is a split actBackward: part p does its range of the m rows (a
+// task from a free list, where a closure would allocate at every call).
+type actTask[T float32 | float64] struct {
+	dst, g, s   []T
+	m, n, parts int
+	act         gemm.Act
+}
+
+func (t *actTask[T]) Run(p int) {
+	lo, hi := t.m*p/t.parts, t.m*(p+1)/t.parts
+	gemm.ActBackward(t.dst[lo*t.n:hi*t.n], t.g[lo*t.n:hi*t.n], t.s[lo*t.n:hi*t.n], hi-lo, t.n, t.act, nil)
+}
+
+var (
+	actTasks32 workers.Tasks[actTask[float32]]
+	actTasks64 workers.Tasks[actTask[float64]]
+)
+
+func actTasksOf[T float32 | float64]() *workers.Tasks[actTask[T]] {
+	if ts, ok := any(&actTasks32).(*workers.Tasks[actTask[T]]); ok {
+		return ts
+	}
+	return any(&actTasks64).(*workers.Tasks[actTask[T]])
 }
 
 // linearVJPOps is the VJP written with the differentiable ops: under

@@ -7,6 +7,7 @@ import (
 
 	"github.com/adjointgo/adjoint/internal/parallel"
 	"github.com/adjointgo/adjoint/internal/vec"
+	"github.com/adjointgo/adjoint/internal/workers"
 )
 
 // NormAxes validates axes against a rank, resolves negative axes (−1 is the
@@ -226,18 +227,66 @@ func splitAxis(xs, keep []int) int {
 }
 
 // reduceSplit is reduceWalk over all of x split along the kept axis k in
-// ranges, one goroutine each.
+// ranges, one goroutine each. The task comes from a free list and holds
+// copies of the shape and strides, so that the caller's stack buffers do
+// not escape and nothing is allocated (a shape of more axes than a
+// stridesBuf holds, or a named float type, takes copies on the heap and a
+// closure instead).
 func reduceSplit[T Float](op ReduceOp, dst, x []T, xs, sx, so []int, k int) {
-	// copies for the goroutines, so that the caller's stack buffers do not
-	// escape (the serial path allocates nothing)
-	cx, csx, cso := slices.Clone(xs), slices.Clone(sx), slices.Clone(so)
-	parallel.Split(cx[k], len(x), func(lo, hi int) {
-		var sb stridesBuf
-		shape := shapeBuf(&sb, len(cx))
-		copy(shape, cx)
-		shape[k] = hi - lo
-		reduceWalk(op, dst, x, shape, csx, cso, lo*csx[k], lo*cso[k])
-	})
+	nd := len(xs)
+	ts := reduceTasksOf[T]()
+	if nd > len(stridesBuf{}) || ts == nil {
+		cx, csx, cso := slices.Clone(xs), slices.Clone(sx), slices.Clone(so)
+		parallel.Split(cx[k], len(x), func(lo, hi int) {
+			shape := slices.Clone(cx)
+			shape[k] = hi - lo
+			reduceWalk(op, dst, x, shape, csx, cso, lo*csx[k], lo*cso[k])
+		})
+		return
+	}
+	t := ts.Get()
+	t.op, t.dst, t.x, t.nd, t.k = op, dst, x, nd, k
+	t.parts = max(parallel.Parts(xs[k], len(x)), 1)
+	copy(t.xs[:], xs)
+	copy(t.sx[:], sx)
+	copy(t.so[:], so)
+	workers.Run(t.parts, t)
+	ts.Put(t)
+}
+
+// reduceTask is a split reduction: part p reduces its range of the kept
+// axis k.
+type reduceTask[T Float] struct {
+	op           ReduceOp
+	dst, x       []T
+	xs, sx, so   stridesBuf
+	nd, k, parts int
+}
+
+func (t *reduceTask[T]) Run(p int) {
+	n := t.xs[t.k]
+	lo, hi := n*p/t.parts, n*(p+1)/t.parts
+	if hi <= lo {
+		return
+	}
+	shape := t.xs
+	shape[t.k] = hi - lo
+	reduceWalk(t.op, t.dst, t.x, shape[:t.nd], t.sx[:t.nd], t.so[:t.nd], lo*t.sx[t.k], lo*t.so[t.k])
+}
+
+var (
+	reduceTasks32 workers.Tasks[reduceTask[float32]]
+	reduceTasks64 workers.Tasks[reduceTask[float64]]
+)
+
+// reduceTasksOf is the free list of reduceSplit's tasks of T, nil for a
+// type other than float32 and float64 (one whose underlying type is).
+func reduceTasksOf[T Float]() *workers.Tasks[reduceTask[T]] {
+	ts, _ := any(&reduceTasks32).(*workers.Tasks[reduceTask[T]])
+	if ts == nil {
+		ts, _ = any(&reduceTasks64).(*workers.Tasks[reduceTask[T]])
+	}
+	return ts
 }
 
 // reduceBlock is the length of the blocks a full reduction of a long

@@ -195,11 +195,14 @@ func colRun[T float32 | float64](dst, src []T, n, c int, a *Geometry, back bool)
 	oh, ow := a.OutSize()
 	work := n * c * a.KH * a.KW * oh * ow
 	if nt := gemm.Threads(); nt > 1 && max(n, c) > 1 && work >= 1<<16 {
-		t := &colTask[T]{dst: dst, src: src, n: n, c: c, a: a, back: back, byCh: c >= nt, parts: min(nt, n)}
+		ts := colTasksOf[T]()
+		t := ts.Get()
+		*t = colTask[T]{dst: dst, src: src, n: n, c: c, a: a, back: back, byCh: c >= nt, parts: min(nt, n)}
 		if t.byCh {
 			t.parts = nt
 		}
 		workers.Run(t.parts, t)
+		ts.Put(t)
 		return
 	}
 	if back {
@@ -219,3 +222,18 @@ func Im2col[T float32 | float64](dst, x []T, n, c int, a *Geometry) { colRun(dst
 // Col2im sums the columns g [c·KH·KW n L] back into dst [n c H W] (the
 // padding's entries dropped): Im2col's transpose, split as it is.
 func Col2im[T float32 | float64](dst, g []T, n, c int, a *Geometry) { colRun(dst, g, n, c, a, true) }
+
+var (
+	colTasks32 workers.Tasks[colTask[float32]]
+	colTasks64 workers.Tasks[colTask[float64]]
+)
+
+// colTasksOf is the free list of colRun's tasks of T, so that a split
+// call allocates nothing.
+func colTasksOf[T float32 | float64]() *workers.Tasks[colTask[T]] {
+	var z T
+	if any(z) == any(float32(0)) {
+		return any(&colTasks32).(*workers.Tasks[colTask[T]])
+	}
+	return any(&colTasks64).(*workers.Tasks[colTask[T]])
+}

@@ -27,22 +27,25 @@ const (
 // sized (and checked v's and x's shapes against a): for the max kernels,
 // plane q of v pairs with plane q mod mx of x, the pooled input. It splits
 // the planes across goroutines (package workers) when the work is large;
-// the bits do not depend on the split. Only a split call allocates (its
-// task).
+// the bits do not depend on the split. It allocates nothing (a split
+// call's task comes from a free list).
 func Pool(k PoolKind, a *Geometry, dst, v, x *tensor.Tensor, m, mx int) {
 	oh, ow := a.OutSize()
 	t := poolTask{a: a, k: k, m: m, mx: mx, dst: dst, v: v, x: x}
 	work := m * max(oh*ow*a.KH*a.KW, a.H*a.W)
 	if nt := gemm.Threads(); nt > 1 && work >= 1<<16 && m > 1 {
 		t.parts = min(nt, m)
-		tp := new(poolTask) // only a split call allocates its task
+		tp := poolTasks.Get()
 		*tp = t
 		workers.Run(tp.parts, tp)
+		poolTasks.Put(tp)
 		return
 	}
 	t.parts = 1
 	t.Run(0)
 }
+
+var poolTasks workers.Tasks[poolTask]
 
 // poolTask is one pooling kernel call; part p does a contiguous range of
 // planes.

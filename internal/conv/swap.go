@@ -1,6 +1,9 @@
 package conv
 
-import "github.com/adjointgo/adjoint/internal/parallel"
+import (
+	"github.com/adjointgo/adjoint/internal/parallel"
+	"github.com/adjointgo/adjoint/internal/workers"
+)
 
 // Swap and swapRows are the kernels of package ad's conv_swap and
 // conv_bias_swap rows: Conv2d's GEMM leaves its output as [O N L] (the
@@ -8,14 +11,43 @@ import "github.com/adjointgo/adjoint/internal/parallel"
 
 // Swap writes src [p a b l] into dst [p b a l], adding bias[k] to
 // the rows of k < a unless bias is nil, split by output rows (p·b of them,
-// each a·l elements) when large.
+// each a·l elements) when large. It allocates nothing.
 func Swap[T float32 | float64](dst, src, bias []T, p, a, b, l int) {
 	rows := p * b
-	if !parallel.SplitWorth(rows, len(src)) {
+	parts := parallel.Parts(rows, len(src))
+	if parts <= 1 {
 		swapRows(dst, src, bias, a, b, l, 0, rows)
 		return
 	}
-	parallel.Split(rows, len(src), func(lo, hi int) { swapRows(dst, src, bias, a, b, l, lo, hi) })
+	ts := swapTasksOf[T]()
+	t := ts.Get()
+	*t = swapTask[T]{dst: dst, src: src, bias: bias, a: a, b: b, l: l, rows: rows, parts: parts}
+	workers.Run(parts, t)
+	ts.Put(t)
+}
+
+// swapTask is a split Swap; part p writes its share of the output rows.
+type swapTask[T float32 | float64] struct {
+	dst, src, bias []T
+	a, b, l        int
+	rows, parts    int
+}
+
+func (t *swapTask[T]) Run(p int) {
+	swapRows(t.dst, t.src, t.bias, t.a, t.b, t.l, t.rows*p/t.parts, t.rows*(p+1)/t.parts)
+}
+
+var (
+	swapTasks32 workers.Tasks[swapTask[float32]]
+	swapTasks64 workers.Tasks[swapTask[float64]]
+)
+
+func swapTasksOf[T float32 | float64]() *workers.Tasks[swapTask[T]] {
+	var z T
+	if any(z) == any(float32(0)) {
+		return any(&swapTasks32).(*workers.Tasks[swapTask[T]])
+	}
+	return any(&swapTasks64).(*workers.Tasks[swapTask[T]])
 }
 
 // swapRows writes the output rows [lo, hi) of Swap: row q = (i, j) of

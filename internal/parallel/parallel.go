@@ -44,8 +44,16 @@ func For(n int, f func(lo, hi int)) {
 		f(0, n)
 		return
 	}
-	workers.Run(parts, &forTask{f: f, n: n, chunk: chunk})
+	t := forTasks.Get()
+	*t = forTask{f: f, n: n, chunk: chunk}
+	workers.Run(parts, t)
+	forTasks.Put(t)
 }
+
+// forTasks is the free list of For's and Split's tasks: a split call
+// allocates only its closure (a caller that runs a task of its own type,
+// with Parts, allocates nothing).
+var forTasks workers.Tasks[forTask]
 
 type forTask struct {
 	f        func(lo, hi int)
@@ -167,12 +175,21 @@ func Split(n, work int, f func(lo, hi int)) {
 		return
 	}
 	chunk := (n + parts - 1) / parts
-	workers.Run((n+chunk-1)/chunk, &forTask{f: f, n: n, chunk: chunk})
+	t := forTasks.Get()
+	*t = forTask{f: f, n: n, chunk: chunk}
+	workers.Run((n+chunk-1)/chunk, t)
+	forTasks.Put(t)
 }
 
 // SplitWorth reports whether Split(n, work, ...) would use more than one
 // goroutine, so that a caller can take an allocation-free path when not.
 func SplitWorth(n, work int) bool { return splitParts(n, work) > 1 }
+
+// Parts is the number of ranges Split would cut [0, n) into for work
+// elements of work, for a caller that runs its own task (a struct from a
+// workers.Tasks list, which allocates nothing, where Split's closure
+// does): part p of parts takes [n·p/parts, n·(p+1)/parts).
+func Parts(n, work int) int { return splitParts(n, work) }
 
 // splitParts is the number of ranges Split cuts [0, n) into: no more than
 // the threads, the pieces, and one per Min/2 elements of work.

@@ -137,3 +137,24 @@ func poll() (wake, bool) {
 	}
 	return wake{}, false
 }
+
+// Tasks is a free list of tasks of type T, so that a split call need not
+// allocate its task: Get returns a zero T (new only when the list is
+// empty, as after a garbage collection), Put zeroes t, dropping what it
+// referred to, and keeps it. A task may be put back once Run has returned.
+type Tasks[T any] struct{ p sync.Pool }
+
+// Get returns a zero task.
+func (ts *Tasks[T]) Get() *T {
+	if v := ts.p.Get(); v != nil {
+		return v.(*T)
+	}
+	return new(T)
+}
+
+// Put zeroes t and keeps it for a later Get.
+func (ts *Tasks[T]) Put(t *T) {
+	var zero T
+	*t = zero
+	ts.p.Put(t)
+}
