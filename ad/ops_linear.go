@@ -549,7 +549,7 @@ func actBackward[T float32 | float64](dst, g, s []T, m, n int, act Activation, s
 		gemm.ActBackward(dst, g, s, m, n, act.kernel(), sum)
 		return
 	}
-	t := actTasksOf[T]()
+	t := workers.Either[actTask[T]](&actTasks32, &actTasks64)
 	p := t.Get()
 	*p = actTask[T]{dst: dst, g: g, s: s, m: m, n: n, parts: parallel.Parts(m, work), act: act.kernel()}
 	workers.Run(p.parts, p)
@@ -572,17 +572,11 @@ func (t *actTask[T]) Run(p int) {
 	gemm.ActBackward(t.dst[lo*t.n:hi*t.n], t.g[lo*t.n:hi*t.n], t.s[lo*t.n:hi*t.n], hi-lo, t.n, t.act, nil)
 }
 
+// The free lists of actBackward's tasks, one per element type (workers.Either).
 var (
 	actTasks32 workers.Tasks[actTask[float32]]
 	actTasks64 workers.Tasks[actTask[float64]]
 )
-
-func actTasksOf[T float32 | float64]() *workers.Tasks[actTask[T]] {
-	if ts, ok := any(&actTasks32).(*workers.Tasks[actTask[T]]); ok {
-		return ts
-	}
-	return any(&actTasks64).(*workers.Tasks[actTask[T]])
-}
 
 // linearVJPOps is the VJP written with the differentiable ops: under
 // CreateGraph (double backward) and when tangents ride along.

@@ -234,7 +234,7 @@ func splitAxis(xs, keep []int) int {
 // closure instead).
 func reduceSplit[T Float](op ReduceOp, dst, x []T, xs, sx, so []int, k int) {
 	nd := len(xs)
-	ts := reduceTasksOf[T]()
+	ts := workers.Either[reduceTask[T]](&reduceTasks32, &reduceTasks64) // nil for a named float type
 	if nd > len(stridesBuf{}) || ts == nil {
 		cx, csx, cso := slices.Clone(xs), slices.Clone(sx), slices.Clone(so)
 		parallel.Split(cx[k], len(x), func(lo, hi int) {
@@ -274,20 +274,11 @@ func (t *reduceTask[T]) Run(p int) {
 	reduceWalk(t.op, t.dst, t.x, shape[:t.nd], t.sx[:t.nd], t.so[:t.nd], lo*t.sx[t.k], lo*t.so[t.k])
 }
 
+// The free lists of reduceSplit's tasks, one per element type (workers.Either).
 var (
 	reduceTasks32 workers.Tasks[reduceTask[float32]]
 	reduceTasks64 workers.Tasks[reduceTask[float64]]
 )
-
-// reduceTasksOf is the free list of reduceSplit's tasks of T, nil for a
-// type other than float32 and float64 (one whose underlying type is).
-func reduceTasksOf[T Float]() *workers.Tasks[reduceTask[T]] {
-	ts, _ := any(&reduceTasks32).(*workers.Tasks[reduceTask[T]])
-	if ts == nil {
-		ts, _ = any(&reduceTasks64).(*workers.Tasks[reduceTask[T]])
-	}
-	return ts
-}
 
 // reduceBlock is the length of the blocks a full reduction of a long
 // operand is cut into: each block is reduced on its own (reduceRun), and

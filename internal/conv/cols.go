@@ -195,7 +195,7 @@ func colRun[T float32 | float64](dst, src []T, n, c int, a *Geometry, back bool)
 	oh, ow := a.OutSize()
 	work := n * c * a.KH * a.KW * oh * ow
 	if nt := gemm.Threads(); nt > 1 && max(n, c) > 1 && work >= 1<<16 {
-		ts := colTasksOf[T]()
+		ts := workers.Either[colTask[T]](&colTasks32, &colTasks64)
 		t := ts.Get()
 		*t = colTask[T]{dst: dst, src: src, n: n, c: c, a: a, back: back, byCh: c >= nt, parts: min(nt, n)}
 		if t.byCh {
@@ -223,17 +223,8 @@ func Im2col[T float32 | float64](dst, x []T, n, c int, a *Geometry) { colRun(dst
 // padding's entries dropped): Im2col's transpose, split as it is.
 func Col2im[T float32 | float64](dst, g []T, n, c int, a *Geometry) { colRun(dst, g, n, c, a, true) }
 
+// The free lists of colRun's tasks, one per element type (workers.Either).
 var (
 	colTasks32 workers.Tasks[colTask[float32]]
 	colTasks64 workers.Tasks[colTask[float64]]
 )
-
-// colTasksOf is the free list of colRun's tasks of T, so that a split
-// call allocates nothing.
-func colTasksOf[T float32 | float64]() *workers.Tasks[colTask[T]] {
-	var z T
-	if any(z) == any(float32(0)) {
-		return any(&colTasks32).(*workers.Tasks[colTask[T]])
-	}
-	return any(&colTasks64).(*workers.Tasks[colTask[T]])
-}

@@ -19,7 +19,7 @@ func Swap[T float32 | float64](dst, src, bias []T, p, a, b, l int) {
 		swapRows(dst, src, bias, a, b, l, 0, rows)
 		return
 	}
-	ts := swapTasksOf[T]()
+	ts := workers.Either[swapTask[T]](&swapTasks32, &swapTasks64)
 	t := ts.Get()
 	*t = swapTask[T]{dst: dst, src: src, bias: bias, a: a, b: b, l: l, rows: rows, parts: parts}
 	workers.Run(parts, t)
@@ -37,18 +37,11 @@ func (t *swapTask[T]) Run(p int) {
 	swapRows(t.dst, t.src, t.bias, t.a, t.b, t.l, t.rows*p/t.parts, t.rows*(p+1)/t.parts)
 }
 
+// The free lists of Swap's tasks, one per element type (workers.Either).
 var (
 	swapTasks32 workers.Tasks[swapTask[float32]]
 	swapTasks64 workers.Tasks[swapTask[float64]]
 )
-
-func swapTasksOf[T float32 | float64]() *workers.Tasks[swapTask[T]] {
-	var z T
-	if any(z) == any(float32(0)) {
-		return any(&swapTasks32).(*workers.Tasks[swapTask[T]])
-	}
-	return any(&swapTasks64).(*workers.Tasks[swapTask[T]])
-}
 
 // swapRows writes the output rows [lo, hi) of Swap: row q = (i, j) of
 // dst [p b a l] gathers src[i, k, j, :] for k < a.

@@ -158,3 +158,14 @@ func (ts *Tasks[T]) Put(t *T) {
 	*t = zero
 	ts.p.Put(t)
 }
+
+// Either returns whichever of a and b is a *Tasks[T], nil if neither is:
+// for a generic kernel whose task type depends on its element type, with a
+// free list per instantiation (Either[task[T]](&tasks32, &tasks64)).
+func Either[T any](a, b any) *Tasks[T] {
+	if ts, ok := a.(*Tasks[T]); ok {
+		return ts
+	}
+	ts, _ := b.(*Tasks[T])
+	return ts
+}

@@ -56,3 +56,34 @@ func TestRunAllocatesNothing(t *testing.T) {
 		t.Fatalf("%v allocations per Run", n)
 	}
 }
+
+// A task from Tasks is zero, also after one that was used is put back
+// (Put drops what it referred to), and Either picks the list of the
+// requested task type, or nil.
+func TestTasks(t *testing.T) {
+	type task struct {
+		data []float64
+		n    int
+	}
+	var ts Tasks[task]
+	a := ts.Get()
+	if a.data != nil || a.n != 0 {
+		t.Fatalf("a new task is not zero: %+v", *a)
+	}
+	a.data, a.n = make([]float64, 3), 3
+	ts.Put(a)
+	if a.data != nil || a.n != 0 {
+		t.Fatalf("Put left the task as %+v, want it zeroed", *a)
+	}
+	if b := ts.Get(); b.data != nil || b.n != 0 {
+		t.Fatalf("a reused task is not zero: %+v", *b)
+	}
+	var t32 Tasks[[1]float32]
+	var t64 Tasks[[1]float64]
+	if Either[[1]float32](&t32, &t64) != &t32 || Either[[1]float64](&t32, &t64) != &t64 {
+		t.Error("Either picked the wrong list")
+	}
+	if Either[[1]int](&t32, &t64) != nil {
+		t.Error("Either of a type neither list holds is not nil")
+	}
+}
