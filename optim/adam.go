@@ -6,6 +6,7 @@ import (
 	"github.com/adjointgo/adjoint/ad"
 	"github.com/adjointgo/adjoint/internal/parallel"
 	"github.com/adjointgo/adjoint/internal/vec"
+	"github.com/adjointgo/adjoint/internal/workers"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -140,15 +141,43 @@ type adamConsts struct {
 }
 
 // adamStep updates p, m and v in place from g. The update is element-wise,
-// so a large parameter is split across goroutines (parallel.For): every
-// element is computed as in one call, the same bits for any thread count.
+// so a large parameter is split across goroutines: every element is
+// computed as in one call, the same bits for any thread count. It
+// allocates nothing (a split's task comes from a free list).
 func adamStep[T tensor.Float](p, g, m, v []T, k adamConsts) {
-	if !parallel.Worth(len(p)) {
-		adamRange(p, g, m, v, k)
+	parts := parallel.Parts(len(p), len(p))
+	ts := workers.Either[adamTask[T]](&adamTasks32, &adamTasks64) // nil for a named float type
+	if parts <= 1 || ts == nil {
+		if parts <= 1 {
+			adamRange(p, g, m, v, k)
+			return
+		}
+		parallel.For(len(p), func(lo, hi int) { adamRange(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], k) })
 		return
 	}
-	parallel.For(len(p), func(lo, hi int) { adamRange(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], k) })
+	t := ts.Get()
+	*t = adamTask[T]{p: p, g: g, m: m, v: v, k: k, parts: parts}
+	workers.Run(parts, t)
+	ts.Put(t)
 }
+
+// adamTask is a split adamStep: part p updates its range of the elements.
+type adamTask[T tensor.Float] struct {
+	p, g, m, v []T
+	k          adamConsts
+	parts      int
+}
+
+func (t *adamTask[T]) Run(part int) {
+	lo, hi := len(t.p)*part/t.parts, len(t.p)*(part+1)/t.parts
+	adamRange(t.p[lo:hi], t.g[lo:hi], t.m[lo:hi], t.v[lo:hi], t.k)
+}
+
+// The free lists of adamStep's tasks, one per element type (workers.Either).
+var (
+	adamTasks32 workers.Tasks[adamTask[float32]]
+	adamTasks64 workers.Tasks[adamTask[float64]]
+)
 
 // adamRange is adamStep on one goroutine: the leading elements in the
 // vector kernels (internal/vec, AVX2), which do the operations below in the
