@@ -3,6 +3,7 @@ package ad
 import (
 	"github.com/adjointgo/adjoint/internal/parallel"
 	"github.com/adjointgo/adjoint/internal/vec"
+	"github.com/adjointgo/adjoint/internal/workers"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -115,7 +116,7 @@ func productKernel(dst, a, b, c *tensor.Tensor, s float64) {
 	}
 	resizeTo(dst, a.DType(), a.Shape())
 	if n := dst.Len(); parallel.Worth(n) { // split where the other element-wise kernels split (each element's bits are the same)
-		parallel.For(n, func(lo, hi int) { productRange(dst, a, b, c, s, lo, hi) })
+		splitProduct(productTask{kind: 0, n: n, dst: dst, a: a, b: b, c: c, s: s})
 		return
 	}
 	productRange(dst, a, b, c, s, 0, dst.Len())
@@ -149,7 +150,7 @@ func fusable(vs ...*Value) bool {
 // threads as productKernel is.
 func product3(out []*Value, g, a, b, c *Value, s float64) {
 	if n := g.t.Len(); parallel.Worth(n) {
-		parallel.For(n, func(lo, hi int) { product3Range(out, g, a, b, c, s, lo, hi) })
+		splitProduct(productTask{kind: 1, n: n, out: out, g: g, av: a, bv: b, cv: c, s: s})
 		return
 	}
 	product3Range(out, g, a, b, c, s, 0, g.t.Len())
@@ -170,7 +171,7 @@ func product3Range(out []*Value, g, a, b, c *Value, s float64, lo, hi int) {
 // split over the threads as productKernel is.
 func tanhGradVJP(dg, dy, gg, g, y *Value) {
 	if n := gg.t.Len(); parallel.Worth(n) {
-		parallel.For(n, func(lo, hi int) { tanhGradVJPRange(dg, dy, gg, g, y, lo, hi) })
+		splitProduct(productTask{kind: 2, n: n, dg: dg, dy: dy, g: gg, av: g, bv: y})
 		return
 	}
 	tanhGradVJPRange(dg, dy, gg, g, y, 0, gg.t.Len())
@@ -182,4 +183,42 @@ func tanhGradVJPRange(dg, dy, gg, g, y *Value, lo, hi int) {
 		return
 	}
 	vec.TanhGradVJPF64(dg.t.Float64s()[lo:hi], dy.t.Float64s()[lo:hi], gg.t.Float64s()[lo:hi], g.t.Float64s()[lo:hi], y.t.Float64s()[lo:hi], -2)
+}
+
+// productTask is one of scaled_product's split kernels (kind 0:
+// productRange, 1: product3Range, 2: tanhGradVJPRange, whose operands
+// dg, dy, g, av, bv are dg, dy, gg, g, y): part p does its range of
+// the n elements. It comes from a free list, where a closure would
+// allocate at every call.
+type productTask struct {
+	kind, n, parts int
+	dst, a, b, c   *tensor.Tensor
+	out            []*Value
+	dg, dy         *Value
+	g, av, bv, cv  *Value
+	s              float64
+}
+
+func (t *productTask) Run(p int) {
+	lo, hi := t.n*p/t.parts, t.n*(p+1)/t.parts
+	switch t.kind {
+	case 0:
+		productRange(t.dst, t.a, t.b, t.c, t.s, lo, hi)
+	case 1:
+		product3Range(t.out, t.g, t.av, t.bv, t.cv, t.s, lo, hi)
+	default:
+		tanhGradVJPRange(t.dg, t.dy, t.g, t.av, t.bv, lo, hi)
+	}
+}
+
+var productTasks workers.Tasks[productTask]
+
+// splitProduct runs t split over the threads as the other element-wise
+// kernels split (each element's bits are the same).
+func splitProduct(t productTask) {
+	t.parts = parallel.Parts(t.n, t.n)
+	p := productTasks.Get()
+	*p = t
+	workers.Run(p.parts, p)
+	productTasks.Put(p)
 }

@@ -66,3 +66,43 @@ func TestFromFloatHeaderAllocatesNothing(t *testing.T) {
 		t.Errorf("the headers do not hold the given storage as scalars")
 	}
 }
+
+// Split across two goroutines, the kernels allocate nothing either: a
+// softmax, the fused cross-entropy, a Math and a Math2 op, a reduction
+// along a kept axis and a full one, on operands large enough to split
+// (their tasks come from free lists; a closure took one or two
+// allocations a call, the cross-entropy's row losses one more). The
+// threads are set, so that AllocsPerRun's one-processor run still splits.
+func TestSplitKernelsAllocateNothing(t *testing.T) {
+	defer SetThreads(Threads())
+	SetThreads(2)
+	r := rand.New(rand.NewPCG(34, 2))
+	for _, d := range []DType{Float32, Float64} {
+		x, y := New(d, 512, 512), New(d, 512, 512)
+		for i := range x.Len() {
+			x.SetFlat(i, r.NormFloat64())
+			y.SetFlat(i, r.NormFloat64())
+		}
+		targets := make([]int, 512)
+		for i := range targets {
+			targets[i] = r.IntN(512)
+		}
+		dst, probs, rows, all := New(d, 512, 512), New(d, 512, 512), New(d, 512, 1), New(d)
+		for _, c := range []struct {
+			name string
+			run  func()
+		}{
+			{"softmax", func() { dst.Softmax(x, 1, false) }},
+			{"cross_entropy", func() { CrossEntropy(probs, x, targets) }},
+			{"math", func() { dst.Math(Erf, x, 0, 0) }},
+			{"math2", func() { dst.Math2(Atan2, x, y) }},
+			{"sum along the kept rows", func() { rows.Reduce(SumReduce, x, true, 1) }},
+			{"sum of all", func() { all.Reduce(SumReduce, x, false) }},
+		} {
+			c.run()
+			if n := testing.AllocsPerRun(10, c.run); n != 0 {
+				t.Errorf("%v %s: %v allocations on two goroutines, want 0", d, c.name, n)
+			}
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/adjointgo/adjoint/internal/fastmath"
 	"github.com/adjointgo/adjoint/internal/parallel"
+	"github.com/adjointgo/adjoint/internal/workers"
 )
 
 // This file holds the kernels of the element-wise functions added after the
@@ -95,8 +96,46 @@ func mathSplit[T Float](op MathOp, dst, x []T, a, b float64) {
 		mathKernel(op, dst, x, a, b)
 		return
 	}
-	parallel.For(len(x), func(lo, hi int) { mathKernel(op, dst[lo:hi], x[lo:hi], a, b) })
+	ts := workers.Either[mathTask[T]](&mathTasks32, &mathTasks64)
+	if ts == nil { // a named float type: a closure
+		parallel.For(len(x), func(lo, hi int) { mathKernel(op, dst[lo:hi], x[lo:hi], a, b) })
+		return
+	}
+	t := ts.Get()
+	*t = mathTask[T]{op: op, dst: dst, x: x, a: a, b: b, parts: parallel.Parts(len(x), len(x))}
+	workers.Run(t.parts, t)
+	ts.Put(t)
 }
+
+// mathTask is a split mathSplit (two unset) or math2Split: part p does its
+// range of the elements, a task from a free list where a closure would
+// allocate at every call.
+type mathTask[T Float] struct {
+	op     MathOp
+	op2    Math2Op
+	two    bool
+	dst, x []T
+	y      []T
+	a, b   float64
+	parts  int
+}
+
+func (t *mathTask[T]) Run(p int) {
+	n := len(t.dst)
+	lo, hi := n*p/t.parts, n*(p+1)/t.parts
+	if t.two {
+		math2Kernel(t.op2, t.dst[lo:hi], t.x[lo:hi], t.y[lo:hi], hi-lo, 1, 1)
+		return
+	}
+	mathKernel(t.op, t.dst[lo:hi], t.x[lo:hi], t.a, t.b)
+}
+
+// The free lists of mathSplit's and math2Split's tasks, one per element
+// type (workers.Either).
+var (
+	mathTasks32 workers.Tasks[mathTask[float32]]
+	mathTasks64 workers.Tasks[mathTask[float64]]
+)
 
 // geluC is √(2/π), the constant of GELU's tanh form.
 var geluC = math.Sqrt(2 / math.Pi)
@@ -292,7 +331,15 @@ func math2Split[T Float](op Math2Op, dst, a, b []T) {
 		math2Kernel(op, dst, a, b, n, 1, 1)
 		return
 	}
-	parallel.For(n, func(lo, hi int) { math2Kernel(op, dst[lo:hi], a[lo:hi], b[lo:hi], hi-lo, 1, 1) })
+	ts := workers.Either[mathTask[T]](&mathTasks32, &mathTasks64)
+	if ts == nil { // a named float type: a closure
+		parallel.For(n, func(lo, hi int) { math2Kernel(op, dst[lo:hi], a[lo:hi], b[lo:hi], hi-lo, 1, 1) })
+		return
+	}
+	t := ts.Get()
+	*t = mathTask[T]{op2: op, two: true, dst: dst[:n], x: a, y: b, parts: parallel.Parts(n, n)}
+	workers.Run(t.parts, t)
+	ts.Put(t)
 }
 
 func math2Kernel[T Float](op Math2Op, dst, a, b []T, n, da, db int) {

@@ -293,18 +293,29 @@ func reduceAll[T Float](op ReduceOp, init T, x []T) T {
 		return reduceRun(op, init, x)
 	}
 	nb := (len(x) + reduceBlock - 1) / reduceBlock
-	block := func(b int) T { return reduceRun(op, init, x[b*reduceBlock:min((b+1)*reduceBlock, len(x))]) }
 	acc := init
 	if !parallel.SplitWorth(nb, len(x)) {
 		for b := range nb {
-			acc = combine(op, acc, block(b))
+			acc = combine(op, acc, reduceRun(op, init, x[b*reduceBlock:min((b+1)*reduceBlock, len(x))]))
 		}
+		return acc
+	}
+	if ts := workers.Either[reduceAllTask[T]](&reduceAllTasks32, &reduceAllTasks64); ts != nil && nb <= len(reduceAllTask[T]{}.part) {
+		// The blocks' results in the task itself, which comes from a free
+		// list: nothing is allocated.
+		t := ts.Get()
+		t.op, t.init, t.x, t.nb, t.parts = op, init, x, nb, parallel.Parts(nb, len(x))
+		workers.Run(t.parts, t)
+		for _, p := range t.part[:nb] {
+			acc = combine(op, acc, p)
+		}
+		ts.Put(t)
 		return acc
 	}
 	part := make([]T, nb)
 	parallel.Split(nb, len(x), func(lo, hi int) {
 		for b := lo; b < hi; b++ {
-			part[b] = block(b)
+			part[b] = reduceRun(op, init, x[b*reduceBlock:min((b+1)*reduceBlock, len(x))])
 		}
 	})
 	for _, p := range part {
@@ -312,6 +323,29 @@ func reduceAll[T Float](op ReduceOp, init T, x []T) T {
 	}
 	return acc
 }
+
+// reduceAllTask is a split reduceAll of up to 64 blocks: part p reduces
+// its range of the blocks into part.
+type reduceAllTask[T Float] struct {
+	op        ReduceOp
+	init      T
+	x         []T
+	part      [64]T
+	nb, parts int
+}
+
+func (t *reduceAllTask[T]) Run(p int) {
+	for b := t.nb * p / t.parts; b < t.nb*(p+1)/t.parts; b++ {
+		t.part[b] = reduceRun(t.op, t.init, t.x[b*reduceBlock:min((b+1)*reduceBlock, len(t.x))])
+	}
+}
+
+// The free lists of reduceAll's tasks, one per element type
+// (workers.Either).
+var (
+	reduceAllTasks32 workers.Tasks[reduceAllTask[float32]]
+	reduceAllTasks64 workers.Tasks[reduceAllTask[float64]]
+)
 
 // combine merges two partial reductions.
 func combine[T Float](op ReduceOp, a, b T) T {

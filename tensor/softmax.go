@@ -6,6 +6,8 @@ import (
 
 	"github.com/adjointgo/adjoint/internal/fastmath"
 	"github.com/adjointgo/adjoint/internal/parallel"
+	"github.com/adjointgo/adjoint/internal/pool"
+	"github.com/adjointgo/adjoint/internal/workers"
 )
 
 // Softmax sets t to the softmax of x along axis (exp(x − max) normalised to
@@ -41,8 +43,45 @@ func softmax[T Float](dst, x []T, outer, mid, inner int, log bool) {
 	}
 	// Rows are independent: each is computed as in one call, whichever
 	// goroutine takes it, so the result is the same for any thread count.
-	parallel.Split(rows, len(x), func(lo, hi int) { softmaxRows(dst, x, lo, hi, mid, inner, log) })
+	ts := workers.Either[softmaxTask[T]](&softmaxTasks32, &softmaxTasks64)
+	if ts == nil { // a named float type: a closure
+		parallel.Split(rows, len(x), func(lo, hi int) { softmaxRows(dst, x, lo, hi, mid, inner, log) })
+		return
+	}
+	t := ts.Get()
+	*t = softmaxTask[T]{dst: dst, x: x, rows: rows, mid: mid, inner: inner, log: log, parts: parallel.Parts(rows, len(x))}
+	workers.Run(t.parts, t)
+	ts.Put(t)
 }
+
+// softmaxTask is a split softmax or cross-entropy (loss set): part p does
+// its range of the rows, a task from a free list where a closure would
+// allocate at every call.
+type softmaxTask[T Float] struct {
+	dst, x                  []T
+	targets                 []int
+	loss                    []float64
+	rows, mid, inner, parts int
+	log                     bool
+}
+
+func (t *softmaxTask[T]) Run(p int) {
+	lo, hi := t.rows*p/t.parts, t.rows*(p+1)/t.parts
+	if t.loss == nil {
+		softmaxRows(t.dst, t.x, lo, hi, t.mid, t.inner, t.log)
+		return
+	}
+	for i := lo; i < hi; i++ {
+		t.loss[i] = crossEntropyRow(t.dst, t.x, t.targets, i, t.mid)
+	}
+}
+
+// The free lists of softmax's and crossEntropy's tasks, one per element
+// type (workers.Either).
+var (
+	softmaxTasks32 workers.Tasks[softmaxTask[float32]]
+	softmaxTasks64 workers.Tasks[softmaxTask[float64]]
+)
 
 // softmaxRows computes rows [lo, hi) of a softmax: row r is the mid
 // elements at r/inner·mid·inner + r%inner, stride inner.
@@ -149,13 +188,23 @@ func crossEntropy[T Float](p, x []T, targets []int, n, c int) float64 {
 		return loss / float64(n)
 	}
 	// The rows' losses are computed in parallel and added in row order, as
-	// one goroutine adds them: the same bits for any thread count.
-	rows := make([]float64, n)
-	parallel.Split(n, n*c, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			rows[i] = crossEntropyRow(p, x, targets, i, c)
-		}
-	})
+	// one goroutine adds them: the same bits for any thread count. The
+	// losses' buffer is pooled and the task comes from a free list, so
+	// that nothing is allocated (but for a named float type).
+	rows := pool.Float64s(n)
+	defer pool.Put64(rows)
+	if ts := workers.Either[softmaxTask[T]](&softmaxTasks32, &softmaxTasks64); ts != nil {
+		t := ts.Get()
+		*t = softmaxTask[T]{dst: p, x: x, targets: targets, loss: rows, rows: n, mid: c, parts: parallel.Parts(n, n*c)}
+		workers.Run(t.parts, t)
+		ts.Put(t)
+	} else {
+		parallel.Split(n, n*c, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				rows[i] = crossEntropyRow(p, x, targets, i, c)
+			}
+		})
+	}
 	for _, l := range rows {
 		loss += l
 	}

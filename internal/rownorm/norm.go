@@ -6,6 +6,7 @@ import (
 
 	"github.com/adjointgo/adjoint/internal/parallel"
 	"github.com/adjointgo/adjoint/internal/vec"
+	"github.com/adjointgo/adjoint/internal/workers"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -44,11 +45,35 @@ func Forward[T float32 | float64](p Params, stats []float64, x, gamma, beta, y *
 		bd = data[T](beta)
 	}
 	if p.Rows*p.C >= parallel.Min && parallel.Worth(p.Rows*p.C) {
-		parallel.For(p.Rows, func(lo, hi int) { forwardRows(p, stats, xd, gd, bd, yd, lo, hi) }) // the closure allocates; only for large inputs
+		ts := workers.Either[forwardTask[T]](&forwardTasks32, &forwardTasks64)
+		t := ts.Get()
+		*t = forwardTask[T]{p: p, stats: stats, x: xd, gamma: gd, beta: bd, y: yd, parts: parallel.Parts(p.Rows, p.Rows*p.C)}
+		workers.Run(t.parts, t)
+		ts.Put(t)
 		return
 	}
 	forwardRows(p, stats, xd, gd, bd, yd, 0, p.Rows)
 }
+
+// forwardTask is a split Forward: part p normalises its range of the
+// rows (a task from a free list, where a closure would allocate at every
+// call).
+type forwardTask[T float32 | float64] struct {
+	p                 Params
+	stats             []float64
+	x, gamma, beta, y []T
+	parts             int
+}
+
+func (t *forwardTask[T]) Run(part int) {
+	forwardRows(t.p, t.stats, t.x, t.gamma, t.beta, t.y, t.p.Rows*part/t.parts, t.p.Rows*(part+1)/t.parts)
+}
+
+// The free lists of Forward's tasks, one per element type (workers.Either).
+var (
+	forwardTasks32 workers.Tasks[forwardTask[float32]]
+	forwardTasks64 workers.Tasks[forwardTask[float64]]
+)
 
 // forwardRows is Forward for the rows [lo, hi). In float32 the assembly
 // kernel of vec.NormForwardF32 does it where the CPU allows
