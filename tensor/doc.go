@@ -37,7 +37,10 @@
 // shapes, strides and normalised axes in buffers on the stack (for up to 8
 // dimensions) and copy a shape into the destination only when its shape
 // changes. Reshape returns a new Tensor; ReshapeOf makes a destination the
-// caller keeps into the same view without allocating.
+// caller keeps into the same view without allocating. Kernels split across
+// goroutines (large operands, Threads above 1) allocate nothing either:
+// their parts run as tasks from free lists on long-lived worker
+// goroutines.
 //
 // The destination may be an operand (or share its storage, as a View or
 // Reshape does) only in the elementwise kernels, and there only when that

@@ -2,8 +2,10 @@
 // goroutines, as many as the matrix kernels may use (gemm.Threads, which
 // follows GOMAXPROCS unless set). It is shared by package tensor's
 // elementwise kernels and package optim's updates. The chunks run on the
-// long-lived goroutines of package workers, so a split loop allocates
-// nothing.
+// long-lived goroutines of package workers, so no goroutine is started;
+// For and Split allocate only their closure, and a kernel that runs a task
+// of its own type from a workers.Tasks list over Parts ranges allocates
+// nothing (the library's kernels do).
 package parallel
 
 import (
