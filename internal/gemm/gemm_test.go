@@ -44,6 +44,17 @@ func (p problem) String() string {
 	return fmt.Sprintf("tA=%v,tB=%v,m=%d,n=%d,k=%d,pad=%d,alpha=%g,beta=%g", p.transA, p.transB, p.m, p.n, p.k, p.pad, p.alpha, p.beta)
 }
 
+// runOn returns the product p with kernel kn on nt goroutines (0: the
+// threads as set) into a copy of c, which it leaves as it is.
+func runOn[T float](kn *kernel[T], nt int, p problem, a []T, lda int, b []T, ldb int, c []T, ldc int) []T {
+	if nt > 0 {
+		SetThreads(nt)
+	}
+	got := append([]T(nil), c...)
+	gemm(kn, p.transA, p.transB, p.m, p.n, p.k, T(p.alpha), a, lda, b, ldb, T(p.beta), got, ldc)
+	return got
+}
+
 // operands builds random A, B, C for p with their leading dimensions.
 func operands[T float](p problem, rng *rand.Rand) (a []T, lda int, b []T, ldb int, c []T, ldc int) {
 	ar, ac := p.m, p.k

@@ -190,7 +190,8 @@ func isolated[T float](p Product, runs int,
 // in a network's layers. (They were all positive once: a GPT's
 // 768×512×128 product then summed to about 24 per element, beyond the
 // range of the GELU epilogue's float32 tables, and its isolated time was
-// the float64 fallback's, 2.6 times the step's own.)
+// the float64 fallback's: 7.0 ms a step against 4.1 on unit-size values,
+// Xeon family 6 model 207.)
 func isolatedOperands[T float](k, na, nb, nc int) (a, b, c []T) {
 	return spread[T](na, 1, 1/math.Sqrt(float64(max(k, 1)))), spread[T](nb, 2, 1), spread[T](nc, 3, 1)
 }
@@ -218,14 +219,4 @@ func stored(rows, cols, ld int) int {
 		return 0
 	}
 	return (rows-1)*ld + cols
-}
-
-// filled returns n small nonzero values cycling with period mod (no
-// denormals, no overflow at any depth a benchmark uses).
-func filled[T float](n, mod int) []T {
-	s := make([]T, n)
-	for i := range s {
-		s[i] = T(i%mod+1) * 0.125
-	}
-	return s
 }

@@ -73,7 +73,7 @@ func TestRecordOff(t *testing.T) {
 
 	StartRecording()
 	f0 := Flops()
-	a, b, c := filled[float32](64, 3), filled[float32](64, 5), make([]float32, 64)
+	a, b, c := spread[float32](64, 3, 1), spread[float32](64, 5, 1), make([]float32, 64)
 	Sgemm(false, false, 1, 8, 8, 1, a, 8, b, 8, 0, c, 8) // m = 1: a vector product
 	Sgemm(false, false, 8, 1, 8, 1, a, 8, b, 1, 0, c, 1) // n = 1
 	Sgemm(false, false, 8, 8, 0, 1, a, 1, b, 8, 0, c, 8) // k = 0

@@ -39,12 +39,7 @@ func swapBits[T float](t *testing.T, ks []kernel[T]) {
 				t.Fatalf("%v is not swapped", p)
 			}
 			a, lda, b, ldb, c, ldc := operands[T](p, rng)
-			run := func(kn *kernel[T], nt int) []T {
-				SetThreads(nt)
-				got := append([]T(nil), c...)
-				gemm(kn, p.transA, p.transB, p.m, p.n, p.k, T(p.alpha), a, lda, b, ldb, T(p.beta), got, ldc)
-				return got
-			}
+			run := func(kn *kernel[T], nt int) []T { return runOn(kn, nt, p, a, lda, b, ldb, c, ldc) }
 			want := run(&off, 1)
 			for _, nt := range []int{1, 2} {
 				got := run(&on, nt)

@@ -50,11 +50,7 @@ func tuneBits[T float](t *testing.T, ks []kernel[T]) {
 		{false, true, 20, 100, 300, 1, 1.5, 0}, // swapped where swapNT is on
 	} {
 		a, lda, b, ldb, c, ldc := operands[T](p, rng)
-		run := func(kn *kernel[T]) []T {
-			got := append([]T(nil), c...)
-			gemm(kn, p.transA, p.transB, p.m, p.n, p.k, T(p.alpha), a, lda, b, ldb, T(p.beta), got, ldc)
-			return got
-		}
+		run := func(kn *kernel[T]) []T { return runOn(kn, 0, p, a, lda, b, ldb, c, ldc) }
 		want := run(&def)
 		for _, v := range vs {
 			got := run(&v)
@@ -71,12 +67,7 @@ func tuneBits[T float](t *testing.T, ks []kernel[T]) {
 	for _, sp := range splitProducts(int(unsafe.Sizeof(T(0)))) {
 		p := problem{sp.transA, sp.transB, sp.m, sp.n, sp.k + 44, 0, 1, 0}
 		a, lda, b, ldb, c, ldc := operands[T](p, rng)
-		run := func(kn *kernel[T], nt int) []T {
-			SetThreads(nt)
-			got := append([]T(nil), c...)
-			gemm(kn, p.transA, p.transB, p.m, p.n, p.k, T(p.alpha), a, lda, b, ldb, T(p.beta), got, ldc)
-			return got
-		}
+		run := func(kn *kernel[T], nt int) []T { return runOn(kn, nt, p, a, lda, b, ldb, c, ldc) }
 		want := run(&def, 1)
 		for _, v := range groups[slabGroup] {
 			for _, nt := range []int{2, 3} {
