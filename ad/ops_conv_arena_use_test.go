@@ -13,8 +13,8 @@ import (
 // outside the arena, into it (so that their reshapes allocate nothing):
 // the output and every gradient have the bits of the same step on the
 // heap, the gradients reach the Vars themselves and accumulate over two
-// steps, and an image of a step before the arena's Reset is refused as
-// stale, naming conv2d.
+// steps, and kernels of another arena, or an image of a step before the
+// arena's Reset, are refused, naming conv2d.
 func TestConv2dArenaVarKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(34, 1))
 	randT := func(shape ...int) *tensor.Tensor {
@@ -71,6 +71,19 @@ func TestConv2dArenaVarKernels(t *testing.T) {
 			t.Fatalf("gradient %d after two steps is not twice one step's", i)
 		}
 	}
+
+	// Kernels of another arena are refused, naming conv2d, not brought in.
+	var other ad.Arena
+	func() {
+		defer func() {
+			err, _ := recover().(error)
+			var e *ad.Error
+			if !errors.Is(err, ad.ErrStale) || !errors.As(err, &e) || e.Op != "conv2d" {
+				t.Fatalf("kernels of another arena: %v, want an *ad.Error of conv2d wrapping ErrStale", err)
+			}
+		}()
+		ad.Conv2dBias(ar.Const(data), other.Use(w), b, opts)
+	}()
 
 	old := ar.Const(data)
 	ar.Reset()

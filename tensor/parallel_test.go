@@ -40,3 +40,73 @@ func TestParallelElementwiseMatchesSerial(t *testing.T) {
 		}
 	}
 }
+
+// Split kernels called from several goroutines at once each get a task of
+// their own from the free lists: every caller's result is the one it gets
+// alone on one thread, bit for bit (a task shared, or put back while its
+// parts still run, would mix the callers' operands).
+func TestSplitKernelsConcurrentCallers(t *testing.T) {
+	defer SetThreads(Threads())
+	const callers = 4
+	r := rand.New(rand.NewPCG(34, 3))
+	type job struct {
+		x, y                  *Tensor
+		targets               []int
+		soft, math, rows, all *Tensor
+		loss                  float64
+	}
+	run := func(j *job) {
+		j.soft.Softmax(j.x, 1, false)
+		probs := New(Float32, 512, 512)
+		j.loss = CrossEntropy(probs, j.x, j.targets)
+		j.math.Math2(Atan2, j.x, j.y)
+		j.rows.Reduce(SumReduce, j.x, true, 1)
+		j.all.Reduce(SumReduce, j.x, false)
+	}
+	fresh := func(x, y *Tensor, targets []int) *job {
+		return &job{x: x, y: y, targets: targets, soft: New(Float32, 1), math: New(Float32, 1), rows: New(Float32, 1), all: New(Float32, 1)}
+	}
+	var want, got []*job
+	for range callers {
+		x, y := New(Float32, 512, 512), New(Float32, 512, 512)
+		for i := range x.Len() {
+			x.SetFlat(i, r.NormFloat64())
+			y.SetFlat(i, r.NormFloat64())
+		}
+		targets := make([]int, 512)
+		for i := range targets {
+			targets[i] = r.IntN(512)
+		}
+		want, got = append(want, fresh(x, y, targets)), append(got, fresh(x, y, targets))
+	}
+	SetThreads(1)
+	for _, j := range want {
+		run(j)
+	}
+	SetThreads(2)
+	done := make(chan struct{})
+	for _, j := range got {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range 5 {
+				run(j)
+			}
+		}()
+	}
+	for range callers {
+		<-done
+	}
+	for c := range callers {
+		w, g := want[c], got[c]
+		if g.loss != w.loss {
+			t.Errorf("caller %d: cross-entropy %v, alone on one thread %v", c, g.loss, w.loss)
+		}
+		for _, p := range [][2]*Tensor{{g.soft, w.soft}, {g.math, w.math}, {g.rows, w.rows}, {g.all, w.all}} {
+			for i := range p[1].Len() {
+				if p[0].AtFlat(i) != p[1].AtFlat(i) {
+					t.Fatalf("caller %d: element %d is %v, alone on one thread %v", c, i, p[0].AtFlat(i), p[1].AtFlat(i))
+				}
+			}
+		}
+	}
+}
