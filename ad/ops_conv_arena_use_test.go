@@ -72,29 +72,22 @@ func TestConv2dArenaVarKernels(t *testing.T) {
 		}
 	}
 
-	// Kernels of another arena are refused, naming conv2d, not brought in.
-	var other ad.Arena
-	func() {
+	// Kernels of another arena, or an image of a step before the Reset,
+	// are refused, naming conv2d.
+	wantStale := func(what string, f func()) {
+		t.Helper()
 		defer func() {
 			err, _ := recover().(error)
 			var e *ad.Error
 			if !errors.Is(err, ad.ErrStale) || !errors.As(err, &e) || e.Op != "conv2d" {
-				t.Fatalf("kernels of another arena: %v, want an *ad.Error of conv2d wrapping ErrStale", err)
+				t.Fatalf("%s: %v, want an *ad.Error of conv2d wrapping ErrStale", what, err)
 			}
 		}()
-		ad.Conv2dBias(ar.Const(data), other.Use(w), b, opts)
-	}()
-
+		f()
+	}
+	var other ad.Arena
+	wantStale("kernels of another arena", func() { ad.Conv2dBias(ar.Const(data), other.Use(w), b, opts) })
 	old := ar.Const(data)
 	ar.Reset()
-	func() {
-		defer func() {
-			err, _ := recover().(error)
-			var e *ad.Error
-			if !errors.Is(err, ad.ErrStale) || !errors.As(err, &e) || e.Op != "conv2d" {
-				t.Fatalf("a stale image: %v, want an *ad.Error of conv2d wrapping ErrStale", err)
-			}
-		}()
-		ad.Conv2dBias(old, w, b, opts)
-	}()
+	wantStale("a stale image", func() { ad.Conv2dBias(old, w, b, opts) })
 }

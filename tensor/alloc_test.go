@@ -78,15 +78,7 @@ func TestSplitKernelsAllocateNothing(t *testing.T) {
 	SetThreads(2)
 	r := rand.New(rand.NewPCG(34, 2))
 	for _, d := range []DType{Float32, Float64} {
-		x, y := New(d, 512, 512), New(d, 512, 512)
-		for i := range x.Len() {
-			x.SetFlat(i, r.NormFloat64())
-			y.SetFlat(i, r.NormFloat64())
-		}
-		targets := make([]int, 512)
-		for i := range targets {
-			targets[i] = r.IntN(512)
-		}
+		x, y, targets := splitOperands(r, d)
 		dst, probs, rows, all := New(d, 512, 512), New(d, 512, 512), New(d, 512, 1), New(d)
 		for _, c := range []struct {
 			name string

@@ -68,15 +68,7 @@ func TestSplitKernelsConcurrentCallers(t *testing.T) {
 	}
 	var want, got []*job
 	for range callers {
-		x, y := New(Float32, 512, 512), New(Float32, 512, 512)
-		for i := range x.Len() {
-			x.SetFlat(i, r.NormFloat64())
-			y.SetFlat(i, r.NormFloat64())
-		}
-		targets := make([]int, 512)
-		for i := range targets {
-			targets[i] = r.IntN(512)
-		}
+		x, y, targets := splitOperands(r, Float32)
 		want, got = append(want, fresh(x, y, targets)), append(got, fresh(x, y, targets))
 	}
 	SetThreads(1)
@@ -109,4 +101,19 @@ func TestSplitKernelsConcurrentCallers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// splitOperands returns two random 512×512 operands of dtype d, large
+// enough for the kernels to split, and 512 targets for a cross-entropy.
+func splitOperands(r *rand.Rand, d DType) (x, y *Tensor, targets []int) {
+	x, y = New(d, 512, 512), New(d, 512, 512)
+	for i := range x.Len() {
+		x.SetFlat(i, r.NormFloat64())
+		y.SetFlat(i, r.NormFloat64())
+	}
+	targets = make([]int, 512)
+	for i := range targets {
+		targets[i] = r.IntN(512)
+	}
+	return x, y, targets
 }
