@@ -127,7 +127,8 @@ func Conv2d(x, w *Value, opts Conv2dOptions) *Value {
 // output channel (b has O elements, of any shape): the bits of Add with b
 // reshaped to [O 1 1], the bias added as the GEMM's output is laid out as
 // [N O H' W'] rather than in a pass of its own. Misfits panic as Conv2d's
-// do, naming "conv2d" (or "conv_bias_swap" for a bias of the wrong size).
+// do, naming "conv2d" (a bias of the wrong size wraps ErrShape, of another
+// dtype ErrDType).
 func Conv2dBias(x, w, b *Value, opts Conv2dOptions) *Value {
 	defer rethrow()
 	return conv2d(x, w, b, opts)
@@ -143,15 +144,19 @@ func conv2d(x, w, b *Value, opts Conv2dOptions) *Value {
 	if g == 0 {
 		g = 1
 	}
-	a := newAttrs[convAttrs](x, nil)
-	*a = convAttrs{conv.Geometry{KH: ws[2], KW: ws[3], SH: def(opts.Stride[0], 1), SW: def(opts.Stride[1], 1),
+	win := convAttrs{conv.Geometry{KH: ws[2], KW: ws[3], SH: def(opts.Stride[0], 1), SW: def(opts.Stride[1], 1),
 		PH: opts.Padding[0], PW: opts.Padding[1], DH: def(opts.Dilation[0], 1), DW: def(opts.Dilation[1], 1),
 		H: xs[2], W: xs[3]}}
-	checkWindow("conv2d", xs, ws, a, g)
+	checkWindow("conv2d", xs, ws, &win, g)
 	o := ws[0]
 	if xs[1] != ws[1]*g || o%g != 0 {
 		panic(shapeErr("conv2d", [][]int{xs, ws}, "x has %d channels and w %d outputs, want %d·groups and a multiple of groups (%d)", xs[1], o, ws[1], g))
 	}
+	if g == 1 && direct(x, w, b) {
+		return conv2dDirect(x, w, b, &win)
+	}
+	a := newAttrs[convAttrs](x, nil)
+	*a = win
 	oh, ow := a.OutSize()
 	n := xs[0]
 	k := ws[1] * a.KH * a.KW
@@ -195,6 +200,20 @@ func conv2d(x, w, b *Value, opts Conv2dOptions) *Value {
 		y = convBiasSwap(y, b, o, n)
 	}
 	return Reshape(y, n, o, oh, ow)
+}
+
+// direct reports whether a convolution of one group of x, w and b (nil
+// for none) runs as the conv2d row: not inside Vmap, without forward-mode
+// tangents and outside a selective checkpoint's run, which the composite's
+// rows serve (their batching rules and JVPs, and the product the
+// checkpoint keeps).
+func direct(x, w, b *Value) bool {
+	for _, v := range [3]*Value{x, w, b} {
+		if v != nil && (v.batch() != nil || v.tan != nil) {
+			return false
+		}
+	}
+	return keeping(KeepExpensive) == nil
 }
 
 // Conv1dOptions are the parameters of Conv1d; zero fields take the

@@ -58,24 +58,30 @@ func TestConv2dThreadsDeterministic(t *testing.T) {
 	}
 }
 
-// A bias whose size is not the number of output channels, or whose dtype
-// differs, is an *ad.Error wrapping ErrShape that names conv_bias_swap and
-// the shapes, never a broadcast or a silently short read.
+// A bias whose size is not the number of output channels is an *ad.Error
+// wrapping ErrShape, and one whose dtype differs an *ad.Error wrapping
+// ErrDType, naming conv2d and (for the size) the shapes, never a broadcast
+// or a silently short read.
 func TestConv2dBiasBadBias(t *testing.T) {
 	x := ad.Const(tensor.Full(tensor.Float64, 0, 1, 2, 5, 5))
 	w := ad.Var(tensor.Full(tensor.Float64, 0, 3, 2, 3, 3))
-	for name, b := range map[string]*ad.Value{
-		"5 elements for 3 channels": ad.Var(tensor.Full(tensor.Float64, 0, 5)),
-		"1 element":                 ad.Var(tensor.Full(tensor.Float64, 0, 1)),
-		"float32 bias":              ad.Var(tensor.Full(tensor.Float32, 0, 3)),
+	for name, c := range map[string]struct {
+		b    *ad.Value
+		want error
+		msg  string
+	}{
+		"5 elements for 3 channels": {ad.Var(tensor.Full(tensor.Float64, 0, 5)), ad.ErrShape, "[1 2 5 5] × [3 2 3 3] × [5]"},
+		"1 element":                 {ad.Var(tensor.Full(tensor.Float64, 0, 1)), ad.ErrShape, "[1]: want a bias of 3 elements"},
+		"float32 bias":              {ad.Var(tensor.Full(tensor.Float32, 0, 3)), ad.ErrDType, "one dtype"},
 	} {
+		b := c.b
 		func() {
 			defer func() {
 				var e *ad.Error
 				r := recover()
 				err, _ := r.(error)
-				if !errors.As(err, &e) || !errors.Is(err, ad.ErrShape) || !strings.Contains(err.Error(), "conv_bias_swap") {
-					t.Errorf("%s: recovered %v, want an *ad.Error wrapping ErrShape naming conv_bias_swap", name, r)
+				if !errors.As(err, &e) || !errors.Is(err, c.want) || e.Op != "conv2d" || !strings.Contains(err.Error(), c.msg) {
+					t.Errorf("%s: recovered %v, want an *ad.Error wrapping %v naming conv2d and saying %q", name, r, c.want, c.msg)
 				}
 			}()
 			ad.Conv2dBias(x, w, b, ad.Conv2dOptions{})

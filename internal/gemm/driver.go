@@ -157,6 +157,11 @@ func gemm[T float](kn *kernel[T], transA, transB bool, m, n, k int, alpha T, a [
 
 // gemmEp is gemm with an epilogue (nil for none).
 func gemmEp[T float](kn *kernel[T], transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, ep *Epilogue[T]) {
+	gemmOn(kn, Threads(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ep)
+}
+
+// gemmOn is gemmEp on at most threads goroutines (1: the calling one).
+func gemmOn[T float](kn *kernel[T], threads int, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, ep *Epilogue[T]) {
 	if m < 0 || n < 0 || k < 0 {
 		panic("gemm: negative dimension")
 	}
@@ -201,7 +206,7 @@ func gemmEp[T float](kn *kernel[T], transA, transB bool, m, n, k int, alpha T, a
 		return
 	}
 	if swapsNT(kn, transA, transB, m, n, k, beta, ep) {
-		swappedNT(kn, m, n, k, alpha, a, lda, b, ldb, c, ldc)
+		swappedNT(kn, threads, m, n, k, alpha, a, lda, b, ldb, c, ldc)
 		return
 	}
 	flops := 2 * float64(m) * float64(n) * float64(k)
@@ -209,7 +214,7 @@ func gemmEp[T float](kn *kernel[T], transA, transB bool, m, n, k int, alpha T, a
 	if recording.Load() {
 		record(transA, transB, m, n, k, lda, ldb, ldc, beta, ep)
 	}
-	nt := Threads()
+	nt := threads
 	if byWork := int(flops / minFlopsPerThread); byWork < nt {
 		nt = max(byWork, 1)
 	}

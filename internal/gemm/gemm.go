@@ -52,6 +52,21 @@ func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int
 	gemm(&f64, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
+// SgemmSerial is Sgemm on the calling goroutine alone, whatever
+// SetThreads says: for callers that split their own work across
+// goroutines and run a product in each part (a convolution's products
+// image by image). The bits are Sgemm's.
+func SgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	ensureTuned()
+	gemmOn(&f32, 1, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+}
+
+// DgemmSerial is SgemmSerial for float64.
+func DgemmSerial(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	ensureTuned()
+	gemmOn(&f64, 1, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+}
+
 // SgemmEp is Sgemm with the epilogue ep fused into the product (nil: none):
 // C = act(alpha·op(A)·op(B) + beta·C + bias), applied to each tile of C as
 // it is written, and the row sums of op(A) taken from its packed panels.

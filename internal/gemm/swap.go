@@ -44,7 +44,7 @@ func swapsNT[T float](kn *kernel[T], transA, transB bool, m, n, k int, beta T, e
 
 // swappedNT computes C = alpha·A·Bᵀ as Cᵀ = alpha·B·Aᵀ into pooled scratch,
 // then transposes it into C.
-func swappedNT[T float](kn *kernel[T], m, n, k int, alpha T, a []T, lda int, b []T, ldb int, c []T, ldc int) {
+func swappedNT[T float](kn *kernel[T], threads, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, c []T, ldc int) {
 	var t []T
 	switch s := any(&t).(type) {
 	case *[]float32:
@@ -52,7 +52,7 @@ func swappedNT[T float](kn *kernel[T], m, n, k int, alpha T, a []T, lda int, b [
 	case *[]float64:
 		*s = pool.Float64s(n * m)
 	}
-	gemmEp(kn, false, true, n, m, k, alpha, b, ldb, a, lda, 0, t, m, nil)
+	gemmOn(kn, threads, false, true, n, m, k, alpha, b, ldb, a, lda, 0, t, m, nil)
 	Transpose(c, ldc, t, n, m)
 	switch s := any(t).(type) {
 	case []float32:

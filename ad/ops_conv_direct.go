@@ -1,0 +1,203 @@
+package ad
+
+import (
+	"github.com/adjointgo/adjoint/internal/conv"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// The convolution of one group as one row (conv2dRule): x [N C H W], the
+// kernels w [O C kH kW] and an optional bias of O elements in, y [N O H'
+// W'] out. Its kernels (conv.Forward, conv.Backward) lay the receptive
+// fields out a chunk of images at a time in a buffer that stays in cache,
+// and each image's product writes its output straight into [N O H' W'];
+// the columns are laid out again backward rather than saved. The composite
+// of rows (im2col, MatMul, conv_bias_swap: Conv2d's other path) laid out
+// and saved the whole batch's columns, 13 MB for the second convolution
+// of the CNN workload (issue 26), and swapped the output from [O N L].
+// The output and x's gradient have that path's bits; the kernels' and the
+// bias's gradients are sums over chunks of images (see package conv).
+//
+// The row saves x when w needs a gradient and w when x does. Under
+// CreateGraph, or when tangents ride along, its VJP is written with the
+// composite's differentiable ops, so every order works. Forward mode,
+// Vmap, groups and a selective checkpoint's run (which keeps the
+// composite's product) take the composite path (conv2d).
+
+// conv2dAttrs: the window, the operand edges and the output shape.
+type conv2dAttrs struct {
+	convAttrs
+	edges []edge
+	own   []int     // the output shape, kept across an arena's steps
+	ops   [3]*Value // the operand list handed to applyN (cleared after)
+}
+
+func (a *conv2dAttrs) reset() {
+	clear(a.edges)
+	*a = conv2dAttrs{edges: a.edges[:0], own: a.own}
+}
+func (a *conv2dAttrs) edgeList() []edge { return a.edges }
+func (a *conv2dAttrs) addEdge(e edge)   { a.edges = append(a.edges, e) }
+
+// outShape returns [n o oh ow] in storage the attributes keep.
+func (a *conv2dAttrs) outShape(n, o, oh, ow int) []int {
+	if len(a.own) == 4 && a.own[0] == n && a.own[1] == o && a.own[2] == oh && a.own[3] == ow {
+		return a.own
+	}
+	a.own = []int{n, o, oh, ow}
+	return a.own
+}
+
+var conv2dRule rule
+
+func init() {
+	conv2dRule = rule{name: "conv2d",
+		forwardN: conv2dForward,
+		keepN:    conv2dKeep,
+		vjp:      func(c *vjpCtx, g *Value) []*Value { return c.conv2dVJP(g) },
+	}
+}
+
+// conv2dDirect applies the row to x, w and b (nil for none), whose shapes
+// and window conv2d has checked.
+func conv2dDirect(x, w, b *Value, win *convAttrs) *Value {
+	if b != nil && b.t.Len() != w.Shape()[0] {
+		panic(shapeErr("conv2d", [][]int{x.Shape(), w.Shape(), b.Shape()}, "want a bias of %d elements, one per kernel", w.Shape()[0]))
+	}
+	if x.DType() != w.DType() || (b != nil && b.DType() != x.DType()) {
+		panic(&Error{Op: "conv2d", Err: ErrDType, Msg: "x, w and the bias must have one dtype"})
+	}
+	at := newAttrs[conv2dAttrs](x, w)
+	at.convAttrs = *win
+	at.ops = [3]*Value{x, w, b}
+	n := 3
+	if b == nil {
+		n = 2
+	}
+	out := applyN(&conv2dRule, at, at.ops[:n])
+	at.ops = [3]*Value{}
+	return out
+}
+
+func conv2dForward(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
+	a := at.(*conv2dAttrs)
+	x, w := xs[0], xs[1]
+	s, ws := x.Shape(), w.Shape()
+	n, c, o := s[0], s[1], ws[0]
+	oh, ow := a.OutSize()
+	resizeTo(dst, x.DType(), a.outShape(n, o, oh, ow))
+	if x.DType() == tensor.Float32 {
+		var b []float32
+		if len(xs) > 2 {
+			b = xs[2].Float32s()
+		}
+		conv.Forward(dst.Float32s(), x.Float32s(), w.Float32s(), b, n, c, o, &a.Geometry)
+		return
+	}
+	var b []float64
+	if len(xs) > 2 {
+		b = xs[2].Float64s()
+	}
+	conv.Forward(dst.Float64s(), x.Float64s(), w.Float64s(), b, n, c, o, &a.Geometry)
+}
+
+// conv2dKeep saves x for the kernels' gradient and w for x's.
+func conv2dKeep(_ allocator, n *node, at attrs, _ *Value) {
+	a := at.(*conv2dAttrs)
+	x, w := a.ops[0], a.ops[1]
+	saveX, saveW := a.edges[1].requires(), a.edges[0].requires()
+	if saveX {
+		n.save(0, x)
+	}
+	if saveW {
+		n.save(1, w)
+	}
+	settleRelu(x, saveX)
+	if saveX {
+		shareReluOutput(x)
+	}
+	settleRelu(w, saveW)
+	if saveW {
+		shareReluOutput(w)
+	}
+	if b := a.ops[2]; b != nil {
+		settleRelu(b, false)
+	}
+}
+
+// conv2dVJP returns the cotangents of x, w and the bias.
+func (c *vjpCtx) conv2dVJP(g *Value) []*Value {
+	at := c.n.at.(*conv2dAttrs)
+	gs := c.gN(len(c.n.ins()))
+	if c.create || g.tan != nil || c.savedTangents() {
+		c.conv2dVJPOps(g, at, gs)
+		return gs
+	}
+	need := c.need
+	xs, ws := c.inShape(0), c.inShape(1)
+	n, ch, o := xs[0], xs[1], ws[0]
+	d := g.DType()
+	var dx, dw, db *Value
+	if need[0] {
+		dx = c.fresh(d, xs)
+	}
+	if need[1] {
+		if dw = c.leafSpare(1, d, ws); dw == nil {
+			dw = c.fresh(d, ws)
+		}
+	}
+	if len(need) > 2 && need[2] {
+		db = c.fresh(d, c.inShape(2))
+	}
+	var x, w *Value // read for dw and for dx
+	if need[1] {
+		x = c.n.sv[0].v
+	}
+	if need[0] {
+		w = c.n.sv[1].v
+	}
+	if d == tensor.Float32 {
+		conv.Backward(f32s(dx), f32s(dw), f32s(db), g.t.Float32s(), f32s(x), f32s(w), n, ch, o, &at.Geometry)
+	} else {
+		conv.Backward(f64s(dx), f64s(dw), f64s(db), g.t.Float64s(), f64s(x), f64s(w), n, ch, o, &at.Geometry)
+	}
+	gs[0], gs[1] = dx, dw
+	if db != nil {
+		gs[2] = db
+	}
+	return gs
+}
+
+// savedTangents reports whether a value the VJP reads carries a
+// forward-mode tangent (then the VJP must be written with the ops, which
+// carry it).
+func (c *vjpCtx) savedTangents() bool {
+	for k := range c.n.sv {
+		if v := c.n.sv[k].v; v != nil && v.tan != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// conv2dVJPOps is the VJP written with the composite's differentiable ops
+// (col2im of wᵀ·g for x, g·colsᵀ for w, g summed over images and
+// positions for the bias): under CreateGraph and when tangents ride along.
+func (c *vjpCtx) conv2dVJPOps(g *Value, at *conv2dAttrs, gs []*Value) {
+	xs, ws := c.inShape(0), c.inShape(1)
+	n, o := xs[0], ws[0]
+	oh, ow := at.OutSize()
+	l, k := oh*ow, ws[1]*at.KH*at.KW
+	win := newAttrs[convAttrs](g, nil)
+	*win = at.convAttrs
+	g3 := Reshape(g, n, o, l)
+	gt := Reshape(Permute(g3, 1, 0, 2), o, n*l) // [O N·L], the composite's product's layout
+	if c.need[0] {
+		gs[0] = col2im(Reshape(MatMulT(Reshape(c.in(1), o, k), gt, true, false), k, n, l), win)
+	}
+	if c.need[1] {
+		gs[1] = Reshape(MatMulT(gt, Reshape(im2col(c.in(0), win), k, n*l), false, true), ws...)
+	}
+	if len(c.need) > 2 && c.need[2] {
+		gs[2] = Reshape(Sum(g3, Axes(0, 2)), c.inShape(2)...)
+	}
+}

@@ -1,0 +1,378 @@
+package conv
+
+import (
+	"sync"
+
+	"github.com/adjointgo/adjoint/internal/gemm"
+	"github.com/adjointgo/adjoint/internal/vec"
+	"github.com/adjointgo/adjoint/internal/workers"
+)
+
+// Forward and Backward are the kernels of package ad's conv2d row: a
+// convolution of one group as products over chunks of images, whose
+// columns (im2col) are laid out in a scratch buffer that stays in the L2
+// cache instead of all at once. Im2col's columns of a batch are as large
+// as the batch's images times the kernel's area (13 MB for the CNN
+// workload's second convolution: they went to memory and back twice
+// forward, and were saved for the backward pass); a chunk's are a few
+// hundred KB, and each image's product writes its output straight into
+// [N O H' W'], with no swap of [O N L] afterwards. The backward pass lays
+// a chunk's columns out again rather than keeping them.
+//
+// Bits: the output, and x's gradient, have the bits of the batch-wide
+// product (each output element is the same sum over the same depth
+// blocks, and col2im adds each element's terms in the same order); the
+// kernels' and the bias's gradients are the sums, in chunk order, of
+// each chunk's product (at most chunkCols columns deep), so they do not
+// depend on the thread count or on how the chunks are split.
+
+// chunkCols is the number of output positions a chunk of images covers
+// at least: chunks are max(1, chunkCols/L) images of L positions each.
+// 256 columns keep a chunk's columns (K·256 elements: 800 KB for a
+// 32-channel 5×5 kernel in float32) near the L2's size on the CPUs seen,
+// and make the kernels' gradient product a single depth block (kc is 256
+// on all of them). It sets the bits of the kernels' gradient: it is not
+// tuned.
+const chunkCols = 256
+
+// chunkImages returns the images per chunk for l output positions.
+func chunkImages(l int) int { return max(1, chunkCols/max(l, 1)) }
+
+// scratch is one part's working memory: a chunk's columns (or its
+// columns' gradient), its output gradient as [O q·L], and its partial
+// kernel and bias gradients.
+type scratch[T float32 | float64] struct {
+	cols, g, dwt, db []T
+}
+
+// grow returns s with room for at least n elements.
+func grow[T float32 | float64](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// scratchPool keeps the scratch of finished calls for the next ones.
+// Unlike a sync.Pool it is not emptied by the garbage collector (a
+// training step would then allocate its scratch again after each
+// collection); it keeps at most scratchKeep.
+type scratchPool[T float32 | float64] struct {
+	mu   sync.Mutex
+	free []*scratch[T]
+}
+
+const scratchKeep = 8
+
+func (p *scratchPool[T]) get() *scratch[T] {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if k := len(p.free); k > 0 {
+		s := p.free[k-1]
+		p.free = p.free[:k-1]
+		return s
+	}
+	return new(scratch[T])
+}
+
+func (p *scratchPool[T]) put(s *scratch[T]) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.free) < scratchKeep {
+		p.free = append(p.free, s)
+	}
+}
+
+var (
+	scratch32 scratchPool[float32]
+	scratch64 scratchPool[float64]
+)
+
+func poolOf[T float32 | float64]() *scratchPool[T] {
+	if p, ok := any(&scratch32).(*scratchPool[T]); ok {
+		return p
+	}
+	return any(&scratch64).(*scratchPool[T])
+}
+
+// mm is C = op(A)·op(B) (beta 0) by gemm, on the calling goroutine alone
+// when serial.
+func mm[T float32 | float64](serial, transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) {
+	switch a := any(a).(type) {
+	case []float32:
+		b, c := any(b).([]float32), any(c).([]float32)
+		if serial {
+			gemm.SgemmSerial(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+		} else {
+			gemm.Sgemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+		}
+	case []float64:
+		b, c := any(b).([]float64), any(c).([]float64)
+		if serial {
+			gemm.DgemmSerial(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+		} else {
+			gemm.Dgemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+		}
+	}
+}
+
+// add sets dst = dst + src element by element.
+func add[T float32 | float64](dst, src []T) {
+	switch d := any(dst).(type) {
+	case []float32:
+		vec.AddF32(d, d, any(src).([]float32))
+	case []float64:
+		vec.AddF64(d, d, any(src).([]float64))
+	}
+}
+
+// sum returns the sum of x (vec's kernels: the same bits on every call).
+func sum[T float32 | float64](x []T) T {
+	switch x := any(x).(type) {
+	case []float32:
+		return T(vec.SumF32(x))
+	case []float64:
+		return T(vec.SumF64(x))
+	}
+	return 0
+}
+
+// shape is a convolution's sizes: n images of c channels, o kernels of k
+// = c·kH·kW weights, l = H'·W' output positions, q images per chunk.
+type shape struct {
+	n, c, o, k, l, hw, q, chunks int
+}
+
+func shapeOf(n, c, o int, a *Geometry) shape {
+	oh, ow := a.OutSize()
+	l := oh * ow
+	q := chunkImages(l)
+	return shape{n: n, c: c, o: o, k: c * a.KH * a.KW, l: l, hw: a.H * a.W, q: q, chunks: (n + q - 1) / q}
+}
+
+// splitFlops is the work per goroutine below which the chunks are not
+// split (the tests lower it to split small convolutions).
+var splitFlops = 4 << 20
+
+// parts returns how many goroutines the chunks are split across: one
+// per thread when there are at least two chunks and the products are
+// large, else 1 (the products then split themselves).
+func (s *shape) parts() int {
+	nt := gemm.Threads()
+	if nt <= 1 || s.chunks < 2 || 2*s.n*s.o*s.k*s.l < nt*splitFlops {
+		return 1
+	}
+	return min(nt, s.chunks)
+}
+
+// Forward writes y [n o H' W'] = the convolution of x [n c H W] with w
+// [o c kH kW] (one group), plus bias[j] on output channel j unless bias is
+// nil. It allocates nothing once its scratch has grown.
+func Forward[T float32 | float64](y, x, w, bias []T, n, c, o int, a *Geometry) {
+	s := shapeOf(n, c, o, a)
+	if s.n == 0 || s.o == 0 || s.l == 0 {
+		return
+	}
+	var brow []T // o rows of l copies of the bias, added to each image's output
+	pool := poolOf[T]()
+	var bs *scratch[T]
+	if bias != nil {
+		bs = pool.get()
+		bs.db = grow(bs.db, s.o*s.l)
+		brow = bs.db
+		for j := range s.o {
+			r := brow[j*s.l : (j+1)*s.l]
+			for i := range r {
+				r[i] = bias[j]
+			}
+		}
+	}
+	if p := s.parts(); p > 1 {
+		ts := workers.Either[convTask[T]](&convTasks32, &convTasks64)
+		t := ts.Get()
+		*t = convTask[T]{s: s, a: a, y: y, x: x, w: w, brow: brow, parts: p, pool: pool}
+		workers.Run(p, t)
+		ts.Put(t)
+	} else {
+		sc := pool.get()
+		forwardChunks(&s, a, sc, y, x, w, brow, 0, s.chunks, false)
+		pool.put(sc)
+	}
+	if bs != nil {
+		pool.put(bs)
+	}
+}
+
+// forwardChunks does the chunks [c0, c1) of Forward with scratch sc.
+func forwardChunks[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], y, x, w, brow []T, c0, c1 int, serial bool) {
+	ol := s.o * s.l
+	for ch := c0; ch < c1; ch++ {
+		b0 := ch * s.q
+		q := min(s.q, s.n-b0)
+		sc.cols = grow(sc.cols, s.k*q*s.l)
+		im2colKernel(sc.cols, x[b0*s.c*s.hw:], q, s.c, 0, q, 0, s.c, a)
+		for b := range q {
+			out := y[(b0+b)*ol : (b0+b+1)*ol]
+			mm(serial, false, false, s.o, s.l, s.k, w, s.k, sc.cols[b*s.l:], q*s.l, out, s.l)
+			if brow != nil {
+				add(out, brow)
+			}
+		}
+	}
+}
+
+// convTask is a split Forward or Backward: part p does its range of the
+// chunks (Forward) or chunk base+p (Backward's waves) with scratch sc[p].
+type convTask[T float32 | float64] struct {
+	s              shape
+	a              *Geometry
+	y, x, w, brow  []T
+	dx, dwt, db, g []T
+	parts, base    int
+	back           bool
+	pool           *scratchPool[T]
+	sc             [16]*scratch[T] // Backward's parts'
+}
+
+func (t *convTask[T]) Run(p int) {
+	if t.back {
+		if ch := t.base + p; ch < t.s.chunks {
+			backwardChunk(&t.s, t.a, t.sc[p], t.dx, t.dwt, t.db, t.g, t.x, t.w, ch, true)
+		}
+		return
+	}
+	sc := t.pool.get()
+	forwardChunks(&t.s, t.a, sc, t.y, t.x, t.w, t.brow, t.s.chunks*p/t.parts, t.s.chunks*(p+1)/t.parts, true)
+	t.pool.put(sc)
+}
+
+// The free lists of the split kernels' tasks, one per element type
+// (workers.Either).
+var (
+	convTasks32 workers.Tasks[convTask[float32]]
+	convTasks64 workers.Tasks[convTask[float64]]
+)
+
+// Backward writes the gradients of Forward's inputs from g [n o H' W'],
+// the gradient of y: dx [n c H W] (unless nil), dw [o c kH kW] and db [o]
+// (each unless nil). x is read for dw, w for dx. It allocates nothing
+// once its scratch has grown.
+func Backward[T float32 | float64](dx, dw, db, g, x, w []T, n, c, o int, a *Geometry) {
+	s := shapeOf(n, c, o, a)
+	if dx != nil && (s.o == 0 || s.l == 0) {
+		clear(dx[:s.n*s.c*s.hw])
+	}
+	if s.n == 0 || s.o == 0 || s.l == 0 {
+		clear(dw[:min(len(dw), s.o*s.k)])
+		clear(db[:min(len(db), s.o)])
+		return
+	}
+	pool := poolOf[T]()
+	ts := workers.Either[convTask[T]](&convTasks32, &convTasks64)
+	t := ts.Get() // holds the parts' scratch (a slice of the caller's array would escape)
+	p := min(s.parts(), len(t.sc))
+	sc := t.sc[:p]
+	for i := range sc {
+		sc[i] = pool.get()
+	}
+	// The sums so far: the kernels' gradient transposed, [K O], and the
+	// bias's.
+	tot := pool.get()
+	var dwt, dbs []T
+	if dw != nil {
+		tot.dwt = grow(tot.dwt, s.k*s.o)
+		dwt = tot.dwt
+	}
+	if db != nil {
+		tot.db = grow(tot.db, s.o)
+		dbs = tot.db
+	}
+	t.s, t.a, t.x, t.w, t.dx, t.dwt, t.db, t.g, t.parts, t.back = s, a, x, w, dx, dwt, dbs, g, p, true
+	for base := 0; base < s.chunks; base += p {
+		if p > 1 {
+			t.base = base
+			workers.Run(p, t)
+		} else {
+			backwardChunk(&s, a, sc[0], dx, dwt, dbs, g, x, w, base, false)
+		}
+		// The chunks' partial sums, in chunk order (the first chunk wrote
+		// its own into dwt and dbs).
+		for i := range min(p, s.chunks-base) {
+			if base+i == 0 || p == 1 { // the first chunk's are the sums; alone, a chunk adds its own
+				continue
+			}
+			if dw != nil {
+				add(dwt, sc[i].dwt[:len(dwt)])
+			}
+			if db != nil {
+				add(dbs, sc[i].db[:len(dbs)])
+			}
+		}
+	}
+	if dw != nil {
+		gemm.Transpose(dw, s.k, dwt, s.k, s.o)
+	}
+	if db != nil {
+		copy(db, dbs)
+	}
+	for _, x := range sc {
+		pool.put(x)
+	}
+	pool.put(tot)
+	ts.Put(t)
+}
+
+// backwardChunk does chunk ch of Backward with scratch sc: its share of
+// dx, and its partial kernel gradient (transposed, [K O]) and bias
+// gradient, written into dwt and db for the first chunk and into sc's
+// own otherwise. serial says it is one part of a split (its products
+// then run on its goroutine alone, and Backward adds its partials in the
+// chunks' order); else it runs alone, its products split themselves, and
+// it adds its partials into dwt and db itself (in the same order, as
+// Backward calls it chunk by chunk).
+func backwardChunk[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], dx, dwt, db, g, x, w []T, ch int, serial bool) {
+	b0 := ch * s.q
+	q := min(s.q, s.n-b0)
+	ql := q * s.l
+	ol := s.o * s.l
+	// The chunk's output gradient as [O q·L]: an image's own [O L] for a
+	// chunk of one.
+	gc := g[b0*ol : (b0+q)*ol]
+	if q > 1 {
+		sc.g = grow(sc.g, s.o*ql)
+		swapRows(sc.g, gc, nil, q, s.o, s.l, 0, s.o)
+		gc = sc.g
+	}
+	first := ch == 0
+	if dwt != nil {
+		dst := dwt
+		if !first {
+			sc.dwt = grow(sc.dwt, s.k*s.o)
+			dst = sc.dwt
+		}
+		sc.cols = grow(sc.cols, s.k*ql)
+		im2colKernel(sc.cols, x[b0*s.c*s.hw:], q, s.c, 0, q, 0, s.c, a)
+		mm(serial, false, true, s.k, s.o, ql, sc.cols, ql, gc, ql, dst, s.o)
+		if !first && !serial {
+			add(dwt, dst)
+		}
+	}
+	if db != nil {
+		dst := db
+		if !first {
+			sc.db = grow(sc.db, s.o)
+			dst = sc.db
+		}
+		for j := range s.o {
+			dst[j] = sum(gc[j*ql : (j+1)*ql])
+		}
+		if !first && !serial {
+			add(db, dst)
+		}
+	}
+	if dx != nil {
+		sc.cols = grow(sc.cols, s.k*ql)
+		mm(serial, true, false, s.k, ql, s.o, w, s.k, gc, ql, sc.cols, ql)
+		col2imKernel(dx[b0*s.c*s.hw:], sc.cols, q, s.c, 0, q, 0, s.c, a)
+	}
+}

@@ -1,0 +1,176 @@
+package conv
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/adjointgo/adjoint/internal/gemm"
+)
+
+// directCase is one convolution the direct kernels are checked on.
+type directCase struct {
+	n, c, o, h, w int
+	g             Geometry
+}
+
+func directCases() []directCase {
+	g := func(kh, kw, sh, sw, ph, pw, dh, dw int) Geometry {
+		return Geometry{KH: kh, KW: kw, SH: sh, SW: sw, PH: ph, PW: pw, DH: dh, DW: dw}
+	}
+	return []directCase{
+		{n: 3, c: 2, o: 3, h: 6, w: 5, g: g(3, 3, 1, 1, 0, 0, 1, 1)},
+		{n: 5, c: 1, o: 4, h: 7, w: 7, g: g(3, 2, 2, 1, 1, 0, 1, 1)},   // stride, padding
+		{n: 9, c: 3, o: 2, h: 9, w: 8, g: g(2, 3, 1, 2, 1, 1, 2, 1)},   // dilation
+		{n: 40, c: 2, o: 5, h: 5, w: 5, g: g(3, 3, 1, 1, 1, 1, 1, 1)},  // many images a chunk, a short last chunk
+		{n: 1, c: 4, o: 3, h: 20, w: 19, g: g(5, 5, 1, 1, 2, 2, 1, 1)}, // one image of more than a chunk's columns
+		{n: 4, c: 2, o: 1, h: 2, w: 2, g: g(3, 3, 1, 1, 0, 0, 1, 1)},   // no output positions
+	}
+}
+
+// refConv is the convolution and its gradients by loops over every term,
+// in float64.
+func refConv(x, w, bias, g []float64, n, c, o int, a *Geometry) (y, dx, dw, db []float64) {
+	oh, ow := a.OutSize()
+	oh, ow = max(oh, 0), max(ow, 0)
+	y = make([]float64, n*o*oh*ow)
+	dx, dw, db = make([]float64, len(x)), make([]float64, len(w)), make([]float64, o)
+	for b := range n {
+		for j := range o {
+			for yy := range oh {
+				for xx := range ow {
+					yi := ((b*o+j)*oh+yy)*ow + xx
+					s := bias[j]
+					db[j] += g[yi]
+					for ch := range c {
+						for i := range a.KH {
+							for k := range a.KW {
+								iy, ix := yy*a.SH-a.PH+i*a.DH, xx*a.SW-a.PW+k*a.DW
+								if iy < 0 || iy >= a.H || ix < 0 || ix >= a.W {
+									continue
+								}
+								xi := ((b*c+ch)*a.H+iy)*a.W + ix
+								wi := ((j*c+ch)*a.KH+i)*a.KW + k
+								s += w[wi] * x[xi]
+								dx[xi] += w[wi] * g[yi]
+								dw[wi] += x[xi] * g[yi]
+							}
+						}
+					}
+					y[yi] = s
+				}
+			}
+		}
+	}
+	return y, dx, dw, db
+}
+
+func randSlice(r *rand.Rand, n int) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = r.NormFloat64()
+	}
+	return s
+}
+
+// Forward and Backward agree with the loops of every term in float64
+// (to rounding), over strides, padding, dilation, chunks of several
+// images, a last chunk short of images, an image wider than a chunk and
+// an output with no positions; at one thread and at three their results
+// have the same bits.
+func TestDirectMatchesLoops(t *testing.T) {
+	defer gemm.SetThreads(gemm.Threads())
+	defer func(f int) { splitFlops = f }(splitFlops)
+	splitFlops = 1 // the chunks split across goroutines at 3 threads
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range directCases() {
+		a := tc.g
+		a.H, a.W = tc.h, tc.w
+		t.Run(fmt.Sprintf("n%d_c%d_o%d_%dx%d", tc.n, tc.c, tc.o, tc.h, tc.w), func(t *testing.T) {
+			k := tc.c * a.KH * a.KW
+			x, w, bias := randSlice(r, tc.n*tc.c*tc.h*tc.w), randSlice(r, tc.o*k), randSlice(r, tc.o)
+			oh, ow := a.OutSize()
+			oh, ow = max(oh, 0), max(ow, 0)
+			g := randSlice(r, tc.n*tc.o*oh*ow)
+			wy, wdx, wdw, wdb := refConv(x, w, bias, g, tc.n, tc.c, tc.o, &a)
+			var first [4][]float64
+			for _, threads := range []int{1, 3} {
+				gemm.SetThreads(threads)
+				y := make([]float64, len(wy))
+				dx, dw, db := randSlice(r, len(x)), randSlice(r, len(w)), randSlice(r, tc.o)
+				Forward(y, x, w, bias, tc.n, tc.c, tc.o, &a)
+				Backward(dx, dw, db, g, x, w, tc.n, tc.c, tc.o, &a)
+				for i, got := range [4][]float64{y, dx, dw, db} {
+					want := [4][]float64{wy, wdx, wdw, wdb}[i]
+					name := [4]string{"y", "dx", "dw", "db"}[i]
+					for e := range want {
+						if math.Abs(got[e]-want[e]) > 1e-12*(1+math.Abs(want[e])) {
+							t.Fatalf("threads %d: %s[%d] = %v, want %v", threads, name, e, got[e], want[e])
+						}
+					}
+					if threads == 1 {
+						first[i] = append([]float64(nil), got...)
+						continue
+					}
+					for e := range got {
+						if math.Float64bits(got[e]) != math.Float64bits(first[i][e]) {
+							t.Fatalf("%s[%d] has other bits at 3 threads than at 1: %v, %v", name, e, got[e], first[i][e])
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// The output and x's gradient have the bits of the batch-wide path
+// (Im2col, one product, Swap with the bias; the product's transpose and
+// Col2im), in float32, so the direct kernels change no forward value.
+func TestDirectBitsOfBatchWide(t *testing.T) {
+	defer gemm.SetThreads(gemm.Threads())
+	defer func(f int) { splitFlops = f }(splitFlops)
+	splitFlops = 1
+	r := rand.New(rand.NewPCG(7, 8))
+	f32 := func(n int) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = float32(r.NormFloat64())
+		}
+		return s
+	}
+	for _, tc := range directCases()[:5] {
+		a := tc.g
+		a.H, a.W = tc.h, tc.w
+		n, c, o := tc.n, tc.c, tc.o
+		k := c * a.KH * a.KW
+		oh, ow := a.OutSize()
+		l := oh * ow
+		x, w, bias, g := f32(n*c*a.H*a.W), f32(o*k), f32(o), f32(n*o*l)
+		cols, tmp := make([]float32, k*n*l), make([]float32, o*n*l)
+		want := make([]float32, n*o*l)
+		Im2col(cols, x, n, c, &a)
+		gemm.Sgemm(false, false, o, n*l, k, 1, w, k, cols, n*l, 0, tmp, n*l)
+		Swap(want, tmp, bias, 1, o, n, l)
+		wantDx := make([]float32, len(x))
+		Swap(tmp, g, nil, 1, n, o, l)
+		gemm.Sgemm(true, false, k, n*l, o, 1, w, k, tmp, n*l, 0, cols, n*l)
+		Col2im(wantDx, cols, n, c, &a)
+		for _, threads := range []int{1, 2} {
+			gemm.SetThreads(threads)
+			y, dx := make([]float32, len(want)), make([]float32, len(x))
+			Forward(y, x, w, bias, n, c, o, &a)
+			Backward(dx, nil, nil, g, x, w, n, c, o, &a)
+			for i := range y {
+				if math.Float32bits(y[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%+v threads %d: y[%d] = %v, batch-wide %v", tc, threads, i, y[i], want[i])
+				}
+			}
+			for i := range dx {
+				if math.Float32bits(dx[i]) != math.Float32bits(wantDx[i]) {
+					t.Fatalf("%+v threads %d: dx[%d] = %v, batch-wide %v", tc, threads, i, dx[i], wantDx[i])
+				}
+			}
+		}
+	}
+}
