@@ -47,6 +47,9 @@ func (a *conv2dAttrs) outShape(n, o, oh, ow int) []int {
 	return a.own
 }
 
+// conv2dRule is the row. It has no JVP and no batching rule: conv2d
+// records it only for operands without tangents or batches (direct), and
+// applies the composite of rows, which have both, to the others.
 var conv2dRule rule
 
 func init() {

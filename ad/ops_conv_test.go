@@ -41,7 +41,11 @@ var poolCases = []ad.Pool2dOptions{
 func convRuleCases() []ruleCase {
 	var cs []ruleCase
 	for _, c := range convCases {
-		cs = append(cs, ruleCase{rule: "im2col", name: fmt.Sprintf("conv2d %+v", c.opts), shapes: [][]int{c.x, c.w}, smooth: true,
+		rule := "conv2d" // one group: the conv2d row
+		if c.opts.Groups > 1 {
+			rule = "im2col" // the composite: im2col, a batched GEMM, conv_swap
+		}
+		cs = append(cs, ruleCase{rule: rule, name: fmt.Sprintf("conv2d %+v", c.opts), shapes: [][]int{c.x, c.w}, smooth: true,
 			f: binary(func(x, w *ad.Value) *ad.Value { return ad.Conv2d(x, w, c.opts) })})
 	}
 	cs = append(cs, ruleCase{rule: "im2col", name: "conv1d", shapes: [][]int{{2, 4, 7}, {2, 2, 3}}, smooth: true,
@@ -71,8 +75,9 @@ func convRuleCases() []ruleCase {
 	cs = append(append(cs, poolRuleCases()...), pnormRuleCases()...)
 	// conv_swap (Conv2d's [O N L] → [N O L]) is linear: sin gives it a
 	// Hessian. The second case has a leading axis, as a batched tangent does.
-	// conv_bias_swap is checked through Conv2dBias, bilinear in x and w
-	// like the conv2d cases above. Its second-order check takes a step of
+	// conv_bias_swap is checked through Conv2dBias of two groups (one group
+	// is the conv2d row, checked beside it), bilinear in x and w like the
+	// conv2d cases above. Its second-order check takes a step of
 	// 10⁻³: ⟨∇f, v⟩ of a bilinear f plus a bias is linear in every input,
 	// so the central difference has no truncation error at any step, and
 	// the default 10⁻⁶ only adds cancellation (about ulp(⟨∇f, v⟩)/2h ≈
@@ -84,7 +89,7 @@ func convRuleCases() []ruleCase {
 			f: unary(func(v *ad.Value) *ad.Value { return ad.Sin(ad.ConvSwap(v, 3, 2)) })},
 		ruleCase{rule: "conv_swap", name: "leading axis", shapes: [][]int{{2, 2, 3, 5}}, smooth: true,
 			f: unary(func(v *ad.Value) *ad.Value { return ad.Sin(ad.ConvSwap(v, 2, 3)) })},
-		ruleCase{rule: "conv_bias_swap", name: "conv2d with bias", set: &gradcheck.Settings{Step: 1e-3}, shapes: [][]int{{2, 2, 6, 7}, {3, 2, 3, 2}, {3}}, smooth: true,
+		ruleCase{rule: "conv2d", name: "conv2d with bias", set: &gradcheck.Settings{Step: 1e-3}, shapes: [][]int{{2, 2, 6, 7}, {3, 2, 3, 2}, {3}}, smooth: true,
 			f: func(xs []*ad.Value) *ad.Value {
 				return ad.Conv2dBias(xs[0], xs[1], xs[2], ad.Conv2dOptions{Stride: [2]int{2, 1}, Padding: [2]int{1, 0}})
 			}},

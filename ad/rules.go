@@ -1447,7 +1447,7 @@ func allRules() []*rule {
 // ops_product.go, and the pooling rows of ops_conv_pool.go. Listing them
 // here keeps every row in the coverage tests that range over allRules.
 func outOfTable() []*rule {
-	return append([]*rule{&sdpaRow, &lnRow, &rmsRow, &linearRule, &productRow}, poolRowList()...)
+	return append([]*rule{&sdpaRow, &lnRow, &rmsRow, &linearRule, &productRow, &conv2dRule}, poolRowList()...)
 }
 
 // bitMask is ReLU's saved state: one bit per element, set where the output
