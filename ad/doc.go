@@ -359,8 +359,8 @@
 // internal/gemm's GEMM with its bias and activation epilogue. The fused
 // rows' kernels live in internal packages named for what they hold:
 // internal/attn (attention's forward and backward, ops_attn.go's row),
-// internal/conv (im2col, col2im, the output swap and the pools, with their
-// AVX2 assembly; ops_conv*.go's rows) and internal/rownorm (LayerNorm's and
+// internal/conv (the conv2d row's chunked products, im2col, col2im, the
+// output swap and the pools, with their AVX2 assembly; ops_conv*.go's rows) and internal/rownorm (LayerNorm's and
 // RMSNorm's passes, whose float32 assembly is internal/vec's; ops_norm.go's
 // rows). Each row's attributes embed the kernel package's parameter struct
 // (attn.Params, conv.Geometry, rownorm.Params), so a kernel call passes a

@@ -8,17 +8,23 @@ import (
 	"github.com/adjointgo/adjoint/tensor"
 )
 
-// Convolution and pooling (issue 10). Two rows carry them: im2col, which
-// lays out every receptive field of an image [N C H W] as a column of
-// [C·kH·kW N H'·W'] (the batch inside, so that one GEMM per group covers
-// it, with no broadcasting), and col2im, its transpose, which sums columns back
-// into an image. Each is the other's VJP, and each is linear, so its JVP is
-// itself. Conv2d is then a (grouped, batched) GEMM of the reshaped weight
-// with the columns, through MatMul; its VJP (wᵀ·g sent through col2im for
-// x, g·colsᵀ for w) and JVP (conv(ẋ, w) + conv(x, ẇ)) are those of the ops
-// it is made of, so second and higher order derivatives work. The pools
-// are rows of their own, one pass each way (ops_conv_pool.go). The
-// kernels of all these rows are package internal/conv's.
+// Convolution and pooling (issue 10). A convolution of one group is the
+// conv2d row (ops_conv_direct.go): its kernels lay the receptive fields out
+// a chunk of images at a time. The others, and any convolution inside Vmap
+// or with forward-mode tangents, are a composite of rows. Two rows carry
+// it: im2col, which lays out every receptive field of an image [N C H W] as
+// a column of [C·kH·kW N H'·W'] (the batch inside, so that one GEMM per
+// group covers it, with no broadcasting), and col2im, its transpose, which
+// sums columns back into an image. Each is the other's VJP, and each is
+// linear, so its JVP is itself. The composite is then a (grouped, batched)
+// GEMM of the reshaped weight with the columns, through MatMul, and the
+// output's swap from [O N L] (conv_swap, conv_bias_swap); its VJP (wᵀ·g
+// sent through col2im for x, g·colsᵀ for w) and JVP (conv(ẋ, w) + conv(x,
+// ẇ)) are those of the ops it is made of, so second and higher order
+// derivatives work (the conv2d row's VJP is written with the same ops under
+// CreateGraph). The pools are rows of their own, one pass each way
+// (ops_conv_pool.go). The kernels of all these rows are package
+// internal/conv's.
 
 // convAttrs: im2col's and col2im's window (and the pools'): kernel,
 // stride, padding and dilation per spatial axis, the image's height and
@@ -112,10 +118,13 @@ type Conv2dOptions struct {
 // (H + 2·padding − dilation·(kH−1) − 1)/stride + 1, and likewise W'. x is
 // zero-padded. The channels split into opts.Groups groups, each convolved
 // with O/groups of the kernels. There is no bias operand: add one of shape
-// [O 1 1] with Add, which broadcasts it. The forward pass lays out the
-// receptive fields (im2col) and multiplies them by the kernels with the
-// GEMM of MatMul; its derivatives are those of these differentiable ops, so
-// gradients of any order and forward mode work. A misfit of shapes or
+// [O 1 1] with Add, which broadcasts it, or call Conv2dBias. With one group
+// it is the conv2d row: products over chunks of images, whose receptive
+// fields are laid out in a buffer that stays in cache and again backward
+// rather than saved; with more groups, inside Vmap or with forward-mode
+// tangents, the receptive fields are laid out (im2col) and multiplied by
+// the kernels with the GEMM of MatMul. Either way gradients of any order
+// and forward mode work, and the output's bits are the same. A misfit of shapes or
 // options panics with an *Error wrapping ErrShape or ErrArgument, naming
 // "conv2d" and the shapes.
 func Conv2d(x, w *Value, opts Conv2dOptions) *Value {

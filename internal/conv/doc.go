@@ -1,5 +1,7 @@
 // Package conv holds the kernels of package ad's convolution and pooling
-// rows: Im2col and Col2im (every receptive field of images [N C H W] as a
+// rows: Forward and Backward (the conv2d row: a convolution of one group
+// as products over chunks of images, their columns laid out in a scratch
+// buffer that stays in cache; see direct.go), Im2col and Col2im (every receptive field of images [N C H W] as a
 // column of [C·kH·kW N H'·W'], the batch inside, and its transpose), Swap
 // (the [O N L] → [N O L] layout of Conv2d's output, adding the bias on the
 // way), and Pool (max and average pooling, forward, backward and the max
