@@ -107,10 +107,17 @@ func col2imJVP(c *jvpCtx, t *Value) *Value {
 }
 
 // Conv2dOptions are the parameters of Conv2d. Zero fields take the
-// defaults: stride 1, padding 0, dilation 1, one group.
+// defaults: stride 1, padding 0, dilation 1, one group, no activation.
 type Conv2dOptions struct {
 	Stride, Padding, Dilation [2]int // per axis: height, width
 	Groups                    int
+	// Act is applied to the output (after Conv2dBias's bias), fused into
+	// the kernel as Linear fuses its own: with one group the conv2d row
+	// applies it to each image's output in cache and its derivative to
+	// each chunk of the output's gradient, where Relu(Conv2d(…)) makes a
+	// pass of its own over the whole output each way. The same values as
+	// the op applied after (Relu, GELU, GELUTanh), to rounding.
+	Act Activation
 }
 
 // Conv2d returns the 2-D cross-correlation (PyTorch's conv2d) of x
@@ -161,11 +168,35 @@ func conv2d(x, w, b *Value, opts Conv2dOptions) *Value {
 	if xs[1] != ws[1]*g || o%g != 0 {
 		panic(shapeErr("conv2d", [][]int{xs, ws}, "x has %d channels and w %d outputs, want %d·groups and a multiple of groups (%d)", xs[1], o, ws[1], g))
 	}
-	if g == 1 && direct(x, w, b) {
-		return conv2dDirect(x, w, b, &win)
+	if opts.Act > ActGELUTanh {
+		panic(&Error{Op: "conv2d", Err: ErrArgument, Msg: fmt.Sprintf("unknown activation %v", opts.Act)})
 	}
+	if g == 1 && direct(x, w, b) {
+		return conv2dDirect(x, w, b, &win, opts.Act)
+	}
+	return activate(conv2dOps(ar, x, w, b, &win, g), opts.Act)
+}
+
+// activate applies act to y as its own op (Conv2d's composite path).
+func activate(y *Value, act Activation) *Value {
+	switch act {
+	case ActReLU:
+		return Relu(y)
+	case ActGELU:
+		return GELU(y)
+	case ActGELUTanh:
+		return GELUTanh(y)
+	}
+	return y
+}
+
+// conv2dOps is the convolution as the composite of rows: im2col, one
+// (grouped) GEMM and the output's swap.
+func conv2dOps(ar *Arena, x, w, b *Value, win *convAttrs, g int) *Value {
+	xs, ws := x.Shape(), w.Shape()
+	o := ws[0]
 	a := newAttrs[convAttrs](x, nil)
-	*a = win
+	*a = *win
 	oh, ow := a.OutSize()
 	n := xs[0]
 	k := ws[1] * a.KH * a.KW
@@ -226,8 +257,12 @@ func direct(x, w, b *Value) bool {
 }
 
 // Conv1dOptions are the parameters of Conv1d; zero fields take the
-// defaults (stride 1, padding 0, dilation 1, one group).
-type Conv1dOptions struct{ Stride, Padding, Dilation, Groups int }
+// defaults (stride 1, padding 0, dilation 1, one group, no activation:
+// Act as Conv2dOptions's).
+type Conv1dOptions struct {
+	Stride, Padding, Dilation, Groups int
+	Act                               Activation
+}
 
 // Conv1d returns the 1-D cross-correlation of x [N C L] with w
 // [O C/groups K]: [N O L'], as Conv2d on a height of 1.
@@ -238,7 +273,8 @@ func Conv1d(x, w *Value, opts Conv1dOptions) *Value {
 		panic(shapeErr("conv1d", [][]int{xs, ws}, "want x [N C L] and w [O C/groups K]"))
 	}
 	y := Conv2d(Reshape(x, xs[0], xs[1], 1, xs[2]), Reshape(w, ws[0], ws[1], 1, ws[2]), Conv2dOptions{
-		Stride: [2]int{1, opts.Stride}, Padding: [2]int{0, opts.Padding}, Dilation: [2]int{1, opts.Dilation}, Groups: opts.Groups})
+		Stride: [2]int{1, opts.Stride}, Padding: [2]int{0, opts.Padding}, Dilation: [2]int{1, opts.Dilation}, Groups: opts.Groups,
+		Act: opts.Act})
 	ys := y.Shape()
 	return Reshape(y, ys[0], ys[1], ys[3])
 }

@@ -23,12 +23,16 @@ import (
 // Vmap, groups and a selective checkpoint's run (which keeps the
 // composite's product) take the composite path (conv2d).
 
-// conv2dAttrs: the window, the operand edges and the output shape.
+// conv2dAttrs: the window, the activation, the operand edges and the
+// output shape.
 type conv2dAttrs struct {
 	convAttrs
+	act   Activation
+	b     *Value // the bias, or nil (read by the GELUs' VJP under CreateGraph)
 	edges []edge
 	own   []int     // the output shape, kept across an arena's steps
 	ops   [3]*Value // the operand list handed to applyN (cleared after)
+	pre   *Value    // the GELUs' pre-activation while the row records (see prepareN)
 }
 
 func (a *conv2dAttrs) reset() {
@@ -55,14 +59,20 @@ var conv2dRule rule
 func init() {
 	conv2dRule = rule{name: "conv2d",
 		forwardN: conv2dForward,
-		keepN:    conv2dKeep,
+		prepareN: func(al allocator, at attrs, req bool) {
+			a := at.(*conv2dAttrs)
+			if req && (a.act == ActGELU || a.act == ActGELUTanh) { // the GELUs keep the pre-activation for the VJP
+				a.pre, _ = al.alloc(false)
+			}
+		},
+		keepN: conv2dKeep,
 		vjp:      func(c *vjpCtx, g *Value) []*Value { return c.conv2dVJP(g) },
 	}
 }
 
 // conv2dDirect applies the row to x, w and b (nil for none), whose shapes
-// and window conv2d has checked.
-func conv2dDirect(x, w, b *Value, win *convAttrs) *Value {
+// and window conv2d has checked, with the activation act.
+func conv2dDirect(x, w, b *Value, win *convAttrs, act Activation) *Value {
 	if b != nil && b.t.Len() != w.Shape()[0] {
 		panic(shapeErr("conv2d", [][]int{x.Shape(), w.Shape(), b.Shape()}, "want a bias of %d elements, one per kernel", w.Shape()[0]))
 	}
@@ -70,7 +80,7 @@ func conv2dDirect(x, w, b *Value, win *convAttrs) *Value {
 		panic(&Error{Op: "conv2d", Err: ErrDType, Msg: "x, w and the bias must have one dtype"})
 	}
 	at := newAttrs[conv2dAttrs](x, w)
-	at.convAttrs = *win
+	at.convAttrs, at.act, at.b = *win, act, b
 	at.ops = [3]*Value{x, w, b}
 	n := 3
 	if b == nil {
@@ -87,27 +97,47 @@ func conv2dForward(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
 	s, ws := x.Shape(), w.Shape()
 	n, c, o := s[0], s[1], ws[0]
 	oh, ow := a.OutSize()
-	resizeTo(dst, x.DType(), a.outShape(n, o, oh, ow))
+	shape := a.outShape(n, o, oh, ow)
+	resizeTo(dst, x.DType(), shape)
+	var pre *Value
+	if a.pre != nil {
+		pre = a.pre
+		resizeTo(&pre.t, x.DType(), shape)
+	}
 	if x.DType() == tensor.Float32 {
 		var b []float32
 		if len(xs) > 2 {
 			b = xs[2].Float32s()
 		}
-		conv.Forward(dst.Float32s(), x.Float32s(), w.Float32s(), b, n, c, o, &a.Geometry)
+		conv.Forward(dst.Float32s(), f32s(pre), x.Float32s(), w.Float32s(), b, n, c, o, &a.Geometry, a.act.kernel())
 		return
 	}
 	var b []float64
 	if len(xs) > 2 {
 		b = xs[2].Float64s()
 	}
-	conv.Forward(dst.Float64s(), x.Float64s(), w.Float64s(), b, n, c, o, &a.Geometry)
+	conv.Forward(dst.Float64s(), f64s(pre), x.Float64s(), w.Float64s(), b, n, c, o, &a.Geometry, a.act.kernel())
 }
 
-// conv2dKeep saves x for the kernels' gradient and w for x's.
-func conv2dKeep(_ allocator, n *node, at attrs, _ *Value) {
+// conv2dKeep saves x for the kernels' gradient and w for x's, the output
+// for ReLU's derivative, the pre-activation (and both operands, from which
+// a recorded sweep recomputes it) for the GELUs'.
+func conv2dKeep(al allocator, n *node, at attrs, out *Value) {
 	a := at.(*conv2dAttrs)
 	x, w := a.ops[0], a.ops[1]
 	saveX, saveW := a.edges[1].requires(), a.edges[0].requires()
+	switch a.act {
+	case ActReLU:
+		n.save(2, out)
+	case ActGELU, ActGELUTanh:
+		saveX, saveW = true, true // the pre-activation is recomputed from them under CreateGraph
+		al.wrote(a.pre, nil, nil)
+		n.save(2, a.pre)
+	}
+	a.pre = nil // the node holds it
+	if a.b != nil {
+		pin(a.b) // the GELU VJP's recomputation reads it from the attributes: never recycled
+	}
 	if saveX {
 		n.save(0, x)
 	}
@@ -131,7 +161,7 @@ func conv2dKeep(_ allocator, n *node, at attrs, _ *Value) {
 func (c *vjpCtx) conv2dVJP(g *Value) []*Value {
 	at := c.n.at.(*conv2dAttrs)
 	gs := c.gN(len(c.n.ins()))
-	if c.create || g.tan != nil || c.savedTangents() {
+	if c.create || g.tan != nil || c.savedTangents() || (at.b != nil && at.b.tan != nil) {
 		c.conv2dVJPOps(g, at, gs)
 		return gs
 	}
@@ -151,17 +181,20 @@ func (c *vjpCtx) conv2dVJP(g *Value) []*Value {
 	if len(need) > 2 && need[2] {
 		db = c.fresh(d, c.inShape(2))
 	}
-	var x, w *Value // read for dw and for dx
+	var x, w, sv *Value // read for dw, for dx and for the activation's derivative
 	if need[1] {
 		x = c.n.sv[0].v
 	}
 	if need[0] {
 		w = c.n.sv[1].v
 	}
+	if at.act != ActIdentity {
+		sv = c.n.sv[2].v
+	}
 	if d == tensor.Float32 {
-		conv.Backward(f32s(dx), f32s(dw), f32s(db), g.t.Float32s(), f32s(x), f32s(w), n, ch, o, &at.Geometry)
+		conv.Backward(f32s(dx), f32s(dw), f32s(db), g.t.Float32s(), f32s(sv), f32s(x), f32s(w), n, ch, o, &at.Geometry, at.act.kernel())
 	} else {
-		conv.Backward(f64s(dx), f64s(dw), f64s(db), g.t.Float64s(), f64s(x), f64s(w), n, ch, o, &at.Geometry)
+		conv.Backward(f64s(dx), f64s(dw), f64s(db), g.t.Float64s(), f64s(sv), f64s(x), f64s(w), n, ch, o, &at.Geometry, at.act.kernel())
 	}
 	gs[0], gs[1] = dx, dw
 	if db != nil {
@@ -192,6 +225,24 @@ func (c *vjpCtx) conv2dVJPOps(g *Value, at *conv2dAttrs, gs []*Value) {
 	l, k := oh*ow, ws[1]*at.KH*at.KW
 	win := newAttrs[convAttrs](g, nil)
 	*win = at.convAttrs
+	switch at.act {
+	case ActReLU:
+		g = reluGrad(g, c.saved(2), 0)
+	case ActGELU, ActGELUTanh:
+		b := at.b
+		if b != nil && !c.create && b.requires {
+			d := c.constant(&b.t)
+			d.tan, d.lvl = b.tan, b.lvl
+			d.setBelow(b.below())
+			b = d
+		}
+		pre := conv2dOps(nil, c.in(0), c.in(1), b, win, 1)
+		if at.act == ActGELU {
+			g = geluDeriv(prePrimals{pre}, g)
+		} else {
+			g = geluTanhDeriv(prePrimals{pre}, g)
+		}
+	}
 	g3 := Reshape(g, n, o, l)
 	gt := Reshape(Permute(g3, 1, 0, 2), o, n*l) // [O N·L], the composite's product's layout
 	if c.need[0] {

@@ -45,7 +45,9 @@ func convRuleCases() []ruleCase {
 		if c.opts.Groups > 1 {
 			rule = "im2col" // the composite: im2col, a batched GEMM, conv_swap
 		}
-		cs = append(cs, ruleCase{rule: rule, name: fmt.Sprintf("conv2d %+v", c.opts), shapes: [][]int{c.x, c.w}, smooth: true,
+		o := c.opts // named as before Conv2dOptions had Act, so that the cases keep their random inputs
+		name := fmt.Sprintf("conv2d {Stride:%v Padding:%v Dilation:%v Groups:%d}", o.Stride, o.Padding, o.Dilation, o.Groups)
+		cs = append(cs, ruleCase{rule: rule, name: name, shapes: [][]int{c.x, c.w}, smooth: true,
 			f: binary(func(x, w *ad.Value) *ad.Value { return ad.Conv2d(x, w, c.opts) })})
 	}
 	cs = append(cs, ruleCase{rule: "im2col", name: "conv1d", shapes: [][]int{{2, 4, 7}, {2, 2, 3}}, smooth: true,
@@ -93,6 +95,31 @@ func convRuleCases() []ruleCase {
 			f: func(xs []*ad.Value) *ad.Value {
 				return ad.Conv2dBias(xs[0], xs[1], xs[2], ad.Conv2dOptions{Stride: [2]int{2, 1}, Padding: [2]int{1, 0}})
 			}},
+		// The activations the conv2d row fuses (its VJP applies their
+		// derivatives to chunks of the output's gradient; under CreateGraph
+		// the ops', the GELUs recomputing the pre-activation), and one on
+		// the composite of a grouped convolution. A sum of many outputs
+		// through a GELU: central differences carry rounding of about
+		// 3·10⁻⁹ absolute (2·10⁻⁶ relative to derivatives of 10⁻³, the
+		// smallest here 10⁻⁸), so differences are taken relative to at
+		// least 10⁻² (internal/conv checks the kernels to 10⁻¹² against
+		// loops).
+		ruleCase{rule: "conv2d", name: "relu, bias", gen: awayFromZero, set: &gradcheck.Settings{Floor: 1e-2}, shapes: [][]int{{2, 2, 6, 7}, {3, 2, 3, 2}, {3}}, smooth: true,
+			f: func(xs []*ad.Value) *ad.Value {
+				return ad.Conv2dBias(xs[0], xs[1], xs[2], ad.Conv2dOptions{Stride: [2]int{2, 1}, Padding: [2]int{1, 0}, Act: ad.ActReLU})
+			}},
+		ruleCase{rule: "conv2d", name: "gelu, bias", set: &gradcheck.Settings{Floor: 1e-2}, shapes: [][]int{{3, 2, 5, 6}, {2, 2, 2, 3}, {2}}, smooth: true,
+			f: func(xs []*ad.Value) *ad.Value {
+				return ad.Conv2dBias(xs[0], xs[1], xs[2], ad.Conv2dOptions{Padding: [2]int{1, 1}, Act: ad.ActGELU})
+			}},
+		ruleCase{rule: "conv2d", name: "gelu_tanh, dilated", set: &gradcheck.Settings{Floor: 1e-2}, shapes: [][]int{{2, 3, 7, 6}, {2, 3, 2, 2}}, smooth: true,
+			f: binary(func(x, w *ad.Value) *ad.Value {
+				return ad.Conv2d(x, w, ad.Conv2dOptions{Dilation: [2]int{2, 1}, Act: ad.ActGELUTanh})
+			})},
+		ruleCase{rule: "im2col", name: "grouped, gelu", set: &gradcheck.Settings{Floor: 1e-2}, shapes: [][]int{{2, 4, 5, 5}, {4, 2, 3, 3}}, smooth: true,
+			f: binary(func(x, w *ad.Value) *ad.Value {
+				return ad.Conv2d(x, w, ad.Conv2dOptions{Groups: 2, Act: ad.ActGELU})
+			})},
 		ruleCase{rule: "conv_bias_swap", name: "grouped, bias [O 1 1]", set: &gradcheck.Settings{Step: 1e-3}, shapes: [][]int{{2, 4, 5, 5}, {4, 2, 3, 3}, {4, 1, 1}}, smooth: true,
 			f: func(xs []*ad.Value) *ad.Value {
 				return ad.Conv2dBias(xs[0], xs[1], xs[2], ad.Conv2dOptions{Groups: 2})
@@ -268,4 +295,26 @@ func ExampleConv2dBias() {
 	// Output:
 	// [1 1 2 2] [6 6 6 6]
 	// [12 16 24 28] [4]
+}
+
+// A convolution with its bias and a ReLU fused (Conv2dOptions.Act): the
+// outputs below zero are cut, and so are their gradients.
+func ExampleConv2dOptions() {
+	x := ad.Const(tensor.FromFloat64([]float64{
+		1, 2, 3,
+		4, 5, 6,
+		7, 8, 9,
+	}, 1, 1, 3, 3))
+	b := ad.Var(tensor.FromFloat64([]float64{-4, 5}, 2))
+	w2 := ad.Var(tensor.FromFloat64([]float64{1, 0, 0, -1, 0, 1, 0, 0}, 2, 1, 2, 2))
+	y := ad.Conv2dBias(x, w2, b, ad.Conv2dOptions{Act: ad.ActReLU})
+	g, err := ad.Grad(ad.Sum(y), w2, b)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(y.Shape(), y.Data())
+	fmt.Println(g[0].Data(), g[1].Data())
+	// Output:
+	// [1 2 2 2] [0 0 0 0 7 8 10 11]
+	// [0 0 0 0 12 16 24 28] [0 4]
 }

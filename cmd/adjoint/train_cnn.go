@@ -64,8 +64,8 @@ func (m *cnn) ForwardTrain(x *ad.Value) *ad.Value { return m.forward(x, true) }
 
 func (m *cnn) forward(x *ad.Value, train bool) *ad.Value {
 	x = ad.Reshape(x, x.Shape()[0], 1, digitsSide, digitsSide)
-	x = m.Pool.Forward(nn.ReLU(m.Conv1.Forward(x)))
-	x = m.Pool.Forward(nn.ReLU(m.Conv2.Forward(x)))
+	x = m.Pool.Forward(m.Conv1.ForwardAct(x, ad.ActReLU)) // the ReLU fused into the convolution
+	x = m.Pool.Forward(m.Conv2.ForwardAct(x, ad.ActReLU))
 	x = m.Flat.Forward(x)
 	if m.Drop != nil {
 		x = m.Drop.Forward(x, train)

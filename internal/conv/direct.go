@@ -42,7 +42,7 @@ func chunkImages(l int) int { return max(1, chunkCols/max(l, 1)) }
 // columns' gradient), its output gradient as [O q·L], and its partial
 // kernel and bias gradients.
 type scratch[T float32 | float64] struct {
-	cols, g, dwt, db []T
+	cols, g, ga, dwt, db []T
 }
 
 // grow returns s with room for at least n elements.
@@ -173,10 +173,12 @@ func (s *shape) parts() int {
 	return min(nt, s.chunks)
 }
 
-// Forward writes y [n o H' W'] = the convolution of x [n c H W] with w
+// Forward writes y [n o H' W'] = act(the convolution of x [n c H W] with w
 // [o c kH kW] (one group), plus bias[j] on output channel j unless bias is
-// nil. It allocates nothing once its scratch has grown.
-func Forward[T float32 | float64](y, x, w, bias []T, n, c, o int, a *Geometry) {
+// nil), and the pre-activation into pre unless it is nil; the bias and the
+// activation are applied to each image's output as its product leaves it,
+// in cache. It allocates nothing once its scratch has grown.
+func Forward[T float32 | float64](y, pre, x, w, bias []T, n, c, o int, a *Geometry, act gemm.Act) {
 	s := shapeOf(n, c, o, a)
 	if s.n == 0 || s.o == 0 || s.l == 0 {
 		return
@@ -198,12 +200,12 @@ func Forward[T float32 | float64](y, x, w, bias []T, n, c, o int, a *Geometry) {
 	if p := s.parts(); p > 1 {
 		ts := workers.Either[convTask[T]](&convTasks32, &convTasks64)
 		t := ts.Get()
-		*t = convTask[T]{s: s, a: a, y: y, x: x, w: w, brow: brow, parts: p, pool: pool}
+		*t = convTask[T]{s: s, a: a, y: y, pre: pre, x: x, w: w, brow: brow, parts: p, pool: pool, act: act}
 		workers.Run(p, t)
 		ts.Put(t)
 	} else {
 		sc := pool.get()
-		forwardChunks(&s, a, sc, y, x, w, brow, 0, s.chunks, false)
+		forwardChunks(&s, a, sc, y, pre, x, w, brow, act, 0, s.chunks, false)
 		pool.put(sc)
 	}
 	if bs != nil {
@@ -212,7 +214,7 @@ func Forward[T float32 | float64](y, x, w, bias []T, n, c, o int, a *Geometry) {
 }
 
 // forwardChunks does the chunks [c0, c1) of Forward with scratch sc.
-func forwardChunks[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], y, x, w, brow []T, c0, c1 int, serial bool) {
+func forwardChunks[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], y, pre, x, w, brow []T, act gemm.Act, c0, c1 int, serial bool) {
 	ol := s.o * s.l
 	for ch := c0; ch < c1; ch++ {
 		b0 := ch * s.q
@@ -225,6 +227,12 @@ func forwardChunks[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], y
 			if brow != nil {
 				add(out, brow)
 			}
+			if pre != nil {
+				copy(pre[(b0+b)*ol:(b0+b+1)*ol], out)
+			}
+			if act != gemm.ActNone {
+				gemm.ActForward(out, out, act)
+			}
 		}
 	}
 }
@@ -232,25 +240,26 @@ func forwardChunks[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], y
 // convTask is a split Forward or Backward: part p does its range of the
 // chunks (Forward) or chunk base+p (Backward's waves) with scratch sc[p].
 type convTask[T float32 | float64] struct {
-	s              shape
-	a              *Geometry
-	y, x, w, brow  []T
-	dx, dwt, db, g []T
-	parts, base    int
-	back           bool
-	pool           *scratchPool[T]
-	sc             [16]*scratch[T] // Backward's parts'
+	s                  shape
+	a                  *Geometry
+	y, pre, x, w, brow []T
+	dx, dwt, db, g, sv []T
+	act                gemm.Act
+	parts, base        int
+	back               bool
+	pool               *scratchPool[T]
+	sc                 [16]*scratch[T] // Backward's parts'
 }
 
 func (t *convTask[T]) Run(p int) {
 	if t.back {
 		if ch := t.base + p; ch < t.s.chunks {
-			backwardChunk(&t.s, t.a, t.sc[p], t.dx, t.dwt, t.db, t.g, t.x, t.w, ch, true)
+			backwardChunk(&t.s, t.a, t.sc[p], t.dx, t.dwt, t.db, t.g, t.sv, t.x, t.w, t.act, ch, true)
 		}
 		return
 	}
 	sc := t.pool.get()
-	forwardChunks(&t.s, t.a, sc, t.y, t.x, t.w, t.brow, t.s.chunks*p/t.parts, t.s.chunks*(p+1)/t.parts, true)
+	forwardChunks(&t.s, t.a, sc, t.y, t.pre, t.x, t.w, t.brow, t.act, t.s.chunks*p/t.parts, t.s.chunks*(p+1)/t.parts, true)
 	t.pool.put(sc)
 }
 
@@ -263,9 +272,11 @@ var (
 
 // Backward writes the gradients of Forward's inputs from g [n o H' W'],
 // the gradient of y: dx [n c H W] (unless nil), dw [o c kH kW] and db [o]
-// (each unless nil). x is read for dw, w for dx. It allocates nothing
-// once its scratch has grown.
-func Backward[T float32 | float64](dx, dw, db, g, x, w []T, n, c, o int, a *Geometry) {
+// (each unless nil). x is read for dw, w for dx; with an activation, sv is
+// what its derivative reads (Forward's y for ReLU, its pre-activation for
+// the GELUs: see gemm.ActBackward), applied to each chunk of g in cache.
+// It allocates nothing once its scratch has grown.
+func Backward[T float32 | float64](dx, dw, db, g, sv, x, w []T, n, c, o int, a *Geometry, act gemm.Act) {
 	s := shapeOf(n, c, o, a)
 	if dx != nil && (s.o == 0 || s.l == 0) {
 		clear(dx[:s.n*s.c*s.hw])
@@ -295,13 +306,13 @@ func Backward[T float32 | float64](dx, dw, db, g, x, w []T, n, c, o int, a *Geom
 		tot.db = grow(tot.db, s.o)
 		dbs = tot.db
 	}
-	t.s, t.a, t.x, t.w, t.dx, t.dwt, t.db, t.g, t.parts, t.back = s, a, x, w, dx, dwt, dbs, g, p, true
+	t.s, t.a, t.x, t.w, t.dx, t.dwt, t.db, t.g, t.sv, t.act, t.parts, t.back = s, a, x, w, dx, dwt, dbs, g, sv, act, p, true
 	for base := 0; base < s.chunks; base += p {
 		if p > 1 {
 			t.base = base
 			workers.Run(p, t)
 		} else {
-			backwardChunk(&s, a, sc[0], dx, dwt, dbs, g, x, w, base, false)
+			backwardChunk(&s, a, sc[0], dx, dwt, dbs, g, sv, x, w, act, base, false)
 		}
 		// The chunks' partial sums, in chunk order (the first chunk wrote
 		// its own into dwt and dbs).
@@ -342,14 +353,19 @@ func Backward[T float32 | float64](dx, dw, db, g, x, w []T, n, c, o int, a *Geom
 // chunks' order); else it runs alone, its products split themselves, and
 // it adds its partials into dwt and db itself (in the same order, as
 // Backward calls it chunk by chunk).
-func backwardChunk[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], dx, dwt, db, g, x, w []T, ch int, serial bool) {
+func backwardChunk[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], dx, dwt, db, g, sv, x, w []T, act gemm.Act, ch int, serial bool) {
 	b0 := ch * s.q
 	q := min(s.q, s.n-b0)
 	ql := q * s.l
 	ol := s.o * s.l
-	// The chunk's output gradient as [O q·L]: an image's own [O L] for a
-	// chunk of one.
+	// The chunk's output gradient as [O q·L] (an image's own [O L] for a
+	// chunk of one), through the activation's derivative first.
 	gc := g[b0*ol : (b0+q)*ol]
+	if act != gemm.ActNone {
+		sc.ga = grow(sc.ga, q*ol)
+		gemm.ActBackward(sc.ga, gc, sv[b0*ol:(b0+q)*ol], q*s.o, s.l, act, nil)
+		gc = sc.ga
+	}
 	if q > 1 {
 		sc.g = grow(sc.g, s.o*ql)
 		swapRows(sc.g, gc, nil, q, s.o, s.l, 0, s.o)

@@ -77,10 +77,10 @@ func randSlice(r *rand.Rand, n int) []float64 {
 }
 
 // Forward and Backward agree with the loops of every term in float64
-// (to rounding), over strides, padding, dilation, chunks of several
-// images, a last chunk short of images, an image wider than a chunk and
-// an output with no positions; at one thread and at three their results
-// have the same bits.
+// (to rounding), without an activation and with each of gemm's, over
+// strides, padding, dilation, chunks of several images, a last chunk short
+// of images, an image wider than a chunk and an output with no positions;
+// at one thread and at three their results have the same bits.
 func TestDirectMatchesLoops(t *testing.T) {
 	defer gemm.SetThreads(gemm.Threads())
 	defer func(f int) { splitFlops = f }(splitFlops)
@@ -89,40 +89,58 @@ func TestDirectMatchesLoops(t *testing.T) {
 	for _, tc := range directCases() {
 		a := tc.g
 		a.H, a.W = tc.h, tc.w
-		t.Run(fmt.Sprintf("n%d_c%d_o%d_%dx%d", tc.n, tc.c, tc.o, tc.h, tc.w), func(t *testing.T) {
-			k := tc.c * a.KH * a.KW
-			x, w, bias := randSlice(r, tc.n*tc.c*tc.h*tc.w), randSlice(r, tc.o*k), randSlice(r, tc.o)
-			oh, ow := a.OutSize()
-			oh, ow = max(oh, 0), max(ow, 0)
-			g := randSlice(r, tc.n*tc.o*oh*ow)
-			wy, wdx, wdw, wdb := refConv(x, w, bias, g, tc.n, tc.c, tc.o, &a)
-			var first [4][]float64
-			for _, threads := range []int{1, 3} {
-				gemm.SetThreads(threads)
-				y := make([]float64, len(wy))
-				dx, dw, db := randSlice(r, len(x)), randSlice(r, len(w)), randSlice(r, tc.o)
-				Forward(y, x, w, bias, tc.n, tc.c, tc.o, &a)
-				Backward(dx, dw, db, g, x, w, tc.n, tc.c, tc.o, &a)
-				for i, got := range [4][]float64{y, dx, dw, db} {
-					want := [4][]float64{wy, wdx, wdw, wdb}[i]
-					name := [4]string{"y", "dx", "dw", "db"}[i]
-					for e := range want {
-						if math.Abs(got[e]-want[e]) > 1e-12*(1+math.Abs(want[e])) {
-							t.Fatalf("threads %d: %s[%d] = %v, want %v", threads, name, e, got[e], want[e])
+		for _, act := range []gemm.Act{gemm.ActNone, gemm.ActReLU, gemm.ActGELU, gemm.ActGELUTanh} {
+			t.Run(fmt.Sprintf("n%d_c%d_o%d_%dx%d_act%d", tc.n, tc.c, tc.o, tc.h, tc.w, act), func(t *testing.T) {
+				k := tc.c * a.KH * a.KW
+				x, w, bias := randSlice(r, tc.n*tc.c*tc.h*tc.w), randSlice(r, tc.o*k), randSlice(r, tc.o)
+				oh, ow := a.OutSize()
+				oh, ow = max(oh, 0), max(ow, 0)
+				g := randSlice(r, tc.n*tc.o*oh*ow)
+				// The reference: the pre-activation, the activation, and the
+				// gradients of the pre-activation's inputs for g ⊙ act′.
+				pre, _, _, _ := refConv(x, w, bias, g, tc.n, tc.c, tc.o, &a)
+				wy, gp := make([]float64, len(pre)), make([]float64, len(pre))
+				gemm.ActForward(wy, pre, act)
+				for i := range gp {
+					s := pre[i]
+					if act == gemm.ActReLU {
+						s = wy[i]
+					}
+					gp[i] = g[i] * gemm.ActDeriv(s, act)
+				}
+				_, wdx, wdw, wdb := refConv(x, w, bias, gp, tc.n, tc.c, tc.o, &a)
+				var first [5][]float64
+				for _, threads := range []int{1, 3} {
+					gemm.SetThreads(threads)
+					y, yp := make([]float64, len(wy)), make([]float64, len(wy))
+					dx, dw, db := randSlice(r, len(x)), randSlice(r, len(w)), randSlice(r, tc.o)
+					Forward(y, yp, x, w, bias, tc.n, tc.c, tc.o, &a, act)
+					sv := yp
+					if act == gemm.ActReLU {
+						sv = y
+					}
+					Backward(dx, dw, db, g, sv, x, w, tc.n, tc.c, tc.o, &a, act)
+					for i, got := range [5][]float64{y, yp, dx, dw, db} {
+						want := [5][]float64{wy, pre, wdx, wdw, wdb}[i]
+						name := [5]string{"y", "pre", "dx", "dw", "db"}[i]
+						for e := range want {
+							if math.Abs(got[e]-want[e]) > 1e-12*(1+math.Abs(want[e])) {
+								t.Fatalf("threads %d: %s[%d] = %v, want %v", threads, name, e, got[e], want[e])
+							}
 						}
-					}
-					if threads == 1 {
-						first[i] = append([]float64(nil), got...)
-						continue
-					}
-					for e := range got {
-						if math.Float64bits(got[e]) != math.Float64bits(first[i][e]) {
-							t.Fatalf("%s[%d] has other bits at 3 threads than at 1: %v, %v", name, e, got[e], first[i][e])
+						if threads == 1 {
+							first[i] = append([]float64(nil), got...)
+							continue
+						}
+						for e := range got {
+							if math.Float64bits(got[e]) != math.Float64bits(first[i][e]) {
+								t.Fatalf("%s[%d] has other bits at 3 threads than at 1: %v, %v", name, e, got[e], first[i][e])
+							}
 						}
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -161,8 +179,8 @@ func TestDirectBitsOfBatchWide(t *testing.T) {
 		for _, threads := range []int{1, 2} {
 			gemm.SetThreads(threads)
 			y, dx := make([]float32, len(want)), make([]float32, len(x))
-			Forward(y, x, w, bias, n, c, o, &a)
-			Backward(dx, nil, nil, g, x, w, n, c, o, &a)
+			Forward(y, nil, x, w, bias, n, c, o, &a, gemm.ActNone)
+			Backward(dx, nil, nil, g, nil, x, w, n, c, o, &a, gemm.ActNone)
 			for i := range y {
 				if math.Float32bits(y[i]) != math.Float32bits(want[i]) {
 					t.Fatalf("%+v threads %d: y[%d] = %v, batch-wide %v", tc, threads, i, y[i], want[i])

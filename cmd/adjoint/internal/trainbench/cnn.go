@@ -34,8 +34,8 @@ func NewCNN(rng *rand.Rand) *CNN {
 
 // Forward returns the logits [N 10] of x [N 1 28 28].
 func (m *CNN) Forward(x *ad.Value) *ad.Value {
-	x = m.Pool.Forward(ad.Relu(m.Conv1.Forward(x)))
-	x = m.Pool.Forward(ad.Relu(m.Conv2.Forward(x)))
+	x = m.Pool.Forward(m.Conv1.ForwardAct(x, ad.ActReLU)) // the ReLU fused into the convolution
+	x = m.Pool.Forward(m.Conv2.ForwardAct(x, ad.ActReLU))
 	return m.FC.Forward(ad.Reshape(x, x.Shape()[0], 1024))
 }
 
