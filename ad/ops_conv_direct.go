@@ -66,7 +66,7 @@ func init() {
 			}
 		},
 		keepN: conv2dKeep,
-		vjp:      func(c *vjpCtx, g *Value) []*Value { return c.conv2dVJP(g) },
+		vjp:   func(c *vjpCtx, g *Value) []*Value { return c.conv2dVJP(g) },
 	}
 }
 
