@@ -1,9 +1,8 @@
 package conv
 
 import (
-	"sync"
-
 	"github.com/adjointgo/adjoint/internal/gemm"
+	"github.com/adjointgo/adjoint/internal/pool"
 	"github.com/adjointgo/adjoint/internal/vec"
 	"github.com/adjointgo/adjoint/internal/workers"
 )
@@ -53,46 +52,19 @@ func grow[T float32 | float64](s []T, n int) []T {
 	return s[:n]
 }
 
-// scratchPool keeps the scratch of finished calls for the next ones.
-// Unlike a sync.Pool it is not emptied by the garbage collector (a
-// training step would then allocate its scratch again after each
-// collection); it keeps at most scratchKeep.
-type scratchPool[T float32 | float64] struct {
-	mu   sync.Mutex
-	free []*scratch[T]
-}
-
-const scratchKeep = 8
-
-func (p *scratchPool[T]) get() *scratch[T] {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if k := len(p.free); k > 0 {
-		s := p.free[k-1]
-		p.free = p.free[:k-1]
-		return s
-	}
-	return new(scratch[T])
-}
-
-func (p *scratchPool[T]) put(s *scratch[T]) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.free) < scratchKeep {
-		p.free = append(p.free, s)
-	}
-}
-
+// The scratch of finished calls, kept for the next ones (not emptied by
+// the garbage collector: a training step would allocate it again after
+// each collection).
 var (
-	scratch32 scratchPool[float32]
-	scratch64 scratchPool[float64]
+	scratch32 pool.Kept[scratch[float32]]
+	scratch64 pool.Kept[scratch[float64]]
 )
 
-func poolOf[T float32 | float64]() *scratchPool[T] {
-	if p, ok := any(&scratch32).(*scratchPool[T]); ok {
+func poolOf[T float32 | float64]() *pool.Kept[scratch[T]] {
+	if p, ok := any(&scratch32).(*pool.Kept[scratch[T]]); ok {
 		return p
 	}
-	return any(&scratch64).(*scratchPool[T])
+	return any(&scratch64).(*pool.Kept[scratch[T]])
 }
 
 // mm is C = op(A)·op(B) (beta 0) by gemm, on the calling goroutine alone
@@ -187,7 +159,7 @@ func Forward[T float32 | float64](y, pre, x, w, bias []T, n, c, o int, a *Geomet
 	pool := poolOf[T]()
 	var bs *scratch[T]
 	if bias != nil {
-		bs = pool.get()
+		bs = pool.Get()
 		bs.db = grow(bs.db, s.o*s.l)
 		brow = bs.db
 		for j := range s.o {
@@ -204,12 +176,12 @@ func Forward[T float32 | float64](y, pre, x, w, bias []T, n, c, o int, a *Geomet
 		workers.Run(p, t)
 		ts.Put(t)
 	} else {
-		sc := pool.get()
+		sc := pool.Get()
 		forwardChunks(&s, a, sc, y, pre, x, w, brow, act, 0, s.chunks, false)
-		pool.put(sc)
+		pool.Put(sc)
 	}
 	if bs != nil {
-		pool.put(bs)
+		pool.Put(bs)
 	}
 }
 
@@ -247,7 +219,7 @@ type convTask[T float32 | float64] struct {
 	act                gemm.Act
 	parts, base        int
 	back               bool
-	pool               *scratchPool[T]
+	pool               *pool.Kept[scratch[T]]
 	sc                 [16]*scratch[T] // Backward's parts'
 }
 
@@ -258,9 +230,9 @@ func (t *convTask[T]) Run(p int) {
 		}
 		return
 	}
-	sc := t.pool.get()
+	sc := t.pool.Get()
 	forwardChunks(&t.s, t.a, sc, t.y, t.pre, t.x, t.w, t.brow, t.act, t.s.chunks*p/t.parts, t.s.chunks*(p+1)/t.parts, true)
-	t.pool.put(sc)
+	t.pool.Put(sc)
 }
 
 // The free lists of the split kernels' tasks, one per element type
@@ -292,11 +264,11 @@ func Backward[T float32 | float64](dx, dw, db, g, sv, x, w []T, n, c, o int, a *
 	p := min(s.parts(), len(t.sc))
 	sc := t.sc[:p]
 	for i := range sc {
-		sc[i] = pool.get()
+		sc[i] = pool.Get()
 	}
 	// The sums so far: the kernels' gradient ([K O] when transposed) and
 	// the bias's.
-	tot := pool.get()
+	tot := pool.Get()
 	var dwt, dbs []T
 	if dw != nil {
 		tot.dwt = grow(tot.dwt, s.k*s.o)
@@ -339,9 +311,9 @@ func Backward[T float32 | float64](dx, dw, db, g, sv, x, w []T, n, c, o int, a *
 		copy(db, dbs)
 	}
 	for _, x := range sc {
-		pool.put(x)
+		pool.Put(x)
 	}
-	pool.put(tot)
+	pool.Put(tot)
 	ts.Put(t)
 }
 

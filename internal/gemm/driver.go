@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/adjointgo/adjoint/internal/isa"
+	"github.com/adjointgo/adjoint/internal/pool"
 	"github.com/adjointgo/adjoint/internal/workers"
 )
 
@@ -36,7 +37,7 @@ type kernel[T float] struct {
 	rowsB                       int  // a row-major B is packed this many rows at a time (0: panel by panel), see packBRows
 	slabCols                    int  // a product whose A is packed is split in column slabs of at least this many columns (0: 512), see parallel
 	swapNT                      bool // an A·Bᵀ with B of many more rows than A runs as B·Aᵀ, see swapsNT
-	pool                        *bufPool[T]
+	pool                        *pool.Kept[buffers[T]]
 	jobs                        *sync.Pool // of *job[T]
 }
 
@@ -45,44 +46,9 @@ type buffers[T float] struct {
 	a, b []T
 }
 
-// bufPool keeps the packing buffers of finished products for the next ones.
-// Unlike a sync.Pool it is not emptied by the garbage collector: a training
-// step splits its products across goroutines tens of times, and buffers
-// dropped at every collection were reallocated (300 KB a GPT step on two
-// cores, up to 2 MiB each). It keeps at most bufKeep buffers.
-type bufPool[T float] struct {
-	mu   sync.Mutex
-	free []*buffers[T]
-}
-
-// bufKeep bounds the buffers a bufPool keeps (each up to kc×(mc+nc)
-// elements: ~2.5 MiB with the AVX-512 blocks).
-const bufKeep = 8
-
-// Get returns a kept buffer, or a new empty one.
-func (p *bufPool[T]) Get() *buffers[T] {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n := len(p.free); n > 0 {
-		b := p.free[n-1]
-		p.free = p.free[:n-1]
-		return b
-	}
-	return new(buffers[T])
-}
-
-// Put keeps b for a later Get, unless bufKeep are kept already.
-func (p *bufPool[T]) Put(b *buffers[T]) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.free) < bufKeep {
-		p.free = append(p.free, b)
-	}
-}
-
 var (
-	pool32 bufPool[float32]
-	pool64 bufPool[float64]
+	pool32 pool.Kept[buffers[float32]] // the packing buffers of finished products, for the next ones
+	pool64 pool.Kept[buffers[float64]]
 	jobs32 = sync.Pool{New: func() any { return new(job[float32]) }}
 	jobs64 = sync.Pool{New: func() any { return new(job[float64]) }}
 )

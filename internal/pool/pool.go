@@ -126,3 +126,42 @@ func Put64(b []float64) {
 		pool64[k].put(b[:c], limit(k, 8))
 	}
 }
+
+// Kept keeps up to KeptMax values that finished work handed back, for the
+// next Get: the scratch of a kernel (GEMM's packing buffers, a
+// convolution's columns). Unlike a sync.Pool it is not emptied by the
+// garbage collector: a training step runs its kernels tens of times, and
+// scratch dropped at every collection was allocated again (300 KB a GPT
+// step on two cores for GEMM's, up to 2 MiB a buffer). The zero Kept is
+// ready to use.
+type Kept[T any] struct {
+	mu   sync.Mutex
+	free []*T
+}
+
+// KeptMax bounds the values a Kept keeps: the goroutines of a split
+// kernel's parts, with room to spare (GEMM's buffers are up to
+// kc×(mc+nc) elements, ~2.5 MiB with the AVX-512 blocks).
+const KeptMax = 8
+
+// Get returns a kept value, or a new zero one.
+func (k *Kept[T]) Get() *T {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if n := len(k.free); n > 0 {
+		v := k.free[n-1]
+		k.free[n-1] = nil
+		k.free = k.free[:n-1]
+		return v
+	}
+	return new(T)
+}
+
+// Put keeps v for a later Get, unless KeptMax are kept already.
+func (k *Kept[T]) Put(v *T) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.free) < KeptMax {
+		k.free = append(k.free, v)
+	}
+}

@@ -1,6 +1,9 @@
 package pool
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 // A pooled buffer comes back for the next request of its size class; small
 // and foreign buffers are not pooled.
@@ -68,5 +71,25 @@ func TestPoolLimits(t *testing.T) {
 		if kept != c.keep {
 			t.Errorf("%s: kept %d idle buffers, want %d", c.name, kept, c.keep)
 		}
+	}
+}
+
+// Kept hands back what was put (last in, first out) across a garbage
+// collection, keeps at most KeptMax, and makes a zero value when empty.
+func TestKept(t *testing.T) {
+	var k Kept[[4]int]
+	vs := make([]*[4]int, KeptMax+2)
+	for i := range vs {
+		vs[i] = &[4]int{i}
+		k.Put(vs[i])
+	}
+	runtime.GC()
+	for i := KeptMax - 1; i >= 0; i-- {
+		if got := k.Get(); got != vs[i] {
+			t.Fatalf("Get %d: %p (%v), want the value put %d-th, %p", KeptMax-1-i, got, *got, i, vs[i])
+		}
+	}
+	if got := k.Get(); *got != ([4]int{}) {
+		t.Fatalf("Get on an empty Kept: %v, want a new zero value", *got)
 	}
 }
