@@ -124,37 +124,7 @@ func conv2dForward(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
 // a recorded sweep recomputes it) for the GELUs'.
 func conv2dKeep(al allocator, n *node, at attrs, out *Value) {
 	a := at.(*conv2dAttrs)
-	x, w := a.ops[0], a.ops[1]
-	saveX, saveW := a.edges[1].requires(), a.edges[0].requires()
-	switch a.act {
-	case ActReLU:
-		n.save(2, out)
-	case ActGELU, ActGELUTanh:
-		saveX, saveW = true, true // the pre-activation is recomputed from them under CreateGraph
-		al.wrote(a.pre, nil, nil)
-		n.save(2, a.pre)
-	}
-	a.pre = nil // the node holds it
-	if a.b != nil {
-		pin(a.b) // the GELU VJP's recomputation reads it from the attributes: never recycled
-	}
-	if saveX {
-		n.save(0, x)
-	}
-	if saveW {
-		n.save(1, w)
-	}
-	settleRelu(x, saveX)
-	if saveX {
-		shareReluOutput(x)
-	}
-	settleRelu(w, saveW)
-	if saveW {
-		shareReluOutput(w)
-	}
-	if b := a.ops[2]; b != nil {
-		settleRelu(b, false)
-	}
+	keepProduct(al, n, a.act, &a.pre, out, a.ops, a.edges[1].requires(), a.edges[0].requires())
 }
 
 // conv2dVJP returns the cotangents of x, w and the bias.

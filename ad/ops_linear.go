@@ -145,21 +145,31 @@ func linearForward(heap bool) (func(dst *tensor.Tensor, at attrs, xs []*tensor.T
 // a recorded sweep recomputes it) for the GELUs'.
 func linearKeep(al allocator, n *node, at attrs, out *Value) {
 	a := at.(*linearAttrs)
-	x, w := a.ops[0], a.ops[1]
 	es := a.edges
-	needX, needW := es[0].requires(), es[1].requires()
-	saveX, saveW := needW, needX
-	switch a.act {
+	keepProduct(al, n, a.act, &a.pre, out, a.ops, es[1].requires(), es[0].requires())
+}
+
+// keepProduct saves what the VJP of a product with a fused activation
+// (Linear, the conv2d row) reads, its operands ops being x, w and the bias
+// (or nil): x in slot 0 (when saveX: w needs a gradient) for w's gradient,
+// w in slot 1 (saveW) for x's, the output in slot 2 for ReLU's derivative,
+// and for the GELUs' the pre-activation *pre (which the node then holds)
+// and both operands, from which a recorded sweep recomputes it. It settles
+// the operands' ReLUs (see settleRelu) and pins the bias, which the GELUs'
+// recomputation reads.
+func keepProduct(al allocator, n *node, act Activation, pre **Value, out *Value, ops [3]*Value, saveX, saveW bool) {
+	x, w, b := ops[0], ops[1], ops[2]
+	switch act {
 	case ActReLU:
 		n.save(2, out)
 	case ActGELU, ActGELUTanh:
 		saveX, saveW = true, true // the pre-activation is recomputed from them under CreateGraph
-		al.wrote(a.pre, nil, nil)
-		n.save(2, a.pre)
+		al.wrote(*pre, nil, nil)
+		n.save(2, *pre)
 	}
-	a.pre = nil // the node holds it
-	if a.b != nil {
-		pin(a.b) // the GELU VJP's recomputation reads it from the attributes: never recycled
+	*pre = nil // the node holds it
+	if b != nil {
+		pin(b) // the GELU VJP's recomputation reads it from the attributes: never recycled
 	}
 	if saveX {
 		n.save(0, x)
@@ -175,7 +185,7 @@ func linearKeep(al allocator, n *node, at attrs, out *Value) {
 	if saveW {
 		shareReluOutput(w)
 	}
-	if b := a.ops[2]; b != nil {
+	if b != nil {
 		settleRelu(b, false)
 	}
 }
