@@ -109,3 +109,30 @@ func TestConv2dRowAndCompositeAgree(t *testing.T) {
 		t.Errorf("JVP through the composite %v, ⟨row gradient, v⟩ %v", got, want)
 	}
 }
+
+// Images of no channels (a fuzzed case that once panicked in the row's
+// kernel): the output is the bias, with ReLU applied, and the bias's
+// gradient counts the positive outputs; x and the kernels have empty
+// gradients.
+func TestConv2dNoChannels(t *testing.T) {
+	x := ad.Var(tensor.New(tensor.Float32, 2, 0, 4, 4))
+	w := ad.Var(tensor.New(tensor.Float32, 3, 0, 2, 2))
+	b := ad.Var(tensor.FromFloat32([]float32{-1, 0.5, 2}, 3))
+	y := ad.Conv2dBias(x, w, b, ad.Conv2dOptions{Act: ad.ActReLU})
+	want := []float64{0, 0.5, 2}
+	for i, v := range y.Data() {
+		if c := (i / 9) % 3; v != want[c] {
+			t.Fatalf("y[%d] = %v, want %v", i, v, want[c])
+		}
+	}
+	gs, err := ad.Grad(ad.Sum(y), x, w, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gs[0].Tensor().Len() != 0 || gs[1].Tensor().Len() != 0 {
+		t.Fatalf("gradients of x and w have %d and %d elements, want none", gs[0].Tensor().Len(), gs[1].Tensor().Len())
+	}
+	if got := gs[2].Data(); got[0] != 0 || got[1] != 18 || got[2] != 18 {
+		t.Fatalf("bias gradient %v, want [0 18 18]", got)
+	}
+}

@@ -195,7 +195,7 @@ func forwardChunks[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], y
 		im2colKernel(sc.cols, x[b0*s.c*s.hw:], q, s.c, 0, q, 0, s.c, a)
 		for b := range q {
 			out := y[(b0+b)*ol : (b0+b+1)*ol]
-			mm(serial, false, false, s.o, s.l, s.k, w, s.k, sc.cols[b*s.l:], q*s.l, out, s.l)
+			mm(serial, false, false, s.o, s.l, s.k, w, max(s.k, 1), sc.cols[min(b*s.l, len(sc.cols)):], q*s.l, out, s.l) // k = 0 (no channels): no columns, y = act(bias)
 			if brow != nil {
 				add(out, brow)
 			}
