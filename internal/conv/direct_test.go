@@ -194,3 +194,62 @@ func TestDirectBitsOfBatchWide(t *testing.T) {
 		}
 	}
 }
+
+// Forward and Backward called from four goroutines at once, each split
+// across two threads, give every caller the bits it gets alone on one
+// thread: the parts' scratch and the tasks are never shared between calls.
+func TestDirectConcurrentCallers(t *testing.T) {
+	defer gemm.SetThreads(gemm.Threads())
+	defer func(f int) { splitFlops = f }(splitFlops)
+	splitFlops = 1
+	const callers = 4
+	r := rand.New(rand.NewPCG(9, 10))
+	a := Geometry{KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, H: 9, W: 8}
+	n, c, o := 12, 3, 5
+	type job struct{ x, w, b, g, y, dx, dw, db []float32 }
+	f32 := func(k int) []float32 {
+		s := make([]float32, k)
+		for i := range s {
+			s[i] = float32(r.NormFloat64())
+		}
+		return s
+	}
+	run := func(j *job) {
+		Forward(j.y, nil, j.x, j.w, j.b, n, c, o, &a, gemm.ActReLU)
+		Backward(j.dx, j.dw, j.db, j.g, j.y, j.x, j.w, n, c, o, &a, gemm.ActReLU)
+	}
+	var want, got []*job
+	for range callers {
+		x, w, b, g := f32(n*c*a.H*a.W), f32(o*c*9), f32(o), f32(n*o*a.H*a.W)
+		mk := func() *job {
+			return &job{x: x, w: w, b: b, g: g, y: make([]float32, len(g)), dx: make([]float32, len(x)), dw: make([]float32, len(w)), db: make([]float32, o)}
+		}
+		want, got = append(want, mk()), append(got, mk())
+	}
+	gemm.SetThreads(1)
+	for _, j := range want {
+		run(j)
+	}
+	gemm.SetThreads(2)
+	done := make(chan struct{})
+	for _, j := range got {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range 5 {
+				run(j)
+			}
+		}()
+	}
+	for range callers {
+		<-done
+	}
+	for k := range callers {
+		for i, p := range [][2][]float32{{got[k].y, want[k].y}, {got[k].dx, want[k].dx}, {got[k].dw, want[k].dw}, {got[k].db, want[k].db}} {
+			for e := range p[1] {
+				if math.Float32bits(p[0][e]) != math.Float32bits(p[1][e]) {
+					t.Fatalf("caller %d, result %d, element %d: %v, alone on one thread %v", k, i, e, p[0][e], p[1][e])
+				}
+			}
+		}
+	}
+}
