@@ -27,15 +27,17 @@ import (
 
 // chunkCols is the number of output positions a chunk of images covers
 // at most (unless one image has more): chunks are max(1, chunkCols/L)
-// images of L positions each. 128 columns keep a chunk's columns (K·128
-// elements: 400 KB for a 32-channel 5×5 kernel in float32) within the
-// L2 of every CPU seen (512 KiB on Zen 3), and make the kernels' gradient
-// product a single depth block (kc is 256 on all of them). On the Xeon
-// (2 MiB L2), the CNN workload's second convolution forward and backward
-// took the same with 128 and 256 columns and 5 % and 10 % more with 512
-// and 1024 (medians of 20 alternated runs, twice). It sets the bits of
-// the kernels' gradient: it is not tuned.
-const chunkCols = 128
+// images of L positions each. 256 columns keep a chunk's columns (K·256
+// elements: 800 KB for a 32-channel 5×5 kernel in float32) near the
+// L2's size, and make the kernels' gradient product a single depth block
+// (kc is 256 on all the CPUs seen). On the Xeon (2 MiB L2), the CNN
+// workload's second convolution forward and backward took 3–7 % more
+// with 128 columns at one thread and 9–10 % more at two (per-pair
+// medians of 30 alternated runs; twice as many chunks, twice as many
+// waves backward), and 5 % and 10 % more with 512 and 1024 at one
+// thread. Unmeasured on a 512 KiB L2 (Zen 3), where 800 KB spills. It
+// sets the bits of the kernels' gradient: it is not tuned.
+const chunkCols = 256
 
 // chunkImages returns the images per chunk for l output positions.
 func chunkImages(l int) int { return max(1, chunkCols/max(l, 1)) }
