@@ -17,7 +17,11 @@ import (
 // The output and x's gradient have that path's bits; the kernels' and the
 // bias's gradients are sums over chunks of images (see package conv).
 //
-// The row saves x when w needs a gradient and w when x does. Under
+// The row saves x when w needs a gradient and w when x does. With an
+// activation (Conv2dOptions.Act, applied to each image's output in cache,
+// its derivative to each chunk of the output's gradient) it also saves
+// the output for ReLU's derivative, or the pre-activation and both
+// operands for the GELUs' (keepProduct, as Linear does). Under
 // CreateGraph, or when tangents ride along, its VJP is written with the
 // composite's differentiable ops, so every order works. Forward mode,
 // Vmap, groups and a selective checkpoint's run (which keeps the
