@@ -47,6 +47,7 @@ func chunkImages(l int) int { return max(1, chunkCols/max(l, 1)) }
 // kernel and bias gradients.
 type scratch[T float32 | float64] struct {
 	cols, g, ga, dwt, db []T
+	slots                []T // Backward's partial sums of every chunk (see slotElems)
 }
 
 // grow returns s with room for at least n elements.
@@ -130,6 +131,14 @@ func shapeOf(n, c, o int, a *Geometry) shape {
 // splitFlops is the work per goroutine below which the chunks are not
 // split (the tests lower it to split small convolutions).
 var splitFlops = 4 << 20
+
+// slotElems bounds the elements of the partial sums a split Backward
+// keeps for every chunk at once (4 MiB of float32): past it the chunks
+// go in waves of one a part. On the CNN workload's first convolution
+// (64 chunks of one image, 30 µs each) the waves made two threads slower
+// than one (×0.84–0.89 of the one-thread backward); the tests set it to
+// 0 to take the waves.
+var slotElems = 1 << 20
 
 // transposed says the kernels' gradient is taken as [K O] (the chunk's
 // columns times its output gradient transposed) rather than as [O K]:
@@ -223,15 +232,27 @@ type convTask[T float32 | float64] struct {
 	dx, dwt, db, g, sv []T
 	act                gemm.Act
 	parts, base        int
-	back               bool
+	back, ranges       bool
+	slots              []T
 	pool               *pool.Kept[scratch[T]]
 	sc                 [16]*scratch[T] // Backward's parts'
 }
 
 func (t *convTask[T]) Run(p int) {
+	if t.back && t.ranges {
+		for ch := t.s.chunks * p / t.parts; ch < t.s.chunks*(p+1)/t.parts; ch++ {
+			var slot []T
+			if t.slots != nil {
+				stride := t.s.k*t.s.o + t.s.o
+				slot = t.slots[ch*stride : (ch+1)*stride]
+			}
+			backwardChunk(&t.s, t.a, t.sc[p], t.dx, t.dwt, t.db, t.g, t.sv, t.x, t.w, slot, t.act, ch, true)
+		}
+		return
+	}
 	if t.back {
 		if ch := t.base + p; ch < t.s.chunks {
-			backwardChunk(&t.s, t.a, t.sc[p], t.dx, t.dwt, t.db, t.g, t.sv, t.x, t.w, t.act, ch, true)
+			backwardChunk(&t.s, t.a, t.sc[p], t.dx, t.dwt, t.db, t.g, t.sv, t.x, t.w, nil, t.act, ch, true)
 		}
 		return
 	}
@@ -284,12 +305,35 @@ func Backward[T float32 | float64](dx, dw, db, g, sv, x, w []T, n, c, o int, a *
 		dbs = tot.db
 	}
 	t.s, t.a, t.x, t.w, t.dx, t.dwt, t.db, t.g, t.sv, t.act, t.parts, t.back = s, a, x, w, dx, dwt, dbs, g, sv, act, p, true
-	for base := 0; base < s.chunks; base += p {
+	// Split, each part takes a range of the chunks in one go, their partial
+	// sums kept a slot each and added in chunk order after, where those
+	// fit in slotElems (or there are none: x's gradient alone); else the
+	// parts take one chunk each, wave after wave, the sums added between.
+	sums := dw != nil || db != nil
+	stride := s.k*s.o + s.o
+	if p > 1 && (!sums || s.chunks*stride <= slotElems) {
+		t.ranges = true
+		if sums {
+			tot.slots = grow(tot.slots, s.chunks*stride)
+			t.slots = tot.slots
+		}
+		workers.Run(p, t)
+		for ch := 1; sums && ch < s.chunks; ch++ {
+			sl := tot.slots[ch*stride : (ch+1)*stride]
+			if dw != nil {
+				add(dwt, sl[:s.k*s.o])
+			}
+			if db != nil {
+				add(dbs, sl[s.k*s.o:])
+			}
+		}
+	}
+	for base := 0; !t.ranges && base < s.chunks; base += p {
 		if p > 1 {
 			t.base = base
 			workers.Run(p, t)
 		} else {
-			backwardChunk(&s, a, sc[0], dx, dwt, dbs, g, sv, x, w, act, base, false)
+			backwardChunk(&s, a, sc[0], dx, dwt, dbs, g, sv, x, w, nil, act, base, false)
 		}
 		// The chunks' partial sums, in chunk order (the first chunk wrote
 		// its own into dwt and dbs).
@@ -330,7 +374,7 @@ func Backward[T float32 | float64](dx, dw, db, g, sv, x, w []T, n, c, o int, a *
 // chunks' order); else it runs alone, its products split themselves, and
 // it adds its partials into dwt and db itself (in the same order, as
 // Backward calls it chunk by chunk).
-func backwardChunk[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], dx, dwt, db, g, sv, x, w []T, act gemm.Act, ch int, serial bool) {
+func backwardChunk[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], dx, dwt, db, g, sv, x, w, slot []T, act gemm.Act, ch int, serial bool) {
 	b0 := ch * s.q
 	q := min(s.q, s.n-b0)
 	ql := q * s.l
@@ -351,7 +395,11 @@ func backwardChunk[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], d
 	first := ch == 0
 	if dwt != nil {
 		dst := dwt
-		if !first {
+		switch {
+		case first:
+		case slot != nil:
+			dst = slot[:s.k*s.o]
+		default:
 			sc.dwt = grow(sc.dwt, s.k*s.o)
 			dst = sc.dwt
 		}
@@ -368,7 +416,11 @@ func backwardChunk[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], d
 	}
 	if db != nil {
 		dst := db
-		if !first {
+		switch {
+		case first:
+		case slot != nil:
+			dst = slot[s.k*s.o:]
+		default:
 			sc.db = grow(sc.db, s.o)
 			dst = sc.db
 		}

@@ -80,10 +80,11 @@ func randSlice(r *rand.Rand, n int) []float64 {
 // (to rounding), without an activation and with each of gemm's, over
 // strides, padding, dilation, chunks of several images, a last chunk short
 // of images, an image wider than a chunk and an output with no positions;
-// at one thread and at three their results have the same bits.
+// at one thread and at three, the split backward taking ranges of chunks
+// or waves of them, their results have the same bits.
 func TestDirectMatchesLoops(t *testing.T) {
 	defer gemm.SetThreads(gemm.Threads())
-	defer func(f int) { splitFlops = f }(splitFlops)
+	defer func(f, e int) { splitFlops, slotElems = f, e }(splitFlops, slotElems)
 	splitFlops = 1 // the chunks split across goroutines at 3 threads
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, tc := range directCases() {
@@ -110,8 +111,10 @@ func TestDirectMatchesLoops(t *testing.T) {
 				}
 				_, wdx, wdw, wdb := refConv(x, w, bias, gp, tc.n, tc.c, tc.o, &a)
 				var first [5][]float64
-				for _, threads := range []int{1, 3} {
+				for _, run := range []struct{ threads, slots int }{{1, 1 << 20}, {3, 1 << 20}, {3, 0}} {
+					threads := run.threads
 					gemm.SetThreads(threads)
+					slotElems = run.slots // 0: the chunks in waves, their sums added between
 					y, yp := make([]float64, len(wy)), make([]float64, len(wy))
 					dx, dw, db := randSlice(r, len(x)), randSlice(r, len(w)), randSlice(r, tc.o)
 					Forward(y, yp, x, w, bias, tc.n, tc.c, tc.o, &a, act)
