@@ -1,7 +1,6 @@
 package linalg
 
 import (
-	"github.com/adjointgo/adjoint/internal/gemm"
 	"github.com/adjointgo/adjoint/internal/pool"
 	"github.com/adjointgo/adjoint/internal/vec"
 )
@@ -15,19 +14,6 @@ import (
 
 // float is the element type constraint of the kernels.
 type float interface{ float32 | float64 }
-
-// gemmT is C = alpha·op(A)·op(B) + beta·C for either element type.
-func gemmT[T float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	if m == 0 || n == 0 {
-		return
-	}
-	switch a := any(a).(type) {
-	case []float64:
-		gemm.Dgemm(transA, transB, m, n, k, float64(alpha), a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
-	case []float32:
-		gemm.Sgemm(transA, transB, m, n, k, float32(alpha), a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
-	}
-}
 
 // dotT returns Σ a[i]·b[i] (len(a) ≤ len(b)) with the vector kernels.
 func dotT[T float](a, b []T) T {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/adjointgo/adjoint/internal/gemm"
 )
 
 // Kernel benchmarks on raw slices, with GFLOP/s, beside the GEMM they are
@@ -51,7 +53,7 @@ func BenchmarkKernelGemm(b *testing.B) {
 			r := rand.New(rand.NewPCG(1, 1))
 			a, c := randMat[float64](r, n, n), make([]float64, n*n)
 			for b.Loop() {
-				gemmT(false, false, n, n, n, 1, a, n, a, n, 0, c, n)
+				gemm.Of(false, false, n, n, n, 1, a, n, a, n, 0, c, n)
 			}
 			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})

@@ -1,6 +1,10 @@
 package linalg
 
-import "math"
+import (
+	"math"
+
+	"github.com/adjointgo/adjoint/internal/gemm"
+)
 
 // Cholesky factorisation A = L·Lᵀ (LAPACK's POTRF, lower), row-major,
 // blocked and right-looking: for each block of cholBlock columns,
@@ -89,12 +93,12 @@ const syrkBase = 64
 // rows are computed whole, so their strict upper triangles change too.
 func syrkLower[T float](m, k int, a []T, lda int, c []T, ldc int) {
 	if m <= syrkBase {
-		gemmT(false, true, m, m, k, -1, a, lda, a, lda, 1, c, ldc)
+		gemm.Of(false, true, m, m, k, -1, a, lda, a, lda, 1, c, ldc)
 		return
 	}
 	m1 := m / 2 / 16 * 16
 	syrkLower(m1, k, a, lda, c, ldc)
-	gemmT(false, true, m-m1, m1, k, -1, a[m1*lda:], lda, a, lda, 1, c[m1*ldc:], ldc)
+	gemm.Of(false, true, m-m1, m1, k, -1, a[m1*lda:], lda, a, lda, 1, c[m1*ldc:], ldc)
 	syrkLower(m-m1, k, a[m1*lda:], lda, c[m1*ldc+m1:], ldc)
 }
 
@@ -161,11 +165,11 @@ func cholDiagUpper[T float](n int, a []T, lda int) int {
 // two diagonal halves and one GEMM for the block right of the diagonal.
 func syrkUpper[T float](m, k int, a []T, lda int, c []T, ldc int) {
 	if m <= syrkBase {
-		gemmT(true, false, m, m, k, -1, a, lda, a, lda, 1, c, ldc)
+		gemm.Of(true, false, m, m, k, -1, a, lda, a, lda, 1, c, ldc)
 		return
 	}
 	m1 := m / 2 / 16 * 16
 	syrkUpper(m1, k, a, lda, c, ldc)
-	gemmT(true, false, m1, m-m1, k, -1, a, lda, a[m1:], lda, 1, c[m1:], ldc)
+	gemm.Of(true, false, m1, m-m1, k, -1, a, lda, a[m1:], lda, 1, c[m1:], ldc)
 	syrkUpper(m-m1, k, a[m1:], lda, c[m1*ldc+m1:], ldc)
 }

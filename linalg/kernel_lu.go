@@ -1,6 +1,10 @@
 package linalg
 
-import "math"
+import (
+	"math"
+
+	"github.com/adjointgo/adjoint/internal/gemm"
+)
 
 // LU factorisation with partial pivoting (LAPACK's GETRF), row-major and
 // blocked, right-looking: for each block column of luBlock columns,
@@ -38,7 +42,7 @@ func getrf[T float](n int, a []T, lda int, ipiv []int) int {
 		}
 		if r := n - j - jb; r > 0 {
 			trsmL(false, false, true, jb, r, a[j*lda+j:], lda, a[j*lda+j+jb:], lda)
-			gemmT(false, false, r, r, jb, -1, a[(j+jb)*lda+j:], lda, a[j*lda+j+jb:], lda, 1, a[(j+jb)*lda+j+jb:], lda)
+			gemm.Of(false, false, r, r, jb, -1, a[(j+jb)*lda+j:], lda, a[j*lda+j+jb:], lda, 1, a[(j+jb)*lda+j+jb:], lda)
 		}
 	}
 	return info
@@ -59,7 +63,7 @@ func luPanel[T float](a []T, lda, ncols, j, m, w int, ipiv []int) int {
 	info := luPanel(a, lda, ncols, j, m, w1, ipiv)
 	c := j + w1 // the right half's first column
 	trsmL(false, false, true, w1, w-w1, a[j*lda+j:], lda, a[j*lda+c:], lda)
-	gemmT(false, false, m-w1, w-w1, w1, -1, a[c*lda+j:], lda, a[j*lda+c:], lda, 1, a[c*lda+c:], lda)
+	gemm.Of(false, false, m-w1, w-w1, w1, -1, a[c*lda+j:], lda, a[j*lda+c:], lda, 1, a[c*lda+c:], lda)
 	if i := luPanel(a, lda, ncols, c, m-w1, w-w1, ipiv); i >= 0 && info < 0 {
 		info = i
 	}

@@ -1,5 +1,7 @@
 package linalg
 
+import "github.com/adjointgo/adjoint/internal/gemm"
+
 // Triangular solves with many right-hand sides (BLAS's TRSM), row-major.
 //
 // T is an n×n triangular matrix stored in a with row stride lda: its lower
@@ -42,13 +44,13 @@ func trsmL[T float](upper, trans, unit bool, n, k int, a []T, lda int, b []T, ld
 	a22 := a[n1*lda+n1:]
 	if upper == trans { // op(T) lower: X₁ first, then B₂ −= M₂₁·X₁
 		trsmL(upper, trans, unit, n1, k, a, lda, b, ldb)
-		gemmT(trans, false, n-n1, k, n1, -1, blk(a, lda, trans, n1, 0), lda, b, ldb, 1, b2, ldb)
+		gemm.Of(trans, false, n-n1, k, n1, -1, blk(a, lda, trans, n1, 0), lda, b, ldb, 1, b2, ldb)
 		trsmL(upper, trans, unit, n-n1, k, a22, lda, b2, ldb)
 		return
 	}
 	// op(T) upper: X₂ first, then B₁ −= M₁₂·X₂
 	trsmL(upper, trans, unit, n-n1, k, a22, lda, b2, ldb)
-	gemmT(trans, false, n1, k, n-n1, -1, blk(a, lda, trans, 0, n1), lda, b2, ldb, 1, b, ldb)
+	gemm.Of(trans, false, n1, k, n-n1, -1, blk(a, lda, trans, 0, n1), lda, b2, ldb, 1, b, ldb)
 	trsmL(upper, trans, unit, n1, k, a, lda, b, ldb)
 }
 

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/adjointgo/adjoint/internal/gemm"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/lapack/gonum"
 )
@@ -28,7 +29,7 @@ func BenchmarkFactorBlocks(b *testing.B) {
 	piv := make([]int, n)
 	b.Run("gemm", func(b *testing.B) {
 		for range b.N {
-			gemmT(false, false, n, n, n, 1, a0, n, a0, n, 0, c, n)
+			gemm.Of(false, false, n, n, n, 1, a0, n, a0, n, 0, c, n)
 		}
 	})
 	for _, cf := range []struct{ nb, base int }{{64, 8}, {96, 8}, {96, 16}, {128, 8}, {128, 16}, {192, 16}, {256, 16}} {

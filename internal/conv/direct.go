@@ -76,22 +76,11 @@ func poolOf[T float32 | float64]() *pool.Kept[scratch[T]] {
 // mm is C = op(A)·op(B) (beta 0) by gemm, on the calling goroutine alone
 // when serial.
 func mm[T float32 | float64](serial, transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) {
-	switch a := any(a).(type) {
-	case []float32:
-		b, c := any(b).([]float32), any(c).([]float32)
-		if serial {
-			gemm.SgemmSerial(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
-		} else {
-			gemm.Sgemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
-		}
-	case []float64:
-		b, c := any(b).([]float64), any(c).([]float64)
-		if serial {
-			gemm.DgemmSerial(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
-		} else {
-			gemm.Dgemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
-		}
+	if serial {
+		gemm.Serial(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+		return
 	}
+	gemm.Of(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
 }
 
 // add sets dst = dst + src element by element.

@@ -52,19 +52,27 @@ func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int
 	gemm(&f64, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-// SgemmSerial is Sgemm on the calling goroutine alone, whatever
-// SetThreads says: for callers that split their own work across
-// goroutines and run a product in each part (a convolution's products
-// image by image). The bits are Sgemm's.
-func SgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// Of is Sgemm or Dgemm by element type, for callers generic over it.
+func Of[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	ensureTuned()
-	gemmOn(&f32, 1, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+	gemmOn(kernelOf[T](), Threads(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
 }
 
-// DgemmSerial is SgemmSerial for float64.
-func DgemmSerial(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+// Serial is Of on the calling goroutine alone, whatever SetThreads says:
+// for callers that split their own work across goroutines and run a
+// product in each part (a convolution's products over chunks of images).
+// The bits are Of's.
+func Serial[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	ensureTuned()
-	gemmOn(&f64, 1, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+	gemmOn(kernelOf[T](), 1, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+}
+
+// kernelOf returns the kernel in use for T.
+func kernelOf[T float32 | float64]() *kernel[T] {
+	if k, ok := any(&f32).(*kernel[T]); ok {
+		return k
+	}
+	return any(&f64).(*kernel[T])
 }
 
 // SgemmEp is Sgemm with the epilogue ep fused into the product (nil: none):
