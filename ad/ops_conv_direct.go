@@ -65,9 +65,7 @@ func init() {
 		forwardN: conv2dForward,
 		prepareN: func(al allocator, at attrs, req bool) {
 			a := at.(*conv2dAttrs)
-			if req && (a.act == ActGELU || a.act == ActGELUTanh) { // the GELUs keep the pre-activation for the VJP
-				a.pre, _ = al.alloc(false)
-			}
+			a.pre = takePre(al, a.act, req)
 		},
 		keepN: conv2dKeep,
 		vjp:   func(c *vjpCtx, g *Value) []*Value { return c.conv2dVJP(g) },
@@ -135,7 +133,7 @@ func conv2dKeep(al allocator, n *node, at attrs, out *Value) {
 func (c *vjpCtx) conv2dVJP(g *Value) []*Value {
 	at := c.n.at.(*conv2dAttrs)
 	gs := c.gN(len(c.n.ins()))
-	if c.create || g.tan != nil || c.savedTangents() || (at.b != nil && at.b.tan != nil) {
+	if c.create || g.tan != nil || c.carriesTangents(at.b) {
 		c.conv2dVJPOps(g, at, gs)
 		return gs
 	}
@@ -175,18 +173,6 @@ func (c *vjpCtx) conv2dVJP(g *Value) []*Value {
 		gs[2] = db
 	}
 	return gs
-}
-
-// savedTangents reports whether a value the VJP reads carries a
-// forward-mode tangent (then the VJP must be written with the ops, which
-// carry it).
-func (c *vjpCtx) savedTangents() bool {
-	for k := range c.n.sv {
-		if v := c.n.sv[k].v; v != nil && v.tan != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // conv2dVJPOps is the VJP written with the composite's differentiable ops

@@ -97,9 +97,7 @@ func init() {
 		},
 		prepareN: func(al allocator, at attrs, req bool) {
 			a := at.(*linearAttrs)
-			if req && (a.act == ActGELU || a.act == ActGELUTanh) { // the GELUs keep the pre-activation for the VJP
-				a.pre, _ = al.alloc(false)
-			}
+			a.pre = takePre(al, a.act, req)
 		},
 		keepN: linearKeep,
 		batch: func(c *batchCtx) *Value {
@@ -147,6 +145,17 @@ func linearKeep(al allocator, n *node, at attrs, out *Value) {
 	a := at.(*linearAttrs)
 	es := a.edges
 	keepProduct(al, n, a.act, &a.pre, out, a.ops, es[1].requires(), es[0].requires())
+}
+
+// takePre returns, for a product with the fused activation act whose
+// node will be recorded (req), the value its kernel writes the
+// pre-activation into: the GELUs' derivative reads it. nil otherwise.
+func takePre(al allocator, act Activation, req bool) *Value {
+	if req && (act == ActGELU || act == ActGELUTanh) {
+		v, _ := al.alloc(false)
+		return v
+	}
+	return nil
 }
 
 // keepProduct saves what the VJP of a product with a fused activation
@@ -269,7 +278,7 @@ func linearKernel(dst, pre, x, w, b *tensor.Tensor, act Activation, shape []int)
 func (c *vjpCtx) linearVJP(g *Value) []*Value {
 	at := c.n.at.(*linearAttrs)
 	gs := c.gN(len(c.n.ins()))
-	if c.create || g.tan != nil || c.carriesTangents(at) {
+	if c.create || g.tan != nil || c.carriesTangents(at.b) {
 		c.linearVJPOps(g, at, gs)
 		return gs
 	}
@@ -435,16 +444,17 @@ func linearPerExample[T float32 | float64](c *vjpCtx, g *Value, at *linearAttrs,
 	}
 }
 
-// carriesTangents reports whether a value the VJP reads carries a
-// forward-mode tangent (then the VJP must be written with the ops, which
-// carry it).
-func (c *vjpCtx) carriesTangents(at *linearAttrs) bool {
+// carriesTangents reports whether a value the VJP of a product with a
+// fused activation reads (its saved values, and its bias b, nil for none)
+// carries a forward-mode tangent: then the VJP must be written with the
+// ops, which carry it.
+func (c *vjpCtx) carriesTangents(b *Value) bool {
 	for k := range c.n.sv {
 		if v := c.n.sv[k].v; v != nil && v.tan != nil {
 			return true
 		}
 	}
-	return at.b != nil && at.b.tan != nil
+	return b != nil && b.tan != nil
 }
 
 // leafSpare returns, for a VJP about to write the whole cotangent of
