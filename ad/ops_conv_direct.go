@@ -83,14 +83,7 @@ func conv2dDirect(x, w, b *Value, win *convAttrs, act Activation) *Value {
 	}
 	at := newAttrs[conv2dAttrs](x, w)
 	at.convAttrs, at.act, at.b = *win, act, b
-	at.ops = [3]*Value{x, w, b}
-	n := 3
-	if b == nil {
-		n = 2
-	}
-	out := applyN(&conv2dRule, at, at.ops[:n])
-	at.ops = [3]*Value{}
-	return out
+	return applyProduct(&conv2dRule, at, &at.ops, x, w, b)
 }
 
 func conv2dForward(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {

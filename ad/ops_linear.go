@@ -227,13 +227,22 @@ func Linear(x, w, b *Value, act Activation) *Value {
 	}
 	at := newAttrs[linearAttrs](x, w)
 	at.act, at.b = act, b
-	at.ops = [3]*Value{x, w, b}
+	return applyProduct(&linearRule, at, &at.ops, x, w, b)
+}
+
+// applyProduct applies r, the row of a product (Linear, the conv2d row),
+// to x, w and the bias b (nil for none), handing applyN the operand list
+// in ops, its attributes' array (a slice of a local array would escape
+// to the heap at every call), which keepN reads and which is cleared
+// after.
+func applyProduct(r *rule, at attrs, ops *[3]*Value, x, w, b *Value) *Value {
+	*ops = [3]*Value{x, w, b}
 	n := 3
 	if b == nil {
 		n = 2
 	}
-	out := applyN(&linearRule, at, at.ops[:n])
-	at.ops = [3]*Value{}
+	out := applyN(r, at, ops[:n])
+	*ops = [3]*Value{}
 	return out
 }
 
