@@ -47,6 +47,7 @@ func chunkImages(l int) int { return max(1, chunkCols/max(l, 1)) }
 // kernel and bias gradients.
 type scratch[T float32 | float64] struct {
 	cols, g, ga, dwt, db []T
+	full                 []T // ForwardPool's image before pooling, when its caller keeps none
 	slots                []T // Backward's partial sums of every chunk (see slotElems)
 }
 
@@ -108,6 +109,25 @@ func sum[T float32 | float64](x []T) T {
 // = c·kH·kW weights, l = H'·W' output positions, q images per chunk.
 type shape struct {
 	n, c, o, k, l, hw, q, chunks int
+	pl                           int      // ForwardPool: the pooled positions of an output plane; 0 for Forward
+	pg                           Geometry // ForwardPool: the 2×2 pool's windows over an output plane
+}
+
+// pooled returns s for ForwardPool and BackwardPool: a 2×2 max pool of
+// stride 2 over each H'×W' output plane (its last row and column dropped
+// when odd, as MaxPool2d does).
+func (s shape) pooled(a *Geometry) shape {
+	oh, ow := a.OutSize()
+	s.pg = Geometry{KH: 2, KW: 2, SH: 2, SW: 2, DH: 1, DW: 1, H: oh, W: ow}
+	s.pl = (oh / 2) * (ow / 2)
+	return s
+}
+
+// checkPool panics unless act is one ForwardPool and BackwardPool take.
+func checkPool(act gemm.Act) {
+	if act != gemm.ActNone && act != gemm.ActReLU {
+		panic("conv: a pooled convolution takes no activation or ReLU")
+	}
 }
 
 func shapeOf(n, c, o int, a *Geometry) shape {
@@ -154,7 +174,21 @@ func (s *shape) parts() int {
 // activation are applied to each image's output as its product leaves it,
 // in cache. It allocates nothing once its scratch has grown.
 func Forward[T float32 | float64](y, pre, x, w, bias []T, n, c, o int, a *Geometry, act gemm.Act) {
-	s := shapeOf(n, c, o, a)
+	forward(shapeOf(n, c, o, a), y, pre, nil, x, w, bias, a, act)
+}
+
+// ForwardPool is Forward followed by a max pool over 2×2 windows of
+// stride 2 of each output plane, the pool's kernel run on each image's
+// activated output in cache (MaxPool2d's kernel: the same bits): y is
+// the pooled [n o H'/2 W'/2] (rounded down), and full, unless nil, the
+// [n o H' W'] output before pooling, which BackwardPool reads. act is
+// ActNone or ActReLU.
+func ForwardPool[T float32 | float64](y, full, x, w, bias []T, n, c, o int, a *Geometry, act gemm.Act) {
+	checkPool(act)
+	forward(shapeOf(n, c, o, a).pooled(a), y, nil, full, x, w, bias, a, act)
+}
+
+func forward[T float32 | float64](s shape, y, pre, full, x, w, bias []T, a *Geometry, act gemm.Act) {
 	if s.n == 0 || s.o == 0 || s.l == 0 {
 		return
 	}
@@ -175,12 +209,12 @@ func Forward[T float32 | float64](y, pre, x, w, bias []T, n, c, o int, a *Geomet
 	if p := s.parts(); p > 1 {
 		ts := workers.Either[convTask[T]](&convTasks32, &convTasks64)
 		t := ts.Get()
-		*t = convTask[T]{s: s, a: a, y: y, pre: pre, x: x, w: w, brow: brow, parts: p, pool: pool, act: act}
+		*t = convTask[T]{s: s, a: a, y: y, pre: pre, full: full, x: x, w: w, brow: brow, parts: p, pool: pool, act: act}
 		workers.Run(p, t)
 		ts.Put(t)
 	} else {
 		sc := pool.Get()
-		forwardChunks(&s, a, sc, y, pre, x, w, brow, act, 0, s.chunks, false)
+		forwardChunks(&s, a, sc, y, pre, full, x, w, brow, act, 0, s.chunks, false)
 		pool.Put(sc)
 	}
 	if bs != nil {
@@ -189,7 +223,7 @@ func Forward[T float32 | float64](y, pre, x, w, bias []T, n, c, o int, a *Geomet
 }
 
 // forwardChunks does the chunks [c0, c1) of Forward with scratch sc.
-func forwardChunks[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], y, pre, x, w, brow []T, act gemm.Act, c0, c1 int, serial bool) {
+func forwardChunks[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], y, pre, full, x, w, brow []T, act gemm.Act, c0, c1 int, serial bool) {
 	ol := s.o * s.l
 	for ch := c0; ch < c1; ch++ {
 		b0 := ch * s.q
@@ -197,7 +231,16 @@ func forwardChunks[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], y
 		sc.cols = grow(sc.cols, s.k*q*s.l)
 		im2colKernel(sc.cols, x[b0*s.c*s.hw:], q, s.c, 0, q, 0, s.c, a)
 		for b := range q {
-			out := y[(b0+b)*ol : (b0+b+1)*ol]
+			var out []T
+			switch {
+			case s.pl == 0:
+				out = y[(b0+b)*ol : (b0+b+1)*ol]
+			case full != nil:
+				out = full[(b0+b)*ol : (b0+b+1)*ol]
+			default:
+				sc.full = grow(sc.full, ol)
+				out = sc.full
+			}
 			mm(serial, false, false, s.o, s.l, s.k, w, max(s.k, 1), sc.cols[min(b*s.l, len(sc.cols)):], q*s.l, out, s.l) // k = 0 (no channels): no columns, y = act(bias)
 			if brow != nil {
 				add(out, brow)
@@ -208,6 +251,10 @@ func forwardChunks[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], y
 			if act != gemm.ActNone {
 				gemm.ActForward(out, out, act)
 			}
+			if s.pl > 0 { // the image's o planes pooled, as one tall plane where their height is even
+				pd := s.o * s.pl
+				poolPlanes(MaxPool, &s.pg, y[(b0+b)*pd:(b0+b+1)*pd], out, nil, 0, s.o, s.o)
+			}
 		}
 	}
 }
@@ -217,7 +264,8 @@ func forwardChunks[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], y
 type convTask[T float32 | float64] struct {
 	s                  shape
 	a                  *Geometry
-	y, pre, x, w, brow []T
+	y, pre, full, x, w []T
+	brow               []T
 	dx, dwt, db, g, sv []T
 	act                gemm.Act
 	parts, base        int
@@ -246,7 +294,7 @@ func (t *convTask[T]) Run(p int) {
 		return
 	}
 	sc := t.pool.Get()
-	forwardChunks(&t.s, t.a, sc, t.y, t.pre, t.x, t.w, t.brow, t.act, t.s.chunks*p/t.parts, t.s.chunks*(p+1)/t.parts, true)
+	forwardChunks(&t.s, t.a, sc, t.y, t.pre, t.full, t.x, t.w, t.brow, t.act, t.s.chunks*p/t.parts, t.s.chunks*(p+1)/t.parts, true)
 	t.pool.Put(sc)
 }
 
@@ -264,7 +312,20 @@ var (
 // the GELUs: see gemm.ActBackward), applied to each chunk of g in cache.
 // It allocates nothing once its scratch has grown.
 func Backward[T float32 | float64](dx, dw, db, g, sv, x, w []T, n, c, o int, a *Geometry, act gemm.Act) {
-	s := shapeOf(n, c, o, a)
+	backward(shapeOf(n, c, o, a), dx, dw, db, g, sv, x, w, a, act)
+}
+
+// BackwardPool is Backward for ForwardPool: g [n o H'/2 W'/2] is the
+// gradient of the pooled output and full ForwardPool's output before
+// pooling, from which each chunk's output gradient is laid out in cache
+// (MaxPool2d's backward kernel, then ReLU's derivative: the same bits as
+// those rows).
+func BackwardPool[T float32 | float64](dx, dw, db, g, full, x, w []T, n, c, o int, a *Geometry, act gemm.Act) {
+	checkPool(act)
+	backward(shapeOf(n, c, o, a).pooled(a), dx, dw, db, g, full, x, w, a, act)
+}
+
+func backward[T float32 | float64](s shape, dx, dw, db, g, sv, x, w []T, a *Geometry, act gemm.Act) {
 	if dx != nil && (s.o == 0 || s.l == 0) {
 		clear(dx[:s.n*s.c*s.hw])
 	}
@@ -370,11 +431,23 @@ func backwardChunk[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], d
 	ol := s.o * s.l
 	// The chunk's output gradient as [O q·L] (an image's own [O L] for a
 	// chunk of one), through the activation's derivative first.
-	gc := g[b0*ol : (b0+q)*ol]
-	if act != gemm.ActNone {
+	var gc []T
+	switch {
+	case s.pl > 0: // the pooled gradient routed to each window's maxima (MaxPool2d's backward kernel), then the activation's derivative in place
+		sc.ga = grow(sc.ga, q*ol)
+		pd := s.o * s.pl
+		poolPlanes(MaxPoolBack, &s.pg, sc.ga, g[b0*pd:(b0+q)*pd], sv[b0*ol:(b0+q)*ol], 0, q*s.o, q*s.o)
+		gc = sc.ga
+		if act != gemm.ActNone {
+			gemm.ActBackward(gc, gc, sv[b0*ol:(b0+q)*ol], q*s.o, s.l, act, nil)
+		}
+	case act != gemm.ActNone:
+		gc = g[b0*ol : (b0+q)*ol]
 		sc.ga = grow(sc.ga, q*ol)
 		gemm.ActBackward(sc.ga, gc, sv[b0*ol:(b0+q)*ol], q*s.o, s.l, act, nil)
 		gc = sc.ga
+	default:
+		gc = g[b0*ol : (b0+q)*ol]
 	}
 	if q > 1 {
 		sc.g = grow(sc.g, s.o*ql)

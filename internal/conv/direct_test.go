@@ -256,3 +256,127 @@ func TestDirectConcurrentCallers(t *testing.T) {
 		}
 	}
 }
+
+// ForwardPool and BackwardPool have the bits of Forward, MaxPool2d's
+// kernels (forward, then backward from its gradient) and Backward, in
+// float32 and float64, without an activation and with ReLU, over output
+// planes of even and odd height and width (a last row or column no window
+// covers), values with ties (small integers: windows of equal maxima, and
+// all-zero windows after the ReLU) and a NaN, with and without the caller
+// keeping the output before pooling, at one thread and at three.
+func TestPoolMatchesUnfused(t *testing.T) {
+	defer gemm.SetThreads(gemm.Threads())
+	defer func(f int) { splitFlops = f }(splitFlops)
+	splitFlops = 1
+	r := rand.New(rand.NewPCG(11, 12))
+	g := func(kh, kw, sh, sw, ph, pw int) Geometry {
+		return Geometry{KH: kh, KW: kw, SH: sh, SW: sw, PH: ph, PW: pw, DH: 1, DW: 1}
+	}
+	cases := []directCase{
+		{n: 3, c: 2, o: 3, h: 7, w: 6, g: g(3, 3, 1, 1, 0, 0)},  // 5×4 outputs: an odd height
+		{n: 40, c: 2, o: 5, h: 6, w: 6, g: g(3, 3, 1, 1, 1, 1)}, // 6×6, many images a chunk
+		{n: 2, c: 1, o: 4, h: 26, w: 21, g: g(3, 2, 1, 1, 0, 0)}, // 24×20: an image of more than a chunk's columns
+		{n: 5, c: 3, o: 2, h: 9, w: 10, g: g(2, 2, 2, 1, 0, 0)},  // 4×9: an odd width
+	}
+	for _, tc := range cases {
+		a := tc.g
+		a.H, a.W = tc.h, tc.w
+		n, c, o := tc.n, tc.c, tc.o
+		oh, ow := a.OutSize()
+		pg := Geometry{KH: 2, KW: 2, SH: 2, SW: 2, DH: 1, DW: 1, H: oh, W: ow}
+		l, pl := oh*ow, (oh/2)*(ow/2)
+		for _, act := range []gemm.Act{gemm.ActNone, gemm.ActReLU} {
+			// Small integers: exact products, so windows tie often.
+			ints := func(k int) []float64 {
+				s := make([]float64, k)
+				for i := range s {
+					s[i] = float64(r.IntN(5) - 2)
+				}
+				return s
+			}
+			x, w, bias, gp := ints(n*c*a.H*a.W), ints(o*c*a.KH*a.KW), ints(o), randSlice(r, n*o*pl)
+			x[len(x)/2] = math.NaN()
+			// The unfused kernels.
+			y, py := make([]float64, n*o*l), make([]float64, n*o*pl)
+			Forward(y, nil, x, w, bias, n, c, o, &a, act)
+			poolPlanes(MaxPool, &pg, py, y, nil, 0, n*o, n*o)
+			gy := make([]float64, n*o*l)
+			poolPlanes(MaxPoolBack, &pg, gy, gp, y, 0, n*o, n*o)
+			wdx, wdw, wdb := make([]float64, len(x)), make([]float64, len(w)), make([]float64, o)
+			Backward(wdx, wdw, wdb, gy, y, x, w, n, c, o, &a, act)
+			for _, threads := range []int{1, 3} {
+				for _, keep := range []bool{true, false} {
+					gemm.SetThreads(threads)
+					name := fmt.Sprintf("n%d_%dx%d_act%d_threads%d_keep%v", n, oh, ow, act, threads, keep)
+					var full []float64
+					if keep {
+						full = make([]float64, n*o*l)
+					}
+					p := make([]float64, n*o*pl)
+					ForwardPool(p, full, x, w, bias, n, c, o, &a, act)
+					sameBits(t, name+" pooled", p, py)
+					if !keep {
+						continue
+					}
+					sameBits(t, name+" full", full, y)
+					dx, dw, db := randSlice(r, len(x)), randSlice(r, len(w)), randSlice(r, o)
+					BackwardPool(dx, dw, db, gp, full, x, w, n, c, o, &a, act)
+					sameBits(t, name+" dx", dx, wdx)
+					sameBits(t, name+" dw", dw, wdw)
+					sameBits(t, name+" db", db, wdb)
+				}
+			}
+		}
+	}
+	// In float32 too (the pool's assembly kernels).
+	a := Geometry{KH: 5, KW: 5, SH: 1, SW: 1, DH: 1, DW: 1, H: 28, W: 28}
+	n, c, o := 6, 1, 4
+	f32 := func(k int) []float32 {
+		s := make([]float32, k)
+		for i := range s {
+			s[i] = float32(r.IntN(7) - 3)
+		}
+		return s
+	}
+	x, w, bias, gp := f32(n*c*28*28), f32(o*25), f32(o), f32(n*o*144)
+	y, py, gy := make([]float32, n*o*576), make([]float32, n*o*144), make([]float32, n*o*576)
+	pg := Geometry{KH: 2, KW: 2, SH: 2, SW: 2, DH: 1, DW: 1, H: 24, W: 24}
+	Forward(y, nil, x, w, bias, n, c, o, &a, gemm.ActReLU)
+	poolPlanes(MaxPool, &pg, py, y, nil, 0, n*o, n*o)
+	poolPlanes(MaxPoolBack, &pg, gy, gp, y, 0, n*o, n*o)
+	wdx, wdw, wdb := make([]float32, len(x)), make([]float32, len(w)), make([]float32, o)
+	Backward(wdx, wdw, wdb, gy, y, x, w, n, c, o, &a, gemm.ActReLU)
+	full, p := make([]float32, len(y)), make([]float32, len(py))
+	dx, dw, db := make([]float32, len(x)), make([]float32, len(w)), make([]float32, o)
+	ForwardPool(p, full, x, w, bias, n, c, o, &a, gemm.ActReLU)
+	BackwardPool(dx, dw, db, gp, full, x, w, n, c, o, &a, gemm.ActReLU)
+	for i, pair := range [][2][]float32{{p, py}, {full, y}, {dx, wdx}, {dw, wdw}, {db, wdb}} {
+		for e := range pair[1] {
+			if math.Float32bits(pair[0][e]) != math.Float32bits(pair[1][e]) {
+				t.Fatalf("float32 result %d, element %d: %v, unfused %v", i, e, pair[0][e], pair[1][e])
+			}
+		}
+	}
+}
+
+// A pooled convolution refuses the GELUs (BackwardPool reads the output,
+// not the pre-activation their derivatives need).
+func TestPoolRefusesGELU(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("ForwardPool with GELU did not panic")
+		}
+	}()
+	a := Geometry{KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, H: 2, W: 2}
+	ForwardPool(make([]float32, 1), nil, make([]float32, 4), make([]float32, 1), nil, 1, 1, 1, &a, gemm.ActGELU)
+}
+
+// sameBits fails t unless got and want have the same bits, NaNs included.
+func sameBits(t *testing.T, name string, got, want []float64) {
+	t.Helper()
+	for e := range want {
+		if math.Float64bits(got[e]) != math.Float64bits(want[e]) {
+			t.Fatalf("%s[%d] = %v, unfused %v", name, e, got[e], want[e])
+		}
+	}
+}
