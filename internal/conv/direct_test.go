@@ -273,8 +273,8 @@ func TestPoolMatchesUnfused(t *testing.T) {
 		return Geometry{KH: kh, KW: kw, SH: sh, SW: sw, PH: ph, PW: pw, DH: 1, DW: 1}
 	}
 	cases := []directCase{
-		{n: 3, c: 2, o: 3, h: 7, w: 6, g: g(3, 3, 1, 1, 0, 0)},  // 5×4 outputs: an odd height
-		{n: 40, c: 2, o: 5, h: 6, w: 6, g: g(3, 3, 1, 1, 1, 1)}, // 6×6, many images a chunk
+		{n: 3, c: 2, o: 3, h: 7, w: 6, g: g(3, 3, 1, 1, 0, 0)},   // 5×4 outputs: an odd height
+		{n: 40, c: 2, o: 5, h: 6, w: 6, g: g(3, 3, 1, 1, 1, 1)},  // 6×6, many images a chunk
 		{n: 2, c: 1, o: 4, h: 26, w: 21, g: g(3, 2, 1, 1, 0, 0)}, // 24×20: an image of more than a chunk's columns
 		{n: 5, c: 3, o: 2, h: 9, w: 10, g: g(2, 2, 2, 1, 0, 0)},  // 4×9: an odd width
 	}
