@@ -118,6 +118,16 @@ type Conv2dOptions struct {
 	// pass of its own over the whole output each way. The same values as
 	// the op applied after (Relu, GELU, GELUTanh), to rounding.
 	Act Activation
+	// MaxPool, unless nil, max-pools the activated output: the result is
+	// MaxPool2d(y, *MaxPool) of the output y. With one group, no
+	// activation or ReLU, and a pool of 2×2 windows of stride 2 without
+	// padding (LeNet's and VGG's), the conv2d row pools each image's
+	// output in cache and, backward, routes the pooled gradient to each
+	// chunk's maxima in cache: y is kept for the backward pass but never
+	// read again forward, and no gradient of y's size is written. The
+	// same bits as MaxPool2d applied after; other pools and activations
+	// run as that.
+	MaxPool *Pool2dOptions
 }
 
 // Conv2d returns the 2-D cross-correlation (PyTorch's conv2d) of x
@@ -171,10 +181,28 @@ func conv2d(x, w, b *Value, opts Conv2dOptions) *Value {
 	if opts.Act > ActGELUTanh {
 		panic(&Error{Op: "conv2d", Err: ErrArgument, Msg: fmt.Sprintf("unknown activation %v", opts.Act)})
 	}
+	if opts.MaxPool != nil {
+		if g == 1 && direct(x, w, b) && pools22(&win, opts.Act, *opts.MaxPool) {
+			return conv2dDirect(x, w, b, &win, opts.Act, true)
+		}
+		mp := *opts.MaxPool
+		opts.MaxPool = nil
+		return pool2d("max_pool2d", conv2d(x, w, b, opts), mp, &poolRules.maxPool)
+	}
 	if g == 1 && direct(x, w, b) {
-		return conv2dDirect(x, w, b, &win, opts.Act)
+		return conv2dDirect(x, w, b, &win, opts.Act, false)
 	}
 	return activate(conv2dOps(ar, x, w, b, &win, g), opts.Act)
+}
+
+// pools22 reports whether the conv2d row pools its output itself: the
+// pool p has 2×2 windows of stride 2 and no padding, the activation is
+// none or ReLU (whose derivative reads the output the pool's does), and
+// the output has a window to pool.
+func pools22(win *convAttrs, act Activation, p Pool2dOptions) bool {
+	oh, ow := win.OutSize()
+	return p.Kernel == [2]int{2, 2} && (p.Stride == [2]int{} || p.Stride == [2]int{2, 2}) && p.Padding == [2]int{} &&
+		(act == ActIdentity || act == ActReLU) && oh >= 2 && ow >= 2
 }
 
 // activate applies act to y as its own op (Conv2d's composite path).

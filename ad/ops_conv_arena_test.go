@@ -56,6 +56,13 @@ func convRowCases() []rowCase {
 				y = ad.Conv2dBias(img(p, x), p[1], p[2], o)
 				return y, ad.Sum(y)
 			}},
+		{name: "conv2d_relu_pool", rules: []string{"conv2d"}, params: [][]int{xs, ws1, {3}}, inputs: [][]int{xs},
+			step: func(p, x []*ad.Value) (y, l *ad.Value) {
+				o := conv1
+				o.Act, o.MaxPool = ad.ActReLU, &ad.Pool2dOptions{Kernel: [2]int{2, 2}} // the output before pooling kept in the arena
+				y = ad.Conv2dBias(img(p, x), p[1], p[2], o)
+				return y, ad.Sum(y)
+			}},
 		{name: "conv2d_bias_grouped", rules: []string{"conv_bias_swap", "reshape", "im2col", "matmul", "col2im", "sum"}, params: [][]int{xs, ws, {4}}, inputs: [][]int{xs},
 			step: func(p, x []*ad.Value) (y, l *ad.Value) {
 				y = ad.Conv2dBias(img(p, x), p[1], p[2], conv) // groups > 1: the composite of rows

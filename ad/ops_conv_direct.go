@@ -37,6 +37,8 @@ type conv2dAttrs struct {
 	own   []int     // the output shape, kept across an arena's steps
 	ops   [3]*Value // the operand list handed to applyN (cleared after)
 	pre   *Value    // the GELUs' pre-activation while the row records (see prepareN)
+	pool  bool      // the output max-pooled over 2×2 windows of stride 2 (Conv2dOptions.MaxPool)
+	full  *Value    // pool: the output before pooling while the row records, which its VJP reads
 }
 
 func (a *conv2dAttrs) reset() {
@@ -66,6 +68,9 @@ func init() {
 		prepareN: func(al allocator, at attrs, req bool) {
 			a := at.(*conv2dAttrs)
 			a.pre = takePre(al, a.act, req)
+			if a.pool && req {
+				a.full, _ = al.alloc(false)
+			}
 		},
 		keepN: conv2dKeep,
 		vjp:   func(c *vjpCtx, g *Value) []*Value { return c.conv2dVJP(g) },
@@ -73,8 +78,9 @@ func init() {
 }
 
 // conv2dDirect applies the row to x, w and b (nil for none), whose shapes
-// and window conv2d has checked, with the activation act.
-func conv2dDirect(x, w, b *Value, win *convAttrs, act Activation) *Value {
+// and window conv2d has checked, with the activation act, and the 2×2
+// max pool when pool.
+func conv2dDirect(x, w, b *Value, win *convAttrs, act Activation, pool bool) *Value {
 	if b != nil && b.t.Len() != w.Shape()[0] {
 		panic(shapeErr("conv2d", [][]int{x.Shape(), w.Shape(), b.Shape()}, "want a bias of %d elements, one per kernel", w.Shape()[0]))
 	}
@@ -82,7 +88,7 @@ func conv2dDirect(x, w, b *Value, win *convAttrs, act Activation) *Value {
 		panic(&Error{Op: "conv2d", Err: ErrDType, Msg: "x, w and the bias must have one dtype"})
 	}
 	at := newAttrs[conv2dAttrs](x, w)
-	at.convAttrs, at.act, at.b = *win, act, b
+	at.convAttrs, at.act, at.b, at.pool = *win, act, b, pool
 	return applyProduct(&conv2dRule, at, &at.ops, x, w, b)
 }
 
@@ -92,6 +98,10 @@ func conv2dForward(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
 	s, ws := x.Shape(), w.Shape()
 	n, c, o := s[0], s[1], ws[0]
 	oh, ow := a.OutSize()
+	if a.pool {
+		conv2dPoolForward(dst, a, x, w, xs, n, c, o, oh, ow)
+		return
+	}
 	shape := a.outShape(n, o, oh, ow)
 	resizeTo(dst, x.DType(), shape)
 	var pre *Value
@@ -114,11 +124,44 @@ func conv2dForward(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
 	conv.Forward(dst.Float64s(), f64s(pre), x.Float64s(), w.Float64s(), b, n, c, o, &a.Geometry, a.act.kernel())
 }
 
+// conv2dPoolForward is conv2dForward with the 2×2 max pool: dst is the
+// pooled [n o oh/2 ow/2], and a.full (when the row records) the output
+// before pooling.
+func conv2dPoolForward(dst *tensor.Tensor, a *conv2dAttrs, x, w *tensor.Tensor, xs []*tensor.Tensor, n, c, o, oh, ow int) {
+	resizeTo(dst, x.DType(), a.outShape(n, o, oh/2, ow/2))
+	var full *Value
+	if a.full != nil {
+		full = a.full
+		resizeTo(&full.t, x.DType(), []int{n, o, oh, ow})
+	}
+	if x.DType() == tensor.Float32 {
+		var b []float32
+		if len(xs) > 2 {
+			b = xs[2].Float32s()
+		}
+		conv.ForwardPool(dst.Float32s(), f32s(full), x.Float32s(), w.Float32s(), b, n, c, o, &a.Geometry, a.act.kernel())
+		return
+	}
+	var b []float64
+	if len(xs) > 2 {
+		b = xs[2].Float64s()
+	}
+	conv.ForwardPool(dst.Float64s(), f64s(full), x.Float64s(), w.Float64s(), b, n, c, o, &a.Geometry, a.act.kernel())
+}
+
 // conv2dKeep saves x for the kernels' gradient and w for x's, the output
 // for ReLU's derivative, the pre-activation (and both operands, from which
-// a recorded sweep recomputes it) for the GELUs'.
+// a recorded sweep recomputes it) for the GELUs'; with the pool, the
+// output before pooling, which the pool's derivative and ReLU's read.
 func conv2dKeep(al allocator, n *node, at attrs, out *Value) {
 	a := at.(*conv2dAttrs)
+	if a.pool {
+		keepProduct(al, n, ActIdentity, &a.pre, out, a.ops, a.edges[1].requires(), a.edges[0].requires())
+		al.wrote(a.full, nil, nil)
+		n.save(2, a.full)
+		a.full = nil // the node holds it
+		return
+	}
 	keepProduct(al, n, a.act, &a.pre, out, a.ops, a.edges[1].requires(), a.edges[0].requires())
 }
 
@@ -153,12 +196,17 @@ func (c *vjpCtx) conv2dVJP(g *Value) []*Value {
 	if need[0] {
 		w = c.n.sv[1].v
 	}
-	if at.act != ActIdentity {
+	if at.act != ActIdentity || at.pool {
 		sv = c.n.sv[2].v
 	}
-	if d == tensor.Float32 {
+	switch {
+	case at.pool && d == tensor.Float32:
+		conv.BackwardPool(f32s(dx), f32s(dw), f32s(db), g.t.Float32s(), f32s(sv), f32s(x), f32s(w), n, ch, o, &at.Geometry, at.act.kernel())
+	case at.pool:
+		conv.BackwardPool(f64s(dx), f64s(dw), f64s(db), g.t.Float64s(), f64s(sv), f64s(x), f64s(w), n, ch, o, &at.Geometry, at.act.kernel())
+	case d == tensor.Float32:
 		conv.Backward(f32s(dx), f32s(dw), f32s(db), g.t.Float32s(), f32s(sv), f32s(x), f32s(w), n, ch, o, &at.Geometry, at.act.kernel())
-	} else {
+	default:
 		conv.Backward(f64s(dx), f64s(dw), f64s(db), g.t.Float64s(), f64s(sv), f64s(x), f64s(w), n, ch, o, &at.Geometry, at.act.kernel())
 	}
 	gs[0], gs[1] = dx, dw
@@ -178,6 +226,11 @@ func (c *vjpCtx) conv2dVJPOps(g *Value, at *conv2dAttrs, gs []*Value) {
 	l, k := oh*ow, ws[1]*at.KH*at.KW
 	win := newAttrs[convAttrs](g, nil)
 	*win = at.convAttrs
+	if at.pool { // the pooled gradient routed to the maxima of the output before pooling (MaxPool2d's VJP)
+		pw := newAttrs[convAttrs](g, nil)
+		*pw = convAttrs{conv.Geometry{KH: 2, KW: 2, SH: 2, SW: 2, DH: 1, DW: 1, H: oh, W: ow}}
+		g = poolApply(&poolRules.maxPoolBack, pw, g, c.saved(2))
+	}
 	switch at.act {
 	case ActReLU:
 		g = reluGrad(g, c.saved(2), 0)

@@ -108,6 +108,21 @@ func convRuleCases() []ruleCase {
 			f: func(xs []*ad.Value) *ad.Value {
 				return ad.Conv2dBias(xs[0], xs[1], xs[2], ad.Conv2dOptions{Stride: [2]int{2, 1}, Padding: [2]int{1, 0}, Act: ad.ActReLU})
 			}},
+		// The row pooling its own output (Conv2dOptions.MaxPool, 2×2 of
+		// stride 2): output planes of 6×6 and of 5×6 (a last row no window
+		// covers). Forward mode and Vmap take MaxPool2d after the composite.
+		ruleCase{rule: "conv2d", name: "relu, bias, 2×2 max pool", gen: awayFromZero, set: &gradcheck.Settings{Floor: 1e-2}, shapes: [][]int{{2, 2, 7, 7}, {3, 2, 2, 2}, {3}}, smooth: true,
+			f: func(xs []*ad.Value) *ad.Value {
+				// The bias less 1.5: windows whose four outputs are all
+				// negative, where ReLU's derivative stops the gradient the
+				// pool routes to a tied zero.
+				b := ad.Sub(xs[2], ad.Const(tensor.Full(xs[2].DType(), 1.5, 3)))
+				return ad.Conv2dBias(xs[0], xs[1], b, ad.Conv2dOptions{Act: ad.ActReLU, MaxPool: &ad.Pool2dOptions{Kernel: [2]int{2, 2}}})
+			}},
+		ruleCase{rule: "conv2d", name: "2×2 max pool, odd height", shapes: [][]int{{2, 2, 6, 7}, {3, 2, 2, 2}}, smooth: true,
+			f: binary(func(x, w *ad.Value) *ad.Value {
+				return ad.Conv2d(x, w, ad.Conv2dOptions{MaxPool: &ad.Pool2dOptions{Kernel: [2]int{2, 2}, Stride: [2]int{2, 2}}})
+			})},
 		ruleCase{rule: "conv2d", name: "gelu, bias", set: &gradcheck.Settings{Floor: 1e-2}, shapes: [][]int{{3, 2, 5, 6}, {2, 2, 2, 3}, {2}}, smooth: true,
 			f: func(xs []*ad.Value) *ad.Value {
 				return ad.Conv2dBias(xs[0], xs[1], xs[2], ad.Conv2dOptions{Padding: [2]int{1, 1}, Act: ad.ActGELU})

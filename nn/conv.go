@@ -115,6 +115,21 @@ func (l *Conv2d) ForwardAct(x *ad.Value, act ad.Activation) *ad.Value {
 	return ad.Conv2d(x, l.W, o)
 }
 
+// ForwardActPool returns p.Forward(l.ForwardAct(x, act)), the pool fused
+// into the convolution where it can be (Conv2dOptions.MaxPool: a 2×2 pool
+// of stride 2 after no activation or ReLU, LeNet's and VGG's; others run
+// as the pool after). The same values; fused, the output before pooling
+// is never read again forward, and backward no gradient of its size is
+// written.
+func (l *Conv2d) ForwardActPool(x *ad.Value, act ad.Activation, p *MaxPool2d) *ad.Value {
+	o := l.Opts
+	o.Act, o.MaxPool = act, &p.Opts
+	if l.B != nil {
+		return ad.Conv2dBias(x, l.W, l.B, o)
+	}
+	return ad.Conv2d(x, l.W, o)
+}
+
 // Params returns "weight" and, if present, "bias".
 func (l *Conv2d) Params() []Param {
 	ps := []Param{{Name: "weight", Value: l.W, Field: &l.W}}

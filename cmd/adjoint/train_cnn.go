@@ -64,8 +64,8 @@ func (m *cnn) ForwardTrain(x *ad.Value) *ad.Value { return m.forward(x, true) }
 
 func (m *cnn) forward(x *ad.Value, train bool) *ad.Value {
 	x = ad.Reshape(x, x.Shape()[0], 1, digitsSide, digitsSide)
-	x = m.Pool.Forward(m.Conv1.ForwardAct(x, ad.ActReLU)) // the ReLU fused into the convolution
-	x = m.Pool.Forward(m.Conv2.ForwardAct(x, ad.ActReLU))
+	x = m.Conv1.ForwardActPool(x, ad.ActReLU, m.Pool) // the ReLU and the pool fused into the convolution
+	x = m.Conv2.ForwardActPool(x, ad.ActReLU, m.Pool)
 	x = m.Flat.Forward(x)
 	if m.Drop != nil {
 		x = m.Drop.Forward(x, train)

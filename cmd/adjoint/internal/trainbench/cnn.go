@@ -34,8 +34,8 @@ func NewCNN(rng *rand.Rand) *CNN {
 
 // Forward returns the logits [N 10] of x [N 1 28 28].
 func (m *CNN) Forward(x *ad.Value) *ad.Value {
-	x = m.Pool.Forward(m.Conv1.ForwardAct(x, ad.ActReLU)) // the ReLU fused into the convolution
-	x = m.Pool.Forward(m.Conv2.ForwardAct(x, ad.ActReLU))
+	x = m.Conv1.ForwardActPool(x, ad.ActReLU, m.Pool) // the ReLU and the pool fused into the convolution
+	x = m.Conv2.ForwardActPool(x, ad.ActReLU, m.Pool)
 	return m.FC.Forward(ad.Reshape(x, x.Shape()[0], 1024))
 }
 
