@@ -26,6 +26,15 @@ import (
 // composite's differentiable ops, so every order works. Forward mode,
 // Vmap, groups and a selective checkpoint's run (which keeps the
 // composite's product) take the composite path (conv2d).
+//
+// With Conv2dOptions.MaxPool of 2×2 windows of stride 2 after no
+// activation or ReLU (pools22), the row's output is the pooled one: each
+// image's output is pooled in cache by MaxPool2d's kernel and kept for the
+// backward pass (in slot 2, as ReLU's output is without the pool), whose
+// chunks route the pooled gradient to its maxima in cache, then apply
+// ReLU's derivative: the bits of max_pool2d after the row, without a
+// pass over the whole output forward or a gradient of its size backward.
+// Under CreateGraph the VJP routes it with the max_pool2d_back row.
 
 // conv2dAttrs: the window, the activation, the operand edges and the
 // output shape.

@@ -333,3 +333,27 @@ func ExampleConv2dOptions() {
 	// [1 2 2 2] [0 0 0 0 7 8 10 11]
 	// [0 0 0 0 12 16 24 28] [0 4]
 }
+
+// A convolution with its ReLU and a 2×2 max pool fused into the conv2d row
+// (here one 1×1 kernel of weight 1, so the pool sees x itself through the
+// ReLU): each window's maximum, the gradient routed to it, and tied maxima
+// sharing it (the last window's three 4s).
+func ExampleConv2dOptions_maxPool() {
+	x := ad.Var(tensor.FromFloat64([]float64{
+		1, -2, 3, 0,
+		5, 6, -1, 2,
+		-3, 0, 4, 4,
+		1, 2, -5, 4,
+	}, 1, 1, 4, 4))
+	w := ad.Const(tensor.FromFloat64([]float64{1}, 1, 1, 1, 1))
+	y := ad.Conv2d(x, w, ad.Conv2dOptions{Act: ad.ActReLU, MaxPool: &ad.Pool2dOptions{Kernel: [2]int{2, 2}}})
+	g, err := ad.Grad(ad.Sum(y), x)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(y.Op(), y.Shape(), y.Data())
+	fmt.Printf("%.3g\n", g[0].Data())
+	// Output:
+	// conv2d [1 1 2 2] [6 3 2 4]
+	// [0 0 1 0 0 1 0 0 0 0 0.333 0.333 0 1 0 0.333]
+}
