@@ -75,7 +75,7 @@ func TestConv2dMaxPoolFusedBits(t *testing.T) {
 				}
 				for i, pair := range [][2]*tensor.Tensor{{yf.Tensor(), yu.Tensor()}, {gf[0], gu[0]}, {gf[1], gu[1]}, {gf[2], gu[2]}, {gf[3], gu[3]}} {
 					what := [...]string{"y", "dx", "dw", "db", "second order dw"}[i]
-					if !equalShape(pair[0].Shape(), pair[1].Shape()) {
+					if !tensor.EqualShape(pair[0].Shape(), pair[1].Shape()) {
 						t.Fatalf("%s: %s has shape %v, unfused %v", name, what, pair[0].Shape(), pair[1].Shape())
 					}
 					for k := range pair[1].Len() {
@@ -87,18 +87,6 @@ func TestConv2dMaxPoolFusedBits(t *testing.T) {
 			}
 		}
 	}
-}
-
-func equalShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // The pools and activations the row does not fuse (windows other than 2×2
