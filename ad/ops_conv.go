@@ -122,11 +122,12 @@ type Conv2dOptions struct {
 	// MaxPool2d(y, *MaxPool) of the output y. With one group, no
 	// activation or ReLU, and a pool of 2×2 windows of stride 2 without
 	// padding (LeNet's and VGG's), the conv2d row pools each image's
-	// output in cache and, backward, routes the pooled gradient to each
-	// chunk's maxima in cache: y is kept for the backward pass but never
-	// read again forward, and no gradient of y's size is written. The
-	// same bits as MaxPool2d applied after; other pools and activations
-	// run as that.
+	// output in cache and keeps one byte a window for the backward pass
+	// (which of its elements hold the maximum, which are positive) rather
+	// than y, 16 times its size in float32; backward it routes the pooled
+	// gradient to each chunk's maxima in cache. The same bits as
+	// MaxPool2d (and Relu) applied after; other pools and activations run
+	// as that.
 	MaxPool *Pool2dOptions
 }
 

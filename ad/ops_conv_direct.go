@@ -29,12 +29,14 @@ import (
 //
 // With Conv2dOptions.MaxPool of 2×2 windows of stride 2 after no
 // activation or ReLU (pools22), the row's output is the pooled one: each
-// image's output is pooled in cache by MaxPool2d's kernel and kept for the
-// backward pass (in slot 2, as ReLU's output is without the pool), whose
-// chunks route the pooled gradient to its maxima in cache, then apply
-// ReLU's derivative: the bits of max_pool2d after the row, without a
-// pass over the whole output forward or a gradient of its size backward.
-// Under CreateGraph the VJP routes it with the max_pool2d_back row.
+// image's output is pooled in cache, and what the backward pass needs of
+// it is kept as one byte a window (its ties and which of its elements are
+// positive, in the attributes: conv.ForwardPool), not the output itself,
+// 4 bytes an element. The backward chunks route the pooled gradient to
+// each window's ties and apply ReLU's derivative from those bytes, in
+// cache: the bits of max_pool2d and ReLU after the row. Under CreateGraph
+// the VJP recomputes the output from x and w (both saved, as for the
+// GELUs) and routes the gradient with the max_pool2d_back row.
 
 // conv2dAttrs: the window, the activation, the operand edges and the
 // output shape.
@@ -47,12 +49,27 @@ type conv2dAttrs struct {
 	ops   [3]*Value // the operand list handed to applyN (cleared after)
 	pre   *Value    // the GELUs' pre-activation while the row records (see prepareN)
 	pool  bool      // the output max-pooled over 2×2 windows of stride 2 (Conv2dOptions.MaxPool)
-	full  *Value    // pool: the output before pooling while the row records, which its VJP reads
+	rec   bool      // pool: the row records (prepareN), so the forward writes wins
+	wins  []uint8   // pool: one byte a window, what its VJP reads of the output before pooling (see conv.ForwardPool)
 }
 
 func (a *conv2dAttrs) reset() {
 	clear(a.edges)
-	*a = conv2dAttrs{edges: a.edges[:0], own: a.own}
+	*a = conv2dAttrs{edges: a.edges[:0], own: a.own, wins: a.wins[:0]}
+}
+
+// The pool's window masks are kept in the attributes (keeper): an arena's
+// node keeps their storage for the next step, a heap node lets it go when
+// the sweep has passed it.
+
+func (a *conv2dAttrs) eachKept(_ *node, _ func(t *tensor.Tensor, param bool)) int64 {
+	return int64(len(a.wins))
+}
+func (a *conv2dAttrs) checkKept(*node) error { return nil }
+func (a *conv2dAttrs) releaseKept(n *node) {
+	if !n.pooled {
+		a.wins = nil
+	}
 }
 func (a *conv2dAttrs) edgeList() []edge { return a.edges }
 func (a *conv2dAttrs) addEdge(e edge)   { a.edges = append(a.edges, e) }
@@ -77,9 +94,7 @@ func init() {
 		prepareN: func(al allocator, at attrs, req bool) {
 			a := at.(*conv2dAttrs)
 			a.pre = takePre(al, a.act, req)
-			if a.pool && req {
-				a.full, _ = al.alloc(false)
-			}
+			a.rec = req
 		},
 		keepN: conv2dKeep,
 		vjp:   func(c *vjpCtx, g *Value) []*Value { return c.conv2dVJP(g) },
@@ -134,41 +149,43 @@ func conv2dForward(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
 }
 
 // conv2dPoolForward is conv2dForward with the 2×2 max pool: dst is the
-// pooled [n o oh/2 ow/2], and a.full (when the row records) the output
-// before pooling.
+// pooled [n o oh/2 ow/2], and a.wins (when the row records) the windows'
+// masks.
 func conv2dPoolForward(dst *tensor.Tensor, a *conv2dAttrs, x, w *tensor.Tensor, xs []*tensor.Tensor, n, c, o, oh, ow int) {
 	resizeTo(dst, x.DType(), a.outShape(n, o, oh/2, ow/2))
-	var full *Value
-	if a.full != nil {
-		full = a.full
-		resizeTo(&full.t, x.DType(), []int{n, o, oh, ow})
+	var wins []uint8
+	if a.rec {
+		k := n * o * (oh / 2) * (ow / 2)
+		if cap(a.wins) < k {
+			a.wins = make([]uint8, k)
+		}
+		a.wins = a.wins[:k]
+		wins = a.wins
 	}
 	if x.DType() == tensor.Float32 {
 		var b []float32
 		if len(xs) > 2 {
 			b = xs[2].Float32s()
 		}
-		conv.ForwardPool(dst.Float32s(), f32s(full), x.Float32s(), w.Float32s(), b, n, c, o, &a.Geometry, a.act.kernel())
+		conv.ForwardPool(dst.Float32s(), wins, x.Float32s(), w.Float32s(), b, n, c, o, &a.Geometry, a.act.kernel())
 		return
 	}
 	var b []float64
 	if len(xs) > 2 {
 		b = xs[2].Float64s()
 	}
-	conv.ForwardPool(dst.Float64s(), f64s(full), x.Float64s(), w.Float64s(), b, n, c, o, &a.Geometry, a.act.kernel())
+	conv.ForwardPool(dst.Float64s(), wins, x.Float64s(), w.Float64s(), b, n, c, o, &a.Geometry, a.act.kernel())
 }
 
 // conv2dKeep saves x for the kernels' gradient and w for x's, the output
 // for ReLU's derivative, the pre-activation (and both operands, from which
-// a recorded sweep recomputes it) for the GELUs'; with the pool, the
-// output before pooling, which the pool's derivative and ReLU's read.
+// a recorded sweep recomputes it) for the GELUs'; with the pool (whose
+// window masks the attributes keep), both operands, from which a recorded
+// sweep recomputes the output before pooling.
 func conv2dKeep(al allocator, n *node, at attrs, out *Value) {
 	a := at.(*conv2dAttrs)
 	if a.pool {
-		keepProduct(al, n, ActIdentity, &a.pre, out, a.ops, a.edges[1].requires(), a.edges[0].requires())
-		al.wrote(a.full, nil, nil)
-		n.save(2, a.full)
-		a.full = nil // the node holds it
+		keepProduct(al, n, ActIdentity, &a.pre, out, a.ops, true, true)
 		return
 	}
 	keepProduct(al, n, a.act, &a.pre, out, a.ops, a.edges[1].requires(), a.edges[0].requires())
@@ -205,14 +222,14 @@ func (c *vjpCtx) conv2dVJP(g *Value) []*Value {
 	if need[0] {
 		w = c.n.sv[1].v
 	}
-	if at.act != ActIdentity || at.pool {
+	if at.act != ActIdentity && !at.pool {
 		sv = c.n.sv[2].v
 	}
 	switch {
 	case at.pool && d == tensor.Float32:
-		conv.BackwardPool(f32s(dx), f32s(dw), f32s(db), g.t.Float32s(), f32s(sv), f32s(x), f32s(w), n, ch, o, &at.Geometry, at.act.kernel())
+		conv.BackwardPool(f32s(dx), f32s(dw), f32s(db), g.t.Float32s(), at.wins, f32s(x), f32s(w), n, ch, o, &at.Geometry, at.act.kernel())
 	case at.pool:
-		conv.BackwardPool(f64s(dx), f64s(dw), f64s(db), g.t.Float64s(), f64s(sv), f64s(x), f64s(w), n, ch, o, &at.Geometry, at.act.kernel())
+		conv.BackwardPool(f64s(dx), f64s(dw), f64s(db), g.t.Float64s(), at.wins, f64s(x), f64s(w), n, ch, o, &at.Geometry, at.act.kernel())
 	case d == tensor.Float32:
 		conv.Backward(f32s(dx), f32s(dw), f32s(db), g.t.Float32s(), f32s(sv), f32s(x), f32s(w), n, ch, o, &at.Geometry, at.act.kernel())
 	default:
@@ -235,15 +252,10 @@ func (c *vjpCtx) conv2dVJPOps(g *Value, at *conv2dAttrs, gs []*Value) {
 	l, k := oh*ow, ws[1]*at.KH*at.KW
 	win := newAttrs[convAttrs](g, nil)
 	*win = at.convAttrs
-	if at.pool { // the pooled gradient routed to the maxima of the output before pooling (MaxPool2d's VJP)
-		pw := newAttrs[convAttrs](g, nil)
-		*pw = convAttrs{conv.Geometry{KH: 2, KW: 2, SH: 2, SW: 2, DH: 1, DW: 1, H: oh, W: ow}}
-		g = poolApply(&poolRules.maxPoolBack, pw, g, c.saved(2))
-	}
-	switch at.act {
-	case ActReLU:
-		g = reluGrad(g, c.saved(2), 0)
-	case ActGELU, ActGELUTanh:
+	// The bias for a recomputation: under CreateGraph the operand itself
+	// (the recomputation is differentiated too), else a constant with its
+	// tangent.
+	bias := func() *Value {
 		b := at.b
 		if b != nil && !c.create && b.requires {
 			d := c.constant(&b.t)
@@ -251,7 +263,24 @@ func (c *vjpCtx) conv2dVJPOps(g *Value, at *conv2dAttrs, gs []*Value) {
 			d.setBelow(b.below())
 			b = d
 		}
-		pre := conv2dOps(nil, c.in(0), c.in(1), b, win, 1)
+		return b
+	}
+	switch {
+	case at.pool:
+		// The output before pooling, recomputed by the composite (its
+		// bits), its windows' maxima taking the pooled gradient
+		// (MaxPool2d's VJP), then ReLU's derivative.
+		y := activate(conv2dOps(nil, c.in(0), c.in(1), bias(), win, 1), at.act)
+		pw := newAttrs[convAttrs](g, nil)
+		*pw = convAttrs{conv.Geometry{KH: 2, KW: 2, SH: 2, SW: 2, DH: 1, DW: 1, H: oh, W: ow}}
+		g = poolApply(&poolRules.maxPoolBack, pw, g, y)
+		if at.act == ActReLU {
+			g = reluGrad(g, y, 0)
+		}
+	case at.act == ActReLU:
+		g = reluGrad(g, c.saved(2), 0)
+	case at.act == ActGELU || at.act == ActGELUTanh:
+		pre := conv2dOps(nil, c.in(0), c.in(1), bias(), win, 1)
 		if at.act == ActGELU {
 			g = geluDeriv(prePrimals{pre}, g)
 		} else {

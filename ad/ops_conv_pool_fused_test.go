@@ -168,3 +168,22 @@ func TestConv2dMaxPoolMisuse(t *testing.T) {
 		t.Errorf("second sweep over a released graph: %v, want ErrGraphFreed", err)
 	}
 }
+
+// What the pooling row keeps for the backward pass: its input and one
+// byte a window, where the row and MaxPool2d after keep the output before
+// pooling (4 bytes an element, 16 a window) besides the input (ad.Stats).
+func TestConv2dMaxPoolSaves(t *testing.T) {
+	x := ad.Var(tensor.Full(tensor.Float32, 0.5, 4, 3, 12, 12))
+	w := ad.Var(tensor.Full(tensor.Float32, 0.25, 8, 3, 3, 3))
+	opts := ad.Conv2dOptions{Act: ad.ActReLU}
+	unfused := ad.Stats(ad.Sum(ad.MaxPool2d(ad.Conv2d(ad.Mul(x, x), w, opts), *pool22)))
+	opts.MaxPool = pool22
+	fused := ad.Stats(ad.Sum(ad.Conv2d(ad.Mul(x, x), w, opts)))
+	in, out, wins := int64(4*3*12*12*4), int64(4*8*10*10*4), int64(4*8*5*5)
+	if got := fused.SavedByOp["conv2d"]; got != in+wins {
+		t.Errorf("the pooling row keeps %d bytes, want its input's %d and a byte for each of its %d windows", got, in, wins)
+	}
+	if got := unfused.SavedByOp["conv2d"] + unfused.SavedByOp["max_pool2d"]; got != in+out {
+		t.Errorf("the row and MaxPool2d after keep %d bytes, want the input's %d and the output's %d", got, in, out)
+	}
+}

@@ -118,9 +118,9 @@ func (l *Conv2d) ForwardAct(x *ad.Value, act ad.Activation) *ad.Value {
 // ForwardActPool returns p.Forward(l.ForwardAct(x, act)), the pool fused
 // into the convolution where it can be (Conv2dOptions.MaxPool: a 2×2 pool
 // of stride 2 after no activation or ReLU, LeNet's and VGG's; others run
-// as the pool after). The same values; fused, the output before pooling
-// is never read again forward, and backward no gradient of its size is
-// written.
+// as the pool after). The same values; fused, the backward pass keeps one
+// byte a window of the output before pooling instead of the output, and no
+// pass over it or gradient of its size is made outside the convolution.
 func (l *Conv2d) ForwardActPool(x *ad.Value, act ad.Activation, p *MaxPool2d) *ad.Value {
 	o := l.Opts
 	o.Act, o.MaxPool = act, &p.Opts

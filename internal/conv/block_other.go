@@ -9,3 +9,6 @@ func blockF32(dst []float32, dsb, dsy int, src []float32, ssb, ssy, nb, ny, widt
 
 // swapBiasRowF32 has no assembly here: swapRows adds in Go.
 func swapBiasRowF32(dst, src, bias []float32, a, l, stride int) bool { return false }
+
+// blockAVX2 is false: there are no AVX2 kernels here (the tests read it).
+var blockAVX2 = false

@@ -47,7 +47,7 @@ func chunkImages(l int) int { return max(1, chunkCols/max(l, 1)) }
 // kernel and bias gradients.
 type scratch[T float32 | float64] struct {
 	cols, g, ga, dwt, db []T
-	full                 []T // ForwardPool's image before pooling, when its caller keeps none
+	full                 []T // ForwardPool's image before pooling
 	slots                []T // Backward's partial sums of every chunk (see slotElems)
 }
 
@@ -123,6 +123,19 @@ func (s shape) pooled(a *Geometry) shape {
 	return s
 }
 
+// eachPlanes calls f for planes planes of the pool's output planes in
+// turn: once for all of them, f(planes·H', 0), when H' is even (their
+// windows then never straddle two planes), else once a plane, f(H', p).
+func (s *shape) eachPlanes(planes int, f func(h, p int)) {
+	if s.pg.H%2 == 0 {
+		f(planes*s.pg.H, 0)
+		return
+	}
+	for p := range planes {
+		f(s.pg.H, p)
+	}
+}
+
 // checkPool panics unless act is one ForwardPool and BackwardPool take.
 func checkPool(act gemm.Act) {
 	if act != gemm.ActNone && act != gemm.ActReLU {
@@ -178,17 +191,21 @@ func Forward[T float32 | float64](y, pre, x, w, bias []T, n, c, o int, a *Geomet
 }
 
 // ForwardPool is Forward followed by a max pool over 2×2 windows of
-// stride 2 of each output plane, the pool's kernel run on each image's
-// activated output in cache (MaxPool2d's kernel: the same bits): y is
-// the pooled [n o H'/2 W'/2] (rounded down), and full, unless nil, the
-// [n o H' W'] output before pooling, which BackwardPool reads. act is
-// ActNone or ActReLU.
-func ForwardPool[T float32 | float64](y, full, x, w, bias []T, n, c, o int, a *Geometry, act gemm.Act) {
+// stride 2 of each output plane, run on each image's activated output in
+// cache: y is the pooled [n o H'/2 W'/2] (rounded down, as MaxPool2d
+// rounds), with the bits of MaxPool2d's kernel on Forward's output, and
+// wins, unless nil, gets one byte per window (see poolmask.go), all that
+// BackwardPool reads of the output. act is ActNone or ActReLU.
+func ForwardPool[T float32 | float64](y []T, wins []uint8, x, w, bias []T, n, c, o int, a *Geometry, act gemm.Act) {
 	checkPool(act)
-	forward(shapeOf(n, c, o, a).pooled(a), y, nil, full, x, w, bias, a, act)
+	s := shapeOf(n, c, o, a).pooled(a)
+	if wins != nil {
+		_ = wins[n*o*s.pl-1:] // every window's byte (none for no windows)
+	}
+	forward(s, y, nil, wins, x, w, bias, a, act)
 }
 
-func forward[T float32 | float64](s shape, y, pre, full, x, w, bias []T, a *Geometry, act gemm.Act) {
+func forward[T float32 | float64](s shape, y, pre []T, wins []uint8, x, w, bias []T, a *Geometry, act gemm.Act) {
 	if s.n == 0 || s.o == 0 || s.l == 0 {
 		return
 	}
@@ -209,12 +226,12 @@ func forward[T float32 | float64](s shape, y, pre, full, x, w, bias []T, a *Geom
 	if p := s.parts(); p > 1 {
 		ts := workers.Either[convTask[T]](&convTasks32, &convTasks64)
 		t := ts.Get()
-		*t = convTask[T]{s: s, a: a, y: y, pre: pre, full: full, x: x, w: w, brow: brow, parts: p, pool: pool, act: act}
+		*t = convTask[T]{s: s, a: a, y: y, pre: pre, wins: wins, x: x, w: w, brow: brow, parts: p, pool: pool, act: act}
 		workers.Run(p, t)
 		ts.Put(t)
 	} else {
 		sc := pool.Get()
-		forwardChunks(&s, a, sc, y, pre, full, x, w, brow, act, 0, s.chunks, false)
+		forwardChunks(&s, a, sc, y, pre, wins, x, w, brow, act, 0, s.chunks, false)
 		pool.Put(sc)
 	}
 	if bs != nil {
@@ -223,7 +240,7 @@ func forward[T float32 | float64](s shape, y, pre, full, x, w, bias []T, a *Geom
 }
 
 // forwardChunks does the chunks [c0, c1) of Forward with scratch sc.
-func forwardChunks[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], y, pre, full, x, w, brow []T, act gemm.Act, c0, c1 int, serial bool) {
+func forwardChunks[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], y, pre []T, wins []uint8, x, w, brow []T, act gemm.Act, c0, c1 int, serial bool) {
 	ol := s.o * s.l
 	for ch := c0; ch < c1; ch++ {
 		b0 := ch * s.q
@@ -232,12 +249,9 @@ func forwardChunks[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], y
 		im2colKernel(sc.cols, x[b0*s.c*s.hw:], q, s.c, 0, q, 0, s.c, a)
 		for b := range q {
 			var out []T
-			switch {
-			case s.pl == 0:
+			if s.pl == 0 {
 				out = y[(b0+b)*ol : (b0+b+1)*ol]
-			case full != nil:
-				out = full[(b0+b)*ol : (b0+b+1)*ol]
-			default:
+			} else {
 				sc.full = grow(sc.full, ol)
 				out = sc.full
 			}
@@ -251,9 +265,19 @@ func forwardChunks[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], y
 			if act != gemm.ActNone {
 				gemm.ActForward(out, out, act)
 			}
-			if s.pl > 0 { // the image's o planes pooled, as one tall plane where their height is even
+			if s.pl > 0 {
 				pd := s.o * s.pl
-				poolPlanes(MaxPool, &s.pg, y[(b0+b)*pd:(b0+b+1)*pd], out, nil, 0, s.o, s.o)
+				var ws []uint8
+				if wins != nil {
+					ws = wins[(b0+b)*pd : (b0+b+1)*pd]
+				}
+				s.eachPlanes(s.o, func(h, p int) { // the image's o planes, as one tall plane where their height is even
+					var wp []uint8
+					if ws != nil {
+						wp = ws[p*s.pl : (p+h/s.pg.H)*s.pl]
+					}
+					poolMask22(y[(b0+b)*pd+p*s.pl:], wp, out[p*s.l:], h, s.pg.W)
+				})
 			}
 		}
 	}
@@ -264,8 +288,8 @@ func forwardChunks[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], y
 type convTask[T float32 | float64] struct {
 	s                  shape
 	a                  *Geometry
-	y, pre, full, x, w []T
-	brow               []T
+	y, pre, x, w, brow []T
+	wins               []uint8
 	dx, dwt, db, g, sv []T
 	act                gemm.Act
 	parts, base        int
@@ -283,18 +307,18 @@ func (t *convTask[T]) Run(p int) {
 				stride := t.s.k*t.s.o + t.s.o
 				slot = t.slots[ch*stride : (ch+1)*stride]
 			}
-			backwardChunk(&t.s, t.a, t.sc[p], t.dx, t.dwt, t.db, t.g, t.sv, t.x, t.w, slot, t.act, ch, true)
+			backwardChunk(&t.s, t.a, t.sc[p], t.dx, t.dwt, t.db, t.g, t.sv, t.wins, t.x, t.w, slot, t.act, ch, true)
 		}
 		return
 	}
 	if t.back {
 		if ch := t.base + p; ch < t.s.chunks {
-			backwardChunk(&t.s, t.a, t.sc[p], t.dx, t.dwt, t.db, t.g, t.sv, t.x, t.w, nil, t.act, ch, true)
+			backwardChunk(&t.s, t.a, t.sc[p], t.dx, t.dwt, t.db, t.g, t.sv, t.wins, t.x, t.w, nil, t.act, ch, true)
 		}
 		return
 	}
 	sc := t.pool.Get()
-	forwardChunks(&t.s, t.a, sc, t.y, t.pre, t.full, t.x, t.w, t.brow, t.act, t.s.chunks*p/t.parts, t.s.chunks*(p+1)/t.parts, true)
+	forwardChunks(&t.s, t.a, sc, t.y, t.pre, t.wins, t.x, t.w, t.brow, t.act, t.s.chunks*p/t.parts, t.s.chunks*(p+1)/t.parts, true)
 	t.pool.Put(sc)
 }
 
@@ -312,20 +336,21 @@ var (
 // the GELUs: see gemm.ActBackward), applied to each chunk of g in cache.
 // It allocates nothing once its scratch has grown.
 func Backward[T float32 | float64](dx, dw, db, g, sv, x, w []T, n, c, o int, a *Geometry, act gemm.Act) {
-	backward(shapeOf(n, c, o, a), dx, dw, db, g, sv, x, w, a, act)
+	backward(shapeOf(n, c, o, a), dx, dw, db, g, sv, nil, x, w, a, act)
 }
 
 // BackwardPool is Backward for ForwardPool: g [n o H'/2 W'/2] is the
-// gradient of the pooled output and full ForwardPool's output before
-// pooling, from which each chunk's output gradient is laid out in cache
-// (MaxPool2d's backward kernel, then ReLU's derivative: the same bits as
-// those rows).
-func BackwardPool[T float32 | float64](dx, dw, db, g, full, x, w []T, n, c, o int, a *Geometry, act gemm.Act) {
+// gradient of the pooled output and wins the windows' masks ForwardPool
+// wrote, from which each chunk's output gradient is laid out in cache (the
+// bits of MaxPool2d's backward kernel, then ReLU's derivative).
+func BackwardPool[T float32 | float64](dx, dw, db, g []T, wins []uint8, x, w []T, n, c, o int, a *Geometry, act gemm.Act) {
 	checkPool(act)
-	backward(shapeOf(n, c, o, a).pooled(a), dx, dw, db, g, full, x, w, a, act)
+	s := shapeOf(n, c, o, a).pooled(a)
+	_ = wins[n*o*s.pl-1:]
+	backward(s, dx, dw, db, g, nil, wins, x, w, a, act)
 }
 
-func backward[T float32 | float64](s shape, dx, dw, db, g, sv, x, w []T, a *Geometry, act gemm.Act) {
+func backward[T float32 | float64](s shape, dx, dw, db, g, sv []T, wins []uint8, x, w []T, a *Geometry, act gemm.Act) {
 	if dx != nil && (s.o == 0 || s.l == 0) {
 		clear(dx[:s.n*s.c*s.hw])
 	}
@@ -354,7 +379,7 @@ func backward[T float32 | float64](s shape, dx, dw, db, g, sv, x, w []T, a *Geom
 		tot.db = grow(tot.db, s.o)
 		dbs = tot.db
 	}
-	t.s, t.a, t.x, t.w, t.dx, t.dwt, t.db, t.g, t.sv, t.act, t.parts, t.back = s, a, x, w, dx, dwt, dbs, g, sv, act, p, true
+	t.s, t.a, t.x, t.w, t.dx, t.dwt, t.db, t.g, t.sv, t.wins, t.act, t.parts, t.back = s, a, x, w, dx, dwt, dbs, g, sv, wins, act, p, true
 	// Split, each part takes a range of the chunks in one go, their partial
 	// sums kept a slot each and added in chunk order after, where those
 	// fit in slotElems (or there are none: x's gradient alone); else the
@@ -383,7 +408,7 @@ func backward[T float32 | float64](s shape, dx, dw, db, g, sv, x, w []T, a *Geom
 			t.base = base
 			workers.Run(p, t)
 		} else {
-			backwardChunk(&s, a, sc[0], dx, dwt, dbs, g, sv, x, w, nil, act, base, false)
+			backwardChunk(&s, a, sc[0], dx, dwt, dbs, g, sv, wins, x, w, nil, act, base, false)
 		}
 		// The chunks' partial sums, in chunk order (the first chunk wrote
 		// its own into dwt and dbs).
@@ -424,7 +449,7 @@ func backward[T float32 | float64](s shape, dx, dw, db, g, sv, x, w []T, a *Geom
 // chunks' order); else it runs alone, its products split themselves, and
 // it adds its partials into dwt and db itself (in the same order, as
 // Backward calls it chunk by chunk).
-func backwardChunk[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], dx, dwt, db, g, sv, x, w, slot []T, act gemm.Act, ch int, serial bool) {
+func backwardChunk[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], dx, dwt, db, g, sv []T, wins []uint8, x, w, slot []T, act gemm.Act, ch int, serial bool) {
 	b0 := ch * s.q
 	q := min(s.q, s.n-b0)
 	ql := q * s.l
@@ -433,14 +458,14 @@ func backwardChunk[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], d
 	// chunk of one), through the activation's derivative first.
 	var gc []T
 	switch {
-	case s.pl > 0: // the pooled gradient routed to each window's maxima (MaxPool2d's backward kernel), then the activation's derivative in place
+	case s.pl > 0: // the pooled gradient routed to each window's ties, and ReLU's derivative, from the windows' masks
 		sc.ga = grow(sc.ga, q*ol)
 		pd := s.o * s.pl
-		poolPlanes(MaxPoolBack, &s.pg, sc.ga, g[b0*pd:(b0+q)*pd], sv[b0*ol:(b0+q)*ol], 0, q*s.o, q*s.o)
+		gp, wp := g[b0*pd:(b0+q)*pd], wins[b0*pd:(b0+q)*pd]
+		s.eachPlanes(q*s.o, func(h, p int) {
+			unpool22(sc.ga[p*s.l:], gp[p*s.pl:], wp[p*s.pl:], h, s.pg.W, act == gemm.ActReLU)
+		})
 		gc = sc.ga
-		if act != gemm.ActNone {
-			gemm.ActBackward(gc, gc, sv[b0*ol:(b0+q)*ol], q*s.o, s.l, act, nil)
-		}
 	case act != gemm.ActNone:
 		gc = g[b0*ol : (b0+q)*ol]
 		sc.ga = grow(sc.ga, q*ol)

@@ -263,7 +263,7 @@ func TestDirectConcurrentCallers(t *testing.T) {
 // planes of even and odd height and width (a last row or column no window
 // covers), values with ties (small integers: windows of equal maxima, and
 // all-zero windows after the ReLU) and a NaN, with and without the caller
-// keeping the output before pooling, at one thread and at three.
+// recording the windows' masks, at one thread and at three.
 func TestPoolMatchesUnfused(t *testing.T) {
 	defer gemm.SetThreads(gemm.Threads())
 	defer func(f int) { splitFlops = f }(splitFlops)
@@ -308,19 +308,18 @@ func TestPoolMatchesUnfused(t *testing.T) {
 				for _, keep := range []bool{true, false} {
 					gemm.SetThreads(threads)
 					name := fmt.Sprintf("n%d_%dx%d_act%d_threads%d_keep%v", n, oh, ow, act, threads, keep)
-					var full []float64
+					var wins []uint8
 					if keep {
-						full = make([]float64, n*o*l)
+						wins = make([]uint8, n*o*pl)
 					}
 					p := make([]float64, n*o*pl)
-					ForwardPool(p, full, x, w, bias, n, c, o, &a, act)
+					ForwardPool(p, wins, x, w, bias, n, c, o, &a, act)
 					sameBits(t, name+" pooled", p, py)
 					if !keep {
 						continue
 					}
-					sameBits(t, name+" full", full, y)
 					dx, dw, db := randSlice(r, len(x)), randSlice(r, len(w)), randSlice(r, o)
-					BackwardPool(dx, dw, db, gp, full, x, w, n, c, o, &a, act)
+					BackwardPool(dx, dw, db, gp, wins, x, w, n, c, o, &a, act)
 					sameBits(t, name+" dx", dx, wdx)
 					sameBits(t, name+" dw", dw, wdw)
 					sameBits(t, name+" db", db, wdb)
@@ -346,11 +345,11 @@ func TestPoolMatchesUnfused(t *testing.T) {
 	poolPlanes(MaxPoolBack, &pg, gy, gp, y, 0, n*o, n*o)
 	wdx, wdw, wdb := make([]float32, len(x)), make([]float32, len(w)), make([]float32, o)
 	Backward(wdx, wdw, wdb, gy, y, x, w, n, c, o, &a, gemm.ActReLU)
-	full, p := make([]float32, len(y)), make([]float32, len(py))
+	wins, p := make([]uint8, len(py)), make([]float32, len(py))
 	dx, dw, db := make([]float32, len(x)), make([]float32, len(w)), make([]float32, o)
-	ForwardPool(p, full, x, w, bias, n, c, o, &a, gemm.ActReLU)
-	BackwardPool(dx, dw, db, gp, full, x, w, n, c, o, &a, gemm.ActReLU)
-	for i, pair := range [][2][]float32{{p, py}, {full, y}, {dx, wdx}, {dw, wdw}, {db, wdb}} {
+	ForwardPool(p, wins, x, w, bias, n, c, o, &a, gemm.ActReLU)
+	BackwardPool(dx, dw, db, gp, wins, x, w, n, c, o, &a, gemm.ActReLU)
+	for i, pair := range [][2][]float32{{p, py}, {dx, wdx}, {dw, wdw}, {db, wdb}} {
 		for e := range pair[1] {
 			if math.Float32bits(pair[0][e]) != math.Float32bits(pair[1][e]) {
 				t.Fatalf("float32 result %d, element %d: %v, unfused %v", i, e, pair[0][e], pair[1][e])
@@ -377,6 +376,85 @@ func sameBits(t *testing.T, name string, got, want []float64) {
 	for e := range want {
 		if math.Float64bits(got[e]) != math.Float64bits(want[e]) {
 			t.Fatalf("%s[%d] = %v, unfused %v", name, e, got[e], want[e])
+		}
+	}
+}
+
+// poolMask22 and unpool22 in float32, their assembly (four windows of a
+// row at a time) against their Go loops (blockAVX2 off), and both against
+// MaxPool2d's kernels followed by ReLU's derivative: planes of widths 2 to
+// 27 and odd and even heights, with ties, ±0, ±Inf and NaNs of several
+// payloads, every bit of the maxima, the masks and the gradients.
+func TestPoolMaskAsm(t *testing.T) {
+	defer func(b bool) { blockAVX2 = b }(blockAVX2)
+	r := rand.New(rand.NewPCG(13, 14))
+	vals := []float32{0, float32(math.Copysign(0, -1)), 1, 1, 2, -1, float32(math.Inf(1)), float32(math.Inf(-1)),
+		math.Float32frombits(0x7fc00001), math.Float32frombits(0xffc00002)}
+	for w := 2; w <= 27; w++ {
+		for _, h := range []int{2, 3, 6, 7} {
+			x := make([]float32, h*w)
+			for i := range x {
+				if r.IntN(4) == 0 {
+					x[i] = vals[r.IntN(len(vals))]
+				} else {
+					x[i] = float32(r.IntN(5) - 2)
+				}
+			}
+			ph, pw := h/2, w/2
+			g := make([]float32, ph*pw)
+			for i := range g {
+				g[i] = float32(r.NormFloat64())
+			}
+			g[0] = float32(math.Inf(1)) // 0·Inf: NaN on the window's other elements, as the Go loops
+			type res struct {
+				out       []float32
+				wins      []uint8
+				back, bre []float32
+			}
+			run := func(asm bool) res {
+				blockAVX2 = asm
+				v := res{make([]float32, ph*pw), make([]uint8, ph*pw), make([]float32, h*w), make([]float32, h*w)}
+				for i := range v.back {
+					v.back[i], v.bre[i] = 7, 7 // written everywhere, the uncovered elements with 0
+				}
+				poolMask22(v.out, v.wins, x, h, w)
+				unpool22(v.back, g, v.wins, h, w, false)
+				unpool22(v.bre, g, v.wins, h, w, true)
+				return v
+			}
+			asm, gol := run(true), run(false)
+			blockAVX2 = true
+			// MaxPool2d's kernels and ReLU's derivative.
+			pg := Geometry{KH: 2, KW: 2, SH: 2, SW: 2, DH: 1, DW: 1, H: h, W: w}
+			want, wback := make([]float32, ph*pw), make([]float32, h*w)
+			poolPlanes(MaxPool, &pg, want, x, nil, 0, 1, 1)
+			poolPlanes(MaxPoolBack, &pg, wback, g, x, 0, 1, 1)
+			wrelu := make([]float32, h*w)
+			for i, e := range x {
+				if e > 0 {
+					wrelu[i] = wback[i]
+				}
+			}
+			name := fmt.Sprintf("%d×%d", h, w)
+			for _, c := range []struct {
+				what      string
+				got, want []float32
+			}{
+				{"maxima (asm)", asm.out, want}, {"maxima (Go)", gol.out, want},
+				{"gradient (asm)", asm.back, wback}, {"gradient (Go)", gol.back, wback},
+				{"gradient with ReLU (asm)", asm.bre, wrelu}, {"gradient with ReLU (Go)", gol.bre, wrelu},
+			} {
+				for i := range c.want {
+					if math.Float32bits(c.got[i]) != math.Float32bits(c.want[i]) {
+						t.Fatalf("%s: %s[%d] = %v (%#x), want %v (%#x)", name, c.what, i, c.got[i], math.Float32bits(c.got[i]), c.want[i], math.Float32bits(c.want[i]))
+					}
+				}
+			}
+			for i := range asm.wins {
+				if asm.wins[i] != gol.wins[i] {
+					t.Fatalf("%s: mask %d is %#x in assembly, %#x in Go", name, i, asm.wins[i], gol.wins[i])
+				}
+			}
 		}
 	}
 }

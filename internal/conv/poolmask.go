@@ -1,0 +1,117 @@
+package conv
+
+import "math/bits"
+
+// The 2×2, stride-2 max pool of a convolution's output (ForwardPool and
+// BackwardPool) keeps one byte per window instead of the output it pooled:
+// bits 0–3 flag the window's ties (its elements holding the maximum, or
+// its NaNs when the maximum is NaN: pool.go's rule), in the order
+// (upper left, upper right, lower left, lower right), and bits 4–7 flag
+// the same elements where they are positive, which is ReLU's derivative
+// read from its output. From those, BackwardPool routes each window's
+// gradient divided by its count of ties to its ties, as wt·(g/count) + 0,
+// and with ReLU keeps it where the element is positive (0 elsewhere):
+// the bits of MaxPool2d's backward kernel followed by ReLU's, without the
+// 4 bytes an element of the output that those read. The CNN workload's
+// first convolution kept 4.7 MB of output for them; its masks are 0.3 MB.
+
+// Window mask bits.
+const (
+	winTies = 0x0f // the ties, one bit per element
+	winPos  = 0xf0 // the positive elements, one bit per element
+)
+
+// poolMask22 pools the h×w plane x (h even, or its last row dropped; a last
+// odd column dropped) into out [h/2 w/2], and writes each window's mask
+// into wins [h/2 w/2] unless wins is nil. The maxima have maxPlane22's
+// bits. For float32 it takes four windows of each row at a time in
+// assembly where the CPU has AVX2.
+func poolMask22[T float32 | float64](out []T, wins []uint8, x []T, h, w int) {
+	ph, pw := h/2, w/2
+	j0 := 0 // the windows of each row done in assembly
+	if o, ok := any(out).([]float32); ok && ph > 0 && pw > 0 {
+		xs := any(x).([]float32)
+		_ = xs[(2*ph-1)*w+2*pw-1]
+		_ = o[ph*pw-1]
+		if wins == nil {
+			j0 = pool22F32(o, nil, xs, w, pw, ph)
+		} else {
+			_ = wins[ph*pw-1]
+			j0 = poolMask22F32(o, wins, xs, w, pw, ph)
+		}
+	}
+	for y := range ph {
+		r0, r1 := x[2*y*w:][:2*pw], x[(2*y+1)*w:][:2*pw]
+		o := out[y*pw:][:pw]
+		if wins == nil {
+			for j := j0; j < pw; j++ {
+				o[j] = max(r0[2*j], r0[2*j+1], r1[2*j], r1[2*j+1]) // NaN if any is NaN
+			}
+			continue
+		}
+		ws := wins[y*pw:][:pw]
+		for j := j0; j < pw; j++ {
+			a, b, c, d := r0[2*j], r0[2*j+1], r1[2*j], r1[2*j+1]
+			m := max(a, b, c, d)
+			o[j] = m
+			ta, tb, tc, td := eqBit(a, m), eqBit(b, m), eqBit(c, m), eqBit(d, m)
+			if m != m {
+				ta, tb, tc, td = nanTies(a, b, c, d)
+			}
+			pa, pb, pc, pd := posBit(a), posBit(b), posBit(c), posBit(d)
+			ws[j] = uint8(ta | tb<<1 | tc<<2 | td<<3 | pa<<4 | pb<<5 | pc<<6 | pd<<7)
+		}
+	}
+}
+
+// posBit is 1 if e > 0, else 0.
+func posBit[T float32 | float64](e T) uint32 {
+	var r uint32
+	if e > 0 {
+		r = 1
+	}
+	return r
+}
+
+// unpool22 writes into the h×w plane back the gradient of the pool that
+// poolMask22 took, from the gradient g [h/2 w/2] of its output and the
+// windows' masks: each window's g divided by its count of ties on its
+// ties (wt·(g/count) + 0), 0 on its other elements and on a last row or
+// column no window covers; with relu, 0 too where the element is not
+// positive (ReLU's derivative, as vec.ReLUGradF32 takes it). For float32
+// it takes four windows of each row at a time in assembly where the CPU
+// has AVX2.
+func unpool22[T float32 | float64](back, g []T, wins []uint8, h, w int, relu bool) {
+	ph, pw := h/2, w/2
+	clearUncovered22(back[:h*w], h, w)
+	j0 := 0
+	if bk, ok := any(back).([]float32); ok && ph > 0 && pw > 0 {
+		gs := any(g).([]float32)
+		_ = bk[(2*ph-1)*w+2*pw-1]
+		_ = gs[ph*pw-1]
+		_ = wins[ph*pw-1]
+		j0 = unpool22F32(bk, gs, wins, w, pw, ph, relu)
+	}
+	for y := range ph {
+		b0, b1 := back[2*y*w:][:2*pw], back[(2*y+1)*w:][:2*pw]
+		gr, ws := g[y*pw:][:pw], wins[y*pw:][:pw]
+		for j := j0; j < pw; j++ {
+			m := ws[j]
+			t := m & winTies
+			gg := gr[j] / T(bits.OnesCount8(t))
+			// Each element: wt·gg + 0, then with ReLU 0 where the element
+			// is not positive.
+			p := uint8(0x0f)
+			if relu {
+				p = m >> 4
+			}
+			v := [4]T{T(t&1)*gg + 0, T(t>>1&1)*gg + 0, T(t>>2&1)*gg + 0, T(t>>3&1)*gg + 0}
+			for e := range 4 {
+				if p>>e&1 == 0 {
+					v[e] = 0
+				}
+			}
+			b0[2*j], b0[2*j+1], b1[2*j], b1[2*j+1] = v[0], v[1], v[2], v[3]
+		}
+	}
+}
