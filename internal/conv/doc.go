@@ -1,7 +1,9 @@
 // Package conv holds the kernels of package ad's convolution and pooling
 // rows: Forward and Backward (the conv2d row: a convolution of one group
 // as products over chunks of images, their columns laid out in a scratch
-// buffer that stays in cache; see direct.go), Im2col and Col2im (every receptive field of images [N C H W] as a
+// buffer that stays in cache; see direct.go), ForwardPool and BackwardPool
+// (the same with a 2×2 max pool after, keeping one byte a window: see
+// poolmask.go), Im2col and Col2im (every receptive field of images [N C H W] as a
 // column of [C·kH·kW N H'·W'], the batch inside, and its transpose), Swap
 // (the [O N L] → [N O L] layout of Conv2d's output, adding the bias on the
 // way), and Pool (max and average pooling, forward, backward and the max
@@ -13,7 +15,8 @@
 //
 // Dispatch: the float32 row copies and additions of Im2col and Col2im at
 // stride 1 (block), the bias rows of Swap and the 2×2, stride-2 max
-// pool's forward and backward windows run in AVX2 assembly
+// pool's forward and backward windows (with and without window masks) run
+// in AVX2 assembly
 // (block_amd64.s, pool_amd64.s, written by hand) where internal/isa
 // reports AVX2 (blockAVX2; ADJOINT_CPU=generic turns it off); other CPUs
 // and architectures and -tags purego run the Go loops, which give the same
