@@ -137,6 +137,8 @@ func FuzzConvPool(f *testing.F) {
 	f.Add(uint8(1), uint32(0x42937), uint8(0x13), uint8(0x12), uint8(0x10), uint8(2))
 	f.Add(uint8(']'), uint32(272590), uint8('"'), uint8(0x12), uint8(0xab), uint8(0x0f)) // a zero-width image, padded: im2col sliced out of range
 	f.Add(uint8(0), uint32(144328), uint8(0x91), uint8(0x11), uint8(0x01), uint8(','))   // no images (N = 0): im2col's stride-1 block sliced past an empty dst
+	f.Add(uint8(4), uint32(0x23455), uint8(0x22), uint8(0x11), uint8(0x01), uint8(1))    // the fused ReLU and 2×2 max pool
+	f.Add(uint8(4), uint32(0x14766), uint8(0x33), uint8(0x11), uint8(0x11), uint8(0))    // the fused pool over odd output planes
 	f.Fuzz(func(t *testing.T, op uint8, code uint32, kern, stride, pad, dil uint8) {
 		n, c, h, w, o := int(code&3), int(code>>2&7), int(code>>5&7)+int(code>>16&3), int(code>>8&7), int(code>>11&7)
 		kh, kw := int(kern&7), int(kern>>4&7)
@@ -163,7 +165,12 @@ func FuzzConvPool(f *testing.F) {
 				wt := ad.Const(tensor.Full(x.DType(), 0.25, o, cw, kh, kw))
 				s0, s1, d0, d1 := def(sh, 1), def(sw, 1), def(dh, 1), def(dw, 1)
 				want = []int{n, o, (h+2*ph-d0*(kh-1)-1)/s0 + 1, (w+2*pw-d1*(kw-1)-1)/s1 + 1}
-				return ad.Conv2d(x, wt, ad.Conv2dOptions{Stride: [2]int{sh, sw}, Padding: [2]int{ph, pw}, Dilation: [2]int{dh, dw}, Groups: g})
+				opts := ad.Conv2dOptions{Stride: [2]int{sh, sw}, Padding: [2]int{ph, pw}, Dilation: [2]int{dh, dw}, Groups: g}
+				if op&4 != 0 { // a ReLU and a 2×2 max pool after, fused into the row where they can be
+					opts.Act, opts.MaxPool = ad.ActReLU, &ad.Pool2dOptions{Kernel: [2]int{2, 2}}
+					want[2], want[3] = want[2]/2, want[3]/2
+				}
+				return ad.Conv2d(x, wt, opts)
 			case 1:
 				x1 := ad.Reshape(x, n, c, h*w)
 				wt := ad.Const(tensor.Full(x.DType(), 0.25, o, c/def(g, 1), kw))

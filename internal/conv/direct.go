@@ -200,7 +200,7 @@ func ForwardPool[T float32 | float64](y []T, wins []uint8, x, w, bias []T, n, c,
 	checkPool(act)
 	s := shapeOf(n, c, o, a).pooled(a)
 	if wins != nil {
-		_ = wins[n*o*s.pl-1:] // every window's byte (none for no windows)
+		_ = wins[:n*o*s.pl] // every window's byte
 	}
 	forward(s, y, nil, wins, x, w, bias, a, act)
 }
@@ -346,7 +346,7 @@ func Backward[T float32 | float64](dx, dw, db, g, sv, x, w []T, n, c, o int, a *
 func BackwardPool[T float32 | float64](dx, dw, db, g []T, wins []uint8, x, w []T, n, c, o int, a *Geometry, act gemm.Act) {
 	checkPool(act)
 	s := shapeOf(n, c, o, a).pooled(a)
-	_ = wins[n*o*s.pl-1:]
+	_ = wins[:n*o*s.pl]
 	backward(s, dx, dw, db, g, nil, wins, x, w, a, act)
 }
 
