@@ -21,8 +21,9 @@
 # F, BW, VL and DQ; a column the CPU cannot run reads "n/a" (OpenBLAS would
 # die with "Illegal instruction"). On an AVX-512 CPU adjoint also runs with
 # ADJOINT_CPU=avx2 (its AVX2 kernels), beside PyTorch's Haswell column.
-# Then the peak RSS of 50 steps of C and of 20 steps of GPT (those of them in
-# ONLY), each in a fresh process (PyTorch with its best kernel set available).
+# Then the peak RSS of 50 steps of C, of 20 of CNN and of 20 of GPT (those of
+# them in ONLY), each in a fresh process (PyTorch with its best kernel set
+# available).
 # bench/gpt.sh runs CNN and GPT at 1 and 2 threads.
 #
 # Environment: THREADS (default 1), ONLY (default A,B,C,CNN,GPT), STEPS (0: per-workload
@@ -139,10 +140,10 @@ for name in sorted(gos[0]):
 PYEOF
 
 first=1
-for w in C GPT; do
+for w in C CNN GPT; do
 	[[ ",$ONLY," == *,$w,* ]] || continue
 	n=50
-	[ "$w" = GPT ] && n=20
+	[ "$w" != C ] && n=20
 	go_rss=$("$tmp/adjoint" bench --tsv --threads "$THREADS" --only $w --steps $n --warmup 0 | awk -F'\t' '$1 == "rss" { print $2 }')
 	pt_rss=$(if [ "$best" = unset ]; then unset OPENBLAS_CORETYPE; else export OPENBLAS_CORETYPE=$best; fi; OPENBLAS_NUM_THREADS="$THREADS" "$PY" bench/torch_train.py --threads "$THREADS" --only $w --steps $n --warmup 0 | awk -F'\t' '$1 == "rss" { print $2 }')
 	[ -n "$first" ] && echo
