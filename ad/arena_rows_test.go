@@ -346,9 +346,10 @@ func TestArenaRowsAllocateNothing(t *testing.T) {
 // exist to express another row's VJP).
 func TestArenaRowsCovered(t *testing.T) {
 	covered := map[string]bool{
-		// max_pool2d's tangent map: recorded only by forward mode and by
+		// max_pool2d's tangent maps: recorded only by forward mode and by
 		// double backward, never by a first-order training step.
-		"max_pool2d_lin": true,
+		"max_pool2d_lin":    true,
+		"max_pool2d_gather": true,
 	}
 	for _, c := range rowCases() {
 		for _, r := range c.rules {

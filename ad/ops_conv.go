@@ -339,14 +339,20 @@ func pool2d(op string, x *Value, opts Pool2dOptions, r *rule) *Value {
 	if opts.Kernel[0] < 1 || opts.Kernel[1] < 1 {
 		panic(&Error{Op: op, Err: ErrArgument, Msg: fmt.Sprintf("kernel %v", opts.Kernel)})
 	}
-	a := newAttrs[convAttrs](x, nil)
-	*a = convAttrs{conv.Geometry{KH: opts.Kernel[0], KW: opts.Kernel[1], SH: def(opts.Stride[0], opts.Kernel[0]),
+	win := convAttrs{conv.Geometry{KH: opts.Kernel[0], KW: opts.Kernel[1], SH: def(opts.Stride[0], opts.Kernel[0]),
 		SW: def(opts.Stride[1], opts.Kernel[1]), PH: opts.Padding[0], PW: opts.Padding[1], DH: 1, DW: 1,
 		H: xs[2], W: xs[3]}}
-	checkWindow(op, xs, nil, a, 1)
-	if 2*a.PH > a.KH || 2*a.PW > a.KW {
+	checkWindow(op, xs, nil, &win, 1)
+	if 2*win.PH > win.KH || 2*win.PW > win.KW {
 		panic(&Error{Op: op, Err: ErrArgument, Msg: fmt.Sprintf("padding %v exceeds half the kernel %v", opts.Padding, opts.Kernel)})
 	}
+	if r == &poolRules.maxPool && win.Geometry.Is22() { // the windows' masks instead of x (see pool22Attrs)
+		a := newAttrs[pool22Attrs](x, nil)
+		a.convAttrs = win
+		return apply(&poolRules.maxPool22, a, x, nil)
+	}
+	a := newAttrs[convAttrs](x, nil)
+	*a = win
 	return apply(r, a, x, nil)
 }
 

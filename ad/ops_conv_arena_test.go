@@ -72,6 +72,11 @@ func convRowCases() []rowCase {
 			allocs: 6},
 		{name: "max_pool2d", rules: []string{"max_pool2d", "max_pool2d_back"}, params: [][]int{xs}, inputs: [][]int{xs},
 			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.MaxPool2d(img(p, x), pool); return y, ad.Sum(y) }},
+		{name: "max_pool2d_2x2", rules: []string{"max_pool2d", "max_pool2d_unpool"}, params: [][]int{xs}, inputs: [][]int{xs},
+			step: func(p, x []*ad.Value) (y, l *ad.Value) { // the windows' masks kept in the attributes, reused
+				y = ad.MaxPool2d(img(p, x), ad.Pool2dOptions{Kernel: [2]int{2, 2}})
+				return y, ad.Sum(y)
+			}},
 		{name: "avg_pool2d", rules: []string{"avg_pool2d", "avg_pool2d_back"}, params: [][]int{xs}, inputs: [][]int{xs},
 			step: func(p, x []*ad.Value) (y, l *ad.Value) { y = ad.AvgPool2d(img(p, x), pool); return y, ad.Sum(y) }},
 	}

@@ -20,12 +20,73 @@ import (
 //     t and summed over each window; the transpose of max_pool2d_back.
 //   - avg_pool2d(x) and avg_pool2d_back(g): linear, each the other's VJP.
 //
+// A max pool of 2×2 windows of stride 2 without padding (LeNet's and
+// VGG's, the common one) is its own row, named max_pool2d too: it saves
+// nothing, and keeps in its attributes one byte a window (which of its
+// elements hold the maximum and, for a ReLU before it, which are
+// positive: conv.PoolWins) in place of x, 16 times x's size in float32
+// (x is then often let go: a ReLU before it keeps its bit mask instead).
+//   - max_pool2d_unpool(g): its VJP from the masks, linear in g: the bits
+//     of max_pool2d_back.
+//   - max_pool2d_gather(t): the transpose, the mean of t over each
+//     window's ties: the bits of max_pool2d_lin. Each is the other's VJP
+//     and its own JVP. The pool's JVP is max_pool2d_lin's, x being at hand
+//     when it runs.
+//
 // These rows are this file's variables (poolRules) rather than entries of
 // rules.go's table; apply takes a row by pointer, so the engine treats them
 // alike, and rules.go's outOfTable lists them for the coverage tests.
 
 var poolRules struct {
 	maxPool, maxPoolBack, maxPoolLin, avgPool, avgPoolBack rule
+	maxPool22, unpool, gather                              rule
+}
+
+// pool22Attrs are the 2×2 max pool's: its window and, once it ran, the
+// windows' masks of x's planes, which the attributes keep (keeper): an
+// arena's node keeps their storage for the next step, a heap node lets it
+// go when the sweep has passed it.
+type pool22Attrs struct {
+	convAttrs
+	wins []uint8
+}
+
+func (a *pool22Attrs) reset() { *a = pool22Attrs{wins: a.wins[:0]} }
+
+func (a *pool22Attrs) eachKept(_ *node, _ func(t *tensor.Tensor, param bool)) int64 {
+	return int64(len(a.wins))
+}
+func (a *pool22Attrs) checkKept(*node) error { return nil }
+func (a *pool22Attrs) releaseKept(n *node) {
+	if !n.pooled {
+		a.wins = nil
+	}
+}
+
+// winsAttrs are max_pool2d_unpool's and max_pool2d_gather's: the window
+// and the masks of a pool22Attrs (which holds their storage) over planes
+// planes.
+type winsAttrs struct {
+	convAttrs
+	wins   []uint8
+	planes int
+}
+
+func (a *winsAttrs) reset() { *a = winsAttrs{} }
+
+// winsApply applies max_pool2d_unpool or max_pool2d_gather (r) to v with
+// the window and masks of a (a *pool22Attrs or *winsAttrs), in attributes
+// of its own.
+func winsApply(r *rule, a attrs, v *Value) *Value {
+	w := newAttrs[winsAttrs](v, nil)
+	switch a := a.(type) {
+	case *pool22Attrs:
+		w.convAttrs, w.wins = a.convAttrs, a.wins
+		w.planes = len(a.wins) / max((a.H/2)*(a.W/2), 1)
+	case *winsAttrs:
+		*w = *a
+	}
+	return apply(r, w, v, nil)
 }
 
 func init() {
@@ -67,6 +128,36 @@ func init() {
 			}
 			return poolApply(&poolRules.maxPoolLin, c.at.(*convAttrs), ts[0], c.in(1))
 		}}
+	poolRules.maxPool22 = rule{name: "max_pool2d",
+		forward: func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) {
+			a := at.(*pool22Attrs)
+			m := planesOf("max_pool2d", x, a.H, a.W)
+			k := m * (a.H / 2) * (a.W / 2)
+			if cap(a.wins) < k {
+				a.wins = make([]uint8, k)
+			}
+			a.wins = a.wins[:k]
+			sizePool(dst, x, a.H/2, a.W/2)
+			conv.PoolWins(conv.MaxPool, &a.Geometry, dst, x, a.wins, m, m)
+		},
+		vjp: func(c *vjpCtx, g *Value) []*Value {
+			return c.g1(winsApply(&poolRules.unpool, c.n.at, g))
+		},
+		jvp: func(c *jvpCtx, ts []*Value) *Value {
+			return poolApply(&poolRules.maxPoolLin, &c.at.(*pool22Attrs).convAttrs, ts[0], c.in(0))
+		}}
+	poolRules.unpool = vjpRow("max_pool2d", linear("max_pool2d_unpool",
+		func(dst *tensor.Tensor, at attrs, g, _ *tensor.Tensor) {
+			winsRun(dst, at.(*winsAttrs), g, conv.MaxPoolBack)
+		},
+		func(c *jvpCtx, t *Value) *Value { return winsApply(&poolRules.unpool, c.at, t) },
+		func(c *vjpCtx, g *Value) *Value { return winsApply(&poolRules.gather, c.n.at, g) }))
+	poolRules.gather = vjpRow("max_pool2d", linear("max_pool2d_gather",
+		func(dst *tensor.Tensor, at attrs, t, _ *tensor.Tensor) {
+			winsRun(dst, at.(*winsAttrs), t, conv.MaxPoolLin)
+		},
+		func(c *jvpCtx, t *Value) *Value { return winsApply(&poolRules.gather, c.at, t) },
+		func(c *vjpCtx, g *Value) *Value { return winsApply(&poolRules.unpool, c.n.at, g) }))
 	poolRules.avgPool = linear("avg_pool2d",
 		func(dst *tensor.Tensor, at attrs, x, _ *tensor.Tensor) {
 			poolRun(dst, at.(*convAttrs), x, nil, conv.AvgPool)
@@ -96,7 +187,7 @@ func poolApply(r *rule, a *convAttrs, v, x *Value) *Value {
 // the tests.
 func poolRowList() []*rule {
 	p := &poolRules
-	return []*rule{&p.maxPool, &p.maxPoolBack, &p.maxPoolLin, &p.avgPool, &p.avgPoolBack, &swapRow, &biasSwapRow}
+	return []*rule{&p.maxPool, &p.maxPoolBack, &p.maxPoolLin, &p.avgPool, &p.avgPoolBack, &p.maxPool22, &p.unpool, &p.gather, &swapRow, &biasSwapRow}
 }
 
 // poolRun checks the operands' shapes, sizes dst and runs the kernel
@@ -130,4 +221,39 @@ func poolRun(dst *tensor.Tensor, a *convAttrs, v, x *tensor.Tensor, k conv.PoolK
 	shape = append(shape, outH, outW)
 	resizeTo(dst, v.DType(), shape)
 	conv.Pool(k, &a.Geometry, dst, v, x, m, mx)
+}
+
+// planesOf returns the planes of v [… h w] (the product of its leading
+// axes), or panics naming op.
+func planesOf(op string, v *tensor.Tensor, h, w int) int {
+	vs := v.Shape()
+	r := len(vs)
+	if r < 2 || vs[r-2] != h || vs[r-1] != w {
+		panic(shapeErr(op, [][]int{vs}, "want [… %d %d]", h, w))
+	}
+	return tensor.Size(vs[:r-2])
+}
+
+// sizePool sizes dst as v with its last two axes h and w.
+func sizePool(dst, v *tensor.Tensor, h, w int) {
+	vs := v.Shape()
+	var sb [8]int
+	shape := append(append(sb[:0], vs[:len(vs)-2]...), h, w)
+	resizeTo(dst, v.DType(), shape)
+}
+
+// winsRun runs max_pool2d_unpool (k MaxPoolBack: v [… H/2 W/2] → [… H W])
+// or max_pool2d_gather (MaxPoolLin: v [… H W] → [… H/2 W/2]) on v's
+// planes, whose count is a multiple of the masks'.
+func winsRun(dst *tensor.Tensor, a *winsAttrs, v *tensor.Tensor, k conv.PoolKind) {
+	name, inH, inW, outH, outW := "max_pool2d_gather", a.H, a.W, a.H/2, a.W/2
+	if k == conv.MaxPoolBack {
+		name, inH, inW, outH, outW = "max_pool2d_unpool", a.H/2, a.W/2, a.H, a.W
+	}
+	m := planesOf(name, v, inH, inW)
+	if a.planes == 0 && m != 0 || a.planes != 0 && m%a.planes != 0 {
+		panic(shapeErr(name, [][]int{v.Shape()}, "the planes do not repeat the pooled input's %d", a.planes))
+	}
+	sizePool(dst, v, outH, outW)
+	conv.PoolWins(k, &a.Geometry, dst, v, a.wins, m, a.planes)
 }

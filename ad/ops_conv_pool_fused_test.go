@@ -170,8 +170,9 @@ func TestConv2dMaxPoolMisuse(t *testing.T) {
 }
 
 // What the pooling row keeps for the backward pass: its input and one
-// byte a window, where the row and MaxPool2d after keep the output before
-// pooling (4 bytes an element, 16 a window) besides the input (ad.Stats).
+// byte a window, where the row with its ReLU keeps its output (4 bytes an
+// element, 16 a window) besides the input, and MaxPool2d after it its own
+// byte a window (ad.Stats).
 func TestConv2dMaxPoolSaves(t *testing.T) {
 	x := ad.Var(tensor.Full(tensor.Float32, 0.5, 4, 3, 12, 12))
 	w := ad.Var(tensor.Full(tensor.Float32, 0.25, 8, 3, 3, 3))
@@ -183,7 +184,29 @@ func TestConv2dMaxPoolSaves(t *testing.T) {
 	if got := fused.SavedByOp["conv2d"]; got != in+wins {
 		t.Errorf("the pooling row keeps %d bytes, want its input's %d and a byte for each of its %d windows", got, in, wins)
 	}
-	if got := unfused.SavedByOp["conv2d"] + unfused.SavedByOp["max_pool2d"]; got != in+out {
-		t.Errorf("the row and MaxPool2d after keep %d bytes, want the input's %d and the output's %d", got, in, out)
+	if got := unfused.SavedByOp["conv2d"] + unfused.SavedByOp["max_pool2d"]; got != in+out+wins {
+		t.Errorf("the row and MaxPool2d after keep %d bytes, want the input's %d, the output's %d and the windows' %d", got, in, out, wins)
+	}
+}
+
+// A 2×2 max pool of stride 2 keeps one byte a window instead of its
+// input, so a ReLU before it keeps its bit mask rather than its output:
+// conv, Relu, MaxPool2d as separate ops keep the convolution's input, a
+// bit an element and a byte a window (ad.Stats), where they kept the
+// ReLU's output, 4 bytes an element; a 3×3 pool still keeps its input.
+func TestMaxPool2x2Saves(t *testing.T) {
+	x := ad.Var(tensor.Full(tensor.Float32, 0.5, 4, 3, 12, 12))
+	w := ad.Var(tensor.Full(tensor.Float32, 0.25, 8, 3, 3, 3))
+	st := ad.Stats(ad.Sum(ad.MaxPool2d(ad.Relu(ad.Conv2d(ad.Mul(x, x), w, ad.Conv2dOptions{})), *pool22)))
+	elems := int64(4 * 8 * 10 * 10)
+	if got, want := st.SavedByOp["max_pool2d"], elems/4; got != want {
+		t.Errorf("the 2×2 pool keeps %d bytes, want a byte for each of its %d windows", got, want)
+	}
+	if got, want := st.SavedByOp["relu"], (elems+63)/64*8; got != want {
+		t.Errorf("the ReLU before the pool keeps %d bytes, want its bit mask's %d", got, want)
+	}
+	st = ad.Stats(ad.Sum(ad.MaxPool2d(ad.Relu(ad.Conv2d(ad.Mul(x, x), w, ad.Conv2dOptions{})), ad.Pool2dOptions{Kernel: [2]int{3, 3}})))
+	if got := st.SavedByOp["max_pool2d"] + st.SavedByOp["relu"]; got != 4*elems {
+		t.Errorf("a 3×3 pool and the ReLU before it keep %d bytes, want the ReLU's output, %d", got, 4*elems)
 	}
 }

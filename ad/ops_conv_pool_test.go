@@ -17,8 +17,18 @@ import (
 func poolRuleCases() []ruleCase {
 	p := ad.Pool2dOptions{Kernel: [2]int{2, 2}}
 	return []ruleCase{
-		{rule: "max_pool2d_back", name: "double backward", shapes: [][]int{{2, 3, 4, 4}}, smooth: true,
+		// A 2×2 pool of stride 2 takes its derivatives from window masks:
+		// max_pool2d_unpool, whose own VJP (second order) is
+		// max_pool2d_gather; odd planes leave a row and a column uncovered.
+		{rule: "max_pool2d_unpool", name: "double backward", shapes: [][]int{{2, 3, 4, 4}}, smooth: true,
 			f: unary(func(x *ad.Value) *ad.Value { return ad.Mul(ad.MaxPool2d(x, p), ad.AvgPool2d(x, p)) })},
+		{rule: "max_pool2d_gather", name: "odd planes", shapes: [][]int{{1, 2, 5, 7}}, smooth: true,
+			f: unary(func(x *ad.Value) *ad.Value { return ad.Square(ad.MaxPool2d(x, p)) })},
+		{rule: "max_pool2d_back", name: "double backward, 3×3 of stride 2", shapes: [][]int{{2, 3, 5, 5}}, smooth: true,
+			f: unary(func(x *ad.Value) *ad.Value {
+				q := ad.Pool2dOptions{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}}
+				return ad.Mul(ad.MaxPool2d(x, q), ad.AvgPool2d(x, q))
+			})},
 		{rule: "max_pool2d_lin", name: "size-1 planes", shapes: [][]int{{1, 1, 3, 5}}, smooth: true,
 			f: unary(func(x *ad.Value) *ad.Value {
 				return ad.Square(ad.MaxPool2d(x, ad.Pool2dOptions{Kernel: [2]int{3, 2}, Stride: [2]int{1, 1}}))

@@ -482,6 +482,14 @@ func init() {
 			return unfold(c, poolApply(c.r, c.at.(*convAttrs), foldImage(c, 0), nil))
 		}
 	}
+	p.maxPool22.batch = func(c *batchCtx) *Value { // the masks cover the folded planes
+		return unfold(c, apply(c.r, c.at, foldImage(c, 0), nil))
+	}
+	for _, r := range []*rule{&p.unpool, &p.gather} { // the masks repeat over the folded planes
+		r.batch = func(c *batchCtx) *Value {
+			return unfold(c, winsApply(c.r, c.at, foldImage(c, 0)))
+		}
+	}
 	for _, r := range []*rule{&p.maxPoolBack, &p.maxPoolLin} { // (v, x): both fold
 		r.batch = func(c *batchCtx) *Value {
 			return unfold(c, poolApply(c.r, c.at.(*convAttrs), foldImage(c, 0), foldImage(c, 1)))

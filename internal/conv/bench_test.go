@@ -35,6 +35,7 @@ func BenchmarkCNNKernels(b *testing.B) {
 	s1, s2 := f32(32, 64, 576), f32(64, 64, 64) // the GEMMs' outputs [O N L]
 	bias1, bias2 := f32(32), f32(64)
 	d1, d2 := make([]float32, 32*64*576), make([]float32, 64*64*64)
+	wins1 := make([]uint8, 64*32*12*12) // the 2×2 pool's window masks (PoolWins)
 	for _, k := range []struct {
 		name string
 		f    func()
@@ -46,6 +47,8 @@ func BenchmarkCNNKernels(b *testing.B) {
 		{"maxpool2", func() { Pool(MaxPool, pool(8), pooled2, p2, nil, 64*64, 64*64) }},
 		{"maxback1", func() { Pool(MaxPoolBack, pool(24), back1, g1, p1, 64*32, 64*32) }},
 		{"maxback2", func() { Pool(MaxPoolBack, pool(8), back2, g2, p2, 64*64, 64*64) }},
+		{"maxpoolwins1", func() { PoolWins(MaxPool, pool(24), pooled1, p1, wins1, 64*32, 64*32) }},
+		{"unpool1", func() { PoolWins(MaxPoolBack, pool(24), back1, g1, wins1, 64*32, 64*32) }},
 		{"biasswap1", func() { Swap(d1, s1.Float32s(), bias1.Float32s(), 1, 32, 64, 576) }},
 		{"biasswap2", func() { Swap(d2, s2.Float32s(), bias2.Float32s(), 1, 64, 64, 64) }},
 		{"swapback1", func() { Swap(d1, s1.Float32s(), nil, 1, 64, 32, 576) }},

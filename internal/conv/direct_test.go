@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/adjointgo/adjoint/internal/gemm"
+	"github.com/adjointgo/adjoint/tensor"
 )
 
 // directCase is one convolution the direct kernels are checked on.
@@ -455,6 +456,67 @@ func TestPoolMaskAsm(t *testing.T) {
 					t.Fatalf("%s: mask %d is %#x in assembly, %#x in Go", name, i, asm.wins[i], gol.wins[i])
 				}
 			}
+		}
+	}
+}
+
+// PoolWins against Pool, kind by kind, bit for bit: the pool and its
+// masks, the gradient routed from the masks (MaxPoolBack) and the mean
+// over the ties (MaxPoolLin), on planes of even and odd height and width
+// with ties, ±0 and NaNs, with the masks of the pooled planes repeated
+// over three times as many (a batched cotangent), at one thread and three
+// (split by planes), in float32 and float64.
+func TestPoolWinsMatchesPool(t *testing.T) {
+	defer gemm.SetThreads(gemm.Threads())
+	r := rand.New(rand.NewPCG(15, 16))
+	vals := []float64{0, math.Copysign(0, -1), 1, 2, -1, math.NaN(), math.Inf(-1)}
+	for _, hw := range [][2]int{{4, 6}, {5, 7}, {8, 8}, {2, 3}, {40, 40}} {
+		for _, dt := range []tensor.DType{tensor.Float32, tensor.Float64} {
+			for _, threads := range []int{1, 3} {
+				gemm.SetThreads(threads)
+				h, w := hw[0], hw[1]
+				a := Geometry{KH: 2, KW: 2, SH: 2, SW: 2, DH: 1, DW: 1, H: h, W: w}
+				m, rep := 4, 3
+				x := tensor.New(dt, m, h, w)
+				for i := range x.Len() {
+					if r.IntN(3) == 0 {
+						x.SetFlat(i, vals[r.IntN(len(vals))])
+					} else {
+						x.SetFlat(i, float64(r.IntN(4)))
+					}
+				}
+				g, tn := tensor.New(dt, rep*m, h/2, w/2), tensor.New(dt, rep*m, h, w)
+				for i := range g.Len() {
+					g.SetFlat(i, r.NormFloat64())
+				}
+				for i := range tn.Len() {
+					tn.SetFlat(i, r.NormFloat64())
+				}
+				name := fmt.Sprintf("%v %d×%d threads %d", dt, h, w, threads)
+				wins := make([]uint8, m*(h/2)*(w/2))
+				got, want := tensor.New(dt, m, h/2, w/2), tensor.New(dt, m, h/2, w/2)
+				PoolWins(MaxPool, &a, got, x, wins, m, m)
+				Pool(MaxPool, &a, want, x, nil, m, m)
+				sameTensorBits(t, name+" pool", got, want)
+				got, want = tensor.New(dt, rep*m, h, w), tensor.New(dt, rep*m, h, w)
+				PoolWins(MaxPoolBack, &a, got, g, wins, rep*m, m)
+				Pool(MaxPoolBack, &a, want, g, x, rep*m, m)
+				sameTensorBits(t, name+" back", got, want)
+				got, want = tensor.New(dt, rep*m, h/2, w/2), tensor.New(dt, rep*m, h/2, w/2)
+				PoolWins(MaxPoolLin, &a, got, tn, wins, rep*m, m)
+				Pool(MaxPoolLin, &a, want, tn, x, rep*m, m)
+				sameTensorBits(t, name+" lin", got, want)
+			}
+		}
+	}
+}
+
+func sameTensorBits(t *testing.T, name string, got, want *tensor.Tensor) {
+	t.Helper()
+	for i := range want.Len() {
+		a, b := got.AtFlat(i), want.AtFlat(i)
+		if math.Float64bits(a) != math.Float64bits(b) {
+			t.Fatalf("%s[%d] = %v, Pool's %v", name, i, a, b)
 		}
 	}
 }

@@ -56,6 +56,10 @@ func (a *Geometry) window(y, xo int) (i0, i1, j0, j1 int) {
 // is22 reports whether a's window is 2×2 at stride 2 without padding (the
 // common case, which maxPlane22 does): the windows tile the image without
 // overlapping, but for a last row or column when h or w is odd.
+// Is22 reports whether the window is 2×2 with stride 2 and no padding,
+// the pool whose derivatives PoolWins takes from window masks.
+func (a *Geometry) Is22() bool { return a.is22() }
+
 func (a *Geometry) is22() bool {
 	return a.KH == 2 && a.KW == 2 && a.SH == 2 && a.SW == 2 && a.PH == 0 && a.PW == 0
 }

@@ -55,10 +55,20 @@ type poolTask struct {
 	m, mx     int
 	parts     int
 	dst, v, x *tensor.Tensor
+	wins      []uint8 // PoolWins: the windows' masks
+	masks     bool    // PoolWins
 }
 
 func (t *poolTask) Run(p int) {
 	lo, hi := t.m*p/t.parts, t.m*(p+1)/t.parts
+	if t.masks {
+		if t.v.DType() == tensor.Float32 {
+			winsPlanes(t.k, t.a, t.dst.Float32s(), t.v.Float32s(), t.wins, lo, hi, t.mx)
+		} else {
+			winsPlanes(t.k, t.a, t.dst.Float64s(), t.v.Float64s(), t.wins, lo, hi, t.mx)
+		}
+		return
+	}
 	if t.v.DType() == tensor.Float32 {
 		var x []float32
 		if t.x != nil {

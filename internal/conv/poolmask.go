@@ -1,6 +1,12 @@
 package conv
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/adjointgo/adjoint/internal/gemm"
+	"github.com/adjointgo/adjoint/internal/workers"
+	"github.com/adjointgo/adjoint/tensor"
+)
 
 // The 2×2, stride-2 max pool of a convolution's output (ForwardPool and
 // BackwardPool) keeps one byte per window instead of the output it pooled:
@@ -112,6 +118,77 @@ func unpool22[T float32 | float64](back, g []T, wins []uint8, h, w int, relu boo
 				}
 			}
 			b0[2*j], b0[2*j+1], b1[2*j], b1[2*j+1] = v[0], v[1], v[2], v[3]
+		}
+	}
+}
+
+// gather22 is the transpose of unpool22 without ReLU (the tangent map of
+// the pool, max_pool2d_lin's): each window of the h×w plane t gives out
+// [h/2 w/2] the mean of t over the window's ties, in maxPlane22's order
+// and bits ((wa·ta + wb·tb + wc·tc + wd·td) / count).
+func gather22[T float32 | float64](out, t []T, wins []uint8, h, w int) {
+	ph, pw := h/2, w/2
+	for y := range ph {
+		t0, t1 := t[2*y*w:][:2*pw], t[(2*y+1)*w:][:2*pw]
+		o, ws := out[y*pw:][:pw], wins[y*pw:][:pw]
+		for j := range o {
+			m := ws[j]
+			wa, wb, wc, wd := T(m&1), T(m>>1&1), T(m>>2&1), T(m>>3&1)
+			o[j] = (wa*t0[2*j] + wb*t0[2*j+1] + wc*t1[2*j] + wd*t1[2*j+1]) / T(bits.OnesCount8(m&winTies))
+		}
+	}
+}
+
+// PoolWins is Pool for a max pool of 2×2 windows of stride 2 without
+// padding whose derivatives read one byte a window (see the top of this
+// file) instead of the pooled input: MaxPool pools v [M H W] into dst and
+// writes the windows' masks into wins (M planes of them); MaxPoolBack
+// routes a gradient v [M′ H' W'] to the ties of each window into dst [M′ H
+// W] (as Pool's MaxPoolBack: the same bits); MaxPoolLin takes the mean of
+// v [M′ H W] over each window's ties into dst [M′ H' W'] (as Pool's
+// MaxPoolLin); M′ is a multiple of the masks' M (plane q reads the masks
+// of plane q mod M). It splits across goroutines by planes when the work
+// is large, as Pool does.
+func PoolWins(k PoolKind, a *Geometry, dst, v *tensor.Tensor, wins []uint8, m, mx int) {
+	t := poolTask{a: a, k: k, m: m, mx: mx, dst: dst, v: v, wins: wins, masks: true}
+	if nt := gemm.Threads(); nt > 1 && m*a.H*a.W >= 1<<16 && m > 1 {
+		t.parts = min(nt, m)
+		tp := poolTasks.Get()
+		*tp = t
+		workers.Run(tp.parts, tp)
+		poolTasks.Put(tp)
+		return
+	}
+	t.parts = 1
+	t.Run(0)
+}
+
+// winsPlanes is poolPlanes for PoolWins: planes [lo, hi), as one tall
+// plane where the height is even and the planes read their own masks.
+func winsPlanes[T float32 | float64](k PoolKind, a *Geometry, dst, v []T, wins []uint8, lo, hi, mx int) {
+	hw, pl := a.H*a.W, (a.H/2)*(a.W/2)
+	if a.H%2 == 0 && (k == MaxPool || hi <= mx) {
+		h := (hi - lo) * a.H
+		ws := wins[lo*pl : hi*pl]
+		switch k {
+		case MaxPool:
+			poolMask22(dst[lo*pl:hi*pl], ws, v[lo*hw:hi*hw], h, a.W)
+		case MaxPoolBack:
+			unpool22(dst[lo*hw:hi*hw], v[lo*pl:hi*pl], ws, h, a.W, false)
+		case MaxPoolLin:
+			gather22(dst[lo*pl:hi*pl], v[lo*hw:hi*hw], ws, h, a.W)
+		}
+		return
+	}
+	for q := lo; q < hi; q++ {
+		ws := wins[(q%max(mx, 1))*pl:][:pl]
+		switch k {
+		case MaxPool:
+			poolMask22(dst[q*pl:][:pl], wins[q*pl:][:pl], v[q*hw:][:hw], a.H, a.W)
+		case MaxPoolBack:
+			unpool22(dst[q*hw:][:hw], v[q*pl:][:pl], ws, a.H, a.W, false)
+		case MaxPoolLin:
+			gather22(dst[q*pl:][:pl], v[q*hw:][:hw], ws, a.H, a.W)
 		}
 	}
 }
