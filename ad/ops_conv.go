@@ -317,7 +317,10 @@ type Pool2dOptions struct{ Kernel, Stride, Padding [2]int }
 // for its maximum they share its gradient equally (Max's rule; PyTorch
 // gives all of it to the first); a window holding a NaN has NaN as its
 // maximum and passes its gradient to its NaNs. Its second derivative is 0
-// (the routing is piecewise constant).
+// (the routing is piecewise constant). A pool of 2×2 windows of stride 2
+// without padding keeps one byte a window for its derivatives (which
+// elements tie for the maximum) instead of x: 1/16 of x in float32, and a
+// ReLU before it then keeps its bit mask rather than its output.
 func MaxPool2d(x *Value, opts Pool2dOptions) *Value {
 	defer rethrow()
 	return pool2d("max_pool2d", x, opts, &poolRules.maxPool)
