@@ -31,10 +31,14 @@ const (
 // call's task comes from a free list).
 func Pool(k PoolKind, a *Geometry, dst, v, x *tensor.Tensor, m, mx int) {
 	oh, ow := a.OutSize()
-	t := poolTask{a: a, k: k, m: m, mx: mx, dst: dst, v: v, x: x}
-	work := m * max(oh*ow*a.KH*a.KW, a.H*a.W)
-	if nt := gemm.Threads(); nt > 1 && work >= 1<<16 && m > 1 {
-		t.parts = min(nt, m)
+	poolTask{a: a, k: k, m: m, mx: mx, dst: dst, v: v, x: x}.run(m * max(oh*ow*a.KH*a.KW, a.H*a.W))
+}
+
+// run runs t, its planes split across goroutines when the work (about
+// the elements read and written) is large.
+func (t poolTask) run(work int) {
+	if nt := gemm.Threads(); nt > 1 && work >= 1<<16 && t.m > 1 {
+		t.parts = min(nt, t.m)
 		tp := poolTasks.Get()
 		*tp = t
 		workers.Run(tp.parts, tp)

@@ -3,8 +3,6 @@ package conv
 import (
 	"math/bits"
 
-	"github.com/adjointgo/adjoint/internal/gemm"
-	"github.com/adjointgo/adjoint/internal/workers"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -150,17 +148,7 @@ func gather22[T float32 | float64](out, t []T, wins []uint8, h, w int) {
 // of plane q mod M). It splits across goroutines by planes when the work
 // is large, as Pool does.
 func PoolWins(k PoolKind, a *Geometry, dst, v *tensor.Tensor, wins []uint8, m, mx int) {
-	t := poolTask{a: a, k: k, m: m, mx: mx, dst: dst, v: v, wins: wins, masks: true}
-	if nt := gemm.Threads(); nt > 1 && m*a.H*a.W >= 1<<16 && m > 1 {
-		t.parts = min(nt, m)
-		tp := poolTasks.Get()
-		*tp = t
-		workers.Run(tp.parts, tp)
-		poolTasks.Put(tp)
-		return
-	}
-	t.parts = 1
-	t.Run(0)
+	poolTask{a: a, k: k, m: m, mx: mx, dst: dst, v: v, wins: wins, masks: true}.run(m * a.H * a.W)
 }
 
 // winsPlanes is poolPlanes for PoolWins: planes [lo, hi), as one tall
