@@ -12,7 +12,8 @@ import (
 // operand as [M H W], M the product of the leading axes, so a batched
 // tangent (an extra leading axis) needs no special case.
 //
-//   - max_pool2d(x): the maximum of each window; saves x.
+//   - max_pool2d(x): the maximum of each window; saves x (but see the 2×2
+//     pool below).
 //   - max_pool2d_back(g, x): its VJP, g routed to the maxima of each window
 //     of x (ties share equally), summed where windows overlap; linear in g,
 //     x not differentiated (the routing is piecewise constant).
