@@ -44,6 +44,9 @@ func poolMask22[T float32 | float64](out []T, wins []uint8, x []T, h, w int) {
 			j0 = poolMask22F32(o, wins, xs, w, pw, ph)
 		}
 	}
+	if j0 == pw {
+		return // every window done in assembly
+	}
 	for y := range ph {
 		r0, r1 := x[2*y*w:][:2*pw], x[(2*y+1)*w:][:2*pw]
 		o := out[y*pw:][:pw]
@@ -95,6 +98,9 @@ func unpool22[T float32 | float64](back, g []T, wins []uint8, h, w int, relu boo
 		_ = gs[ph*pw-1]
 		_ = wins[ph*pw-1]
 		j0 = unpool22F32(bk, gs, wins, w, pw, ph, relu)
+	}
+	if j0 == pw {
+		return
 	}
 	for y := range ph {
 		b0, b1 := back[2*y*w:][:2*pw], back[(2*y+1)*w:][:2*pw]
