@@ -42,34 +42,20 @@ import (
 // output shape.
 type conv2dAttrs struct {
 	convAttrs
-	act   Activation
-	b     *Value // the bias, or nil (read by the GELUs' VJP under CreateGraph)
-	edges []edge
-	own   []int     // the output shape, kept across an arena's steps
-	ops   [3]*Value // the operand list handed to applyN (cleared after)
-	pre   *Value    // the GELUs' pre-activation while the row records (see prepareN)
-	pool  bool      // the output max-pooled over 2×2 windows of stride 2 (Conv2dOptions.MaxPool)
-	rec   bool      // pool: the row records (prepareN), so the forward writes wins
-	wins  []uint8   // pool: one byte a window, what its VJP reads of the output before pooling (see conv.ForwardPool)
+	act      Activation
+	b        *Value // the bias, or nil (read by the GELUs' VJP under CreateGraph)
+	edges    []edge
+	own      []int     // the output shape, kept across an arena's steps
+	ops      [3]*Value // the operand list handed to applyN (cleared after)
+	pre      *Value    // the GELUs' pre-activation while the row records (see prepareN)
+	pool     bool      // the output max-pooled over 2×2 windows of stride 2 (Conv2dOptions.MaxPool)
+	rec      bool      // pool: the row records (prepareN), so the forward writes wins
+	keptWins           // pool: one byte a window, what its VJP reads of the output before pooling (see conv.ForwardPool)
 }
 
 func (a *conv2dAttrs) reset() {
 	clear(a.edges)
-	*a = conv2dAttrs{edges: a.edges[:0], own: a.own, wins: a.wins[:0]}
-}
-
-// The pool's window masks are kept in the attributes (keeper): an arena's
-// node keeps their storage for the next step, a heap node lets it go when
-// the sweep has passed it.
-
-func (a *conv2dAttrs) eachKept(_ *node, _ func(t *tensor.Tensor, param bool)) int64 {
-	return int64(len(a.wins))
-}
-func (a *conv2dAttrs) checkKept(*node) error { return nil }
-func (a *conv2dAttrs) releaseKept(n *node) {
-	if !n.pooled {
-		a.wins = nil
-	}
+	*a = conv2dAttrs{edges: a.edges[:0], own: a.own, keptWins: keptWins{a.wins[:0]}}
 }
 func (a *conv2dAttrs) edgeList() []edge { return a.edges }
 func (a *conv2dAttrs) addEdge(e edge)   { a.edges = append(a.edges, e) }

@@ -44,23 +44,27 @@ var poolRules struct {
 }
 
 // pool22Attrs are the 2×2 max pool's: its window and, once it ran, the
-// windows' masks of x's planes, which the attributes keep (keeper): an
-// arena's node keeps their storage for the next step, a heap node lets it
-// go when the sweep has passed it.
+// windows' masks of x's planes.
 type pool22Attrs struct {
 	convAttrs
-	wins []uint8
+	keptWins
 }
 
-func (a *pool22Attrs) reset() { *a = pool22Attrs{wins: a.wins[:0]} }
+func (a *pool22Attrs) reset() { *a = pool22Attrs{keptWins: keptWins{a.wins[:0]}} }
 
-func (a *pool22Attrs) eachKept(_ *node, _ func(t *tensor.Tensor, param bool)) int64 {
-	return int64(len(a.wins))
+// keptWins are a 2×2 max pool's window masks kept in a node's attributes
+// (keeper: the max_pool2d row's, the conv2d row's with its pool): an
+// arena's node keeps their storage for the next step, a heap node lets it
+// go when the sweep has passed it.
+type keptWins struct{ wins []uint8 }
+
+func (k *keptWins) eachKept(_ *node, _ func(t *tensor.Tensor, param bool)) int64 {
+	return int64(len(k.wins))
 }
-func (a *pool22Attrs) checkKept(*node) error { return nil }
-func (a *pool22Attrs) releaseKept(n *node) {
+func (k *keptWins) checkKept(*node) error { return nil }
+func (k *keptWins) releaseKept(n *node) {
 	if !n.pooled {
-		a.wins = nil
+		k.wins = nil
 	}
 }
 

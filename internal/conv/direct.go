@@ -123,19 +123,6 @@ func (s shape) pooled(a *Geometry) shape {
 	return s
 }
 
-// eachPlanes calls f for planes planes of the pool's output planes in
-// turn: once for all of them, f(planes·H', 0), when H' is even (their
-// windows then never straddle two planes), else once a plane, f(H', p).
-func (s *shape) eachPlanes(planes int, f func(h, p int)) {
-	if s.pg.H%2 == 0 {
-		f(planes*s.pg.H, 0)
-		return
-	}
-	for p := range planes {
-		f(s.pg.H, p)
-	}
-}
-
 // checkPool panics unless act is one ForwardPool and BackwardPool take.
 func checkPool(act gemm.Act) {
 	if act != gemm.ActNone && act != gemm.ActReLU {
@@ -265,19 +252,13 @@ func forwardChunks[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], y
 			if act != gemm.ActNone {
 				gemm.ActForward(out, out, act)
 			}
-			if s.pl > 0 {
+			if s.pl > 0 { // the image's o planes pooled
 				pd := s.o * s.pl
 				var ws []uint8
 				if wins != nil {
 					ws = wins[(b0+b)*pd : (b0+b+1)*pd]
 				}
-				s.eachPlanes(s.o, func(h, p int) { // the image's o planes, as one tall plane where their height is even
-					var wp []uint8
-					if ws != nil {
-						wp = ws[p*s.pl : (p+h/s.pg.H)*s.pl]
-					}
-					poolMask22(y[(b0+b)*pd+p*s.pl:], wp, out[p*s.l:], h, s.pg.W)
-				})
+				winsPlanes(MaxPool, &s.pg, y[(b0+b)*pd:(b0+b+1)*pd], out, ws, 0, s.o, s.o, false)
 			}
 		}
 	}
@@ -461,10 +442,7 @@ func backwardChunk[T float32 | float64](s *shape, a *Geometry, sc *scratch[T], d
 	case s.pl > 0: // the pooled gradient routed to each window's ties, and ReLU's derivative, from the windows' masks
 		sc.ga = grow(sc.ga, q*ol)
 		pd := s.o * s.pl
-		gp, wp := g[b0*pd:(b0+q)*pd], wins[b0*pd:(b0+q)*pd]
-		s.eachPlanes(q*s.o, func(h, p int) {
-			unpool22(sc.ga[p*s.l:], gp[p*s.pl:], wp[p*s.pl:], h, s.pg.W, act == gemm.ActReLU)
-		})
+		winsPlanes(MaxPoolBack, &s.pg, sc.ga[:q*ol], g[b0*pd:(b0+q)*pd], wins[b0*pd:(b0+q)*pd], 0, q*s.o, q*s.o, act == gemm.ActReLU)
 		gc = sc.ga
 	case act != gemm.ActNone:
 		gc = g[b0*ol : (b0+q)*ol]

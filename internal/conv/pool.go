@@ -67,9 +67,9 @@ func (t *poolTask) Run(p int) {
 	lo, hi := t.m*p/t.parts, t.m*(p+1)/t.parts
 	if t.masks {
 		if t.v.DType() == tensor.Float32 {
-			winsPlanes(t.k, t.a, t.dst.Float32s(), t.v.Float32s(), t.wins, lo, hi, t.mx)
+			winsPlanes(t.k, t.a, t.dst.Float32s(), t.v.Float32s(), t.wins, lo, hi, t.mx, false)
 		} else {
-			winsPlanes(t.k, t.a, t.dst.Float64s(), t.v.Float64s(), t.wins, lo, hi, t.mx)
+			winsPlanes(t.k, t.a, t.dst.Float64s(), t.v.Float64s(), t.wins, lo, hi, t.mx, false)
 		}
 		return
 	}

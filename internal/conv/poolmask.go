@@ -157,32 +157,40 @@ func PoolWins(k PoolKind, a *Geometry, dst, v *tensor.Tensor, wins []uint8, m, m
 	poolTask{a: a, k: k, m: m, mx: mx, dst: dst, v: v, wins: wins, masks: true}.run(m * a.H * a.W)
 }
 
-// winsPlanes is poolPlanes for PoolWins: planes [lo, hi), as one tall
-// plane where the height is even and the planes read their own masks.
-func winsPlanes[T float32 | float64](k PoolKind, a *Geometry, dst, v []T, wins []uint8, lo, hi, mx int) {
+// winsPlanes is poolPlanes for PoolWins and the pooled convolution:
+// planes [lo, hi), as one tall plane where the height is even and the
+// planes read their own masks, else plane by plane. MaxPool writes no
+// masks when wins is nil; relu applies ReLU's derivative to MaxPoolBack's
+// gradient (see unpool22).
+func winsPlanes[T float32 | float64](k PoolKind, a *Geometry, dst, v []T, wins []uint8, lo, hi, mx int, relu bool) {
 	hw, pl := a.H*a.W, (a.H/2)*(a.W/2)
+	masks := func(i, j int) []uint8 { // wins[i:j], nil for none
+		if wins == nil {
+			return nil
+		}
+		return wins[i:j]
+	}
 	if a.H%2 == 0 && (k == MaxPool || hi <= mx) {
 		h := (hi - lo) * a.H
-		ws := wins[lo*pl : hi*pl]
+		ws := masks(lo*pl, hi*pl)
 		switch k {
 		case MaxPool:
 			poolMask22(dst[lo*pl:hi*pl], ws, v[lo*hw:hi*hw], h, a.W)
 		case MaxPoolBack:
-			unpool22(dst[lo*hw:hi*hw], v[lo*pl:hi*pl], ws, h, a.W, false)
+			unpool22(dst[lo*hw:hi*hw], v[lo*pl:hi*pl], ws, h, a.W, relu)
 		case MaxPoolLin:
 			gather22(dst[lo*pl:hi*pl], v[lo*hw:hi*hw], ws, h, a.W)
 		}
 		return
 	}
 	for q := lo; q < hi; q++ {
-		ws := wins[(q%max(mx, 1))*pl:][:pl]
 		switch k {
 		case MaxPool:
-			poolMask22(dst[q*pl:][:pl], wins[q*pl:][:pl], v[q*hw:][:hw], a.H, a.W)
+			poolMask22(dst[q*pl:][:pl], masks(q*pl, (q+1)*pl), v[q*hw:][:hw], a.H, a.W)
 		case MaxPoolBack:
-			unpool22(dst[q*hw:][:hw], v[q*pl:][:pl], ws, a.H, a.W, false)
+			unpool22(dst[q*hw:][:hw], v[q*pl:][:pl], wins[(q%max(mx, 1))*pl:][:pl], a.H, a.W, relu)
 		case MaxPoolLin:
-			gather22(dst[q*pl:][:pl], v[q*hw:][:hw], ws, a.H, a.W)
+			gather22(dst[q*pl:][:pl], v[q*hw:][:hw], wins[(q%max(mx, 1))*pl:][:pl], a.H, a.W)
 		}
 	}
 }
