@@ -26,26 +26,15 @@ func FactorCholesky(a *tensor.Tensor) (*tensor.Tensor, error) {
 func cholFactor(op string, a *tensor.Tensor) *tensor.Tensor {
 	checkFloat(op, "A", a)
 	batch, n := square(op, "A", a.Shape())
-	// Zeroed, and not from the pool: a pooled buffer would be the scratch
-	// the factor is computed in (given back by the previous call), which
-	// then would be fresh memory each time; and L's upper triangle is left
-	// untouched, so that the pages wholly above the diagonal of a fresh
-	// output are never faulted in.
+	// L is zeroed by its allocation: the factorisations write its lower
+	// triangle only.
 	count := tensor.Size(batch)
 	bad := make([]int, count)
-	var l *tensor.Tensor
-	switch {
-	case count == 1 && n > cholBase && a.DType() == tensor.Float64:
-		l, bad[0] = cholFactorLate[float64](a, n)
-	case count == 1 && n > cholBase:
-		l, bad[0] = cholFactorLate[float32](a, n)
-	default:
-		l = tensor.New(a.DType(), a.Shape()...)
-		if a.DType() == tensor.Float64 {
-			cholFactorT(elems[float64](a), elems[float64](l), bad, count, n)
-		} else {
-			cholFactorT(elems[float32](a), elems[float32](l), bad, count, n)
-		}
+	l := tensor.New(a.DType(), a.Shape()...)
+	if a.DType() == tensor.Float64 {
+		cholFactorT(elems[float64](a), elems[float64](l), bad, count, n)
+	} else {
+		cholFactorT(elems[float32](a), elems[float32](l), bad, count, n)
 	}
 	for k, p := range bad {
 		if p >= 0 {
@@ -61,41 +50,10 @@ func cholFactor(op string, a *tensor.Tensor) *tensor.Tensor {
 	return l
 }
 
-// cholFactorLate is cholFactorT for a single matrix (n > cholBase): it
-// allocates L only once the factor is in the scratch, so that the
-// runtime's zeroing of the fresh 8 MB (n = 1000, float64) has just brought
-// it into the caches when the copy out writes it (1–2 % faster in a loop
-// of Cholesky calls alone, alternated call by call with allocating first,
-// Zen 5 family 26 model 2), and allocates nothing for a matrix that is not
-// positive definite. It returns L and the index of the first pivot that
-// is not positive (L nil), or −1.
-func cholFactorLate[T float](a *tensor.Tensor, n int) (*tensor.Tensor, int) {
-	w := getScratch[T](n * n)
-	symmetrizeUpper(n, elems[T](a), w)
-	if p := potrfUpper(n, w, n); p >= 0 {
-		putScratch(w)
-		return nil, p
-	}
-	l := tensor.New(a.DType(), a.Shape()...)
-	lowerFromUpper(n, w, elems[T](l))
-	putScratch(w)
-	return l, -1
-}
-
-// cholFactorT factors each matrix in a pooled scratch buffer, which stays
-// mapped and cached from call to call, and writes L out by rows: factoring
-// in the fresh output itself measured 3–6 ms slower at n = 1000 (its first
-// touches, strided, by the symmetrisation); factoring in it once zeroed,
-// then transposing U into L in place, measured as fast in a loop of
-// Cholesky calls alone, 13–18 % faster over the first 30 calls of a fresh
-// process (half the page faults: the scratch is 8 MB more live data), but
-// 0.5–1.5 ms slower (medians 8.1 against 7.2 ms, Zen 5 family 26 model 2)
-// after other large benchmarks in the same process, where the output is
-// memory the caches have not seen. Advising the output for transparent
-// huge pages (madvise) cut those first calls' faults 4× but was slower
-// still there. The scratch holds U = Lᵀ, the upper triangle of ½(A + Aᵀ)
-// factored by potrfUpper, whose panel solves run along rows in place; the
-// copy out transposes it.
+// cholFactorT factors each matrix of a into the matching matrix of l
+// (zero): by dot products in place up to cholBase, by the blocked
+// left-looking cholLeft above it, which reads A and writes L once each
+// with nothing but a block column of scratch.
 func cholFactorT[T float](a, l []T, bad []int, count, n int) {
 	nn := n * n
 	forBatch(count, n, func(k int) {
@@ -105,12 +63,7 @@ func cholFactorT[T float](a, l []T, bad []int, count, n int) {
 			bad[k] = cholSmall(n, lk, n)
 			return
 		}
-		w := getScratch[T](nn)
-		symmetrizeUpper(n, ak, w)
-		if bad[k] = potrfUpper(n, w, n); bad[k] < 0 {
-			lowerFromUpper(n, w, lk)
-		}
-		putScratch(w)
+		bad[k] = cholLeft(n, ak, lk)
 	})
 }
 
@@ -130,76 +83,6 @@ func symmetrize[T float](n int, a, l []T) {
 			col := a[j*n : j*n+i1]
 			for i := max(i0, j+1); i < i1; i++ {
 				l[i*n+j] = (l[i*n+j] + col[i]) / 2
-			}
-		}
-	}
-}
-
-// symmetrizeUpper writes the upper triangle of ½(A + Aᵀ) into u (both
-// n×n), symmetrize's mirror: by blocks of 64×64 of u, each row of A's
-// strict upper triangle plus the matching column of its lower one (64 rows
-// of A, 64 elements of each, read while the block's rows of u are in
-// cache). A is read once, half of it across its rows, so the pass runs at
-// memory speed when A is not in cache: about 1 ms at n = 1000 on a Zen 5
-// (1.1–1.2 ms with blocks of 16 rows). The sums are symmetrize's (x + y
-// and y + x are one float), so u is the transpose of symmetrize's l bit
-// for bit.
-func symmetrizeUpper[T float](n int, a, u []T) {
-	const tile, width = 64, 64
-	for i0 := 0; i0 < n; i0 += tile {
-		i1 := min(i0+tile, n)
-		for i := i0; i < i1; i++ {
-			u[i*n+i] = a[i*n+i]
-		}
-		for j0 := i0 + 1; j0 < n; j0 += width {
-			j1 := min(j0+width, n)
-			for i := i0; i < i1; i++ {
-				lo := max(j0, i+1)
-				if lo >= j1 {
-					break
-				}
-				ui, ai := u[i*n+lo:i*n+j1], a[i*n+lo:i*n+j1]
-				col := a[lo*n+i:]
-				for q := range ui {
-					ui[q] = (ai[q] + col[q*n]) / 2
-				}
-			}
-		}
-	}
-}
-
-// lowerFromUpper writes the transpose of the upper triangle of u into the
-// lower triangle of l (both n×n) by tiles of 8×8: for each 8 rows of l,
-// the tiles of u above the diagonal in the matching 8 columns, row by row
-// (8 elements of u, a cache line, written down a column of the tile of
-// l). The strict upper triangle of l is not written. It measured 1–3 %
-// faster on the whole factorisation at n = 1000 (float64, Zen 5 family 26
-// model 2, the two alternated call by call in one process) than filling
-// blocks of 16 rows of l element by element.
-func lowerFromUpper[T float](n int, u, l []T) {
-	const b = 8
-	for q0 := 0; q0 < n; q0 += b { // rows q0..q1 of l
-		q1 := min(q0+b, n)
-		r0 := 0
-		if q1-q0 == b {
-			for ; r0+b <= q0; r0 += b { // whole tiles, left of the diagonal
-				d := l[q0*n:]
-				for r := r0; r < r0+b; r++ {
-					src := u[r*n+q0 : r*n+q0+b : r*n+q0+b]
-					d[r] = src[0]
-					d[n+r] = src[1]
-					d[2*n+r] = src[2]
-					d[3*n+r] = src[3]
-					d[4*n+r] = src[4]
-					d[5*n+r] = src[5]
-					d[6*n+r] = src[6]
-					d[7*n+r] = src[7]
-				}
-			}
-		}
-		for r := r0; r < q1; r++ { // the tile on the diagonal (and a last narrow one)
-			for q := max(q0, r); q < q1; q++ {
-				l[q*n+r] = u[r*n+q]
 			}
 		}
 	}

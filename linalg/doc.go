@@ -38,16 +38,14 @@
 //     factored recursively (halves joined by a TRSM and a GEMM, columns of
 //     16 by substitution on a column-major copy), then U₁₂ = L₁₁⁻¹·A₁₂ and
 //     the trailing update A₂₂ −= L₂₁·U₁₂, one GEMM;
-//   - Cholesky (POTRF) is right-looking and blocked by 96, on the upper
-//     triangle of ½(A + Aᵀ): it computes U = Lᵀ, which is LAPACK's lower
-//     factor in LAPACK's column-major layout. The diagonal block by dot
-//     products (recursively above 32, on a transposed copy), the block row
-//     by a left-side TRSM in place along its rows, the trailing upper
-//     triangle by a recursive SYRK made of GEMMs; L is written out
-//     transposed, once. The same algorithm on the lower triangle needs its
-//     panel transposed and back at every block (a right-side TRSM), about
-//     an eighth of its time; both give the same L, bit for bit unless a
-//     block solve has a single row (then to rounding);
+//   - Cholesky (POTRF) is left-looking and blocked by 96 columns of L:
+//     each block column is formed from ½(A + Aᵀ) where it is first needed
+//     (A is read once in all), updated by one GEMM with the columns of L
+//     to its left, its diagonal block factored by dot products
+//     (recursively above 32), and the rows below it solved as one GEMM with
+//     the explicit inverse of that diagonal block, written straight into
+//     L. Nothing but one block column of scratch: no n×n copy of the
+//     matrix, and L is written once;
 //   - TRSM (left or right side, upper or lower, transposed or not, unit
 //     diagonal or not) is recursive: two half solves and one GEMM, blocks
 //     of 16 rows by substitution with the vector kernels. A right-side
@@ -62,8 +60,9 @@
 // torch.linalg.lu_factor, 16 ms for torch.linalg.solve with one right-hand
 // side and 9–10 ms for torch.linalg.cholesky; this package's Solve takes
 // 11 ms (1.4× PyTorch's speed), Solve with its gradient 18 ms (1.6× the
-// solve), and Cholesky 11 ms (0.8×: the factor, plus forming ½(A + Aᵀ) and
-// the page faults of a fresh 8 MB output). The GEMM itself runs at
+// solve), and Cholesky, by the right-looking algorithm of the time, 11 ms
+// (0.8×: the factor, plus forming ½(A + Aᵀ) and the page faults of a
+// fresh 8 MB output). The GEMM itself runs at
 // 90 GFLOP/s there. On 2026-12-02, on a Zen 5 (family 26, model 2; a
 // shared 2-vCPU VM whose speed drifts), against PyTorch 1.13 with
 // OpenBLAS's AVX-512 kernels (OPENBLAS_CORETYPE unset, which picks
@@ -81,7 +80,14 @@
 // 0.5 and the runtime's zeroing of the fresh output about 0.3–0.5; a fresh
 // process's first few calls take 20–50 ms more each, the page faults of a
 // growing heap (2 000 per fresh 8 MB, about 10 µs each on that VM). Solve
-// took 11.0–12.6 ms against PyTorch's 12.5–15.4 (1.05–1.27×).
+// took 11.0–12.6 ms against PyTorch's 12.5–15.4 (1.05–1.27×). Those
+// Cholesky figures are of the right-looking upper-form route of the time
+// (a pass forming ½(A + Aᵀ) into an n×n scratch, rank-96 updates, panel
+// solves by substitution, a transposing copy out), which also ran at
+// 0.98× PyTorch's speed on a Xeon (family 6, model 207, 2026-12-03,
+// bench/linalg.sh, three rounds: 16.6 against 16.4 ms). The left-looking
+// one that replaced it took 11.6 ms there against PyTorch's 16.7 (1.44×),
+// in the same script's next run.
 // bench/linalg.sh repeats the comparison (with OPENBLAS_CORETYPE as the
 // environment sets it: unset it for OpenBLAS's own choice of kernels);
 // BenchmarkFactorBlocks times the block widths and BenchmarkFactorPeers the

@@ -6,52 +6,27 @@ import (
 	"github.com/adjointgo/adjoint/internal/gemm"
 )
 
-// Cholesky factorisation A = L·Lᵀ (LAPACK's POTRF, lower), row-major,
-// blocked and right-looking: for each block of cholBlock columns,
-//
-//  1. the diagonal block is factored by cholSmall (dot products of rows);
-//  2. the panel below it becomes L₂₁ = A₂₁·L₁₁⁻ᵀ (a right-side TRSM);
-//  3. the lower triangle of the trailing matrix takes A₂₂ −= L₂₁·L₂₁ᵀ by
-//     syrkLower, which splits the triangle recursively into GEMM blocks
-//     so that only a thin band along the diagonal is computed twice.
-//
-// Only the lower triangle of a is read; the strict upper triangle is used
-// as scratch and left undefined.
-//
-// FactorCholesky runs potrfUpper, the same algorithm on the upper triangle
-// (U = Lᵀ), whose panel solve runs in place along rows; potrf is its
-// reference (TestCholeskyUpperRoute) and factors its diagonal blocks.
+// Cholesky factorisation S = L·Lᵀ (LAPACK's POTRF, lower), row-major:
+// cholLeft, blocked and left-looking, on cholSmall's dot products for the
+// diagonal blocks, syrkLower and trsmR inside cholSmall's recursion, and
+// the blocked GEMM for nearly all of the flops.
 
-// cholBlock is the width of the block columns of potrf (64–128 measured
-// within 5 % of each other at n = 1000; 256 and more slower).
+// cholBlock is the width of the block columns of cholLeft: at n = 1000,
+// float64, one thread, 64 and 96 measured within 8 % of each other,
+// 128–256 10–25 % slower (BenchmarkFactorBlocks, Xeon family 6 model 207).
 var cholBlock = 96
 
-// potrf factors the n×n symmetric positive definite matrix whose lower
-// triangle is in a (row stride lda) in place. It returns the index of the
-// first pivot that is not positive (the leading minor of that order is not
-// positive definite), or −1.
-func potrf[T float](n int, a []T, lda int) int {
-	for j := 0; j < n; j += cholBlock {
-		jb := min(cholBlock, n-j)
-		if i := cholSmall(jb, a[j*lda+j:], lda); i >= 0 {
-			return j + i
-		}
-		if r := n - j - jb; r > 0 {
-			a21 := a[(j+jb)*lda+j:]
-			trsmR(false, true, false, r, jb, a[j*lda+j:], lda, a21, lda)
-			syrkLower(r, jb, a21, lda, a[(j+jb)*lda+j+jb:], lda)
-		}
-	}
-	return -1
-}
-
 // cholBase is the order up to which cholSmall works by dot products; above
-// it, it splits the matrix in two like potrf.
+// it, it splits the matrix in two.
 const cholBase = 32
 
-// cholSmall factors a block by the left-looking dot-product form (each
-// element of L is its entry of A minus the dot product of two rows of L
-// so far), recursively above cholBase.
+// cholSmall factors the n×n block whose lower triangle is in a (row
+// stride lda) in place, by the left-looking dot-product form (each element
+// of L is its entry of A minus the dot product of two rows of L so far);
+// above cholBase it splits the block in two (factor, panel solve, update,
+// factor). Only the lower triangle is read; the upper one of diagonal
+// blocks up to syrkBase is scratch. It returns the index of the first
+// pivot that is not positive, or −1.
 func cholSmall[T float](n int, a []T, lda int) int {
 	if n > cholBase {
 		n1 := n / 2 / 16 * 16
@@ -102,74 +77,92 @@ func syrkLower[T float](m, k int, a []T, lda int, c []T, ldc int) {
 	syrkLower(m-m1, k, a[m1*lda:], lda, c[m1*ldc+m1:], ldc)
 }
 
-// potrfUpper factors the n×n symmetric positive definite matrix S whose
-// upper triangle is in a (row stride lda) in place into S = Uᵀ·U, U upper
-// triangular with a positive diagonal: U = Lᵀ, so a holds L by columns,
-// LAPACK's own layout for its lower factor. It is potrf mirrored: for each
-// block of cholBlock rows,
+// cholLeft factors the symmetric part S = ½(A + Aᵀ) of the n×n matrix a
+// (row stride n; read, not written) into S = L·Lᵀ, writing the lower
+// triangle of L into l (n×n, row stride n; its strict upper triangle is
+// not written). It is left-looking: for each block of cholBlock columns
+// j..j+jb of L, in a scratch block column x of m = n−j rows by jb,
 //
-//  1. the diagonal block is factored by cholDiagUpper (cholSmall on its
-//     transpose);
-//  2. the block row right of it becomes U₁₂ = U₁₁⁻ᵀ·S₁₂, a left-side TRSM
-//     that runs along the rows of U₁₂ in place (potrf's right-side TRSM
-//     needs a transposed copy of its panel and back: 1.1 ms of 8.7 at
-//     n = 1000, float64, Zen 5);
-//  3. the upper triangle of the trailing matrix takes S₂₂ −= U₁₂ᵀ·U₁₂ by
-//     syrkUpper.
+//  1. x takes those columns of S on and below the diagonal (symBlock:
+//     the symmetrisation is done here, block by block, and A is read
+//     once in all, each element of S where it is first needed);
+//  2. x −= L[j:n, 0:j]·L[j:j+jb, 0:j]ᵀ, one GEMM of depth j over the
+//     block's m rows (the whole diagonal block, both of its triangles);
+//  3. the diagonal block is factored by cholSmall and copied into l;
+//  4. the rows below it become L₂₁ = X₂₁·L₁₁⁻ᵀ: L₁₁⁻¹ by trsmL on the
+//     identity (jb³/3 flops), then one GEMM that writes L₂₁ into l.
 //
-// Every element of U is computed from the same terms in the same order as
-// potrf computes the matching element of L (each GEMM element sums its k
-// products in order, whichever operand is transposed), so U is Lᵀ bit for
-// bit (TestPotrfUpper). Only the upper triangle of a is read; the strict
-// lower triangle is left undefined. It returns the index of the first
-// pivot that is not positive, or −1.
-func potrfUpper[T float](n int, a []T, lda int) int {
-	for j := 0; j < n; j += cholBlock {
-		jb := min(cholBlock, n-j)
-		if i := cholDiagUpper(jb, a[j*lda+j:], lda); i >= 0 {
-			return j + i
+// The right-looking form with a separate symmetrisation pass and a copy
+// out of an n×n scratch (potrf, and the upper-form route it replaced)
+// moved every element of the matrix four to six times through memory,
+// and its rank-cholBlock updates and the substitution loops of its panel
+// solves ran at a third of the GEMM's speed: 16.5 ms against 13 at
+// n = 1000, float64, one thread (Xeon, family 6 model 207). The explicit
+// inverse of the diagonal blocks (rather than substitution) is what
+// recursive and GPU implementations do too; it makes L₂₁ accurate to the
+// conditioning of L₁₁, at most √κ(S) (TestCholLeftIllConditioned). It
+// returns the index of the first pivot that is not positive (the leading
+// minor of that order is not positive definite), or −1.
+func cholLeft[T float](n int, a, l []T) int {
+	nb := min(cholBlock, n)
+	x := getScratch[T](nb * n)
+	w := getScratch[T](nb * nb)
+	defer putScratch(x)
+	defer putScratch(w)
+	for j := 0; j < n; j += nb {
+		jb, m := min(nb, n-j), n-j
+		symBlock(n, a, j, jb, x)
+		if j > 0 {
+			lj := l[j*n:]
+			gemm.Of(false, true, m, jb, j, -1, lj, n, lj, n, 1, x, jb)
 		}
-		if r := n - j - jb; r > 0 {
-			u12 := a[j*lda+j+jb:]
-			trsmL(true, true, false, jb, r, a[j*lda+j:], lda, u12, lda)
-			syrkUpper(r, jb, u12, lda, a[(j+jb)*lda+j+jb:], lda)
+		if p := cholSmall(jb, x, jb); p >= 0 {
+			return j + p
 		}
+		for c := range jb {
+			copy(l[(j+c)*n+j:(j+c)*n+j+c+1], x[c*jb:c*jb+c+1])
+		}
+		if m == jb {
+			continue
+		}
+		w := w[:jb*jb]
+		clear(w)
+		for i := range jb {
+			w[i*jb+i] = 1
+		}
+		trsmL(false, false, false, jb, jb, x, jb, w, jb)
+		gemm.Of(false, true, m-jb, jb, jb, 1, x[jb*jb:], jb, w, jb, 0, l[(j+jb)*n+j:], n)
 	}
 	return -1
 }
 
-// cholDiagUpper factors the n×n block whose upper triangle is in a (row
-// stride lda) into Uᵀ·U in place: cholSmall on a transposed copy (n is at
-// most cholBlock, so the copies cost about n² moves against its n³/3
-// flops), which keeps potrf's numerics.
-func cholDiagUpper[T float](n int, a []T, lda int) int {
-	s := getScratch[T](n * n)
-	for i := range n {
-		for j, v := range a[i*lda+i : i*lda+n] {
-			s[(i+j)*n+i] = v
+// symBlock writes into x (m = n−j rows by jb, row stride jb) columns
+// j..j+jb of S = ½(A + Aᵀ) from row j down: x[c][r] = S[j+c][j+r] on and
+// below the diagonal, and the diagonal block's upper triangle mirrored
+// (the GEMM of cholLeft updates it whole). By tiles of 16 rows of x: the
+// rows of A's lower part are copied, then the matching elements of its
+// upper part are added, read along A's rows j..j+jb (16 elements of
+// each). The sums are those of symmetrize (x + y and y + x are one float),
+// so S is the same matrix bit for bit on every route.
+func symBlock[T float](n int, a []T, j, jb int, x []T) {
+	const tile = 16
+	m := n - j
+	for c0 := 0; c0 < m; c0 += tile {
+		c1 := min(c0+tile, m)
+		for c := c0; c < c1; c++ {
+			w := min(jb, c+1)
+			copy(x[c*jb:c*jb+w], a[(j+c)*n+j:(j+c)*n+j+w])
+		}
+		for r := range min(jb, c1) {
+			row := a[(j+r)*n+j:]
+			for c := max(c0, r+1); c < c1; c++ {
+				x[c*jb+r] = (x[c*jb+r] + row[c]) / 2
+			}
 		}
 	}
-	p := cholSmall(n, s, n)
-	for i := range n {
-		row := a[i*lda+i : i*lda+n]
-		for j := range row {
-			row[j] = s[(i+j)*n+i]
+	for c := range jb {
+		for r := c + 1; r < jb; r++ {
+			x[c*jb+r] = x[r*jb+c]
 		}
 	}
-	putScratch(s)
-	return p
-}
-
-// syrkUpper sets the upper triangle of the m×m matrix c to c − Aᵀ·A, A of
-// k×m (row stride lda), as syrkLower does the lower one: recursively, the
-// two diagonal halves and one GEMM for the block right of the diagonal.
-func syrkUpper[T float](m, k int, a []T, lda int, c []T, ldc int) {
-	if m <= syrkBase {
-		gemm.Of(true, false, m, m, k, -1, a, lda, a, lda, 1, c, ldc)
-		return
-	}
-	m1 := m / 2 / 16 * 16
-	syrkUpper(m1, k, a, lda, c, ldc)
-	gemm.Of(true, false, m1, m-m1, k, -1, a, lda, a[m1:], lda, 1, c[m1:], ldc)
-	syrkUpper(m-m1, k, a[m1:], lda, c[m1*ldc+m1:], ldc)
 }

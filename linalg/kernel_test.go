@@ -259,138 +259,157 @@ func spd[T float](r *rand.Rand, n int) []T {
 	return a
 }
 
-func testPotrf[T float](t *testing.T) {
+// cholLeft gives refPotrf's L at every order, writes nothing above the
+// diagonal, and stops at the first pivot that is not positive.
+func testCholLeft[T float](t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, n := range kernelSizes {
 		a := spd[T](r, n)
 		want := refPotrf(n, a)
-		got := append([]T(nil), a...)
-		if info := potrf(n, got, n); info >= 0 {
-			t.Fatalf("potrf n=%d: pivot %d not positive on a positive definite matrix", n, info)
+		got := make([]T, n*n)
+		for i := range got {
+			got[i] = -7
+		}
+		if info := cholLeft(n, a, got); info >= 0 {
+			t.Fatalf("cholLeft n=%d: pivot %d not positive on a positive definite matrix", n, info)
 		}
 		for i := range n {
 			for j := i + 1; j < n; j++ {
+				if got[i*n+j] != -7 {
+					t.Fatalf("cholLeft n=%d: wrote %v above the diagonal at (%d, %d)", n, got[i*n+j], i, j)
+				}
 				got[i*n+j] = 0
 			}
 		}
 		if d := maxRelDiff(got, want); d > tol[T](n) {
-			t.Errorf("potrf n=%d: max diff %.3g", n, d)
+			t.Errorf("cholLeft n=%d: max diff %.3g", n, d)
 		}
 		// An indefinite matrix fails at the right pivot.
-		if n >= 3 {
+		for _, q := range []int{0, n / 2, n * 2 / 3, n - 1} {
 			bad := append([]T(nil), a...)
-			q := n * 2 / 3
 			bad[q*n+q] = -1e3
-			if info := potrf(n, bad, n); info != q {
-				t.Errorf("potrf n=%d: first bad pivot %d, want %d", n, info, q)
+			if info := cholLeft(n, bad, got); info != q {
+				t.Errorf("cholLeft n=%d: first bad pivot %d, want %d", n, info, q)
 			}
 		}
 	}
 }
 
-func testPotrfUpper[T float](t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 7))
-	for _, n := range kernelSizes {
-		a := spd[T](r, n)
-		want := refPotrf(n, a)
-		got := append([]T(nil), a...)
-		if info := potrfUpper(n, got, n); info >= 0 {
-			t.Fatalf("potrfUpper n=%d: pivot %d not positive on a positive definite matrix", n, info)
-		}
-		l := make([]T, n*n)
-		lowerFromUpper(n, got, l)
-		if d := maxRelDiff(l, want); d > tol[T](n) {
-			t.Errorf("potrfUpper n=%d: max diff %.3g", n, d)
-		}
-		if n >= 3 {
-			bad := append([]T(nil), a...)
-			q := n * 2 / 3
-			bad[q*n+q] = -1e3
-			if info := potrfUpper(n, bad, n); info != q {
-				t.Errorf("potrfUpper n=%d: first bad pivot %d, want %d", n, info, q)
-			}
-		}
-	}
+// cholLeft factors the symmetric part of a matrix that is not symmetric:
+// bit for bit the L it gives for that symmetric part written out whole
+// (symBlock's sums are symmetrize's), at orders of one block, several, and
+// a last block of one row.
+func TestCholLeftSymmetrises(t *testing.T) {
+	t.Run("f64", testCholLeftSymmetrises[float64])
+	t.Run("f32", testCholLeftSymmetrises[float32])
 }
 
-// The upper-form route of FactorCholesky (symmetrizeUpper, potrfUpper,
-// lowerFromUpper) gives the L of the same factorisation copied out element
-// by element bit for bit at every order; and it gives the lower-form route's L (symmetrize, potrf) bit
-// for bit on a matrix that is not symmetric, at orders where no block
-// solve has a single right-hand side; where one has (n = 97: a last block
-// of one row), the GEMM's matrix-vector path sums that row's products in
-// another order, and L agrees to rounding.
-func TestCholeskyUpperRoute(t *testing.T) {
-	t.Run("f64", testCholeskyUpperRoute[float64])
-	t.Run("f32", testCholeskyUpperRoute[float32])
-}
-
-func testCholeskyUpperRoute[T float](t *testing.T) {
+func testCholLeftSymmetrises[T float](t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for _, n := range []int{40, 97, 200, 1000} {
 		a := spd[T](r, n)
 		for i := range a {
 			a[i] += T(1e-3 * r.NormFloat64())
 		}
-		want := make([]T, n*n)
-		symmetrize(n, a, want)
-		if info := potrf(n, want, n); info >= 0 {
-			t.Fatalf("n=%d: potrf pivot %d", n, info)
-		}
+		s := make([]T, n*n)
+		symmetrize(n, a, s)
 		for i := range n {
-			clear(want[i*n+i+1 : (i+1)*n])
-		}
-		got := make([]T, n*n)
-		bad := []int{0}
-		cholFactorT(a, got, bad, 1, n)
-		if bad[0] >= 0 {
-			t.Fatalf("n=%d: cholFactorT pivot %d", n, bad[0])
-		}
-		var at *tensor.Tensor // FactorCholesky's one-matrix route gives cholFactorT's L
-		if x, ok := any(a).([]float64); ok {
-			at = tensor.FromFloat64(x, n, n)
-		} else {
-			at = tensor.FromFloat32(any(a).([]float32), n, n)
-		}
-		lt, err := FactorCholesky(at)
-		if err != nil {
-			t.Fatalf("n=%d: FactorCholesky: %v", n, err)
-		}
-		for i, v := range elems[T](lt) {
-			if math.Float64bits(float64(v)) != math.Float64bits(float64(got[i])) {
-				t.Fatalf("n=%d: element %d of FactorCholesky's L is %v, %v by cholFactorT", n, i, v, got[i])
+			for j := i + 1; j < n; j++ {
+				s[i*n+j] = s[j*n+i]
 			}
 		}
-		scratch := make([]T, n*n)
-		symmetrizeUpper(n, a, scratch)
-		if info := potrfUpper(n, scratch, n); info >= 0 {
-			t.Fatalf("n=%d: potrfUpper pivot %d", n, info)
+		got, want := make([]T, n*n), make([]T, n*n)
+		if info := cholLeft(n, a, got); info >= 0 {
+			t.Fatalf("n=%d: pivot %d", n, info)
 		}
-		old := make([]T, n*n)
-		for r := range n { // the copy out, element by element
-			for q := r; q < n; q++ {
-				old[q*n+r] = scratch[r*n+q]
-			}
+		if info := cholLeft(n, s, want); info >= 0 {
+			t.Fatalf("n=%d: pivot %d on the symmetric part", n, info)
 		}
 		for i := range got {
-			if math.Float64bits(float64(got[i])) != math.Float64bits(float64(old[i])) {
-				t.Fatalf("n=%d: element %d of L is %v, %v by the scratch route", n, i, got[i], old[i])
+			if math.Float64bits(float64(got[i])) != math.Float64bits(float64(want[i])) {
+				t.Fatalf("n=%d: element %d of L is %v, %v from the symmetric part", n, i, got[i], want[i])
 			}
 		}
-		diff := 0
-		for i := range got {
-			if got[i] != want[i] {
-				diff++
+		if d := maxRelDiff(got, refPotrf(n, s)); d > tol[T](n) {
+			t.Errorf("n=%d: max diff %.3g from the reference", n, d)
+		}
+	}
+}
+
+// cholLeft's explicit inverses of its diagonal blocks keep its backward
+// error that of substitution on an ill-conditioned matrix: S = Q·D·Qᵀ
+// with eigenvalues from 1 down to 1e-12 (κ = 1e12), and the reference
+// factorisation's residual ‖L·Lᵀ − S‖ beside it.
+func TestCholLeftIllConditioned(t *testing.T) {
+	for _, n := range []int{200, 500} {
+		r := rand.New(rand.NewPCG(11, uint64(n)))
+		q := randMat[float64](r, n, n)
+		orthonormalRows(n, q)
+		s := make([]float64, n*n)
+		for i := range n {
+			for j := range n {
+				var v float64
+				for p := range n {
+					d := math.Pow(1e-12, float64(p)/float64(n-1))
+					v += q[p*n+i] * d * q[p*n+j]
+				}
+				s[i*n+j] = v
 			}
 		}
-		if n == 97 {
-			if d := maxRelDiff(got, want); d > tol[T](n) {
-				t.Errorf("n=%d: max diff %.3g from the lower-form route", n, d)
+		for i := range n { // exactly symmetric
+			for j := range i {
+				s[j*n+i] = s[i*n+j]
 			}
-			continue
 		}
-		if diff > 0 {
-			t.Errorf("n=%d: %d elements of L differ from the lower-form route's (max diff %.3g)", n, diff, maxRelDiff(got, want))
+		got := make([]float64, n*n)
+		if info := cholLeft(n, s, got); info >= 0 {
+			t.Fatalf("n=%d: pivot %d", n, info)
+		}
+		res := func(l []float64) float64 {
+			var m float64
+			for i := range n {
+				for j := range i + 1 {
+					var v float64
+					for p := range j + 1 {
+						v += l[i*n+p] * l[j*n+p]
+					}
+					m = math.Max(m, math.Abs(v-s[i*n+j]))
+				}
+			}
+			return m
+		}
+		rg, rw := res(got), res(refPotrf(n, s))
+		t.Logf("n=%d: residual %.3g, reference %.3g", n, rg, rw)
+		if rg > 4*rw+1e-15 {
+			t.Errorf("n=%d: residual ‖L·Lᵀ − S‖ %.3g, the reference's %.3g", n, rg, rw)
+		}
+	}
+}
+
+// orthonormalRows makes the rows of the n×n q orthonormal (Gram–Schmidt,
+// twice).
+func orthonormalRows(n int, q []float64) {
+	for range 2 {
+		for i := range n {
+			ri := q[i*n : (i+1)*n]
+			for p := range i {
+				rp := q[p*n : (p+1)*n]
+				var d float64
+				for k := range n {
+					d += ri[k] * rp[k]
+				}
+				for k := range n {
+					ri[k] -= d * rp[k]
+				}
+			}
+			var s float64
+			for _, v := range ri {
+				s += v * v
+			}
+			s = 1 / math.Sqrt(s)
+			for k := range ri {
+				ri[k] *= s
+			}
 		}
 	}
 }
@@ -412,10 +431,8 @@ func TestKernels(t *testing.T) {
 				t.Run("trsm/f32", testTrsm[float32])
 				t.Run("getrf/f64", testGetrf[float64])
 				t.Run("getrf/f32", testGetrf[float32])
-				t.Run("potrf/f64", testPotrf[float64])
-				t.Run("potrf/f32", testPotrf[float32])
-				t.Run("potrfUpper/f64", testPotrfUpper[float64])
-				t.Run("potrfUpper/f32", testPotrfUpper[float32])
+				t.Run("cholLeft/f64", testCholLeft[float64])
+				t.Run("cholLeft/f32", testCholLeft[float32])
 			})
 		})
 	}
@@ -432,34 +449,6 @@ func TestGetrfSingular(t *testing.T) {
 		piv := make([]int, n)
 		if info := getrf(n, a, n, piv); info != 2 {
 			t.Errorf("n=%d: getrf reports zero pivot %d, want 2", n, info)
-		}
-	}
-}
-
-// lowerFromUpper writes the transpose of the upper triangle into the lower
-// triangle of another matrix and leaves its strict upper triangle alone, at
-// orders that are and are not multiples of its tiles.
-func TestLowerFromUpper(t *testing.T) {
-	for _, n := range []int{1, 2, 7, 8, 9, 15, 16, 17, 33, 97} {
-		u := make([]float64, n*n)
-		for i := range u {
-			u[i] = float64(i + 1)
-		}
-		got := make([]float64, n*n)
-		for i := range got {
-			got[i] = -1
-		}
-		lowerFromUpper(n, u, got)
-		for r := range n {
-			for q := range n {
-				want := -1.0 // above the diagonal: untouched
-				if q <= r {
-					want = u[q*n+r] // L[r][q] = U[q][r]
-				}
-				if got[r*n+q] != want {
-					t.Fatalf("n=%d: element (%d, %d) is %v, want %v", n, r, q, got[r*n+q], want)
-				}
-			}
 		}
 	}
 }

@@ -428,3 +428,23 @@ func TestEmpty(t *testing.T) {
 		t.Errorf("cholesky of an empty batch: shape %v", l.Shape())
 	}
 }
+
+// TestCholeskyThreads: the blocked factorisation (several block columns,
+// the GEMMs under it split across goroutines) gives the same L bit for
+// bit on one thread and on three, in both dtypes.
+func TestCholeskyThreads(t *testing.T) {
+	defer tensor.SetThreads(0)
+	r := rand.New(rand.NewPCG(73, 74))
+	for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
+		s64 := spdT(r, 500, 500)
+		s := tensor.New(dt, 500, 500)
+		for i := range s.Len() {
+			s.SetFlat(i, s64.AtFlat(i))
+		}
+		tensor.SetThreads(1)
+		l1 := linalg.Cholesky(ad.Const(s)).Tensor()
+		tensor.SetThreads(3)
+		l3 := linalg.Cholesky(ad.Const(s)).Tensor()
+		closeTo(t, dt.String(), l3, l1, 0)
+	}
+}

@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/gonum/lapack/gonum"
 )
 
-// BenchmarkFactorBlocks times getrf and potrfUpper at n = 1000 for several block
+// BenchmarkFactorBlocks times getrf and cholLeft at n = 1000 for several block
 // widths (the measurements behind luBlock, luBase and cholBlock), with the
 // GEMM of the same size beside them:
 //
@@ -42,11 +42,10 @@ func BenchmarkFactorBlocks(b *testing.B) {
 		})
 	}
 	for _, nb := range []int{64, 96, 128, 192, 256, 1000} {
-		b.Run(fmt.Sprintf("potrfUpper/nb=%d", nb), func(b *testing.B) {
+		b.Run(fmt.Sprintf("cholLeft/nb=%d", nb), func(b *testing.B) {
 			cholBlock = nb
 			for range b.N {
-				copy(a, s0)
-				potrfUpper(n, a, n)
+				cholLeft(n, s0, c)
 			}
 		})
 	}
@@ -80,7 +79,7 @@ func BenchmarkFactorPeers(b *testing.B) {
 	run("getrf/unblocked", a0, func() { getrf(n, a, n, piv) })
 	luBlock, luBase = lb, lbase
 	run("getrf/gonum", a0, func() { impl.Dgetrf(n, n, a, n, piv) })
-	run("potrf/blocked", s0, func() { potrf(n, a, n) })
-	run("potrfUpper/blocked", s0, func() { potrfUpper(n, a, n) })
+	l := make([]float64, n*n)
+	run("potrf/blocked", s0, func() { cholLeft(n, s0, l) })
 	run("potrf/gonum", s0, func() { impl.Dpotrf(blas.Upper, n, a, n) })
 }
