@@ -38,14 +38,15 @@
 //     factored recursively (halves joined by a TRSM and a GEMM, columns of
 //     16 by substitution on a column-major copy), then U₁₂ = L₁₁⁻¹·A₁₂ and
 //     the trailing update A₂₂ −= L₂₁·U₁₂, one GEMM;
-//   - Cholesky (POTRF) is left-looking and blocked by 96 columns of L:
-//     each block column is formed from ½(A + Aᵀ) where it is first needed
-//     (A is read once in all), updated by one GEMM with the columns of L
-//     to its left, its diagonal block factored by dot products
-//     (recursively above 32), and the rows below it solved as one GEMM with
-//     the explicit inverse of that diagonal block, written straight into
-//     L. Nothing but one block column of scratch: no n×n copy of the
-//     matrix, and L is written once;
+//   - Cholesky (POTRF) is left-looking, by blocks of 48–128 columns of L
+//     (about n/16): each block column is formed from ½(A + Aᵀ) where it is
+//     first needed (A is read once in all), updated by one GEMM with the
+//     columns of L to its left, its diagonal block factored by dot
+//     products (recursively above 32), and the rows below it solved as one
+//     GEMM with the explicit inverse of that diagonal block (by
+//     substitution for the last, short blocks), written straight into L.
+//     Nothing but one block column of scratch: no n×n copy of the matrix,
+//     and L is written once;
 //   - TRSM (left or right side, upper or lower, transposed or not, unit
 //     diagonal or not) is recursive: two half solves and one GEMM, blocks
 //     of 16 rows by substitution with the vector kernels. A right-side

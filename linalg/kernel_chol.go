@@ -11,10 +11,26 @@ import (
 // diagonal blocks, syrkLower and trsmR inside cholSmall's recursion, and
 // the blocked GEMM for nearly all of the flops.
 
-// cholBlock is the width of the block columns of cholLeft: at n = 1000,
-// float64, one thread, 64 and 96 measured within 8 % of each other,
-// 128–256 10–25 % slower (BenchmarkFactorBlocks, Xeon family 6 model 207).
-var cholBlock = 96
+// cholBlock, when positive, is the width of the block columns of
+// cholLeft (the tests set it); 0 leaves it to cholWidth.
+var cholBlock = 0
+
+// cholWidth is the width of cholLeft's block columns for order n: about
+// n/16, a multiple of 16 from 48 to 128. Narrow blocks cost less in the
+// diagonal blocks (factor and inverse, jb³) and wide ones make the updates
+// GEMMs of more columns. Measured against the fixed widths 48, 64, 96 and
+// 128, float64, one thread, each alternated call by call in one process
+// with the right-looking factorisation this replaced (Xeon family 6 model
+// 207, two runs): time ratios at n = 200 0.74–0.76 (48) against 0.94–0.96
+// (96); n = 500 0.68–0.69 (48) against 0.80–0.82 (96); n = 1000
+// 0.69–0.80 (48), 0.70–0.79 (64), 0.72–0.80 (96); n = 2000 0.93–0.98
+// (48) against 0.82–0.87 (96) and 0.84–0.87 (128).
+func cholWidth(n int) int {
+	if cholBlock > 0 {
+		return cholBlock
+	}
+	return min(max((n/16+8)/16*16, 48), 128)
+}
 
 // cholBase is the order up to which cholSmall works by dot products; above
 // it, it splits the matrix in two.
@@ -80,7 +96,7 @@ func syrkLower[T float](m, k int, a []T, lda int, c []T, ldc int) {
 // cholLeft factors the symmetric part S = ½(A + Aᵀ) of the n×n matrix a
 // (row stride n; read, not written) into S = L·Lᵀ, writing the lower
 // triangle of L into l (n×n, row stride n; its strict upper triangle is
-// not written). It is left-looking: for each block of cholBlock columns
+// not written). It is left-looking: for each block of cholWidth(n) columns
 // j..j+jb of L, in a scratch block column x of m = n−j rows by jb,
 //
 //  1. x takes those columns of S on and below the diagonal (symBlock:
@@ -90,21 +106,24 @@ func syrkLower[T float](m, k int, a []T, lda int, c []T, ldc int) {
 //     block's m rows (the whole diagonal block, both of its triangles);
 //  3. the diagonal block is factored by cholSmall and copied into l;
 //  4. the rows below it become L₂₁ = X₂₁·L₁₁⁻ᵀ: L₁₁⁻¹ by trsmL on the
-//     identity (jb³/3 flops), then one GEMM that writes L₂₁ into l.
+//     identity (jb³/2 flops), then one GEMM that writes L₂₁ into l; or,
+//     with fewer rows than jb below the block (the last blocks), by
+//     substitution (trsmR), which then costs less than the inverse.
 //
-// The right-looking form with a separate symmetrisation pass and a copy
-// out of an n×n scratch (potrf, and the upper-form route it replaced)
-// moved every element of the matrix four to six times through memory,
-// and its rank-cholBlock updates and the substitution loops of its panel
-// solves ran at a third of the GEMM's speed: 16.5 ms against 13 at
-// n = 1000, float64, one thread (Xeon, family 6 model 207). The explicit
+// The right-looking upper-form route it replaced (a pass forming
+// ½(A + Aᵀ) into an n×n scratch, rank-96 updates, panel solves by
+// substitution, a transposing copy out) moved every element four to six
+// times through memory and ran its updates and solves at a third of the
+// GEMM's speed: at n = 1000, float64, one thread, this takes 0.69–0.80 of
+// its time (cholWidth's measurements), and bench/linalg.sh went from 0.98×
+// to 1.44× PyTorch's speed (Xeon family 6 model 207). The explicit
 // inverse of the diagonal blocks (rather than substitution) is what
 // recursive and GPU implementations do too; it makes L₂₁ accurate to the
 // conditioning of L₁₁, at most √κ(S) (TestCholLeftIllConditioned). It
 // returns the index of the first pivot that is not positive (the leading
 // minor of that order is not positive definite), or −1.
 func cholLeft[T float](n int, a, l []T) int {
-	nb := min(cholBlock, n)
+	nb := min(cholWidth(n), n)
 	x := getScratch[T](nb * n)
 	w := getScratch[T](nb * nb)
 	defer putScratch(x)
@@ -125,12 +144,15 @@ func cholLeft[T float](n int, a, l []T) int {
 		if m == jb {
 			continue
 		}
-		w := w[:jb*jb]
-		clear(w)
-		for i := range jb {
-			w[i*jb+i] = 1
+		if m-jb < jb { // few rows: substitution costs less than the inverse
+			trsmR(false, true, false, m-jb, jb, x, jb, x[jb*jb:], jb)
+			for c := jb; c < m; c++ {
+				copy(l[(j+c)*n+j:(j+c)*n+j+jb], x[c*jb:(c+1)*jb])
+			}
+			continue
 		}
-		trsmL(false, false, false, jb, jb, x, jb, w, jb)
+		w := w[:jb*jb]
+		invLower(jb, x, jb, w)
 		gemm.Of(false, true, m-jb, jb, jb, 1, x[jb*jb:], jb, w, jb, 0, l[(j+jb)*n+j:], n)
 	}
 	return -1
@@ -165,4 +187,15 @@ func symBlock[T float](n int, a []T, j, jb int, x []T) {
 			x[c*jb+r] = x[r*jb+c]
 		}
 	}
+}
+
+// invLower sets w (n×n, row stride n) to the inverse of the lower
+// triangular n×n matrix in a (row stride lda; its upper triangle is not
+// read): L·W = I by trsmL.
+func invLower[T float](n int, a []T, lda int, w []T) {
+	clear(w[:n*n])
+	for i := range n {
+		w[i*n+i] = 1
+	}
+	trsmL(false, false, false, n, n, a, lda, w, n)
 }
