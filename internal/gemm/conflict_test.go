@@ -7,8 +7,9 @@ import (
 )
 
 // MR rows of A read in place at a stride that puts more of them into one L1
-// set than the L1 has ways are packed; fewer, or a transposed A (whose
-// rule is maxStepT), are read in place.
+// set than the L1 has ways less one (the way for B's and C's lines) are
+// packed; fewer, or a transposed A (whose rule is maxStepT), are read in
+// place.
 func TestRowConflicts(t *testing.T) {
 	zen4 := kernel[float32]{mr: 12, nr: 32, direct: true, maxStepT: 4 << 10, l1Ways: 8, l1SetStride: 4 << 10, l1Line: 64}
 	zen5 := zen4
@@ -30,7 +31,9 @@ func TestRowConflicts(t *testing.T) {
 		{"8 ways, 4 KiB + a line", &zen4, 1040, false, true},
 		{"8 ways, 4 KiB + half a line (3 meet)", &zen4, 1032, false, true},
 		{"8 ways, 4 KiB + 4 bytes (all meet)", &zen4, 1025, false, false},
-		{"12 ways, 4 KiB rows", &zen5, 1024, false, true},
+		{"12 ways, 4 KiB rows (12 a set: no way left for B)", &zen5, 1024, false, false},
+		{"12 ways, 2 KiB rows (6 a set)", &zen5, 512, false, true},
+		{"12 ways, 4 KiB + a line", &zen5, 1040, false, true},
 		{"6-row kernel, 8 ways", &avx2, 1024, false, true},
 		{"8 ways, transposed A (maxStepT)", &zen4, 1024, true, false},
 		{"8 ways, transposed A, 2 KiB steps", &zen4, 512, true, true},

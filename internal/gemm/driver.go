@@ -559,13 +559,14 @@ func sumPacked[T float](sum, ap []T, MR, mc, kc int) {
 // A not transposed read in place streams MR rows lda elements apart side
 // by side. At a row stride that is a multiple of the L1's set stride (its
 // size over its ways: 4 KiB on the x86 cores in use, so at lda 1024 f32 or
-// 512 f64) all MR rows fall into one set; where they are more than the
-// L1's ways (12 rows against Zen 4's or Skylake's 8 ways; Zen 5 and Ice
-// Lake have 12) they evict each other and the B panel. A is then packed
-// (rowConflicts). Measured on a Zen 4 (the issue behind this rule):
-// f32 n = 1024 and f64 n = 512 went from 0.80× and 0.93× OpenBLAS to
-// 1.00×; on a Zen 5 (12 ways) packing at those strides was not faster
-// (bench/gemm-tuning.md §4), and the rule keeps reading in place there.
+// 512 f64) all MR rows fall into one set; where they leave no way of it
+// for the B panel (12 rows against Zen 4's or Skylake's 8 ways, and
+// against the 12 of Zen 5, Ice Lake and the 5th-generation Xeon) they
+// evict each other and the B panel. A is then packed (rowConflicts).
+// Measured on a Zen 4 (the issue behind this rule): f32 n = 1024 and f64
+// n = 512 went from 0.80× and 0.93× OpenBLAS to 1.00×; on the Xeon
+// (family 6 model 207, 12 ways) 0.90–1.0 of the time in place, see
+// rowConflicts.
 // Packing never changes a result: the kernel sums the same terms in the
 // same order from the packed panel.
 func (kn *kernel[T]) inPlace(transA bool, m, n, k, lda int) bool {
@@ -620,12 +621,20 @@ func gcd(a, b int) int {
 }
 
 // rowConflicts reports whether MR rows of A stride bytes apart, read side
-// by side, would need more lines of one L1 set than the L1 has ways: for
-// each row, the rows whose offsets modulo the set stride lie within a
-// line of its own (as they advance together, those meet in a set) are
-// counted, itself included. False where the L1 is not described.
+// by side, would need more lines of one L1 set than the L1 has ways less
+// one (the way the B panel's and C's lines need there too): for each
+// row, the rows whose offsets modulo the set stride lie within a line of
+// its own (as they advance together, those meet in a set) are counted,
+// itself included. False where the L1 is not described. With all the
+// ways (12 rows in a 12-way L1 read in place, the rule until stop 37)
+// the 4 KiB strides of 1024-wide float32 and 512-wide float64 layers read
+// A in place on the Xeon (family 6 model 207), where packing it measured
+// 0.90–1.0 of the time on seven such products (64 to 1024 rows, two runs)
+// and the MLP C training step 0.945–0.962 (per-pair medians of 24
+// alternated pairs, twice), B, CNN and GPT unchanged; on a Zen 5 packing
+// had measured 0.96 at n = 1024 (bench/gemm-tuning.md §4).
 func (kn *kernel[T]) rowConflicts(stride int) bool {
-	return setConflicts(kn.mr, stride, kn.l1Ways, kn.l1SetStride, kn.l1Line)
+	return setConflicts(kn.mr, stride, kn.l1Ways-1, kn.l1SetStride, kn.l1Line)
 }
 
 // setConflicts reports whether rows rows of A stride bytes apart would
