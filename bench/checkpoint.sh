@@ -10,11 +10,15 @@
 # in checkpoint/deepmlp_bench_test.go). PyTorch side: bench/torch_checkpoint.py
 # (none, and checkpoint_sequential with 10 segments: PyTorch has no eager
 # budget or binomial schedule). The two sides alternate for ROUNDS rounds,
-# each variant in its own process after warm-up steps, in an order that
-# rotates every round; every time is the median over all runs. Peak RSS is
-# each process's maximum resident set (/usr/bin/time %M), median over the
-# rounds: it includes the weights (400 MiB of float32 on both sides) and each
-# runtime's own footprint. Prints step times, each
+# each variant in its own process after warm-up steps (Go: until the garbage
+# collector has completed a cycle, so that the heap has reached its size in a
+# long run and the steps no longer fault in fresh pages; see warmUp in
+# checkpoint/deepmlp_bench_test.go), in an order that rotates every round;
+# every time is the median over all runs. Peak RSS is each process's maximum
+# resident set (/usr/bin/time %M), median over the rounds: it includes the
+# weights (400 MiB of float32 on both sides), on the Go side their gradients
+# and the heap's growth to the collector's goal (twice the live heap with
+# GOGC=100, about 1.6 GiB here), and each runtime's own footprint. Prints step times, each
 # variant's time over its own side's none (the price of the memory saved),
 # saved bytes, and adjoint's time over PyTorch's for the same schedule,
 # and beside each of adjoint's ratios the ratio its recomputations alone
