@@ -2,8 +2,8 @@ package checkpoint
 
 import (
 	"math"
-	"runtime"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
