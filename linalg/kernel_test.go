@@ -475,3 +475,55 @@ func TestCholeskyLargeNotPD(t *testing.T) {
 		}
 	}
 }
+
+// cholPhi (Cholesky's gradient's first product, blocked, skipping the
+// zeros of L and the masked upper triangle) agrees with the whole product
+// masked, in both dtypes, at orders of one block, several, and not a
+// multiple of the block, and over a batch.
+func TestCholPhi(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
+		for _, shape := range [][]int{{1, 1}, {5, 5}, {64, 64}, {65, 65}, {130, 130}, {300, 300}, {3, 70, 70}} {
+			n := shape[len(shape)-1]
+			count := tensor.Size(shape[:len(shape)-2])
+			l, g := tensor.New(dt, shape...), tensor.New(dt, shape...)
+			for k := range count {
+				for i := range n {
+					for j := range n {
+						if j <= i {
+							l.SetFlat(k*n*n+i*n+j, r.NormFloat64())
+						}
+						g.SetFlat(k*n*n+i*n+j, r.NormFloat64())
+					}
+				}
+			}
+			got := cholPhi(l, g)
+			for k := range count {
+				for i := range n {
+					for j := range n {
+						var want float64
+						if j <= i {
+							for p := range n {
+								want += l.AtFlat(k*n*n+p*n+i) * g.AtFlat(k*n*n+p*n+j)
+							}
+							if j == i {
+								want /= 2
+							}
+						}
+						v := got.AtFlat(k*n*n + i*n + j)
+						if math.Abs(v-want) > tol2(dt, n)*(1+math.Abs(want)) {
+							t.Fatalf("%v %v: Φ[%d][%d][%d] = %v, want %v", dt, shape, k, i, j, v, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func tol2(dt tensor.DType, n int) float64 {
+	if dt == tensor.Float32 {
+		return 1e-5 * math.Sqrt(float64(n))
+	}
+	return 1e-13 * math.Sqrt(float64(n))
+}
