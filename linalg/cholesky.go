@@ -197,7 +197,7 @@ func cholPhiT[T float](l, g, out []T, count, n int) {
 			for i := i0; i < i1; i++ { // the diagonal block: halve the diagonal, clear above it
 				row := ok[i*n : (i+1)*n]
 				row[i] /= 2
-				clear(row[i+1 : min(i1, n)])
+				clear(row[i+1 : i1])
 			}
 		}
 	})
