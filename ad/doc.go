@@ -231,8 +231,9 @@
 // recorded as one node that saves only its operands; the backward pass
 // runs it again, recorded, and sweeps that recording (or follows a
 // schedule of its own, Recompute.Reverse, whose Sweep.Step records and
-// sweeps one piece at a time; Eval and Trace are a schedule's unrecorded
-// forward pass). Recomputation is exact (the same kernels in the same order;
+// sweeps one piece at a time and whose Sweep.Replay sweeps a piece the
+// forward pass recorded and kept, Record and Recompute.Held; Eval and
+// Trace are a schedule's unrecorded forward pass). Recomputation is exact (the same kernels in the same order;
 // dropout's mask is a function of its seed and offset), so the gradients
 // are bit for bit those of the plain graph; double backward and forward
 // mode go through the node too. Recompute.Keep makes it selective: the

@@ -53,6 +53,9 @@ type Func struct {
 	// sel is a selective checkpoint's state (see Recompute.Keep): the
 	// outputs its node keeps, which Stats counts and a release drops.
 	sel *selective
+	// held are the recordings a Recompute's Reverse replays
+	// (Recompute.Held), which Stats counts and a release drops.
+	held []*Recording
 }
 
 // Apply applies f to xs: the output, recorded as one node when an operand

@@ -85,6 +85,13 @@ type Recompute struct {
 	// or a step's) before its recording is swept: Stats of it is what the
 	// recomputation holds. Schedules measure their memory with it.
 	Observe func(y *Value)
+	// Held are recordings the forward pass made already (Record) that
+	// Reverse sweeps with Sweep.Replay instead of recording their pieces
+	// again: the node holds them until its sweep passes it (Stats counts
+	// what they save as the node's). They need Out and Reverse. A
+	// backward pass that does not run Reverse (double backward, forward
+	// mode) recomputes F instead.
+	Held []*Recording
 }
 
 // Apply returns F(xs) recorded as one recomputing node (see Recompute).
@@ -103,7 +110,10 @@ func (r Recompute) Apply(xs ...*Value) *Value {
 	if r.Keep != 0 && r.Out != nil {
 		panic(&Error{Op: name, Err: ErrArgument, Msg: "a selective Recompute (Keep) runs F itself: leave Out nil"})
 	}
-	c := &recomputation{name: name, f: r.F, reverse: r.Reverse, observe: r.Observe}
+	if r.Held != nil && (r.Out == nil || r.Reverse == nil) {
+		panic(&Error{Op: name, Err: ErrArgument, Msg: "Recompute.Held needs Out and Reverse (the recordings are Reverse's to replay)"})
+	}
+	c := &recomputation{name: name, f: r.F, reverse: r.Reverse, observe: r.Observe, held: r.Held}
 	if r.Keep != 0 {
 		s := &selective{name: name, keep: r.Keep}
 		c.sel = s
@@ -212,6 +222,13 @@ func (s *Sweep) Step(f func(*Value) *Value, x *Value, vars []*Value, seed func(y
 	if !y.requires || g == nil {
 		return nil
 	}
+	return s.sweep(y, z, vars, g)
+}
+
+// sweep sweeps the recording y of a step at the stand-in z with the
+// cotangent g (Step, Replay).
+func (s *Sweep) sweep(y, z *Value, vars []*Value, g *Value) *Value {
+	name := s.c.name
 	for _, v := range vars {
 		if !s.node[v] {
 			panic(&Error{Op: name, Err: ErrFunc, Msg: "a step's vars hold a value that is not one of the node's Vars (Recompute.Vars, or those Apply found): its gradient would be lost"})
@@ -247,6 +264,7 @@ type recomputation struct {
 	reverse func(*Sweep, *Value, *Value) []*Value
 	observe func(*Value)
 	sel     *selective
+	held    []*Recording
 }
 
 func (c *recomputation) noteRecompute(y *Value) {
@@ -315,6 +333,7 @@ func (c *recomputation) node(xs []*Value, res *Value, params []*Value) *Value {
 		ownsResults: true,
 		vjpIn:       vjp,
 		sel:         c.sel,
+		held:        c.held,
 	}
 	return fn.Apply(append(xs[:k:k], params...)...)
 }

@@ -391,3 +391,103 @@ func TestRecomputeMisuse(t *testing.T) {
 		ckptBits(t, "reverse", got[i].Tensor(), want[i].Tensor())
 	}
 }
+
+// A Recompute node holding recordings the forward pass made (Record,
+// Recompute.Held) sweeps them with Sweep.Replay: the gradients are the
+// plain graph's bit for bit, the layers do not run again, Stats counts the
+// recordings as the node's, a second sweep (RetainGraph) records the layers
+// again, a write in place into the node's output or into a value a
+// recording saved is reported, and Held without Reverse is refused.
+func TestRecomputeReplay(t *testing.T) {
+	const n = 4
+	m := newDeepMLP(n, 16)
+	runs := 0
+	layers := m.layers()
+	counted := make([]func(*ad.Value) *ad.Value, n)
+	for i, l := range layers {
+		counted[i] = func(h *ad.Value) *ad.Value { runs++; return l(h) }
+	}
+	whole := func(xs []*ad.Value) *ad.Value { return plain(counted, xs[0]) }
+	x := ad.Var(m.x)
+	record := func() ([]*ad.Recording, []*ad.Value) {
+		var recs []*ad.Recording
+		var vars []*ad.Value
+		cur := x.Detach()
+		for _, l := range counted {
+			r := ad.Record(l, cur)
+			recs, vars, cur = append(recs, r), append(vars, r.Vars()...), r.Out()
+		}
+		return recs, vars
+	}
+	node := func(recs []*ad.Recording, vars []*ad.Value) *ad.Value {
+		rev := func(s *ad.Sweep, _, g *ad.Value) []*ad.Value {
+			for i := n - 1; i >= 0; i-- {
+				g = s.Replay(recs[i], g)
+			}
+			return []*ad.Value{g}
+		}
+		return ad.Recompute{Name: "replayed", F: whole, Out: recs[n-1].Out(), Vars: vars, Reverse: rev, Held: recs}.Apply(x)
+	}
+	targets := append([]*ad.Value{x}, m.ws...)
+	ref := plain(layers, x)
+	refSaved := ad.Stats(ref).SavedBytes
+	want, err := ad.Grad(ad.Sum(ref), targets...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, vars := record()
+	y := node(recs, vars)
+	if got, want := ad.Stats(y).SavedBytes, refSaved; got != want || got == 0 {
+		t.Errorf("Stats counts %d bytes for the node, the plain layers save %d", got, want)
+	}
+	loss := ad.Sum(y)
+	runs = 0
+	got, err := ad.GradOpts(loss, targets, ad.Options{RetainGraph: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs != 0 {
+		t.Errorf("the first sweep ran %d layers, want none", runs)
+	}
+	for i := range want {
+		ckptBits(t, "replayed", got[i].Tensor(), want[i].Tensor())
+	}
+	for _, r := range recs {
+		if r.SavedBytes() != 0 {
+			t.Fatal("a replayed recording still reports saved bytes")
+		}
+	}
+	if got, err = ad.Grad(loss, targets...); err != nil {
+		t.Fatalf("second sweep: %v", err)
+	}
+	if runs != n {
+		t.Errorf("the second sweep ran %d layers, want %d (recorded again)", runs, n)
+	}
+	for i := range want {
+		ckptBits(t, "recorded again", got[i].Tensor(), want[i].Tensor())
+	}
+
+	recs, vars = record()
+	y = node(recs, vars)
+	y.Tensor().SetFlat(0, 3) // the last tanh saved its output
+	_, err = ad.Grad(ad.Sum(y), x)
+	var me *ad.ModifiedError
+	if !errors.As(err, &me) {
+		t.Errorf("a write into a held recording's saved output: got %v, want a ModifiedError", err)
+	}
+	recs, vars = record()
+	y = node(recs, vars)
+	recs[1].Out().Tensor().SetFlat(0, 3) // an output inside the run: the second tanh and the third matmul saved it
+	_, err = ad.Grad(ad.Sum(y), x)
+	if !errors.As(err, &me) || (me.Op != "tanh" && me.Op != "matmul") {
+		t.Errorf("a write into a value inside a held recording: got %v, want a ModifiedError naming tanh or matmul", err)
+	}
+
+	recs, vars = record()
+	err = ad.Try(func() {
+		ad.Recompute{Name: "n", F: whole, Out: recs[n-1].Out(), Vars: vars, Held: recs}.Apply(x)
+	})
+	if !errors.Is(err, ad.ErrArgument) || !strings.Contains(err.Error(), "Held needs Out and Reverse") {
+		t.Errorf("Held without Reverse: got %v", err)
+	}
+}

@@ -1622,11 +1622,15 @@ func (a *funcAttrs) eachKept(_ *node, f func(t *tensor.Tensor, param bool)) int6
 	for _, s := range a.ins {
 		f(&s.v.t, s.v.isVar())
 	}
+	var other int64
+	for _, r := range a.fn.held {
+		other += r.eachSaved(f)
+	}
 	if s := a.fn.sel; s != nil {
 		s.keptTensors(func(t *tensor.Tensor) { f(t, false) })
-		return s.keptOther()
+		other += s.keptOther()
 	}
-	return 0
+	return other
 }
 
 func (a *funcAttrs) checkKept(n *node) error {
@@ -1642,4 +1646,5 @@ func (a *funcAttrs) releaseKept(*node) {
 	if a.fn.sel != nil {
 		a.fn.sel.release()
 	}
+	a.fn.held = nil
 }

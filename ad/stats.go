@@ -31,12 +31,8 @@ func Stats(v *Value) GraphStats {
 	if v.n == nil {
 		return st
 	}
-	seenNode := map[*node]bool{v.n: true}
 	seenData := map[any]bool{}
-	stack := []*node{v.n}
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
+	walkNodes(v.n, func(n *node) {
 		st.Nodes++
 		own := n.eachSaved(func(t *tensor.Tensor, param bool) {
 			key := storageKey(t)
@@ -56,14 +52,26 @@ func Stats(v *Value) GraphStats {
 			st.SavedBytes += own
 			st.SavedByOp[n.name()] += own
 		}
+	})
+	return st
+}
+
+// walkNodes calls f for every node of the graph behind root (root
+// included), once each, depth first, operands in order.
+func walkNodes(root *node, f func(n *node)) {
+	seen := map[*node]bool{root: true}
+	stack := []*node{root}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		f(n)
 		for j := range n.ins() {
-			if p := n.ins()[j].n; p != nil && !seenNode[p] {
-				seenNode[p] = true
+			if p := n.ins()[j].n; p != nil && !seen[p] {
+				seen[p] = true
 				stack = append(stack, p)
 			}
 		}
 	}
-	return st
 }
 
 // savedBytes returns the bytes of the storages n itself keeps for its VJP,

@@ -41,11 +41,19 @@ import (
 // The probe's outputs are reused: they are the checkpointed runs' forward
 // results, and under the binomial schedule the states of its forward part
 // (its snapshots among them), so that no layer runs twice in the forward
-// pass but the stored ones, which run again, recorded. Every layer thus
-// runs twice before the backward pass (the probe, and recorded or
-// recomputed), plus, under the binomial schedule, its advances in the
-// backward pass (BinomialSteps(n, s) − (n−1)). The gradients are bit for bit
-// those without checkpointing. bytes must not be negative.
+// pass. The probe keeps the recordings of the last layers while what they
+// save fits in the budget (ad.Record): a stored run among them is a node
+// that holds those recordings and sweeps them in the backward pass
+// (ad.Sweep.Replay); an earlier stored run runs again, recorded. So a
+// layer runs once in the probe, and once more if it is checkpointed (in
+// the backward pass) or stored before the kept ones, plus, under the
+// binomial schedule, its advances in the backward pass (BinomialSteps(n, s)
+// − (n−1)). 100 equal layers under a budget of 20 of their activations run
+// 188 times (a one-level plan: 88 recomputed, the last 12 stored and
+// swept from the probe's recordings); under a budget that holds them all,
+// 100 times. The gradients are bit for bit those without checkpointing; a
+// second backward pass (RetainGraph), double backward and forward mode run
+// the kept runs' layers again. bytes must not be negative.
 func Budget(bytes int64) Policy { return budget(bytes) }
 
 type budget int64
@@ -69,31 +77,64 @@ func (bud budget) run(r *runner) *ad.Value {
 		return x
 	}
 	// The probe: every layer alone, recorded on a stand-in of its input.
+	// The recordings of the last layers are kept while what they save fits
+	// in the budget: a stored run at the end of the plan sweeps them
+	// instead of running its layers again.
 	a, b := make([]int64, n), make([]int64, n)
 	outs := make([]*ad.Value, n) // each layer's output, detached
 	params := make([][]*ad.Value, n)
+	recs := make([]*ad.Recording, n) // recs[first:] are kept
+	first, kept := 0, int64(0)
 	cur := x.Detach()
 	for i, l := range layers {
-		y, vars, saved := ad.Trace(l, cur, true)
-		a[i], b[i] = saved, bytesOf(cur)
-		params[i] = vars
-		cur = y
+		rec := ad.Record(l, cur)
+		a[i], b[i] = rec.SavedBytes(), bytesOf(cur)
+		params[i], recs[i] = rec.Vars(), rec
+		for kept += a[i]; kept > int64(bud); first++ {
+			kept -= a[first]
+			recs[first] = nil
+		}
+		cur = rec.Out()
 		outs[i] = cur
 	}
 	plan, _, _, ok := planBudget(a, b, bytesOf(cur), int64(bud))
 	if !ok { // the binomial schedule, its forward part read off the probe
+		clear(recs)
 		return runBinomial("checkpoint budget", layers, x, binomialSnapshots(a, b, bytesOf(cur), int64(bud)), p, &layerProbe{outs, params})
 	}
 	for _, run := range plan {
-		if !run.ckpt {
+		switch {
+		case run.ckpt:
+			rc := ad.Recompute{Name: "checkpoint budget", F: whole(layers[run.start:run.end]), Out: outs[run.end-1],
+				Vars: mergeVars(params[run.start:run.end]), Observe: p.observe()}
+			x = rc.Apply(x)
+		case run.start >= first: // stored, and recorded by the probe
+			x = replayRun(layers[run.start:run.end], x, recs[run.start:run.end], p)
+		default:
 			x = plain(layers[run.start:run.end], x)
-			continue
 		}
-		rc := ad.Recompute{Name: "checkpoint budget", F: whole(layers[run.start:run.end]), Out: outs[run.end-1],
-			Vars: mergeVars(params[run.start:run.end]), Observe: p.observe()}
-		x = rc.Apply(x)
 	}
 	return x
+}
+
+// replayRun is a stored run of layers at x whose recordings recs the probe
+// kept: one node that holds them and, in its backward pass, sweeps them
+// from the last to the first (a second backward pass, or a recorded one,
+// runs the layers again).
+func replayRun(layers []func(*ad.Value) *ad.Value, x *ad.Value, recs []*ad.Recording, p *probe) *ad.Value {
+	params := make([][]*ad.Value, len(recs))
+	for i, r := range recs {
+		params[i] = r.Vars()
+	}
+	reverse := func(sw *ad.Sweep, _, g *ad.Value) []*ad.Value {
+		for i := len(recs) - 1; i >= 0 && g != nil; i-- {
+			g = sw.Replay(recs[i], g)
+		}
+		return []*ad.Value{g}
+	}
+	rc := ad.Recompute{Name: "checkpoint budget", F: whole(layers), Out: recs[len(recs)-1].Out(), Vars: mergeVars(params),
+		Reverse: reverse, Held: recs, Observe: p.observe()}
+	return rc.Apply(x)
 }
 
 // binomialSnapshots returns the most snapshots (at least 1, at most the

@@ -114,6 +114,9 @@ var schedules = []struct {
 	{"budget-tiny", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
 		return checkpoint.Run(checkpoint.Budget(1), ls, x)
 	}},
+	{"budget-all", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value { // everything fits: the probe's recordings are swept
+		return checkpoint.Run(checkpoint.Budget(1<<40), ls, x)
+	}},
 	{"layers-2", func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
 		return checkpoint.Run(checkpoint.Binomial(2), ls, x)
 	}},
@@ -688,6 +691,8 @@ func TestCheckpointRetainGraph(t *testing.T) {
 		"sequential": func(x *ad.Value) *ad.Value { return checkpoint.Run(checkpoint.Segments(3), net.layers(), x) },
 		"layers":     func(x *ad.Value) *ad.Value { return checkpoint.Run(checkpoint.Binomial(2), net.layers(), x) },
 		"budget":     func(x *ad.Value) *ad.Value { return checkpoint.Run(checkpoint.Budget(1), net.layers(), x) },
+		"budget-all": func(x *ad.Value) *ad.Value { return checkpoint.Run(checkpoint.Budget(1<<40), net.layers(), x) },
+		"budget-end": func(x *ad.Value) *ad.Value { return checkpoint.Run(checkpoint.Budget(1152), net.layers(), x) }, // runs of 3 layers: checkpointed, then stored (the probe's recordings)
 		"reversible": func(x *ad.Value) *ad.Value {
 			y1, y2 := reversibleRev(fs, gs, x, ad.Tanh(x))
 			return ad.Mul(y1, y2)

@@ -62,7 +62,8 @@
 // ad's public API. The mechanism they share stays in package ad behind one
 // building block, ad.Recompute: a node that runs a function again in its
 // backward pass and sweeps the recording, with an optional backward
-// schedule of its own (ad.Sweep.Step records one piece and sweeps it) and
+// schedule of its own (ad.Sweep.Step records one piece and sweeps it;
+// ad.Sweep.Replay sweeps a piece the forward pass recorded, ad.Record) and
 // an unrecorded forward pass (ad.Eval, ad.Trace). It stays there because it
 // needs what ad does not export and should not: handing the gradients a
 // recomputation's sweep held alone to the enclosing sweep without a copy
@@ -75,7 +76,7 @@
 // ad.ErrModifiedInPlace).
 //
 // What a policy measures it measures with ad.Stats: Budget's probe records
-// each layer alone on a Var standing in for its input (ad.Trace) and reads
+// each layer alone on a Var standing in for its input (ad.Record) and reads
 // the bytes its recording saves; the tests and BenchmarkDeepMLP read what
 // each recomputation holds through ad.Recompute.Observe.
 package checkpoint
