@@ -18,17 +18,18 @@ func shapeErr(op, format string, args ...any) *Error {
 	return &Error{Op: op, Err: ErrShape, Pivot: -1, Msg: fmt.Sprintf(format, args...)}
 }
 
-// checkFloat panics unless t is float32 or float64.
-func checkFloat(op, name string, t *tensor.Tensor) {
-	if d := t.DType(); d != tensor.Float64 && d != tensor.Float32 {
+// checkFloat panics unless d is float32 or float64.
+func checkFloat(op, name string, d tensor.DType) {
+	if d != tensor.Float64 && d != tensor.Float32 {
 		panic(&Error{Op: op, Err: ErrDType, Pivot: -1, Msg: fmt.Sprintf("%s is %s: only float32 and float64 are supported", name, d)})
 	}
 }
 
-// sameDType panics unless a and b have one dtype.
-func sameDType(op string, a, b *tensor.Tensor, an, bn string) {
-	if a.DType() != b.DType() {
-		panic(&Error{Op: op, Err: ErrDType, Pivot: -1, Msg: fmt.Sprintf("%s is %s but %s is %s: convert one of them (ad.Astype)", an, a.DType(), bn, b.DType())})
+// sameDType panics unless a and b (the dtypes of operands an and bn) are
+// one dtype.
+func sameDType(op string, a, b tensor.DType, an, bn string) {
+	if a != b {
+		panic(&Error{Op: op, Err: ErrDType, Pivot: -1, Msg: fmt.Sprintf("%s is %s but %s is %s: convert one of them (ad.Astype)", an, a, bn, b)})
 	}
 }
 

@@ -25,7 +25,7 @@ func FactorCholesky(a *tensor.Tensor) (*tensor.Tensor, error) {
 
 // cholFactor returns the factors of a or panics.
 func cholFactor(op string, a *tensor.Tensor) *tensor.Tensor {
-	checkFloat(op, "A", a)
+	checkFloat(op, "A", a.DType())
 	batch, n := square(op, "A", a.Shape())
 	// L is zeroed by its allocation: the factorisations write its lower
 	// triangle only.
@@ -101,6 +101,14 @@ func symmetrize[T float](n int, a, l []T) {
 // A matrix that is not positive definite panics with an *Error wrapping
 // ErrNotPositiveDefinite whose Pivot names the first non-positive pivot.
 func Cholesky(a *ad.Value) *ad.Value {
+	checkFloat("cholesky", "A", a.DType())
+	square("cholesky", "A", a.Shape())
+	return batchwise1(cholesky, a)
+}
+
+// cholesky is Cholesky on values that are not batched (see batchwise).
+func cholesky(xs []*ad.Value) *ad.Value {
+	a := xs[0]
 	l := cholFactor("cholesky", a.Tensor())
 	return (&ad.Func{
 		Name:    "cholesky",
@@ -225,12 +233,11 @@ func lowerHalf(l *ad.Value) *ad.Value {
 // both L and B. A zero on L's diagonal panics with ErrSingular.
 func CholeskySolve(l, b *ad.Value) *ad.Value {
 	const op = "cholesky solve"
-	lt, bt := l.Tensor(), b.Tensor()
-	checkFloat(op, "L", lt)
-	sameDType(op, lt, bt, "L", "B")
-	_, n := square(op, "L", lt.Shape())
-	if rhsShapeOf(op, "L", lt.Shape(), bt.Shape(), n) {
-		x := CholeskySolve(l, ad.Reshape(b, append(slices.Clone(bt.Shape()), 1)...))
+	checkFloat(op, "L", l.DType())
+	sameDType(op, l.DType(), b.DType(), "L", "B")
+	_, n := square(op, "L", l.Shape())
+	if rhsShapeOf(op, "L", l.Shape(), b.Shape(), n) {
+		x := CholeskySolve(l, ad.Reshape(b, append(slices.Clone(b.Shape()), 1)...))
 		xs := x.Shape()
 		return ad.Reshape(x, xs[:len(xs)-1]...)
 	}

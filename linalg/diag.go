@@ -13,10 +13,14 @@ import (
 // It is linear: its VJP is DiagEmbed of the cotangent and its JVP is Diag
 // of the tangent, so derivatives of every order go through it.
 func Diag(a *ad.Value) *ad.Value {
-	batch, n := specSquare("diag", a)
-	out := tensor.New(a.DType(), append(batch, n)...)
-	diagKernel(out, a.Tensor(), n)
-	return specApply("diag", out, diagVJP, diagJVP, a)
+	specSquare("diag", a)
+	return batchwise1(func(xs []*ad.Value) *ad.Value {
+		a := xs[0]
+		batch, n := specSquare("diag", a)
+		out := tensor.New(a.DType(), append(batch, n)...)
+		diagKernel(out, a.Tensor(), n)
+		return specApply("diag", out, diagVJP, diagJVP, a)
+	}, a)
 }
 
 func diagVJP(_ []*ad.Value, _, g *ad.Value) []*ad.Value { return []*ad.Value{DiagEmbed(g)} }
@@ -39,9 +43,12 @@ func DiagEmbed(v *ad.Value) *ad.Value {
 			Msg: fmt.Sprintf("%v: a scalar has no last axis to place on a diagonal; pass a value of shape [..., n]", shape)})
 	}
 	n := shape[len(shape)-1]
-	out := tensor.New(v.DType(), append(append([]int(nil), shape...), n)...)
-	diagEmbedKernel(out, v.Tensor(), n)
-	return specApply("diag_embed", out, diagEmbedVJP, diagEmbedJVP, v)
+	return batchwise1(func(xs []*ad.Value) *ad.Value {
+		v := xs[0]
+		out := tensor.New(v.DType(), append(v.Shape(), n)...)
+		diagEmbedKernel(out, v.Tensor(), n)
+		return specApply("diag_embed", out, diagEmbedVJP, diagEmbedJVP, v)
+	}, v)
 }
 
 func diagEmbedVJP(_ []*ad.Value, _, g *ad.Value) []*ad.Value { return []*ad.Value{Diag(g)} }

@@ -27,6 +27,20 @@
 // produce NaN gradients. Det, Slogdet and LogDet of a singular matrix have
 // a value (0, −Inf); their gradients there are the error.
 //
+// # Inside fn.Vmap
+//
+// Every op runs inside fn.Vmap, and under its compositions (per-example
+// gradients, tangents, nested maps). An op treats the leading axes of its
+// operands as batch axes, and a result's matrix at a batch index depends on
+// the operands' matrices there alone, so its batching rule is the op
+// itself on the whole batch: the examples become one more leading batch
+// axis (an operand shared by every example broadcasts), the batch is
+// factored in one call, and the results are what each example gives
+// alone, bit for bit (the tangents of Det and LogDet, sums over a matrix,
+// to the last bit). Shapes are checked per example before the batch is
+// formed; an example that cannot be factored is the op's *Error naming it
+// ("matrix 1 of the batch [3]").
+//
 // # Kernels: blocked, on the project's GEMM
 //
 // The factorisations and triangular solves are this package's own

@@ -82,9 +82,14 @@ var syev = lapack64.Syev
 //     Close to a degeneracy, but outside the tolerance, the true gradient
 //     is large, of order 1/(w_j − w_i).
 func Eigh(a *ad.Value) (w, v *ad.Value) {
-	batch, n := specSquare("eigh", a)
-	p := eighPacked(eighForward("eigh", a.Tensor(), batch, n, true), a)
-	return eighUnpack(p, batch, n)
+	specSquare("eigh", a)
+	r := batchwise(func(xs []*ad.Value) []*ad.Value {
+		a := xs[0]
+		batch, n := specSquare("eigh", a)
+		w, v := eighUnpack(eighPacked(eighForward("eigh", a.Tensor(), batch, n, true), a), batch, n)
+		return []*ad.Value{w, v}
+	}, a)
+	return r[0], r[1]
 }
 
 // TryEigh is Eigh that returns, instead of panicking with it, any *Error:
@@ -109,6 +114,13 @@ func TryEigh(a *ad.Value) (w, v *ad.Value, err error) {
 // eigenvalue of a degenerate pair). Second derivatives go through the
 // eigenvectors and carry Eigh's caveat at repeated eigenvalues.
 func EighVals(a *ad.Value) *ad.Value {
+	specSquare("eigh_vals", a)
+	return batchwise1(eighVals, a)
+}
+
+// eighVals is EighVals on a value that is not batched (see batchwise).
+func eighVals(xs []*ad.Value) *ad.Value {
+	a := xs[0]
 	batch, n := specSquare("eigh_vals", a)
 	l := &lazyEigh{a: a.Tensor(), batch: batch, n: n}
 	var out *tensor.Tensor

@@ -61,8 +61,8 @@ func (f *LU) SolveTransposed(b *tensor.Tensor) (*tensor.Tensor, error) {
 func (f *LU) solveChecked(b *tensor.Tensor, trans bool) (x *tensor.Tensor, err error) {
 	const op = "lu solve"
 	err = catch(func() {
-		checkFloat(op, "B", b)
-		sameDType(op, f.Factors, b, "the factors", "B")
+		checkFloat(op, "B", b.DType())
+		sameDType(op, f.Factors.DType(), b.DType(), "the factors", "B")
 		full := f.Factors.Shape()
 		vector := rhsShape(op, full, b.Shape(), f.n)
 		if k, p := f.singular(); k >= 0 {
@@ -151,7 +151,7 @@ func (f *LU) singular() (k, pivot int) {
 
 // luFactor factors a (checked) without judging singularity.
 func luFactor(op string, a *tensor.Tensor) *LU {
-	checkFloat(op, "A", a)
+	checkFloat(op, "A", a.DType())
 	batch, n := square(op, "A", a.Shape())
 	count := tensor.Size(batch)
 	f := &LU{Factors: cloneTensor(a), Pivots: make([]int, count*n), batch: batch, n: n, zero: make([]int, count)}

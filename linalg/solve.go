@@ -26,22 +26,26 @@ import (
 // fit, with ErrShape or ErrDType. ad.Try turns the panics into errors.
 func Solve(a, b *ad.Value) *ad.Value {
 	const op = "solve"
-	at, bt := a.Tensor(), b.Tensor()
-	checkFloat(op, "A", at)
-	sameDType(op, at, bt, "A", "B")
-	batch, n := square(op, "A", at.Shape())
-	vector := rhsShape(op, at.Shape(), bt.Shape(), n)
+	as, bs0 := a.Shape(), b.Shape()
+	checkFloat(op, "A", a.DType())
+	sameDType(op, a.DType(), b.DType(), "A", "B")
+	batch, n := square(op, "A", as)
+	vector := rhsShape(op, as, bs0, n)
 	if vector {
-		b = ad.Reshape(b, append(slices.Clone(bt.Shape()), 1)...)
+		b = ad.Reshape(b, append(slices.Clone(bs0), 1)...)
 	}
 	bs := b.Shape()
-	broadcastBatch(op, batch, bs[:len(bs)-2], "A", "B", at.Shape(), bt.Shape())
-	f := luFactor(op, at)
-	if k, p := f.singular(); k >= 0 {
-		panic(singularErr(op, batch, k, p))
-	}
-	x := luSolveFunc(f, false).Apply(a, b)
-	f.release(x)
+	broadcastBatch(op, batch, bs[:len(bs)-2], "A", "B", as, bs0)
+	x := batchwise1(func(xs []*ad.Value) *ad.Value {
+		at := xs[0].Tensor()
+		f := luFactor(op, at)
+		if k, p := f.singular(); k >= 0 {
+			panic(singularErr(op, at.Shape()[:at.Dims()-2], k, p))
+		}
+		x := luSolveFunc(f, false).Apply(xs[0], xs[1])
+		f.release(x)
+		return x
+	}, a, b)
 	if vector {
 		xs := x.Shape()
 		x = ad.Reshape(x, xs[:len(xs)-1]...)
@@ -106,15 +110,17 @@ func solveRHSTangent(da, db, x *ad.Value, trans bool) *ad.Value {
 // singular A panics with an *Error wrapping ErrSingular.
 func Inv(a *ad.Value) *ad.Value {
 	const op = "inv"
-	at := a.Tensor()
-	batch, n := square(op, "A", at.Shape())
-	f := luFactor(op, at)
-	if k, p := f.singular(); k >= 0 {
-		panic(singularErr(op, batch, k, p))
-	}
-	x := luSolveFunc(f, false).Apply(a, ad.Const(eye(at.DType(), n)))
-	f.release(x)
-	return x
+	_, n := square(op, "A", a.Shape())
+	return batchwise1(func(xs []*ad.Value) *ad.Value {
+		at := xs[0].Tensor()
+		f := luFactor(op, at)
+		if k, p := f.singular(); k >= 0 {
+			panic(singularErr(op, at.Shape()[:at.Dims()-2], k, p))
+		}
+		x := luSolveFunc(f, false).Apply(xs[0], ad.Const(eye(at.DType(), n)))
+		f.release(x)
+		return x
+	}, a)
 }
 
 // Det returns the determinant of A [..., n, n], of the batch shape (a
@@ -124,9 +130,14 @@ func Inv(a *ad.Value) *ad.Value {
 // Backward return an error wrapping ErrSingular (never NaN).
 func Det(a *ad.Value) *ad.Value {
 	const op = "det"
-	at := a.Tensor()
-	_, n := square(op, "A", at.Shape())
-	f := luFactor(op, at)
+	_, n := square(op, "A", a.Shape())
+	return batchwise1(func(xs []*ad.Value) *ad.Value { return det(xs[0], n) }, a)
+}
+
+// det is Det on a value that is not batched (see batchwise).
+func det(a *ad.Value, n int) *ad.Value {
+	const op = "det"
+	f := luFactor(op, a.Tensor())
 	y := (&ad.Func{
 		Name:    op,
 		Forward: func([]*ad.Value) *ad.Value { return ad.Const(f.Det()) },
@@ -155,13 +166,15 @@ func Det(a *ad.Value) *ad.Value {
 // singular matrix Grad returns an error wrapping ErrSingular.
 func Slogdet(a *ad.Value) (sign, logAbsDet *ad.Value) {
 	const op = "slogdet"
-	at := a.Tensor()
-	_, n := square(op, "A", at.Shape())
-	f := luFactor(op, at)
-	s, l := f.Slogdet()
-	y := logDetFunc(op, f, n, l).Apply(a)
-	f.release(y)
-	return ad.Const(s), y
+	_, n := square(op, "A", a.Shape())
+	r := batchwise(func(xs []*ad.Value) []*ad.Value {
+		f := luFactor(op, xs[0].Tensor())
+		s, l := f.Slogdet()
+		y := logDetFunc(op, f, n, l).Apply(xs[0])
+		f.release(y)
+		return []*ad.Value{ad.Const(s), y}
+	}, a)
+	return r[0], r[1]
 }
 
 // LogDet returns log det A for A [..., n, n], of the batch shape: −Inf for
@@ -171,18 +184,19 @@ func Slogdet(a *ad.Value) (sign, logAbsDet *ad.Value) {
 // 2·Σ log diag(Cholesky(A)) is about three times cheaper.
 func LogDet(a *ad.Value) *ad.Value {
 	const op = "logdet"
-	at := a.Tensor()
-	_, n := square(op, "A", at.Shape())
-	f := luFactor(op, at)
-	s, l := f.Slogdet()
-	for k := range l.Len() {
-		if s.AtFlat(k) < 0 {
-			l.SetFlat(k, math.NaN())
+	_, n := square(op, "A", a.Shape())
+	return batchwise1(func(xs []*ad.Value) *ad.Value {
+		f := luFactor(op, xs[0].Tensor())
+		s, l := f.Slogdet()
+		for k := range l.Len() {
+			if s.AtFlat(k) < 0 {
+				l.SetFlat(k, math.NaN())
+			}
 		}
-	}
-	y := logDetFunc(op, f, n, l).Apply(a)
-	f.release(y)
-	return y
+		y := logDetFunc(op, f, n, l).Apply(xs[0])
+		f.release(y)
+		return y
+	}, a)
 }
 
 // logDetFunc is log|det A| (value v) as a differentiable function of A.

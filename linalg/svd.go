@@ -87,9 +87,14 @@ var gesvd = lapack64.Gesvd
 //     degeneracy the true gradient is of order 1/(s_j − s_i), near a zero
 //     singular value of a non-square matrix of order 1/s_i.
 func SVD(a *ad.Value) (u, s, vh *ad.Value) {
-	batch, m, n := specMatrix("svd", a)
-	p := svdPacked(svdForward("svd", a.Tensor(), batch, m, n, true), a)
-	return svdUnpack(p, batch, m, n)
+	specMatrix("svd", a)
+	r := batchwise(func(xs []*ad.Value) []*ad.Value {
+		a := xs[0]
+		batch, m, n := specMatrix("svd", a)
+		u, s, vh := svdUnpack(svdPacked(svdForward("svd", a.Tensor(), batch, m, n, true), a), batch, m, n)
+		return []*ad.Value{u, s, vh}
+	}, a)
+	return r[0], r[1], r[2]
 }
 
 // TrySVD is SVD that returns, instead of panicking with it, any *Error:
@@ -115,6 +120,13 @@ func TrySVD(a *ad.Value) (u, s, vh *ad.Value, err error) {
 // zero singular values). Second derivatives go through the singular
 // vectors and carry SVD's caveats.
 func SVDVals(a *ad.Value) *ad.Value {
+	specMatrix("svd_vals", a)
+	return batchwise1(svdVals, a)
+}
+
+// svdVals is SVDVals on a value that is not batched (see batchwise).
+func svdVals(xs []*ad.Value) *ad.Value {
+	a := xs[0]
 	batch, m, n := specMatrix("svd_vals", a)
 	k := min(m, n)
 	l := &lazySVD{a: a.Tensor(), batch: batch, m: m, n: n}

@@ -45,26 +45,31 @@ func TriangularSolve(a, b *ad.Value, upper bool, opts ...TriangularOption) *ad.V
 			panic(&Error{Op: op, Err: ErrShape, Pivot: -1, Msg: fmt.Sprintf("unknown option %d: use Transposed or UnitDiagonal", int(o))})
 		}
 	}
-	at, bt := a.Tensor(), b.Tensor()
-	checkFloat(op, "A", at)
-	sameDType(op, at, bt, "A", "B")
-	batch, n := square(op, "A", at.Shape())
-	vector := rhsShape(op, at.Shape(), bt.Shape(), n)
+	as, bs0 := a.Shape(), b.Shape()
+	checkFloat(op, "A", a.DType())
+	sameDType(op, a.DType(), b.DType(), "A", "B")
+	batch, n := square(op, "A", as)
+	vector := rhsShape(op, as, bs0, n)
 	if vector {
-		b = ad.Reshape(b, append(slices.Clone(bt.Shape()), 1)...)
+		b = ad.Reshape(b, append(slices.Clone(bs0), 1)...)
 	}
 	bs := b.Shape()
-	broadcastBatch(op, batch, bs[:len(bs)-2], "A", "B", at.Shape(), bt.Shape())
-	if !unit {
-		if k, p := zeroDiagonal(at, n); k >= 0 {
-			which := "the triangle"
-			if len(batch) > 0 {
-				which = fmt.Sprintf("the triangle of matrix %d of the batch %v", k, batch)
+	broadcastBatch(op, batch, bs[:len(bs)-2], "A", "B", as, bs0)
+	x := batchwise1(func(xs []*ad.Value) *ad.Value {
+		a, b := xs[0], xs[1]
+		if !unit {
+			at := a.Tensor()
+			batch := at.Shape()[:at.Dims()-2]
+			if k, p := zeroDiagonal(at, n); k >= 0 {
+				which := "the triangle"
+				if len(batch) > 0 {
+					which = fmt.Sprintf("the triangle of matrix %d of the batch %v", k, batch)
+				}
+				panic(&Error{Op: op, Err: ErrSingular, Pivot: p, Msg: fmt.Sprintf("%s is singular: its diagonal element %d is zero", which, p)})
 			}
-			panic(&Error{Op: op, Err: ErrSingular, Pivot: p, Msg: fmt.Sprintf("%s is singular: its diagonal element %d is zero", which, p)})
 		}
-	}
-	x := triSolveFunc(upper, trans, unit).Apply(a, b)
+		return triSolveFunc(upper, trans, unit).Apply(a, b)
+	}, a, b)
 	if vector {
 		xs := x.Shape()
 		x = ad.Reshape(x, xs[:len(xs)-1]...)
