@@ -17,6 +17,11 @@ and notes starting with "#" (versions, correctness checks, warnings). Rows:
                          functorch.vmap(functorch.grad(loss1), in_dims=(None, 0, 0))(params, x, y)
   PerExampleGrad/B-loop  the same, torch.autograd.grad once per example, 128
                          backward passes (reference only)
+  PerExampleGrad/GaussNLL per-example gradients, w.r.t. Sigma and y, of
+                         0.5 (y' Sigma^-1 y + log det Sigma) through
+                         torch.linalg.cholesky and torch.cholesky_solve, 256
+                         examples of 16x16 SPD Sigma, float64:
+                         functorch.vmap(functorch.grad(nll, argnums=(0, 1)))
   PINNStep/create_graph  Poisson PINN step: u = MLP 2-64-64-64-1, tanh, float64,
                          1024 points in [0,1]^2, f = -2 pi^2 sin(pi x0) sin(pi x1),
                          loss = mean((lap u - f)^2), loss and its gradient w.r.t.
@@ -63,6 +68,7 @@ import time
 ROWS = [
     "PerExampleGrad/B",
     "PerExampleGrad/B-loop",
+    "PerExampleGrad/GaussNLL",
     "PINNStep/create_graph",
     "PINNStep/functorch",
     "Hessian/100",
@@ -209,6 +215,29 @@ def per_example_grad():
     measure("PerExampleGrad/B-loop", loop)
 
 
+# ------------------------------------------------------------ PerExampleGrad/GaussNLL
+def per_example_gauss():
+    torch.manual_seed(0)
+    dt = torch.float64
+    B, n = 256, 16
+    g = torch.randn(B, n, n, dtype=dt)
+    sigma = g @ g.transpose(-1, -2) / n + torch.eye(n, dtype=dt)
+    y = torch.randn(B, n, dtype=dt)
+
+    def nll(s1, y1):  # one example: s1 [n, n] SPD, y1 [n]
+        l = torch.linalg.cholesky(s1)
+        z = torch.cholesky_solve(y1.unsqueeze(-1), l).squeeze(-1)
+        return 0.5 * ((y1 * z).sum() + 2 * torch.log(torch.diagonal(l)).sum())
+
+    per_ex = vmap(grad(nll, argnums=(0, 1)))
+    gs, gy = per_ex(sigma, y)
+    # The gradient with respect to y is Sigma^-1 y.
+    ref = torch.linalg.solve(sigma, y.unsqueeze(-1)).squeeze(-1)
+    check(all_finite((gs, gy)) and torch.allclose(gy, ref, rtol=1e-10, atol=1e-12),
+          f"PerExampleGrad/GaussNLL: vmap(grad) w.r.t. y = Sigma^-1 y (max diff {float((gy - ref).abs().max()):.2e})")
+    measure("PerExampleGrad/GaussNLL", lambda: per_ex(sigma, y))
+
+
 # ------------------------------------------------------------ PINNStep
 def pinn_step():
     torch.manual_seed(0)
@@ -291,8 +320,10 @@ def main():
     note(f"torch {torch.__version__}, functorch {functorch.__version__}, python {sys.version.split()[0]}, "
          f"threads {torch.get_num_threads()}, OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}, "
          f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
-    if any(wanted(r) for r in ROWS if r.startswith("PerExampleGrad/")):
+    if wanted("PerExampleGrad/B") or wanted("PerExampleGrad/B-loop"):
         per_example_grad()
+    if wanted("PerExampleGrad/GaussNLL"):
+        per_example_gauss()
     if any(wanted(r) for r in ROWS if r.startswith("PINNStep/")):
         pinn_step()
     if any(wanted(r) for r in ROWS if r.startswith("Hessian/")):
