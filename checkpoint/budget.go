@@ -53,7 +53,12 @@ import (
 // swept from the probe's recordings); under a budget that holds them all,
 // 100 times. The gradients are bit for bit those without checkpointing; a
 // second backward pass (RetainGraph), double backward and forward mode run
-// the kept runs' layers again. bytes must not be negative.
+// the kept runs' layers again. The budget bounds what the backward pass
+// holds, not the forward pass's peak: until the plan is made the probe
+// holds every layer's output (as a forward pass without recording would,
+// if it kept them) and the kept recordings (at most the budget); the
+// outputs that end no checkpointed run are released once it is made. bytes
+// must not be negative.
 func Budget(bytes int64) Policy { return budget(bytes) }
 
 type budget int64
