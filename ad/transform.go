@@ -72,6 +72,59 @@ func BatchOf(v *Value) (*BatchLevel, *Value) {
 	return &BatchLevel{v.bat.lvl}, v.bat.phys
 }
 
+// Examplewise returns f(xs). Where operands stand for a batch inside a
+// vectorising map (fn.Vmap), it runs f once per example instead, on each
+// example's values (those of operands not batched at the innermost level
+// as they are), and stacks each result along a new axis 0 into a value
+// that stands for the batch again; nested maps are taken one level at a
+// time. It is the batching rule of a function that has none of its own: a
+// solver whose steps depend on the data, or an op that reads its
+// operands' data (Tensor), which a batched value refuses. Vmap runs a
+// Func this way. Gradients and tangents go through f's own ops on each
+// example. f must return the same number of results for every example,
+// each of one shape and dtype across examples.
+func Examplewise(f func(xs []*Value) []*Value, xs ...*Value) []*Value {
+	defer rethrow()
+	l := topBatch(xs...)
+	if l == nil {
+		return f(xs)
+	}
+	if l.done.Load() {
+		panic(&Error{Op: "examplewise", Err: ErrBatched, Msg: "a batched value of a Vmap that has returned was used; use what Vmap returned instead"})
+	}
+	var parts [][]*Value
+	ex := make([]*Value, len(xs))
+	for k := range l.size {
+		for i, x := range xs {
+			ex[i] = x
+			if x.batch() == l {
+				ex[i] = exampleOf(x.bat.phys, k)
+			}
+		}
+		ys := Examplewise(f, ex...)
+		if k > 0 && len(ys) != len(parts[0]) {
+			panic(&Error{Op: "examplewise", Err: ErrBatched, Msg: fmt.Sprintf("the function returned %d results for example 0 and %d for example %d", len(parts[0]), len(ys), k)})
+		}
+		parts = append(parts, ys)
+	}
+	out := make([]*Value, len(parts[0]))
+	col := make([]*Value, l.size)
+	for j := range out {
+		for k := range parts {
+			y := parts[k][j]
+			if y == nil {
+				panic(&Error{Op: "examplewise", Err: ErrArgument, Msg: fmt.Sprintf("result %d of example %d is nil", j, k)})
+			}
+			if y0 := parts[0][j]; !tensor.EqualShape(y.Shape(), y0.Shape()) || y.DType() != y0.DType() {
+				panic(&Error{Op: "examplewise", Err: ErrBatched, Msg: fmt.Sprintf("result %d is %s%v for example 0 but %s%v for example %d: a batch needs one shape", j, y0.DType(), y0.Shape(), y.DType(), y.Shape(), k)})
+			}
+			col[k] = Reshape(y, append([]int{1}, y.Shape()...)...)
+		}
+		out[j] = batchOf(Concat(0, col...), l)
+	}
+	return out
+}
+
 // Same reports whether b and o are one level.
 func (b *BatchLevel) Same(o *BatchLevel) bool { return o != nil && b.l == o.l }
 

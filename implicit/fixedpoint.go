@@ -1,6 +1,7 @@
 package implicit
 
 import (
+	"errors"
 	"fmt"
 
 	"gonum.org/v1/gonum/mat"
@@ -37,7 +38,17 @@ import (
 // of package ad that f panics with. Errors of the derivative rules (a
 // singular I − ∂f/∂x, a GMRES that does not converge) come out of the
 // backward pass (ad.Grad, Backward) or the forward-mode call (ad.JVP).
+//
+// Inside fn.Vmap, where params stand for batches, each example is solved
+// on its own from x0 (ad.Examplewise) and the solutions stacked: f sees
+// one example's params. An example that fails returns its error, its
+// message naming the example.
 func FixedPoint(f func(x *ad.Value, params []*ad.Value) *ad.Value, x0 *tensor.Tensor, params []*ad.Value, opts *Options) (*ad.Value, error) {
+	return perExample(params, func(ps []*ad.Value) (*ad.Value, error) { return fixedPoint(f, x0, ps, opts) })
+}
+
+// fixedPoint is FixedPoint for params that do not stand for batches.
+func fixedPoint(f func(x *ad.Value, params []*ad.Value) *ad.Value, x0 *tensor.Tensor, params []*ad.Value, opts *Options) (*ad.Value, error) {
 	const op = "fixedpoint"
 	if err := checkArgs(op, f != nil, x0, params); err != nil {
 		return nil, err
@@ -64,6 +75,43 @@ func FixedPoint(f func(x *ad.Value, params []*ad.Value) *ad.Value, x0 *tensor.Te
 	p.setParams(params)
 	var y *ad.Value
 	if err := ad.Try(func() { y = p.solution(params) }); err != nil {
+		return nil, err
+	}
+	return y, nil
+}
+
+// perExample returns solve(params). Inside fn.Vmap, where params stand for
+// batches, each example is solved on its own (ad.Examplewise) from the same
+// start, and the solutions are stacked; the first error is returned.
+func perExample(params []*ad.Value, solve func([]*ad.Value) (*ad.Value, error)) (*ad.Value, error) {
+	batched := false
+	for _, p := range params {
+		if l, _ := ad.BatchOf(p); l != nil {
+			batched = true
+		}
+	}
+	if !batched {
+		return solve(params)
+	}
+	var y *ad.Value
+	k := 0
+	err := ad.Try(func() {
+		y = ad.Examplewise(func(ps []*ad.Value) []*ad.Value {
+			v, err := solve(ps)
+			var e *Error
+			if errors.As(err, &e) {
+				c := *e
+				c.Msg = fmt.Sprintf("example %d of the batch (counting the examples of nested maps in order): %s", k, e.Msg)
+				err = &c
+			}
+			if err != nil {
+				panic(err)
+			}
+			k++
+			return []*ad.Value{v}
+		}, params...)[0]
+	})
+	if err != nil {
 		return nil, err
 	}
 	return y, nil

@@ -79,7 +79,8 @@ type Options struct {
 	// Restart is GMRES's restart length: the Krylov vectors kept.
 	// Default min(n, 50) for x of n elements.
 	Restart int
-	// Stats, when not nil, receives a report of the forward solve.
+	// Stats, when not nil, receives a report of the forward solve (inside
+	// fn.Vmap, of the last example's).
 	Stats *Stats
 }
 

@@ -30,7 +30,14 @@ import (
 // reduces ‖F‖; ErrSingular when ∂F/∂x is singular at an iterate (Dense);
 // ErrShape, ErrDType, ErrClosure, ErrArgument; and any error of package ad
 // that F panics with.
+//
+// Inside fn.Vmap each example is solved on its own, as FixedPoint says.
 func Root(F func(x *ad.Value, params []*ad.Value) *ad.Value, x0 *tensor.Tensor, params []*ad.Value, opts *Options) (*ad.Value, error) {
+	return perExample(params, func(ps []*ad.Value) (*ad.Value, error) { return root(F, x0, ps, opts) })
+}
+
+// root is Root for params that do not stand for batches.
+func root(F func(x *ad.Value, params []*ad.Value) *ad.Value, x0 *tensor.Tensor, params []*ad.Value, opts *Options) (*ad.Value, error) {
 	const op = "root"
 	if err := checkArgs(op, F != nil, x0, params); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package ode
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/adjointgo/adjoint/ad"
 	"github.com/adjointgo/adjoint/tensor"
@@ -50,6 +51,11 @@ func At(ys *ad.Value, i int) *ad.Value {
 // stiff problem DOPRI5 takes very many tiny steps (ErrTooManySteps or
 // ErrStepUnderflow) and RK4 on a coarse grid goes unstable (ErrNaN).
 //
+// Inside fn.Vmap, where y0, times or params stand for batches, each
+// example is solved on its own (ad.Examplewise: its own steps, its own
+// errors) and the results stacked; per-example gradients (Vmap of Grad) go
+// through each example's solve. f sees one example's values.
+//
 // The gradients are first order and reverse mode: forward mode through the
 // solve (ad.JVP, ad.JacFwd, ad.HVP) and a backward pass with CreateGraph
 // through it are refused with ErrUnsupported.
@@ -62,6 +68,18 @@ func At(ys *ad.Value, i int) *ad.Value {
 // backward pass returns the same errors (wrapped in ad.ErrFunc) from
 // Backward and ad.Grad.
 func Solve(f Dynamics, y0, times *ad.Value, params []*ad.Value, o Options) *ad.Value {
+	if y0 == nil || times == nil || slices.Contains(params, nil) {
+		return solve(f, y0, times, params, o) // its error
+	}
+	xs := append([]*ad.Value{y0, times}, params...)
+	return ad.Examplewise(func(xs []*ad.Value) []*ad.Value {
+		return []*ad.Value{solve(f, xs[0], xs[1], xs[2:], o)}
+	}, xs...)[0]
+}
+
+// solve is Solve on values that do not stand for batches (see
+// ad.Examplewise).
+func solve(f Dynamics, y0, times *ad.Value, params []*ad.Value, o Options) *ad.Value {
 	const op = "solve"
 	if f == nil {
 		panic(&Error{Op: op, Err: ErrDynamics, T: math.NaN(), Msg: "f is nil"})
