@@ -125,19 +125,16 @@ func funcKeep(_ allocator, n *node, at attrs, out *Value) {
 // batching rule of its own).
 func funcBatch(c *batchCtx) *Value {
 	f := c.at.(*funcAttrs).fn
-	parts := make([]*Value, c.size)
 	ex := make([]*Value, len(c.xs))
-	for k := range parts {
+	return stackExamples(f.opName(), c.size, func(k int) []*Value {
 		for i, x := range c.xs {
 			ex[i] = x
 			if c.bd[i] {
 				ex[i] = exampleOf(x, k)
 			}
 		}
-		y := f.Apply(ex...)
-		parts[k] = Reshape(y, append([]int{1}, y.Shape()...)...)
-	}
-	return Concat(0, parts...)
+		return []*Value{f.Apply(ex...)}
+	})[0]
 }
 
 // callUser runs user code and turns a panic in it into an *Error wrapping

@@ -92,35 +92,48 @@ func Examplewise(f func(xs []*Value) []*Value, xs ...*Value) []*Value {
 	if l.done.Load() {
 		panic(&Error{Op: "examplewise", Err: ErrBatched, Msg: "a batched value of a Vmap that has returned was used; use what Vmap returned instead"})
 	}
-	var parts [][]*Value
 	ex := make([]*Value, len(xs))
-	for k := range l.size {
+	out := stackExamples("examplewise", l.size, func(k int) []*Value {
 		for i, x := range xs {
 			ex[i] = x
 			if x.batch() == l {
 				ex[i] = exampleOf(x.bat.phys, k)
 			}
 		}
-		ys := Examplewise(f, ex...)
-		if k > 0 && len(ys) != len(parts[0]) {
-			panic(&Error{Op: "examplewise", Err: ErrBatched, Msg: fmt.Sprintf("the function returned %d results for example 0 and %d for example %d", len(parts[0]), len(ys), k)})
+		return Examplewise(f, ex...)
+	})
+	for j, y := range out {
+		out[j] = batchOf(y, l)
+	}
+	return out
+}
+
+// stackExamples calls run for the examples 0 … size−1 and stacks each of
+// its results along a new axis 0 (the physical values of a batch): how Vmap
+// runs a function without a batching rule (Examplewise, a Func). The
+// results must agree in number, shape and dtype across examples.
+func stackExamples(op string, size int, run func(k int) []*Value) []*Value {
+	parts := make([][]*Value, size)
+	for k := range size {
+		parts[k] = run(k)
+		if len(parts[k]) != len(parts[0]) {
+			panic(&Error{Op: op, Err: ErrBatched, Msg: fmt.Sprintf("the function returned %d results for example 0 and %d for example %d", len(parts[0]), len(parts[k]), k)})
 		}
-		parts = append(parts, ys)
 	}
 	out := make([]*Value, len(parts[0]))
-	col := make([]*Value, l.size)
+	col := make([]*Value, size)
 	for j := range out {
 		for k := range parts {
 			y := parts[k][j]
 			if y == nil {
-				panic(&Error{Op: "examplewise", Err: ErrArgument, Msg: fmt.Sprintf("result %d of example %d is nil", j, k)})
+				panic(&Error{Op: op, Err: ErrArgument, Msg: fmt.Sprintf("result %d of example %d is nil", j, k)})
 			}
 			if y0 := parts[0][j]; !tensor.EqualShape(y.Shape(), y0.Shape()) || y.DType() != y0.DType() {
-				panic(&Error{Op: "examplewise", Err: ErrBatched, Msg: fmt.Sprintf("result %d is %s%v for example 0 but %s%v for example %d: a batch needs one shape", j, y0.DType(), y0.Shape(), y.DType(), y.Shape(), k)})
+				panic(&Error{Op: op, Err: ErrBatched, Msg: fmt.Sprintf("result %d is %s%v for example 0 but %s%v for example %d: a batch needs one shape", j, y0.DType(), y0.Shape(), y.DType(), y.Shape(), k)})
 			}
 			col[k] = Reshape(y, append([]int{1}, y.Shape()...)...)
 		}
-		out[j] = batchOf(Concat(0, col...), l)
+		out[j] = Concat(0, col...)
 	}
 	return out
 }
