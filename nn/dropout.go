@@ -38,7 +38,7 @@ func (d *Dropout) Forward(x *ad.Value, train bool) *ad.Value {
 		return x
 	}
 	y := ad.Dropout(x, d.P, d.Seed, d.Offset)
-	d.Offset += uint64(x.Tensor().Len())
+	d.Offset += uint64(tensor.Size(x.Shape())) // one example's elements inside Vmap
 	return y
 }
 
