@@ -33,6 +33,11 @@ import (
 // constant that was written in place since) is an error wrapping
 // ErrModifiedInPlace.
 //
+// Inside a vectorising map (fn.Vmap) the node is recorded once per
+// example (Examplewise): each saves its example's operands and recomputes
+// F on them, so the memory saved is the same and the gradients are each
+// example's; the recomputations run example by example.
+//
 // Through the node work: double backward (Options.CreateGraph, HVPReverse:
 // the gradient is then itself a recomputing function of the operands and
 // the cotangent, so the second sweep recomputes too), forward mode (JVP,
@@ -112,6 +117,12 @@ func (r Recompute) Apply(xs ...*Value) *Value {
 	}
 	if r.Held != nil && (r.Out == nil || r.Reverse == nil) {
 		panic(&Error{Op: name, Err: ErrArgument, Msg: "Recompute.Held needs Out and Reverse (the recordings are Reverse's to replay)"})
+	}
+	if topBatch(xs...) != nil { // inside Vmap: one node per example
+		if r.Out != nil {
+			panic(&Error{Op: name, Err: ErrBatched, Msg: "inside Vmap a Recompute runs example by example and computes its output itself: leave Out (and Vars, Held) unset"})
+		}
+		return Examplewise(func(ex []*Value) []*Value { return []*Value{r.Apply(ex...)} }, xs...)[0]
 	}
 	c := &recomputation{name: name, f: r.F, reverse: r.Reverse, observe: r.Observe, held: r.Held}
 	if r.Keep != 0 {

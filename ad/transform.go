@@ -82,7 +82,11 @@ func BatchOf(v *Value) (*BatchLevel, *Value) {
 // operands' data (Tensor), which a batched value refuses. Vmap runs a
 // Func this way. Gradients and tangents go through f's own ops on each
 // example. f must return the same number of results for every example,
-// each of one shape and dtype across examples.
+// each of one shape and dtype across examples. A value of the batch that f
+// reads without being given it (a closure) makes f's results stand for the
+// whole batch again: example k's result is then taken as example k of
+// them, which is right, but runs f over the whole batch for every example
+// (pass such values as operands).
 func Examplewise(f func(xs []*Value) []*Value, xs ...*Value) []*Value {
 	defer rethrow()
 	l := topBatch(xs...)
@@ -100,7 +104,13 @@ func Examplewise(f func(xs []*Value) []*Value, xs ...*Value) []*Value {
 				ex[i] = exampleOf(x.bat.phys, k)
 			}
 		}
-		return Examplewise(f, ex...)
+		ys := Examplewise(f, ex...)
+		for j, y := range ys {
+			if y != nil && y.batch() == l { // f read a value of the batch it was not given: example k's is its k-th
+				ys[j] = exampleOf(y.bat.phys, k)
+			}
+		}
+		return ys
 	})
 	for j, y := range out {
 		out[j] = batchOf(y, l)

@@ -102,6 +102,9 @@ func (bud budget) run(r *runner) *ad.Value {
 		cur = rec.Out()
 		outs[i] = cur
 	}
+	if batchedByClosure(cur) {
+		return plain(layers, x)
+	}
 	plan, _, _, ok := planBudget(a, b, bytesOf(cur), int64(bud))
 	if !ok { // the binomial schedule, its forward part read off the probe
 		clear(recs)

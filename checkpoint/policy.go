@@ -66,6 +66,15 @@ type runner struct {
 // is a function of its seed and offset). A function of several inputs is
 // checkpointed by ad.Recompute, the building block every policy runs on.
 //
+// Inside a vectorising map (fn.Vmap), where x stands for a batch, each
+// example runs the policy on its own (ad.Examplewise): a Budget is then
+// each example's, and the recomputations run example by example;
+// Selective runs as Full; None runs on the whole batch. Where the layers
+// read a value of the batch that is not x (fn's per-example copy of a
+// parameter used otherwise than as a Linear's layer), Binomial and Budget
+// record them plainly, saving no memory, and the others run them over the
+// batch for each example.
+//
 // Run panics, like an op of package ad, with an *Error wrapping ErrPolicy
 // for a policy that cannot run or a nil layer, and with ad's errors for
 // what the layers do; ad.Try recovers them.
@@ -85,7 +94,26 @@ func run(p Policy, layers []func(*ad.Value) *ad.Value, x *ad.Value, pr *probe) *
 	if x == nil {
 		panic(policyErr(p, "a nil input"))
 	}
+	if l, _ := ad.BatchOf(x); l != nil && p != None { // inside Vmap: each example on its own
+		if _, ok := p.(selective); ok {
+			p = Full // what it keeps would be the batch's where the layers read values of the batch (see batchedByClosure)
+		}
+		return ad.Examplewise(func(ex []*ad.Value) []*ad.Value {
+			return []*ad.Value{p.run(&runner{layers: layers, x: ex[0], p: pr})}
+		}, x)[0]
+	}
 	return p.run(&runner{layers: layers, x: x, p: pr})
+}
+
+// batchedByClosure reports whether y, the last output of layers that a
+// schedule ran on one example (x did not stand for a batch), stands for a
+// batch inside Vmap: the layers read a value of the batch they were not
+// given (fn's per-example copy of a parameter, say). Then the schedules
+// that keep outputs (Binomial, Budget) record the layers plainly instead,
+// and Examplewise takes the example's part of the result.
+func batchedByClosure(y *ad.Value) bool {
+	l, _ := ad.BatchOf(y)
+	return l != nil
 }
 
 // plain applies layers in order, recording as usual.

@@ -1,6 +1,9 @@
 package checkpoint
 
-import "github.com/adjointgo/adjoint/ad"
+import (
+	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/tensor"
+)
 
 // probe measures, for tests and benchmarks, the largest number of bytes
 // one recomputation held at once (what ad.Stats reports for the recorded
@@ -39,4 +42,4 @@ func (p *probe) noteHeld(b int64) {
 }
 
 // bytesOf is the size of v's data.
-func bytesOf(v *ad.Value) int64 { return int64(v.Tensor().Len() * v.DType().Size()) }
+func bytesOf(v *ad.Value) int64 { return int64(tensor.Size(v.Shape()) * v.DType().Size()) }

@@ -244,6 +244,9 @@ func runBinomial(name string, layers []func(*ad.Value) *ad.Value, x0 *ad.Value, 
 	}
 	last := s.cur
 	y := s.advance()
+	if batchedByClosure(y) {
+		return plain(layers, x0)
+	}
 	s.known = nil // the probe's other outputs are not kept
 	p.noteHeld(s.heldBytes())
 

@@ -73,6 +73,19 @@ func TestExamplewise(t *testing.T) {
 	if !errors.Is(err, ad.ErrBatched) || !strings.Contains(err.Error(), "example 1") {
 		t.Errorf("results of different shapes: got %v", err)
 	}
+	// A value of the batch read without being given (a closure): each
+	// example still gets its own, x_k·c_k.
+	closure := fn.Of(func(xs ...*ad.Value) *ad.Value {
+		return ad.Examplewise(func(ex []*ad.Value) []*ad.Value { return []*ad.Value{ad.Mul(ex[0], xs[1])} }, xs[0])[0]
+	})
+	cs := ad.Const(tensor.FromFloat64([]float64{1, 10, 100, 1000, 1e4, 1e5}, 3, 2))
+	cy, err := fn.Call(fn.Vmap(closure, nil, nil), xs, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range []float64{1, 20, -100, 2000, 3e4, 4e5} {
+		near(t, "closure", cy[0].Tensor().AtFlat(i), v)
+	}
 	// Outside Vmap it is the function itself.
 	out := ad.Examplewise(readsData, vec(2, 3), w)
 	near(t, "outside", out[1].Item(), 13)
