@@ -28,6 +28,7 @@ type kernel[T float] struct {
 	mr, nr     int // register block
 	kc, mc, nc int // cache blocks: kc (depth), mc rows of A (multiple of mr), nc columns of B (multiple of nr)
 	fn         microKernel[T]
+	edges      []edgeKernel[T] // narrower kernels for a last panel of fewer rows, by rows ascending (nil: none), see edgeFor
 	direct     bool // fn takes any rsa, csa (else only packed panels)
 	maxStepT   int  // with direct: Aᵀ is packed when lda·size ≥ maxStepT bytes (0: never), see inPlace
 	// with direct: the L1 data cache's ways, the bytes at which addresses
@@ -39,6 +40,25 @@ type kernel[T float] struct {
 	swapNT                      bool // an A·Bᵀ with B of many more rows than A runs as B·Aᵀ, see swapsNT
 	pool                        *pool.Kept[buffers[T]]
 	jobs                        *sync.Pool // of *job[T]
+}
+
+// edgeKernel is a kernel of the same NR and fewer rows than its kernel's
+// MR, computing each element as the full kernel does (the same sums in the
+// same order), for a last panel of at most mr rows.
+type edgeKernel[T float] struct {
+	mr int
+	fn microKernel[T]
+}
+
+// edgeFor returns the narrowest kernel of at least rows rows and its rows:
+// an edge kernel, or the kernel itself.
+func (kn *kernel[T]) edgeFor(rows int) (microKernel[T], int) {
+	for _, e := range kn.edges {
+		if e.mr >= rows {
+			return e.fn, e.mr
+		}
+	}
+	return kn.fn, kn.mr
 }
 
 // buffers holds the packing areas of one goroutine.
@@ -528,7 +548,11 @@ func macro[T float](kn *kernel[T], kc, mc, nc int, ap, bp, c []T, ldc int, alpha
 		bpan := bp[jr*kc : (jr+NR)*kc]
 		for ir := 0; ir < mc; ir += MR {
 			mr := min(MR, mc-ir)
-			fn(kc, ap[ir*kc:(ir+MR)*kc], 1, MR, bpan, c[ir*ldc+jr:], ldc, alpha, beta, mr, nr)
+			f := fn
+			if mr < MR { // the panel is zero-padded to MR rows: a narrower kernel skips them
+				f, _ = kn.edgeFor(mr)
+			}
+			f(kc, ap[ir*kc:(ir+MR)*kc], 1, MR, bpan, c[ir*ldc+jr:], ldc, alpha, beta, mr, nr)
 		}
 	}
 	if last && ep.active() {
@@ -694,6 +718,8 @@ func macroDirect[T float](kn *kernel[T], edge []T, transA bool, a []T, lda, ic, 
 	if transA {
 		rs, cs = 1, lda
 	}
+	// The last panel's kernel: the narrowest of at least its rows.
+	efn, emr := kn.edgeFor(mc - full)
 	// A last panel of fewer than MR rows: with beta = 0 and at least MR
 	// rows in the block, the kernel reads the block's last MR rows in place
 	// instead (edge < 0 marks that), rewriting the rows it shares with the
@@ -701,9 +727,11 @@ func macroDirect[T float](kn *kernel[T], edge []T, transA bool, a []T, lda, ic, 
 	// and, with beta = 0, does not read C), and the gather of the edge rows
 	// is saved: a quarter or so of the packing of the 64-row products of
 	// attention, whose 4-row edge took a gather per depth step.
-	overlap := full < mc && mc >= MR && beta == 0
+	// An edge kernel of exactly the panel's rows reads them in place.
+	exact := full < mc && emr == mc-full
+	overlap := full < mc && !exact && mc >= emr && beta == 0
 	var ea []T
-	if full < mc && !overlap {
+	if full < mc && !overlap && !exact {
 		ea = edge[:kc*MR]
 		packA(ea, MR, transA, a, lda, ic+full, pc, mc-full, kc)
 	}
@@ -713,11 +741,14 @@ func macroDirect[T float](kn *kernel[T], edge []T, transA bool, a []T, lda, ic, 
 		for ir := 0; ir < full; ir += MR {
 			fn(kc, a[(ic+ir)*rs+pc*cs:], rs, cs, bpan, c[ir*ldc+jr:], ldc, alpha, beta, MR, nr)
 		}
-		if overlap {
-			ir := mc - MR
-			fn(kc, a[(ic+ir)*rs+pc*cs:], rs, cs, bpan, c[ir*ldc+jr:], ldc, alpha, beta, MR, nr)
-		} else if full < mc {
-			fn(kc, ea, 1, MR, bpan, c[full*ldc+jr:], ldc, alpha, beta, mc-full, nr)
+		switch {
+		case exact:
+			efn(kc, a[(ic+full)*rs+pc*cs:], rs, cs, bpan, c[full*ldc+jr:], ldc, alpha, beta, emr, nr)
+		case overlap:
+			ir := mc - emr
+			efn(kc, a[(ic+ir)*rs+pc*cs:], rs, cs, bpan, c[ir*ldc+jr:], ldc, alpha, beta, emr, nr)
+		case full < mc:
+			efn(kc, ea, 1, MR, bpan, c[full*ldc+jr:], ldc, alpha, beta, mc-full, nr)
 		}
 	}
 }

@@ -26,6 +26,49 @@ func sgemmAVX2(k int, a *float32, rsa, csa int, b, c *float32, ldc int, alpha, b
 //go:noescape
 func dgemmAVX2(k int, a *float64, rsa, csa int, b, c *float64, ldc int, alpha, beta float64, mr int, mask *int64)
 
+// The AVX-512 kernels of 4 and 8 rows, for a last panel of fewer rows than
+// 12 (the same sums, element by element, as the 12-row kernels).
+
+//go:noescape
+func sgemmAVX512x4(k int, a *float32, rsa, csa int, b, c *float32, ldc int, alpha, beta float32, mr int, mask uint32)
+
+//go:noescape
+func sgemmAVX512x8(k int, a *float32, rsa, csa int, b, c *float32, ldc int, alpha, beta float32, mr int, mask uint32)
+
+//go:noescape
+func dgemmAVX512x4(k int, a *float64, rsa, csa int, b, c *float64, ldc int, alpha, beta float64, mr int, mask uint32)
+
+//go:noescape
+func dgemmAVX512x8(k int, a *float64, rsa, csa int, b, c *float64, ldc int, alpha, beta float64, mr int, mask uint32)
+
+func s512x4(kc int, a []float32, rsa, csa int, b, c []float32, ldc int, alpha, beta float32, mr, nr int) {
+	_ = a[3*rsa+(kc-1)*csa]
+	_ = b[32*kc-1]
+	_ = c[(mr-1)*ldc+nr-1]
+	sgemmAVX512x4(kc, unsafe.SliceData(a), rsa, csa, unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, mr, uint32(1<<nr-1))
+}
+
+func s512x8(kc int, a []float32, rsa, csa int, b, c []float32, ldc int, alpha, beta float32, mr, nr int) {
+	_ = a[7*rsa+(kc-1)*csa]
+	_ = b[32*kc-1]
+	_ = c[(mr-1)*ldc+nr-1]
+	sgemmAVX512x8(kc, unsafe.SliceData(a), rsa, csa, unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, mr, uint32(1<<nr-1))
+}
+
+func d512x4(kc int, a []float64, rsa, csa int, b, c []float64, ldc int, alpha, beta float64, mr, nr int) {
+	_ = a[3*rsa+(kc-1)*csa]
+	_ = b[16*kc-1]
+	_ = c[(mr-1)*ldc+nr-1]
+	dgemmAVX512x4(kc, unsafe.SliceData(a), rsa, csa, unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, mr, uint32(1<<nr-1))
+}
+
+func d512x8(kc int, a []float64, rsa, csa int, b, c []float64, ldc int, alpha, beta float64, mr, nr int) {
+	_ = a[7*rsa+(kc-1)*csa]
+	_ = b[16*kc-1]
+	_ = c[(mr-1)*ldc+nr-1]
+	dgemmAVX512x8(kc, unsafe.SliceData(a), rsa, csa, unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, mr, uint32(1<<nr-1))
+}
+
 // hasAVX512 and hasAVX2 say which assembly may run: the CPU's features
 // capped by ADJOINT_CPU (see package isa); set by selectLevel at init.
 var hasAVX512, hasAVX2 bool
@@ -74,8 +117,8 @@ func d256(kc int, a []float64, rsa, csa int, b, c []float64, ldc int, alpha, bet
 
 func avx512Kernels() (kernel[float32], kernel[float64]) {
 	c, all := isa.CacheSizes(), l1Share{1, 1}
-	return withBlocks(kernel[float32]{name: "avx512", mr: 12, nr: 32, fn: s512, pool: &pool32, jobs: &jobs32, direct: true, maxStepT: 4 << 10}, all, c),
-		withBlocks(kernel[float64]{name: "avx512", mr: 12, nr: 16, fn: d512, pool: &pool64, jobs: &jobs64, direct: true, maxStepT: 4 << 10}, all, c)
+	return withBlocks(kernel[float32]{name: "avx512", mr: 12, nr: 32, fn: s512, edges: []edgeKernel[float32]{{4, s512x4}, {8, s512x8}}, pool: &pool32, jobs: &jobs32, direct: true, maxStepT: 4 << 10}, all, c),
+		withBlocks(kernel[float64]{name: "avx512", mr: 12, nr: 16, fn: d512, edges: []edgeKernel[float64]{{4, d512x4}, {8, d512x8}}, pool: &pool64, jobs: &jobs64, direct: true, maxStepT: 4 << 10}, all, c)
 }
 
 func avx2Kernels() (kernel[float32], kernel[float64]) {

@@ -419,6 +419,12 @@ kernel("sgemmAVX512", "avx512", "s", 12, 2, unroll=4, pfc=True)
 kernel("dgemmAVX512", "avx512", "d", 12, 2, unroll=4, pfc=True)
 kernel("sgemmAVX2", "avx2", "s", 6, 2, unroll=4, pfc=True)
 kernel("dgemmAVX2", "avx2", "d", 6, 2, unroll=4, pfc=True)
+# Narrower AVX-512 kernels for a last panel of at most 4 or 8 rows, so that
+# the 12-row kernel does not compute rows that are thrown away.
+kernel("sgemmAVX512x4", "avx512", "s", 4, 2, unroll=4, pfc=True)
+kernel("sgemmAVX512x8", "avx512", "s", 8, 2, unroll=4, pfc=True)
+kernel("dgemmAVX512x4", "avx512", "d", 4, 2, unroll=4, pfc=True)
+kernel("dgemmAVX512x8", "avx512", "d", 8, 2, unroll=4, pfc=True)
 copyrows("copyAVX512S", "s")
 copyrows("copyAVX512D", "d")
 trans("transAVX512S", "avx512", "s")
