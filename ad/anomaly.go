@@ -49,6 +49,9 @@ import (
 // The checks cost a pass over each result and a stack walk per op.
 func DetectAnomaly(v *Value) *Value {
 	v.check("detect_anomaly")
+	if l := v.batch(); l != nil { // inside Vmap: mark the batch (the wrapper's own data is the first example's)
+		return batchOf(DetectAnomaly(v.bat.phys), l)
+	}
 	c := &Value{n: v.n, gs: v.gs, slot: v.slot, base: v.leaf(), marks: marks{requires: v.requires, anomaly: true}}
 	c.t = *v.t.View()
 	c.tan, c.lvl, c.eye = v.tan, v.lvl, v.eye

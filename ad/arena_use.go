@@ -19,6 +19,9 @@ package ad
 func (a *Arena) Use(v *Value) *Value {
 	const op = "arena_use"
 	v.check(op)
+	if v.batch() != nil {
+		panic(&Error{Op: op, Err: ErrBatched, Msg: "inside Vmap the value stands for a batch, which an Arena cannot hold: bring the value into the arena before Vmap, or use it without the arena"})
+	}
 	if v.slot != nil {
 		if v.slot.ar != a {
 			panic(&Error{Op: op, Err: ErrStale, Msg: "the value belongs to another Arena"})

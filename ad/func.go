@@ -102,6 +102,9 @@ func funcForward(dst *tensor.Tensor, at attrs, xs []*tensor.Tensor) {
 	if y == nil {
 		panic(&Error{Op: f.opName(), Err: ErrFunc, Msg: "Forward returned nil"})
 	}
+	if y.batch() != nil { // its data would be the first example's alone
+		panic(&Error{Op: f.opName(), Err: ErrBatched, Msg: "Forward returned a value that stands for a batch: it read a value of a Vmap that it was not given; pass that value as an operand"})
+	}
 	*dst = *y.t.View()
 }
 

@@ -174,19 +174,41 @@ func Trace(f func(*Value) *Value, x *Value, grad bool) (y *Value, vars []*Value,
 func eval(f func(*Value) *Value, x *Value, vars, grad bool) (y *Value, vs []*Value, saved int64) {
 	defer rethrow()
 	x.check("eval")
-	z := standIn(x.Detach(), grad)
+	z, zp := standInBatch(x.Detach(), grad)
 	callUser("eval", "function", func() { y = f(z) })
 	if y == nil {
 		panic(&Error{Op: "eval", Err: ErrFunc, Msg: "the function returned nil"})
 	}
 	y.check("eval")
+	yp := physical(y) // inside Vmap the recording is the physical values'
 	if grad {
-		saved = Stats(y).SavedBytes
+		saved = Stats(yp).SavedBytes
 	}
 	if vars {
-		vs = closedOver(y, map[*Value]bool{z: true})
+		vs = closedOver(yp, map[*Value]bool{zp: true})
 	}
 	return dropRecording(y), vs, saved
+}
+
+// standInBatch is standIn for a value that may stand for a batch inside
+// Vmap: the stand-in of its physical value, wrapped at its levels again
+// (z), and that stand-in (zp). (A stand-in of the wrapper itself would
+// hold the first example's data alone.)
+func standInBatch(v *Value, req bool) (z, zp *Value) {
+	if l := v.batch(); l != nil {
+		inner, p := standInBatch(v.bat.phys, req)
+		return batchOf(inner, l), p
+	}
+	s := standIn(v, req)
+	return s, s
+}
+
+// physical returns the value v stands for below every batching level.
+func physical(v *Value) *Value {
+	for v.batch() != nil {
+		v = v.bat.phys
+	}
+	return v
 }
 
 // Sweep is the backward pass of a Recompute with a Reverse schedule in
@@ -228,6 +250,11 @@ func (s *Sweep) Step(f func(*Value) *Value, x *Value, vars []*Value, seed func(y
 		panic(&Error{Op: name, Err: ErrFunc, Msg: "a step returned nil"})
 	}
 	s.c.noteRecompute(y)
+	node := make([]*Value, 0, len(s.node))
+	for v := range s.node {
+		node = append(node, v)
+	}
+	sameVars(name, y, []*Value{z}, node)
 	var g *Value
 	callUser(name, "seed", func() { g = seed(y.Detach()) })
 	if !y.requires || g == nil {
@@ -302,6 +329,15 @@ func (c *recomputation) apply(xs []*Value, skip map[*Value]bool) *Value {
 	callUser(name, "function", func() { y = c.f(det) })
 	if y == nil {
 		panic(&Error{Op: name, Err: ErrFunc, Msg: "the function returned nil"})
+	}
+	if y.batch() != nil && topBatch(xs...) == nil {
+		// Inside Vmap, f read a value of the batch it was not given (fn's
+		// per-example copy of a parameter, say): its output stands for the
+		// batch, which the node cannot hold. f runs again, recorded as
+		// usual, on the operands themselves: no checkpoint.
+		var r *Value
+		callUser(name, "function", func() { r = c.f(xs) })
+		return r
 	}
 	params := closedOver(y, skip)
 	return c.node(xs, dropRecording(y), params) // the recording f made with the Vars it reads is dropped
@@ -452,6 +488,7 @@ func recomputeVJP(c *recomputation, k int, reqs []bool, params, ins []*Value, ou
 	y := f(zs)
 	c.noteRecompute(y)
 	sameOutput(name, y, out)
+	sameVars(name, y, zs, params)
 	gs := make([]*Value, len(ins))
 	if !y.requires {
 		return gs
@@ -463,6 +500,26 @@ func recomputeVJP(c *recomputation, k int, reqs []bool, params, ins []*Value, ou
 		gs[i].owned = excl[j] // the Func vouches (ownsResults) for what the sweep held alone
 	}
 	return gs
+}
+
+// sameVars panics with an error wrapping ErrFunc when the recomputation y
+// (recorded at the stand-ins zs) reads a Var that is not among vars, those
+// its first run read: the function chose its Vars from state that changed
+// in between (a layer reading a field that was set around the first call
+// and restored since). Its gradient would go nowhere, and the Vars of the
+// first run would get none: wrong gradients with a nil error.
+func sameVars(name string, y *Value, zs, vars []*Value) {
+	skip := make(map[*Value]bool, len(zs)+len(vars))
+	for _, z := range zs {
+		skip[z] = true
+	}
+	for _, v := range vars {
+		skip[v.leaf()] = true
+	}
+	if extra := closedOver(y, skip); len(extra) > 0 {
+		panic(&Error{Op: name, Err: ErrFunc, Msg: fmt.Sprintf("the recomputation read %d Var(s) that the first run did not (a %s): a checkpointed function must read the same Vars every time it runs; "+
+			"one that picks them from state changed since (a field set around the first call and restored) would give them no gradient", len(extra), extra[0].t.DType().String()+fmt.Sprint(extra[0].Shape()))})
+	}
 }
 
 // sameOutput panics with an error wrapping ErrModifiedInPlace when the

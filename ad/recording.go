@@ -27,6 +27,9 @@ type Recording struct {
 func Record(f func(*Value) *Value, x *Value) *Recording {
 	defer rethrow()
 	x.check("record")
+	if x.batch() != nil {
+		panic(&Error{Op: "record", Err: ErrBatched, Msg: "inside Vmap x stands for a batch: record one example's values (ad.Examplewise), or use Trace"})
+	}
 	z := standIn(x.Detach(), true)
 	var y *Value
 	callUser("record", "function", func() { y = f(z) })

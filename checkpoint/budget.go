@@ -92,6 +92,9 @@ func (bud budget) run(r *runner) *ad.Value {
 	first, kept := 0, int64(0)
 	cur := x.Detach()
 	for i, l := range layers {
+		if batchedByClosure(cur) { // see batchedByClosure: record the layers plainly
+			return plain(layers, x)
+		}
 		rec := ad.Record(l, cur)
 		a[i], b[i] = rec.SavedBytes(), bytesOf(cur)
 		params[i], recs[i] = rec.Vars(), rec

@@ -3,9 +3,11 @@ package checkpoint_test
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/checkpoint"
 	"github.com/adjointgo/adjoint/fn"
 	"github.com/adjointgo/adjoint/tensor"
 )
@@ -22,19 +24,33 @@ func TestCheckpointVmap(t *testing.T) {
 	xt := randInput(tensor.Float64, 25, 3, 8)
 	w := net.ws[2]
 	for _, s := range schedules {
+		// The weight as an input of the function: the layers read it from
+		// net.ws[2] when they run, in the backward pass too, so it stays
+		// there until the gradient is taken (restoring it when f returns
+		// would make the recomputations read another Var, which ad refuses).
 		f := fn.Of(func(xs ...*ad.Value) *ad.Value {
-			saved := net.ws[2]
-			net.ws[2] = xs[1] // the weight as an input of the function
-			defer func() { net.ws[2] = saved }()
+			net.ws[2] = xs[1]
 			return ad.Sum(ad.Square(s.run(net.layers(), xs[0])))
 		})
 		gs, err := fn.Call(fn.Vmap(fn.Grad(f, 0, 1), []int{0, fn.NoBatch}, nil), ad.Const(xt), ad.Const(w.Tensor()))
+		net.ws[2] = w
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
 		for k := range 3 {
 			ex := ad.Const(tensor.FromFloat64(xt.Float64s()[k*8:(k+1)*8], 8))
 			want := fn.Grad(f, 0, 1)(ex, ad.Const(w.Tensor()))
+			net.ws[2] = w
+			plainW := fn.Grad(fn.Of(func(xs ...*ad.Value) *ad.Value {
+				net.ws[2] = xs[1]
+				return ad.Sum(ad.Square(plain(net.layers(), xs[0])))
+			}), 0, 1)(ex, ad.Const(w.Tensor()))
+			net.ws[2] = w
+			for i := range want { // the schedule alone gives the plain network's gradients
+				if !sameTensor(want[i].Tensor(), plainW[i].Tensor()) {
+					t.Fatalf("%s: example %d alone, gradient %d differs from the plain network's", s.name, k, i)
+				}
+			}
 			for i := range want {
 				n := want[i].Tensor().Len()
 				for j := range n {
@@ -65,6 +81,16 @@ func TestCheckpointVmap(t *testing.T) {
 		}
 	}
 	layer := net.layers()[0]
+	// A layer that reads another Var when it is recomputed than when it
+	// first ran is refused, not given a gradient that goes nowhere.
+	swapped := ad.Var(w.Tensor().Clone())
+	x := ad.Var(tensor.FromFloat64(xt.Float64s()[:8], 8))
+	net.ws[2] = swapped
+	y := ad.Sum(checkpoint.Run(checkpoint.Full, net.layers(), x))
+	net.ws[2] = w
+	if _, err := ad.Grad(y, swapped); !errors.Is(err, ad.ErrFunc) || !strings.Contains(err.Error(), "same Vars") {
+		t.Errorf("a layer reading another Var when recomputed: got %v, want ErrFunc", err)
+	}
 	out := ad.Eval(layer, ad.Const(xt))
 	_, err := fn.Call(fn.Vmap(fn.Of(func(xs ...*ad.Value) *ad.Value {
 		return ad.Recompute{F: func(in []*ad.Value) *ad.Value { return layer(in[0]) }, Out: ad.Const(out.Tensor())}.Apply(xs[0])
@@ -72,4 +98,16 @@ func TestCheckpointVmap(t *testing.T) {
 	if !errors.Is(err, ad.ErrBatched) {
 		t.Errorf("a Recompute with Out inside Vmap: got %v, want ErrBatched", err)
 	}
+}
+
+func sameTensor(a, b *tensor.Tensor) bool {
+	if a.Len() != b.Len() {
+		return false
+	}
+	for i := range a.Len() {
+		if math.Float64bits(a.AtFlat(i)) != math.Float64bits(b.AtFlat(i)) {
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package fn_test
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -89,4 +90,41 @@ func TestExamplewise(t *testing.T) {
 	// Outside Vmap it is the function itself.
 	out := ad.Examplewise(readsData, vec(2, 3), w)
 	near(t, "outside", out[1].Item(), 13)
+}
+
+// ad.Eval and ad.Trace inside Vmap run the function on the whole batch:
+// each example's value (they ran it on the first example's data alone,
+// for every example, before), and Trace finds the Vars and the saved
+// bytes of the physical recording; ad.Record refuses a batch.
+func TestEvalTraceInVmap(t *testing.T) {
+	x := ad.Const(tensor.FromFloat64([]float64{1, 2, 3, 4, 5, 6}, 3, 2))
+	w := ad.Var(tensor.FromFloat64([]float64{1, 0.5}, 2))
+	layer := func(v *ad.Value) *ad.Value { return ad.Tanh(ad.Mul(v, w)) }
+	var vars []*ad.Value
+	var saved int64
+	f := fn.Func(func(xs ...*ad.Value) []*ad.Value {
+		y, vs, s := ad.Trace(layer, xs[0], true)
+		vars, saved = vs, s
+		return []*ad.Value{ad.Eval(layer, xs[0]), y}
+	})
+	ys, err := fn.Call(fn.Vmap(f, nil, nil), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{1, 1, 3, 2, 5, 3}
+	for _, y := range ys {
+		for i, v := range want {
+			near(t, "value", y.Tensor().AtFlat(i), math.Tanh(v))
+		}
+	}
+	if len(vars) != 1 || vars[0] != w {
+		t.Errorf("Trace found %v, want the weight", vars)
+	}
+	if saved < 6*8 {
+		t.Errorf("Trace counted %d saved bytes, want at least the batch's tanh outputs (48)", saved)
+	}
+	_, err = fn.Call(fn.Vmap(fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Record(layer, xs[0]).Out() }), nil, nil), x)
+	if !errors.Is(err, ad.ErrBatched) {
+		t.Errorf("Record of a batch: got %v, want ErrBatched", err)
+	}
 }

@@ -29,8 +29,8 @@ type kernel[T float] struct {
 	kc, mc, nc int // cache blocks: kc (depth), mc rows of A (multiple of mr), nc columns of B (multiple of nr)
 	fn         microKernel[T]
 	edges      []edgeKernel[T] // narrower kernels for a last panel of fewer rows, by rows ascending (nil: none), see edgeFor
-	direct     bool // fn takes any rsa, csa (else only packed panels)
-	maxStepT   int  // with direct: Aᵀ is packed when lda·size ≥ maxStepT bytes (0: never), see inPlace
+	direct     bool            // fn takes any rsa, csa (else only packed panels)
+	maxStepT   int             // with direct: Aᵀ is packed when lda·size ≥ maxStepT bytes (0: never), see inPlace
 	// with direct: the L1 data cache's ways, the bytes at which addresses
 	// share a set, and its line size (0: not checked), see inPlace
 	l1Ways, l1SetStride, l1Line int

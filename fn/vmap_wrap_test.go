@@ -1,0 +1,62 @@
+package fn_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/adjointgo/adjoint/ad"
+	"github.com/adjointgo/adjoint/fn"
+	"github.com/adjointgo/adjoint/tensor"
+)
+
+// The functions that make a new value standing for a given one keep the
+// batch inside Vmap, or refuse it. ad.DetectAnomaly and ad.Eval used to
+// copy the wrapper's own data, the first example's, so every example got
+// the first one's result with a nil error; Arena.Use did the same and now
+// refuses a batch.
+func TestVmapWrappersKeepTheBatch(t *testing.T) {
+	x := ad.Const(tensor.FromFloat64([]float64{1, 2, 3, 4, 5, 6}, 3, 2))
+	double := func(v *ad.Value) *ad.Value { return ad.MulScalar(v, 2) }
+	for name, f := range map[string]func(v *ad.Value) *ad.Value{
+		"DetectAnomaly": func(v *ad.Value) *ad.Value { return double(ad.DetectAnomaly(v)) },
+		"Eval":          func(v *ad.Value) *ad.Value { return ad.Eval(double, v) },
+		"Detach":        func(v *ad.Value) *ad.Value { return double(v.Detach()) },
+	} {
+		ys, err := fn.Call(fn.Vmap(fn.Of(func(xs ...*ad.Value) *ad.Value { return f(xs[0]) }), nil, nil), x)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for i, v := range []float64{2, 4, 6, 8, 10, 12} {
+			if got := ys[0].Tensor().AtFlat(i); got != v {
+				t.Fatalf("%s: element %d is %v, want %v", name, i, got, v)
+			}
+		}
+	}
+	// DetectAnomaly inside Vmap still finds a NaN of one example.
+	neg := ad.Const(tensor.FromFloat64([]float64{1, 2, -3, 4, 5, 6}, 3, 2))
+	_, err := fn.Call(fn.Vmap(fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Log(ad.DetectAnomaly(xs[0])) }), nil, nil), neg)
+	var ae *ad.AnomalyError
+	if !errors.As(err, &ae) {
+		t.Errorf("log of a negative example under DetectAnomaly: got %v, want an AnomalyError", err)
+	}
+	// A Func whose Forward reads a value of the batch it was not given
+	// cannot return it: its data would be the first example's.
+	leaky := fn.Func(func(xs ...*ad.Value) []*ad.Value {
+		f := &ad.Func{
+			Name:    "leaky",
+			Forward: func([]*ad.Value) *ad.Value { return ad.MulScalar(xs[1], 2) },
+			VJP:     func(_ []*ad.Value, _, g *ad.Value) []*ad.Value { return []*ad.Value{g} },
+		}
+		return []*ad.Value{f.Apply(xs[0])}
+	})
+	_, err = fn.Call(fn.Vmap(leaky, []int{fn.NoBatch, 0}, nil), ad.Const(tensor.FromFloat64([]float64{1, 2}, 2)), x)
+	if !errors.Is(err, ad.ErrBatched) || !strings.Contains(err.Error(), "leaky") {
+		t.Errorf("a Func whose Forward returns a batch: got %v, want ErrBatched naming it", err)
+	}
+	var ar ad.Arena
+	_, err = fn.Call(fn.Vmap(fn.Of(func(xs ...*ad.Value) *ad.Value { return ar.Use(xs[0]) }), nil, nil), x)
+	if !errors.Is(err, ad.ErrBatched) {
+		t.Errorf("Arena.Use of a batch: got %v, want ErrBatched", err)
+	}
+}
