@@ -62,9 +62,11 @@ func (v *Value) Inputs() []*Value {
 // mask, cross-entropy's softmax, except those of Vars, as GraphStats counts
 // them. A storage saved by several nodes counts for each, so SavedBytes
 // summed over a graph may exceed Stats(v).SavedBytes. It is 0 for a leaf
-// and after a backward pass released the node.
+// and after a backward pass released the node. Inside Vmap, where v stands
+// for a batch, it is the op's on the whole batch.
 func (v *Value) SavedBytes() int64 {
 	v.check("saved bytes")
+	v = physical(v)
 	if v.n == nil {
 		return 0
 	}

@@ -26,8 +26,10 @@ type GraphStats struct {
 
 // Stats walks the graph behind v (without modifying it) and returns its
 // GraphStats. Nodes already released by a backward pass save nothing.
+// Inside Vmap, where v stands for a batch, the graph is the whole batch's.
 func Stats(v *Value) GraphStats {
 	st := GraphStats{SavedByOp: map[string]int64{}}
+	v = physical(v)
 	if v.n == nil {
 		return st
 	}

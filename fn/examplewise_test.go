@@ -95,16 +95,19 @@ func TestExamplewise(t *testing.T) {
 // ad.Eval and ad.Trace inside Vmap run the function on the whole batch:
 // each example's value (they ran it on the first example's data alone,
 // for every example, before), and Trace finds the Vars and the saved
-// bytes of the physical recording; ad.Record refuses a batch.
+// bytes of the physical recording, as Stats and SavedBytes measure the
+// batch's (they said 0); ad.Record refuses a batch.
 func TestEvalTraceInVmap(t *testing.T) {
 	x := ad.Const(tensor.FromFloat64([]float64{1, 2, 3, 4, 5, 6}, 3, 2))
 	w := ad.Var(tensor.FromFloat64([]float64{1, 0.5}, 2))
 	layer := func(v *ad.Value) *ad.Value { return ad.Tanh(ad.Mul(v, w)) }
 	var vars []*ad.Value
-	var saved int64
+	var saved, stats, own int64
 	f := fn.Func(func(xs ...*ad.Value) []*ad.Value {
 		y, vs, s := ad.Trace(layer, xs[0], true)
 		vars, saved = vs, s
+		r := layer(xs[0]) // recorded: w is a Var
+		stats, own = ad.Stats(r).SavedBytes, r.SavedBytes()
 		return []*ad.Value{ad.Eval(layer, xs[0]), y}
 	})
 	ys, err := fn.Call(fn.Vmap(f, nil, nil), x)
@@ -122,6 +125,9 @@ func TestEvalTraceInVmap(t *testing.T) {
 	}
 	if saved < 6*8 {
 		t.Errorf("Trace counted %d saved bytes, want at least the batch's tanh outputs (48)", saved)
+	}
+	if stats < 6*8 || own != 6*8 {
+		t.Errorf("Stats and SavedBytes of a recorded batch: %d and %d bytes, want the batch's (at least 48, and the tanh's 48)", stats, own)
 	}
 	_, err = fn.Call(fn.Vmap(fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Record(layer, xs[0]).Out() }), nil, nil), x)
 	if !errors.Is(err, ad.ErrBatched) {
