@@ -553,11 +553,30 @@ func gradExclusive(y *Value, xs []*Value, o Options) ([]*Value, []bool, error) {
 	return gs, excl, nil
 }
 
+// batchedIn returns a batching level that y or one of the targets stands
+// for a batch of, or nil. (The sweeps of package fn run on physical
+// values; a seed may stand for a batch of an enclosing Vmap.)
+func batchedIn(y *Value, targets []*Value) *batchLevel {
+	if l := y.batch(); l != nil {
+		return l
+	}
+	for _, t := range targets {
+		if l := t.batch(); l != nil {
+			return l
+		}
+	}
+	return nil
+}
+
 // sweepExcl is sweep, recording in excl (when not nil) which results it held
 // alone.
 func sweepExcl(y *Value, targets []*Value, o Options, excl []bool) (result []*Value, err error) {
 	if y == nil {
 		return nil, &Error{Op: "backward", Err: ErrArgument, Msg: "the output is a nil *Value"}
+	}
+	if l := batchedIn(y, targets); l != nil {
+		return nil, &Error{Op: "backward", Err: ErrBatched, Msg: fmt.Sprintf("inside Vmap the output or a target stands for a batch of %d examples; "+
+			"differentiate with the transforms of package fn (fn.Grad, fn.VJP inside the Vmap), which sweep each example's graph, not with Backward or ad.Grad", l.size)}
 	}
 	if err := checkFresh(y, targets, o.Seed); err != nil {
 		return nil, err

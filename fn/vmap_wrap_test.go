@@ -11,7 +11,8 @@ import (
 )
 
 // The functions that make a new value standing for a given one keep the
-// batch inside Vmap, or refuse it. ad.DetectAnomaly and ad.Eval used to
+// batch inside Vmap, or refuse it, and the sweeps of package ad refuse a
+// batch with an error that names the transform to use. ad.DetectAnomaly and ad.Eval used to
 // copy the wrapper's own data, the first example's, so every example got
 // the first one's result with a nil error; Arena.Use did the same and now
 // refuses a batch.
@@ -53,6 +54,23 @@ func TestVmapWrappersKeepTheBatch(t *testing.T) {
 	_, err = fn.Call(fn.Vmap(leaky, []int{fn.NoBatch, 0}, nil), ad.Const(tensor.FromFloat64([]float64{1, 2}, 2)), x)
 	if !errors.Is(err, ad.ErrBatched) || !strings.Contains(err.Error(), "leaky") {
 		t.Errorf("a Func whose Forward returns a batch: got %v, want ErrBatched naming it", err)
+	}
+	// ad.Grad and Backward on a value standing for a batch are an
+	// ErrBatched that points to fn.Grad (they dereferenced a nil pointer).
+	w := ad.Var(tensor.FromFloat64([]float64{1, 1}, 2))
+	for name, sweep := range map[string]func(y *ad.Value) error{
+		"Grad":     func(y *ad.Value) error { _, err := ad.Grad(y, w); return err },
+		"Backward": func(y *ad.Value) error { return y.Backward() },
+	} {
+		var got error
+		_, err = fn.Call(fn.Vmap(fn.Of(func(xs ...*ad.Value) *ad.Value {
+			y := ad.Sum(ad.Mul(ad.Square(xs[0]), w))
+			got = sweep(y)
+			return y
+		}), nil, nil), x)
+		if err != nil || !errors.Is(got, ad.ErrBatched) || !strings.Contains(got.Error(), "fn.Grad") {
+			t.Errorf("%s inside Vmap: got %v (Vmap: %v), want ErrBatched pointing to fn.Grad", name, got, err)
+		}
 	}
 	var ar ad.Arena
 	_, err = fn.Call(fn.Vmap(fn.Of(func(xs ...*ad.Value) *ad.Value { return ar.Use(xs[0]) }), nil, nil), x)
