@@ -35,6 +35,9 @@ func (v *Value) RegisterHook(h func(g *Value) *Value) {
 	if h == nil {
 		return
 	}
+	if v.batch() != nil {
+		panic(&Error{Op: "register_hook", Err: ErrBatched, Msg: "inside Vmap the value stands for a batch, whose cotangent is not one example's: register the hook outside Vmap, on a value that does not stand for a batch"})
+	}
 	if !v.requires {
 		panic(&Error{Op: "register_hook", Err: ErrNoGrad, Msg: "the value does not require a gradient, so no gradient reaches a hook on it (make parameters with ad.Var)"})
 	}
@@ -135,6 +138,9 @@ func (v *Value) OnGradReady(f func(v *Value)) {
 	v.check("on_grad_ready")
 	if f == nil {
 		return
+	}
+	if v.batch() != nil {
+		panic(&Error{Op: "on_grad_ready", Err: ErrBatched, Msg: "inside Vmap the value stands for a batch, which has no gradient buffer: register on the Var itself, outside Vmap"})
 	}
 	if !v.isVar() {
 		panic(&Error{Op: "on_grad_ready", Err: ErrNoGrad, Msg: "only a Var (a leaf made with ad.Var) has a gradient buffer that Backward fills"})

@@ -180,11 +180,15 @@ func (v *Value) Format(f fmt.State, verb rune) {
 // RequiresGrad reports whether gradients flow to this value.
 func (v *Value) RequiresGrad() bool { return v.requires }
 
-// IsLeaf reports whether the value was not produced by a recorded op.
-func (v *Value) IsLeaf() bool { return v.n == nil }
+// IsLeaf reports whether the value was not produced by a recorded op
+// (inside Vmap, where v stands for a batch, the batch's).
+func (v *Value) IsLeaf() bool { return physical(v).n == nil }
 
-// Op returns the name of the op that produced the value, or "" for a leaf.
+// Op returns the name of the op that produced the value, or "" for a leaf
+// (inside Vmap, where v stands for a batch, the op that produced the
+// batch: the same op, or the one its batching rule ran).
 func (v *Value) Op() string {
+	v = physical(v)
 	if v.n == nil {
 		return ""
 	}

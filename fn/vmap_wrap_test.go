@@ -72,6 +72,26 @@ func TestVmapWrappersKeepTheBatch(t *testing.T) {
 			t.Errorf("%s inside Vmap: got %v (Vmap: %v), want ErrBatched pointing to fn.Grad", name, got, err)
 		}
 	}
+	// Hooks on a batch are refused (they crashed); Op and IsLeaf describe
+	// the batch's op.
+	_, err = fn.Call(fn.Vmap(fn.Of(func(xs ...*ad.Value) *ad.Value {
+		y := ad.Mul(ad.Square(xs[0]), w)
+		if y.Op() != "mul" || y.IsLeaf() {
+			t.Errorf("a product inside Vmap: Op %q, IsLeaf %v", y.Op(), y.IsLeaf())
+		}
+		for name, reg := range map[string]func(){
+			"RegisterHook": func() { y.RegisterHook(func(g *ad.Value) *ad.Value { return g }) },
+			"OnGradReady":  func() { y.OnGradReady(func(*ad.Value) {}) },
+		} {
+			if err := ad.Try(reg); !errors.Is(err, ad.ErrBatched) {
+				t.Errorf("%s on a batch: got %v, want ErrBatched", name, err)
+			}
+		}
+		return y
+	}), nil, nil), x)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var ar ad.Arena
 	_, err = fn.Call(fn.Vmap(fn.Of(func(xs ...*ad.Value) *ad.Value { return ar.Use(xs[0]) }), nil, nil), x)
 	if !errors.Is(err, ad.ErrBatched) {
