@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/adjointgo/adjoint/tensor"
 )
@@ -250,11 +251,7 @@ func (s *Sweep) Step(f func(*Value) *Value, x *Value, vars []*Value, seed func(y
 		panic(&Error{Op: name, Err: ErrFunc, Msg: "a step returned nil"})
 	}
 	s.c.noteRecompute(y)
-	node := make([]*Value, 0, len(s.node))
-	for v := range s.node {
-		node = append(node, v)
-	}
-	sameVars(name, y, []*Value{z}, node)
+	sameVars(name, y, z, s.node)
 	var g *Value
 	callUser(name, "seed", func() { g = seed(y.Detach()) })
 	if !y.requires || g == nil {
@@ -488,7 +485,11 @@ func recomputeVJP(c *recomputation, k int, reqs []bool, params, ins []*Value, ou
 	y := f(zs)
 	c.noteRecompute(y)
 	sameOutput(name, y, out)
-	sameVars(name, y, zs, params)
+	known := make(map[*Value]bool, len(params))
+	for _, v := range params {
+		known[v], known[v.leaf()] = true, true
+	}
+	sameVars(name, y, nil, known, zs...)
 	gs := make([]*Value, len(ins))
 	if !y.requires {
 		return gs
@@ -503,20 +504,19 @@ func recomputeVJP(c *recomputation, k int, reqs []bool, params, ins []*Value, ou
 }
 
 // sameVars panics with an error wrapping ErrFunc when the recomputation y
-// (recorded at the stand-ins zs) reads a Var that is not among vars, those
+// (recorded at the stand-in z, or zs) reads a Var that is not among vars, those
 // its first run read: the function chose its Vars from state that changed
 // in between (a layer reading a field that was set around the first call
 // and restored since). Its gradient would go nowhere, and the Vars of the
 // first run would get none: wrong gradients with a nil error.
-func sameVars(name string, y *Value, zs, vars []*Value) {
-	skip := make(map[*Value]bool, len(zs)+len(vars))
-	for _, z := range zs {
-		skip[z] = true
+func sameVars(name string, y, z *Value, vars map[*Value]bool, zs ...*Value) {
+	var extra []*Value
+	for _, v := range closedOver(y, vars) {
+		if v != z && !slices.Contains(zs, v) { // the stand-ins are not Vars of the function
+			extra = append(extra, v)
+		}
 	}
-	for _, v := range vars {
-		skip[v.leaf()] = true
-	}
-	if extra := closedOver(y, skip); len(extra) > 0 {
+	if len(extra) > 0 {
 		panic(&Error{Op: name, Err: ErrFunc, Msg: fmt.Sprintf("the recomputation read %d Var(s) that the first run did not (a %s): a checkpointed function must read the same Vars every time it runs; "+
 			"one that picks them from state changed since (a field set around the first call and restored) would give them no gradient", len(extra), extra[0].t.DType().String()+fmt.Sprint(extra[0].Shape()))})
 	}

@@ -83,13 +83,16 @@ func TestCheckpointVmap(t *testing.T) {
 	layer := net.layers()[0]
 	// A layer that reads another Var when it is recomputed than when it
 	// first ran is refused, not given a gradient that goes nowhere.
-	swapped := ad.Var(w.Tensor().Clone())
-	x := ad.Var(tensor.FromFloat64(xt.Float64s()[:8], 8))
-	net.ws[2] = swapped
-	y := ad.Sum(checkpoint.Run(checkpoint.Full, net.layers(), x))
-	net.ws[2] = w
-	if _, err := ad.Grad(y, swapped); !errors.Is(err, ad.ErrFunc) || !strings.Contains(err.Error(), "same Vars") {
-		t.Errorf("a layer reading another Var when recomputed: got %v, want ErrFunc", err)
+	// (Full recomputes a run whole; Binomial steps layer by layer.)
+	for _, p := range []checkpoint.Policy{checkpoint.Full, checkpoint.Binomial(2)} {
+		swapped := ad.Var(w.Tensor().Clone())
+		x := ad.Var(tensor.FromFloat64(xt.Float64s()[:8], 8))
+		net.ws[2] = swapped
+		y := ad.Sum(checkpoint.Run(p, net.layers(), x))
+		net.ws[2] = w
+		if _, err := ad.Grad(y, swapped); !errors.Is(err, ad.ErrFunc) || !strings.Contains(err.Error(), "same Vars") {
+			t.Errorf("%s: a layer reading another Var when recomputed: got %v, want ErrFunc", p, err)
+		}
 	}
 	out := ad.Eval(layer, ad.Const(xt))
 	_, err := fn.Call(fn.Vmap(fn.Of(func(xs ...*ad.Value) *ad.Value {

@@ -36,8 +36,8 @@
 // itself on the whole batch: the examples become one more leading batch
 // axis (an operand shared by every example broadcasts), the batch is
 // factored in one call, and the results are what each example gives
-// alone, bit for bit (the tangents of Det and LogDet, sums over a matrix,
-// to the last bit). Shapes are checked per example before the batch is
+// alone, bit for bit (the tangents of Det and LogDet, sums over a matrix
+// in another order, to 1e-14). Shapes are checked per example before the batch is
 // formed; an example that cannot be factored is the op's *Error naming it
 // ("matrix 1 of the batch [3]").
 //

@@ -16,7 +16,7 @@ import (
 // Every op of the package runs inside fn.Vmap: the batch is factored in one
 // call on the physical values (see batchwise), and what comes out is what
 // the op gives each example alone, bit for bit: values, per-example
-// gradients (Vmap of Grad), tangents (Vmap of JVP, to the last bit), operands batched or
+// gradients (Vmap of Grad), tangents (Vmap of JVP; Det's and LogDet's to 1e-14), operands batched or
 // not (inAxes NoBatch), and nested Vmaps.
 
 const vmapB = 3
