@@ -29,3 +29,33 @@ func ExampleExamplewise() {
 	// values: [0.5 0.75 0.625]
 	// gradients: [1 0.25 0.0625]
 }
+
+// A function that handles leading batch axes itself (here it reads each
+// row's largest magnitude from the data, for any number of rows) runs
+// once on the whole batch inside Vmap when wrapped in Batchwise, where
+// Examplewise would run it once per example.
+func ExampleBatchwise() {
+	calls := 0
+	normalise := func(xs []*ad.Value) []*ad.Value {
+		calls++
+		x := xs[0]
+		s := x.Shape()
+		n := s[len(s)-1]
+		d := x.Tensor().Float64s()
+		inv := make([]float64, len(d)/n)
+		for r := range inv {
+			m := 0.0
+			for _, v := range d[r*n : (r+1)*n] {
+				m = max(m, v, -v)
+			}
+			inv[r] = 1 / m
+		}
+		scale := ad.Const(tensor.FromFloat64(inv, append(append([]int(nil), s[:len(s)-1]...), 1)...))
+		return []*ad.Value{ad.Mul(x, scale)}
+	}
+	f := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Batchwise(normalise, xs[0])[0] })
+	x := ad.Const(tensor.FromFloat64([]float64{1, -4, 2, 2, 0.5, -1}, 3, 2))
+	fmt.Println("values:", fn.Vmap(f, nil, nil)(x)[0].Data(), "calls:", calls)
+	// Output:
+	// values: [0.25 -1 1 1 0.5 -1] calls: 1
+}

@@ -118,6 +118,65 @@ func Examplewise(f func(xs []*Value) []*Value, xs ...*Value) []*Value {
 	return out
 }
 
+// Batchwise returns f(xs) for an f that treats the leading axes of its
+// operands as batch axes: they broadcast between operands as NumPy's
+// leading axes do (aligned at the right of f's own trailing axes), every
+// result has them as its leading axes, and a result at a batch index
+// depends on the operands at that index alone. The ops of package linalg
+// are such functions (a batch of matrices factored in one call). Where
+// operands stand for a batch inside a vectorising map (fn.Vmap), f runs
+// once on the physical values instead: the examples become one more
+// leading batch axis, a batched operand of fewer axes than the others
+// gets size-1 axes after it so that the batch axes align, an operand not
+// batched broadcasts as it is, and each result, with the batch along axis
+// 0, stands for the batch again; nested maps are taken one level at a
+// time. It is the batching rule of such an f, and costs one call of f
+// where Examplewise costs one per example; gradients and tangents go
+// through f's own ops on the whole batch.
+//
+// Operands whose ranks differ per example the way f reads them (a vector
+// right-hand side against a matrix) must be given the axes that align
+// them before the call. A result whose axis 0 is not the batch (f did not
+// keep the leading axes) is an error (ErrBatched) naming the result.
+func Batchwise(f func(xs []*Value) []*Value, xs ...*Value) []*Value {
+	defer rethrow()
+	l := topBatch(xs...)
+	if l == nil {
+		return f(xs)
+	}
+	if l.done.Load() {
+		panic(&Error{Op: "batchwise", Err: ErrBatched, Msg: "a batched value of a Vmap that has returned was used; use what Vmap returned instead"})
+	}
+	rank := 0
+	for _, x := range xs {
+		if x != nil {
+			rank = max(rank, len(x.Shape()))
+		}
+	}
+	phys := make([]*Value, len(xs))
+	for i, x := range xs {
+		phys[i] = x
+		if x.batch() == l {
+			phys[i] = liftBatch(x.bat.phys, rank)
+		}
+	}
+	ys := Batchwise(f, phys...)
+	for j, y := range ys {
+		if y == nil {
+			panic(&Error{Op: "batchwise", Err: ErrArgument, Msg: fmt.Sprintf("result %d is nil", j)})
+		}
+		if y.batch() == l {
+			panic(&Error{Op: "batchwise", Err: ErrBatched, Msg: fmt.Sprintf("result %d stands for the batch itself: f read a value of the batch it was not given (a closure); pass it as an operand", j)})
+		}
+		if s := y.Shape(); len(s) == 0 || s[0] != l.size {
+			panic(&Error{Op: "batchwise", Err: ErrBatched, Msg: fmt.Sprintf("result %d has shape %v on the batch of %d examples, whose axis 0 should be the batch: "+
+				"f must keep its operands' leading axes as its results' leading axes (or use Examplewise)", j, s, l.size)})
+		}
+		ys[j] = batchOf(y, l)
+	}
+	return ys
+}
+
 // stackExamples calls run for the examples 0 … size−1 and stacks each of
 // its results along a new axis 0 (the physical values of a batch): how Vmap
 // runs a function without a batching rule (Examplewise, a Func). The

@@ -113,6 +113,13 @@ func (c *batchCtx) lift(i, r int) *Value {
 	if x == nil || !c.bd[i] {
 		return x
 	}
+	return liftBatch(x, r)
+}
+
+// liftBatch returns x, a physical value with the batch along axis 0, with
+// size-1 axes after the batch axis so that its per-example rank is at
+// least r (x itself where it is already).
+func liftBatch(x *Value, r int) *Value {
 	s := x.Shape()
 	if len(s)-1 >= r {
 		return x

@@ -106,7 +106,7 @@ func Cholesky(a *ad.Value) *ad.Value {
 	return batchwise1(cholesky, a)
 }
 
-// cholesky is Cholesky on values that are not batched (see batchwise).
+// cholesky is Cholesky on values that are not batched (see batchwise1).
 func cholesky(xs []*ad.Value) *ad.Value {
 	a := xs[0]
 	l := cholFactor("cholesky", a.Tensor())

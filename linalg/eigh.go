@@ -83,7 +83,7 @@ var syev = lapack64.Syev
 //     is large, of order 1/(w_j − w_i).
 func Eigh(a *ad.Value) (w, v *ad.Value) {
 	specSquare("eigh", a)
-	r := batchwise(func(xs []*ad.Value) []*ad.Value {
+	r := ad.Batchwise(func(xs []*ad.Value) []*ad.Value {
 		a := xs[0]
 		batch, n := specSquare("eigh", a)
 		w, v := eighUnpack(eighPacked(eighForward("eigh", a.Tensor(), batch, n, true), a), batch, n)
@@ -118,7 +118,7 @@ func EighVals(a *ad.Value) *ad.Value {
 	return batchwise1(eighVals, a)
 }
 
-// eighVals is EighVals on a value that is not batched (see batchwise).
+// eighVals is EighVals on a value that is not batched (see batchwise1).
 func eighVals(xs []*ad.Value) *ad.Value {
 	a := xs[0]
 	batch, n := specSquare("eigh_vals", a)

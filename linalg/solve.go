@@ -134,7 +134,7 @@ func Det(a *ad.Value) *ad.Value {
 	return batchwise1(func(xs []*ad.Value) *ad.Value { return det(xs[0], n) }, a)
 }
 
-// det is Det on a value that is not batched (see batchwise).
+// det is Det on a value that is not batched (see batchwise1).
 func det(a *ad.Value, n int) *ad.Value {
 	const op = "det"
 	f := luFactor(op, a.Tensor())
@@ -167,7 +167,7 @@ func det(a *ad.Value, n int) *ad.Value {
 func Slogdet(a *ad.Value) (sign, logAbsDet *ad.Value) {
 	const op = "slogdet"
 	_, n := square(op, "A", a.Shape())
-	r := batchwise(func(xs []*ad.Value) []*ad.Value {
+	r := ad.Batchwise(func(xs []*ad.Value) []*ad.Value {
 		f := luFactor(op, xs[0].Tensor())
 		s, l := f.Slogdet()
 		y := logDetFunc(op, f, n, l).Apply(xs[0])

@@ -88,7 +88,7 @@ var gesvd = lapack64.Gesvd
 //     singular value of a non-square matrix of order 1/s_i.
 func SVD(a *ad.Value) (u, s, vh *ad.Value) {
 	specMatrix("svd", a)
-	r := batchwise(func(xs []*ad.Value) []*ad.Value {
+	r := ad.Batchwise(func(xs []*ad.Value) []*ad.Value {
 		a := xs[0]
 		batch, m, n := specMatrix("svd", a)
 		u, s, vh := svdUnpack(svdPacked(svdForward("svd", a.Tensor(), batch, m, n, true), a), batch, m, n)
@@ -124,7 +124,7 @@ func SVDVals(a *ad.Value) *ad.Value {
 	return batchwise1(svdVals, a)
 }
 
-// svdVals is SVDVals on a value that is not batched (see batchwise).
+// svdVals is SVDVals on a value that is not batched (see batchwise1).
 func svdVals(xs []*ad.Value) *ad.Value {
 	a := xs[0]
 	batch, m, n := specMatrix("svd_vals", a)

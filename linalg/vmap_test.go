@@ -14,7 +14,7 @@ import (
 )
 
 // Every op of the package runs inside fn.Vmap: the batch is factored in one
-// call on the physical values (see batchwise), and what comes out is what
+// call on the physical values (see batchwise1), and what comes out is what
 // the op gives each example alone, bit for bit: values, per-example
 // gradients (Vmap of Grad), tangents (Vmap of JVP; Det's and LogDet's to 1e-14), operands batched or
 // not (inAxes NoBatch), and nested Vmaps.
