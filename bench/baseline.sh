@@ -11,7 +11,8 @@
 # The benchmarks (names and metrics are the ones issue 12's checks use):
 #   internal/gemm                   BenchmarkMatMul/{f32,f64}/n=N   (GFLOP/s)
 #   cmd/adjoint/internal/trainbench BenchmarkTrainStep/{A,B,C,CNN}   (also GFLOP/s, gemm-bound-%,
-#                                   gemm-shapes-%, outside-gemm-ms: benchstat prints every metric)
+#                                   gemm-shapes-%, outside-gemm-ms, gemm-in-step-%, gemm-step/alone:
+#                                   benchstat prints every metric)
 #   ad                              BenchmarkChain/{1,1000}, BenchmarkChainArena/{1,1000} (µs/op),
 #                                   BenchmarkFused, BenchmarkMLPStep
 #   tensor                          BenchmarkReduce (parallel reductions, softmax, cross-entropy rows)

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/adjointgo/adjoint/internal/isa"
@@ -197,13 +198,21 @@ func gemmOn[T float](kn *kernel[T], threads int, transA, transB bool, m, n, k in
 	}
 	flops := 2 * float64(m) * float64(n) * float64(k)
 	flopCount.Add(int64(flops))
-	if recording.Load() {
-		record(transA, transB, m, n, k, lda, ldb, ldc, beta, ep)
-	}
 	nt := threads
 	if byWork := int(flops / minFlopsPerThread); byWork < nt {
 		nt = max(byWork, 1)
 	}
+	if recording.Load() {
+		t0 := time.Now()
+		blocked(kn, nt, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ep)
+		record(transA, transB, m, n, k, lda, ldb, ldc, beta, ep, time.Since(t0))
+		return
+	}
+	blocked(kn, nt, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ep)
+}
+
+// blocked runs the blocked product on nt goroutines (1: the calling one).
+func blocked[T float](kn *kernel[T], nt int, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, ep *Epilogue[T]) {
 	if nt <= 1 {
 		buf := kn.pool.Get()
 		serial(kn, buf, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ep, 0, kn.inPlace(transA, m, n, k, lda))

@@ -11,10 +11,11 @@ import (
 )
 
 // The product recorder: an opt-in list of the distinct products a piece of
-// code runs, for benchmarks that time each of a step's products alone (see
-// Isolated). It sees exactly the products Flops counts (the blocked ones;
-// vector products and k = 0 are not recorded). Off, it costs the hot path
-// one load of a flag and a branch that is never taken.
+// code runs and the time each took there, for benchmarks that compare a
+// step's products with each timed alone (see Isolated). It sees exactly the
+// products Flops counts (the blocked ones; vector products and k = 0 are
+// not recorded). Off, it costs the hot path one load of a flag and a branch
+// that is never taken.
 
 // Product is one product as Sgemm, Dgemm, SgemmEp or DgemmEp received it,
 // reduced to what selects its path through the kernels and its cost: the
@@ -37,24 +38,33 @@ type Product struct {
 // them, 2·M·N·K.
 func (p Product) Flops() int64 { return 2 * int64(p.M) * int64(p.N) * int64(p.K) }
 
-// ProductCount is a Product and the number of times it ran while
-// recording.
+// ProductCount is a Product, the number of times it ran while recording
+// and the wall time those runs took in all (each from the call's checks
+// to its return, as the code that ran it saw it: with its operands as warm
+// or cold as they were there).
 type ProductCount struct {
 	Product
 	Count int
+	Time  time.Duration
 }
 
 var (
 	recording atomic.Bool
 	recMu     sync.Mutex
-	recCounts map[Product]int
+	recCounts map[Product]recStat
 )
+
+// recStat is what the recorder holds of one product.
+type recStat struct {
+	count int
+	time  time.Duration
+}
 
 // StartRecording begins recording the products run from now on (from any
 // goroutine), discarding what an earlier recording held.
 func StartRecording() {
 	recMu.Lock()
-	recCounts = make(map[Product]int)
+	recCounts = make(map[Product]recStat)
 	recMu.Unlock()
 	recording.Store(true)
 }
@@ -71,8 +81,8 @@ func StopRecording() []ProductCount {
 		return nil
 	}
 	out := make([]ProductCount, 0, len(recCounts))
-	for p, n := range recCounts {
-		out = append(out, ProductCount{p, n})
+	for p, st := range recCounts {
+		out = append(out, ProductCount{Product: p, Count: st.count, Time: st.time})
 	}
 	recCounts = nil
 	slices.SortFunc(out, func(x, y ProductCount) int { return compareProducts(x.Product, y.Product) })
@@ -98,11 +108,11 @@ func compareProducts(x, y Product) int {
 	)
 }
 
-// record counts one product while recording (the caller checks the flag,
-// so that the hot path pays only for that check).
+// record counts one product that took d while recording (the caller
+// checks the flag, so that the hot path pays only for that check).
 //
 //go:noinline
-func record[T float](transA, transB bool, m, n, k, lda, ldb, ldc int, beta T, ep *Epilogue[T]) {
+func record[T float](transA, transB bool, m, n, k, lda, ldb, ldc int, beta T, ep *Epilogue[T], d time.Duration) {
 	p := Product{
 		F64:    unsafe.Sizeof(T(0)) == 8,
 		TransA: transA, TransB: transB,
@@ -118,7 +128,10 @@ func record[T float](transA, transB bool, m, n, k, lda, ldb, ldc int, beta T, ep
 	}
 	recMu.Lock()
 	if recCounts != nil {
-		recCounts[p]++
+		st := recCounts[p]
+		st.count++
+		st.time += d
+		recCounts[p] = st
 	}
 	recMu.Unlock()
 }

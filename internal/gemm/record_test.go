@@ -28,12 +28,15 @@ func TestRecordIsolated(t *testing.T) {
 		if d := Isolated(p, runs); d <= 0 {
 			t.Errorf("%+v: isolated time %v", p, d)
 		}
-		want = append(want, ProductCount{p, runs + 1})
+		want = append(want, ProductCount{Product: p, Count: runs + 1})
 	}
 	got := StopRecording()
 	byProduct := map[Product]int{}
 	for _, pc := range got {
 		byProduct[pc.Product] = pc.Count
+		if pc.Time <= 0 {
+			t.Errorf("%+v: %d runs recorded as taking %v", pc.Product, pc.Count, pc.Time)
+		}
 	}
 	if len(got) != len(want) {
 		t.Errorf("recorded %d distinct products, want %d: %+v", len(got), len(want), got)
@@ -55,7 +58,7 @@ func TestRecordIsolated(t *testing.T) {
 // not count, are not recorded either.
 func TestRecordOff(t *testing.T) {
 	recMu.Lock()
-	recCounts = map[Product]int{}
+	recCounts = map[Product]recStat{}
 	recMu.Unlock()
 	for _, p := range recordCases {
 		Isolated(p, 1)

@@ -61,6 +61,14 @@ func BenchmarkTrainStep(b *testing.B) {
 // products run below the 512³ rate alone, and 100 − gemm-shapes-% is the
 // time outside the products. Both count the same products (those of
 // gemm.Flops). With noise, either may exceed 100 % or go negative.
+//
+// The recorded step also times each product where it runs: gemm-in-step-%
+// is the share of that step its products took, and gemm-step/alone their
+// time there over the same products' isolated time, which says how much
+// the step's own conditions (operands cold in cache, their layout) cost the
+// products: above 1, the step's products run slower than alone, and
+// gemm-in-step-% − gemm-shapes-% of the step is lost that way rather than
+// outside the products.
 func benchStep(b *testing.B, s interface {
 	Run() error
 	SavedBytes() int64
@@ -85,12 +93,14 @@ func benchStep(b *testing.B, s interface {
 	b.ReportMetric(float64(saved), "saved-bytes")
 	b.ReportMetric(perStep/secs/1e9, "GFLOP/s")
 	b.ReportMetric(100*perStep/rate/secs, "gemm-bound-%")
-	isolated, err := isolatedProducts(s)
+	isolated, inStep, stepSecs, err := isolatedProducts(s)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(100*isolated/secs, "gemm-shapes-%")
 	b.ReportMetric((secs-isolated)*1e3, "outside-gemm-ms")
+	b.ReportMetric(100*inStep/stepSecs, "gemm-in-step-%")
+	b.ReportMetric(inStep/isolated, "gemm-step/alone")
 	c := isa.ThisCPU()
 	b.ReportMetric(float64(c.Family), "cpu-family")
 	b.ReportMetric(float64(c.Model), "cpu-model")
@@ -117,17 +127,20 @@ func gemmRate() float64 {
 
 // isolatedProducts runs one step of s with gemm's recorder on and returns
 // the seconds its products take when each distinct one is timed alone
-// (gemm.Isolated, best of five warm runs), times its count in the step.
-func isolatedProducts(s interface{ Run() error }) (float64, error) {
+// (gemm.Isolated, best of five warm runs), times its count in the step;
+// the seconds they took in the step; and the step's own seconds.
+func isolatedProducts(s interface{ Run() error }) (isolated, inStep, step float64, err error) {
 	gemm.StartRecording()
-	err := s.Run()
+	t0 := time.Now()
+	err = s.Run()
+	step = time.Since(t0).Seconds()
 	products := gemm.StopRecording()
 	if err != nil {
-		return 0, err
+		return 0, 0, 0, err
 	}
-	total := 0.0
 	for _, pc := range products {
-		total += float64(pc.Count) * gemm.Isolated(pc.Product, 5).Seconds()
+		isolated += float64(pc.Count) * gemm.Isolated(pc.Product, 5).Seconds()
+		inStep += pc.Time.Seconds()
 	}
-	return total, nil
+	return isolated, inStep, step, nil
 }
