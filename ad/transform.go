@@ -89,12 +89,9 @@ func BatchOf(v *Value) (*BatchLevel, *Value) {
 // (pass such values as operands).
 func Examplewise(f func(xs []*Value) []*Value, xs ...*Value) []*Value {
 	defer rethrow()
-	l := topBatch(xs...)
+	l := liveBatch("examplewise", xs)
 	if l == nil {
 		return f(xs)
-	}
-	if l.done.Load() {
-		panic(&Error{Op: "examplewise", Err: ErrBatched, Msg: "a batched value of a Vmap that has returned was used; use what Vmap returned instead"})
 	}
 	ex := make([]*Value, len(xs))
 	out := stackExamples("examplewise", l.size, func(k int) []*Value {
@@ -140,12 +137,9 @@ func Examplewise(f func(xs []*Value) []*Value, xs ...*Value) []*Value {
 // keep the leading axes) is an error (ErrBatched) naming the result.
 func Batchwise(f func(xs []*Value) []*Value, xs ...*Value) []*Value {
 	defer rethrow()
-	l := topBatch(xs...)
+	l := liveBatch("batchwise", xs)
 	if l == nil {
 		return f(xs)
-	}
-	if l.done.Load() {
-		panic(&Error{Op: "batchwise", Err: ErrBatched, Msg: "a batched value of a Vmap that has returned was used; use what Vmap returned instead"})
 	}
 	rank := 0
 	for _, x := range xs {

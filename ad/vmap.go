@@ -75,6 +75,16 @@ func (v *Value) refuseBatched(op string) {
 	}
 }
 
+// liveBatch is topBatch for an op about to run at the level it returns:
+// a level whose Vmap has returned is refused, naming op.
+func liveBatch(op string, xs []*Value) *batchLevel {
+	l := topBatch(xs...)
+	if l != nil && l.done.Load() {
+		panic(&Error{Op: op, Err: ErrBatched, Msg: "a batched value of a Vmap that has returned was used; use what Vmap returned instead"})
+	}
+	return l
+}
+
 // topBatch returns the innermost batching level among xs, or nil.
 func topBatch(xs ...*Value) *batchLevel {
 	var l *batchLevel
@@ -154,10 +164,7 @@ func shiftAxes(axes []int) []int {
 // applyBatched applies rule r to operands of which some stand for a batch:
 // by the row's batching rule, at the innermost level among them.
 func applyBatched(r *rule, at attrs, xs []*Value) *Value {
-	l := topBatch(xs...)
-	if l.done.Load() {
-		panic(&Error{Op: opName(r, at), Err: ErrBatched, Msg: "a batched value of a Vmap that has returned was used; use what Vmap returned instead"})
-	}
+	l := liveBatch(opName(r, at), xs)
 	c := &batchCtx{r: r, at: at, size: l.size, lvl: l, logi: append([]*Value(nil), xs...)}
 	c.xs = make([]*Value, len(xs))
 	c.bd = make([]bool, len(xs))
