@@ -1,6 +1,8 @@
 package trainbench
 
 import (
+	"cmp"
+	"slices"
 	"testing"
 	"time"
 
@@ -93,7 +95,7 @@ func benchStep(b *testing.B, s interface {
 	b.ReportMetric(float64(saved), "saved-bytes")
 	b.ReportMetric(perStep/secs/1e9, "GFLOP/s")
 	b.ReportMetric(100*perStep/rate/secs, "gemm-bound-%")
-	isolated, inStep, stepSecs, err := isolatedProducts(s)
+	isolated, inStep, stepSecs, err := isolatedProducts(b, s)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -128,8 +130,9 @@ func gemmRate() float64 {
 // isolatedProducts runs one step of s with gemm's recorder on and returns
 // the seconds its products take when each distinct one is timed alone
 // (gemm.Isolated, best of five warm runs), times its count in the step;
-// the seconds they took in the step; and the step's own seconds.
-func isolatedProducts(s interface{ Run() error }) (isolated, inStep, step float64, err error) {
+// the seconds they took in the step; and the step's own seconds. With -v
+// it logs the products that lost the most time in the step against alone.
+func isolatedProducts(b *testing.B, s interface{ Run() error }) (isolated, inStep, step float64, err error) {
 	gemm.StartRecording()
 	t0 := time.Now()
 	err = s.Run()
@@ -138,9 +141,24 @@ func isolatedProducts(s interface{ Run() error }) (isolated, inStep, step float6
 	if err != nil {
 		return 0, 0, 0, err
 	}
+	type lost struct {
+		p           gemm.ProductCount
+		alone, lost float64
+	}
+	var ls []lost
 	for _, pc := range products {
-		isolated += float64(pc.Count) * gemm.Isolated(pc.Product, 5).Seconds()
+		alone := float64(pc.Count) * gemm.Isolated(pc.Product, 5).Seconds()
+		isolated += alone
 		inStep += pc.Time.Seconds()
+		ls = append(ls, lost{pc, alone, pc.Time.Seconds() - alone})
+	}
+	if testing.Verbose() {
+		slices.SortFunc(ls, func(x, y lost) int { return cmp.Compare(y.lost, x.lost) })
+		for _, l := range ls[:min(len(ls), 6)] {
+			p := l.p
+			b.Logf("%dx%dx%d tA=%v tB=%v ld %d/%d/%d ×%d: %.3f ms in the step, %.3f alone (%.2f×)",
+				p.M, p.N, p.K, p.TransA, p.TransB, p.LdA, p.LdB, p.LdC, p.Count, p.Time.Seconds()*1e3, l.alone*1e3, p.Time.Seconds()/l.alone)
+		}
 	}
 	return isolated, inStep, step, nil
 }
