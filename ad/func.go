@@ -47,9 +47,11 @@ type Func struct {
 	// alone); a user's Func never sets it.
 	ownsResults bool
 	// vjpIn, when not nil, is VJP given the sweep it runs in (a
-	// Recompute's Reverse hands the Vars' gradients to it step by step);
-	// VJP stays for the callers that have no sweep.
-	vjpIn func(sw *sweeper, xs []*Value, y, g *Value) []*Value
+	// Recompute's Reverse hands the Vars' gradients to it step by step)
+	// and which operands the sweep needs a cotangent for (the sweep's
+	// scratch: copy it to keep it); VJP stays for the callers that have no
+	// sweep.
+	vjpIn func(sw *sweeper, need []bool, xs []*Value, y, g *Value) []*Value
 	// sel is a selective checkpoint's state (see Recompute.Keep): the
 	// outputs its node keeps, which Stats counts and a release drops.
 	sel *selective
@@ -188,7 +190,7 @@ func (c *vjpCtx) funcVJP(g *Value) []*Value {
 	var gs []*Value
 	y := c.out()
 	if f.vjpIn != nil && c.sw != nil {
-		callUser(name, "VJP", func() { gs = f.vjpIn(c.sw, xs, y, g) })
+		callUser(name, "VJP", func() { gs = f.vjpIn(c.sw, c.need, xs, y, g) })
 	} else {
 		callUser(name, "VJP", func() { gs = f.VJP(xs, y, g) })
 	}

@@ -34,10 +34,15 @@ import (
 // constant that was written in place since) is an error wrapping
 // ErrModifiedInPlace.
 //
-// Inside a vectorising map (fn.Vmap) the node is recorded once per
-// example (Examplewise): each saves its example's operands and recomputes
-// F on them, so the memory saved is the same and the gradients are each
-// example's; the recomputations run example by example.
+// Inside a vectorising map (fn.Vmap) the node is recorded once, on the
+// whole batch: it saves the batch's operands and its recomputations run F
+// on every example at once, as F's first run did, so the gradients are
+// bit for bit those without the node under the same Vmap; a backward pass
+// may be taken inside the Vmap or after it returns. F may read values of
+// the batch it is not given (fn's per-example copy of a parameter) where
+// the backward pass is taken inside the Vmap. With Reverse (its steps
+// written for one example) the node is recorded once per example
+// (Examplewise) instead.
 //
 // Through the node work: double backward (Options.CreateGraph, HVPReverse:
 // the gradient is then itself a recomputing function of the operands and
@@ -119,11 +124,14 @@ func (r Recompute) Apply(xs ...*Value) *Value {
 	if r.Held != nil && (r.Out == nil || r.Reverse == nil) {
 		panic(&Error{Op: name, Err: ErrArgument, Msg: "Recompute.Held needs Out and Reverse (the recordings are Reverse's to replay)"})
 	}
-	if topBatch(xs...) != nil { // inside Vmap: one node per example
+	if l := liveBatch(name, xs); l != nil { // inside Vmap
 		if r.Out != nil {
-			panic(&Error{Op: name, Err: ErrBatched, Msg: "inside Vmap a Recompute runs example by example and computes its output itself: leave Out (and Vars, Held) unset"})
+			panic(&Error{Op: name, Err: ErrBatched, Msg: "inside Vmap a Recompute computes its output itself: leave Out (and Vars, Held) unset"})
 		}
-		return Examplewise(func(ex []*Value) []*Value { return []*Value{r.Apply(ex...)} }, xs...)[0]
+		if r.Reverse != nil { // its steps are written for one example: one node per example
+			return Examplewise(func(ex []*Value) []*Value { return []*Value{r.Apply(ex...)} }, xs...)[0]
+		}
+		return r.batchApply(l, xs)
 	}
 	c := &recomputation{name: name, f: r.F, reverse: r.Reverse, observe: r.Observe, held: r.Held}
 	if r.Keep != 0 {
@@ -152,6 +160,48 @@ func (r Recompute) Apply(xs ...*Value) *Value {
 		return c.node(xs, out, r.Vars)
 	}
 	return c.apply(xs, nil)
+}
+
+// batchApply is Apply inside Vmap, where operands stand for a batch of
+// level l: one node on the physical values, whose F wraps the batched
+// operands as values of l, runs r.F (written for one example) and returns
+// the physical value of its output, so that the node saves the batch's
+// operands and its recomputations run the whole batch at once, the same
+// physical ops as without the node. A recomputation after l has ended (a
+// backward pass taken after Vmap returned) runs at a new level of l's
+// size, whose batching rules are the same.
+func (r Recompute) batchApply(l *batchLevel, xs []*Value) *Value {
+	batched := make([]bool, len(xs))
+	phys := make([]*Value, len(xs))
+	for i, x := range xs {
+		phys[i] = x
+		if x.batch() == l {
+			phys[i], batched[i] = x.bat.phys, true
+		}
+	}
+	f := r.F
+	r.F = func(in []*Value) *Value {
+		at := l
+		if at.done.Load() {
+			at = NewBatchLevel(l.size).l
+		}
+		ex := make([]*Value, len(in))
+		for i, v := range in {
+			ex[i] = v
+			if batched[i] {
+				ex[i] = batchOf(v, at)
+			}
+		}
+		y := f(ex)
+		if y == nil {
+			return nil // Apply names F
+		}
+		if y.batch() == at {
+			return y.bat.phys
+		}
+		return BroadcastTo(y, append([]int{at.size}, y.Shape()...)...)
+	}
+	return batchOf(r.Apply(phys...), l)
 }
 
 // Eval runs f(x) for a schedule's forward pass, keeping no recording: it
@@ -349,7 +399,7 @@ func (c *recomputation) node(xs []*Value, res *Value, params []*Value) *Value {
 		reqs[i] = x.requires
 	}
 	name, f := c.name, c.f
-	vjp := func(sw *sweeper, ins []*Value, out, g *Value) []*Value {
+	vjp := func(sw *sweeper, need []bool, ins []*Value, out, g *Value) []*Value {
 		if c.reverse != nil {
 			create, tan := g.requires || g.tan != nil || out.tan != nil, false
 			for _, v := range ins {
@@ -359,7 +409,14 @@ func (c *recomputation) node(xs []*Value, res *Value, params []*Value) *Value {
 				return c.reverseVJP(sw, k, reqs, params, ins, out, g)
 			}
 		}
-		return recomputeVJP(c, k, reqs, params, ins, out, g)
+		// The gradients to compute: of the inputs that required one at the
+		// first run and of the Vars, those the sweep needs (a Grad with
+		// respect to the input alone computes no weight gradient).
+		wanted := make([]bool, len(ins))
+		for i := range wanted {
+			wanted[i] = (i >= k || reqs[i]) && (need == nil || need[i])
+		}
+		return recomputeVJP(c, k, wanted, params, ins, out, g)
 	}
 	fn := &Func{
 		Name: name,
@@ -369,7 +426,7 @@ func (c *recomputation) node(xs []*Value, res *Value, params []*Value) *Value {
 			return r
 		},
 		VJP: func(ins []*Value, out, g *Value) []*Value {
-			return vjp(nil, ins, out, g)
+			return vjp(nil, nil, ins, out, g)
 		},
 		JVP: func(ins []*Value, _ *Value, ts []*Value) *Value {
 			return recomputeJVP(f, k, params, ins, ts)
@@ -462,25 +519,26 @@ func (s *Value) standFor(v *Value, req bool) {
 	s.setBelow(v.below())
 }
 
-// recomputeVJP recomputes f and sweeps the recording with g. ins holds the
+// recomputeVJP recomputes f and sweeps the recording with g, for the
+// cotangents of the operands wanted marks (nil for the others). ins holds the
 // k inputs and then the closed-over Vars params, as the sweep passes them:
 // detached twins, or the recorded originals when the sweep is itself
 // recorded (or g requires a gradient), in which case the cotangents must be
 // differentiable functions of them: they are then computed by a checkpoint
 // of the gradient computation itself (its operands are xs and g, so a
 // second sweep recomputes and differentiates the recorded first one).
-func recomputeVJP(c *recomputation, k int, reqs []bool, params, ins []*Value, out, g *Value) []*Value {
+func recomputeVJP(c *recomputation, k int, wanted []bool, params, ins []*Value, out, g *Value) []*Value {
 	name, f := c.name, c.f
 	create := g.requires
 	for _, x := range ins {
 		create = create || x.requires
 	}
 	if create {
-		return recomputeVJPRecorded(c, k, reqs, params, ins, out, g)
+		return recomputeVJPRecorded(c, k, wanted, params, ins, out, g)
 	}
 	zs := make([]*Value, k)
 	for i := range zs {
-		zs[i] = standIn(ins[i], reqs[i])
+		zs[i] = standIn(ins[i], wanted[i])
 	}
 	y := f(zs)
 	c.noteRecompute(y)
@@ -494,7 +552,10 @@ func recomputeVJP(c *recomputation, k int, reqs []bool, params, ins []*Value, ou
 	if !y.requires {
 		return gs
 	}
-	targets, at := gradTargets(zs, reqs, params)
+	targets, at := gradTargets(zs, params, wanted)
+	if len(targets) == 0 {
+		return gs
+	}
 	tg, excl := recomputedGrad(name, y, targets, Options{Seed: g})
 	for j, i := range at {
 		gs[i] = tg[j]
@@ -574,14 +635,16 @@ func recomputedGrad(name string, y *Value, targets []*Value, o Options) ([]*Valu
 
 // gradTargets lists the stand-ins that need a gradient and the Vars, and
 // for each the operand index it answers.
-func gradTargets(zs []*Value, reqs []bool, params []*Value) (targets []*Value, at []int) {
+func gradTargets(zs, params []*Value, wanted []bool) (targets []*Value, at []int) {
 	for i, z := range zs {
-		if reqs[i] {
+		if wanted[i] {
 			targets, at = append(targets, z), append(at, i)
 		}
 	}
 	for j, v := range params {
-		targets, at = append(targets, v), append(at, len(zs)+j)
+		if wanted[len(zs)+j] {
+			targets, at = append(targets, v), append(at, len(zs)+j)
+		}
 	}
 	return targets, at
 }
@@ -590,14 +653,14 @@ func gradTargets(zs []*Value, reqs []bool, params []*Value) (targets []*Value, a
 // cotangents are one checkpoint of h(xs, g) = the flattened, concatenated
 // gradients, split afterwards (one checkpoint per cotangent when their
 // dtypes differ).
-func recomputeVJPRecorded(c *recomputation, k int, reqs []bool, params, ins []*Value, out, g *Value) []*Value {
+func recomputeVJPRecorded(c *recomputation, k int, wanted []bool, params, ins []*Value, out, g *Value) []*Value {
 	name, f := c.name, c.f
 	gs := make([]*Value, len(ins))
 	var shapes [][]int
 	var at []int
 	mixed := false
 	for i, x := range ins {
-		if i < k && !reqs[i] {
+		if !wanted[i] {
 			continue
 		}
 		at = append(at, i)
@@ -613,14 +676,14 @@ func recomputeVJPRecorded(c *recomputation, k int, reqs []bool, params, ins []*V
 		zs := make([]*Value, k)
 		for i := range zs {
 			if zs[i] = in[i]; !in[i].requires {
-				zs[i] = standIn(in[i], reqs[i])
+				zs[i] = standIn(in[i], wanted[i])
 				skip[zs[i]] = true
 			}
 		}
 		y := f(zs)
 		c.noteRecompute(y)
 		sameOutput(name, y, out)
-		targets, _ := gradTargets(zs, reqs, params)
+		targets, _ := gradTargets(zs, params, wanted)
 		if !y.requires {
 			out := make([]*Value, len(targets))
 			for j, t := range targets {

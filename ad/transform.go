@@ -63,6 +63,9 @@ func (b *BatchLevel) Unwrap(v *Value) (phys *Value, ok bool) {
 // End marks the level finished: its wrappers can no longer be used in an op.
 func (b *BatchLevel) End() { b.l.done.Store(true) }
 
+// Ended reports whether End was called.
+func (b *BatchLevel) Ended() bool { return b.l.done.Load() }
+
 // BatchOf returns the innermost batching level v stands for a batch of
 // (nil when none) and its physical value (the batch along axis 0).
 func BatchOf(v *Value) (*BatchLevel, *Value) {

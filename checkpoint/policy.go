@@ -66,14 +66,17 @@ type runner struct {
 // is a function of its seed and offset). A function of several inputs is
 // checkpointed by ad.Recompute, the building block every policy runs on.
 //
-// Inside a vectorising map (fn.Vmap), where x stands for a batch, each
-// example runs the policy on its own (ad.Examplewise): a Budget is then
-// each example's, and the recomputations run example by example;
-// Selective runs as Full; None runs on the whole batch. Where the layers
-// read a value of the batch that is not x (fn's per-example copy of a
-// parameter used otherwise than as a Linear's layer), Binomial and Budget
-// record them plainly, saving no memory, and the others run them over the
-// batch for each example.
+// Inside a vectorising map (fn.Vmap), where x stands for a batch, the
+// policy runs on the whole batch at once: its checkpoints, snapshots and
+// recomputations hold and run every example together (the layers run
+// once per evaluation, on the batch, as without checkpointing), and a
+// Budget is the batch's. The layers may read values of the batch they are
+// not given (fn's per-example copy of a parameter), and a backward pass
+// may be taken inside the Vmap or after it returns. Reversible and
+// Couplings run each example on its own (ad.Examplewise), their inverses
+// and splits being written for one example. Where x does not stand for a
+// batch but the layers read a value of one, Binomial and Budget record the
+// layers plainly, saving no memory.
 //
 // Run panics, like an op of package ad, with an *Error wrapping ErrPolicy
 // for a policy that cannot run or a nil layer, and with ad's errors for
@@ -94,15 +97,47 @@ func run(p Policy, layers []func(*ad.Value) *ad.Value, x *ad.Value, pr *probe) *
 	if x == nil {
 		panic(policyErr(p, "a nil input"))
 	}
-	if l, _ := ad.BatchOf(x); l != nil && p != None { // inside Vmap: each example on its own
-		if _, ok := p.(selective); ok {
-			p = Full // what it keeps would be the batch's where the layers read values of the batch (see batchedByClosure)
+	if l, px := ad.BatchOf(x); l != nil && p != None { // inside Vmap
+		switch p.(type) {
+		case reversible, couplings: // their inverses and splits are written for one example: each example on its own
+			return ad.Examplewise(func(ex []*ad.Value) []*ad.Value {
+				return []*ad.Value{p.run(&runner{layers: layers, x: ex[0], p: pr})}
+			}, x)[0]
 		}
-		return ad.Examplewise(func(ex []*ad.Value) []*ad.Value {
-			return []*ad.Value{p.run(&runner{layers: layers, x: ex[0], p: pr})}
-		}, x)[0]
+		return l.Wrap(run(p, batchLayers(l, layers), px, pr))
 	}
 	return p.run(&runner{layers: layers, x: x, p: pr})
+}
+
+// batchLayers returns the layers as functions of the physical values of
+// level l (the batch along axis 0): each wraps its input as a value of l,
+// runs the layer (written for one example) and returns the physical value
+// of its output, so that a schedule runs the whole batch at once, its
+// checkpoints, snapshots and recomputations on the physical values, where
+// the graph of a Vmap lives. A layer that runs after l has ended (a
+// backward pass taken outside the Vmap recomputing it) runs at a new level
+// of l's size: the batching rules are those of any level, and give the
+// same physical ops, bit for bit. A layer whose output does not stand for
+// the batch (it ignores its input) has it broadcast to every example.
+func batchLayers(l *ad.BatchLevel, layers []func(*ad.Value) *ad.Value) []func(*ad.Value) *ad.Value {
+	out := make([]func(*ad.Value) *ad.Value, len(layers))
+	for i, f := range layers {
+		out[i] = func(h *ad.Value) *ad.Value {
+			at := l
+			if at.Ended() {
+				at = ad.NewBatchLevel(l.Size())
+			}
+			y := f(at.Wrap(h))
+			if y == nil {
+				return nil // the schedule names the layer
+			}
+			if p, ok := at.Unwrap(y); ok {
+				return p
+			}
+			return ad.BroadcastTo(y, append([]int{at.Size()}, y.Shape()...)...)
+		}
+	}
+	return out
 }
 
 // batchedByClosure reports whether y, the last output of layers that a

@@ -2,6 +2,7 @@ package checkpoint_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/adjointgo/adjoint/ad"
 	"github.com/adjointgo/adjoint/checkpoint"
 	"github.com/adjointgo/adjoint/fn"
+	"github.com/adjointgo/adjoint/internal/gemm"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -113,4 +115,176 @@ func sameTensor(a, b *tensor.Tensor) bool {
 		}
 	}
 	return true
+}
+
+// Inside Vmap a schedule runs on the whole batch: each layer runs once per
+// evaluation, as many times as for one example alone (Examplewise ran it
+// once per example), and what the graph saves is the batch's checkpoints,
+// not every activation. A backward pass taken after Vmap returns (Grad of
+// a Vmap) recomputes the layers at a new level and gives the plain
+// network's gradients bit for bit, the weights' (summed over the
+// examples) included, as the plain network gives them under Vmap.
+func TestCheckpointVmapBatch(t *testing.T) {
+	net := newCkptNet(tensor.Float64, 6, 8, 26)
+	const batch = 5
+	xt := randInput(tensor.Float64, 27, batch, 8)
+	calls := 0
+	counted := func() []func(*ad.Value) *ad.Value {
+		ls := net.layers()
+		for i, f := range ls {
+			ls[i] = func(h *ad.Value) *ad.Value { calls++; return f(h) }
+		}
+		return ls
+	}
+	for _, s := range schedules {
+		// Alone, on one example.
+		calls = 0
+		ex := ad.Const(tensor.FromFloat64(xt.Float64s()[:8], 8))
+		g := fn.Grad(fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Sum(ad.Square(s.run(counted(), xs[0]))) }), 0)
+		if _, err := fn.Call(g, ex); err != nil {
+			t.Fatal(err)
+		}
+		alone := calls
+		// Per-example gradients of the batch.
+		calls = 0
+		var saved int64
+		f := fn.Of(func(xs ...*ad.Value) *ad.Value {
+			y := ad.Sum(ad.Square(s.run(counted(), xs[0])))
+			saved = ad.Stats(y).SavedBytes
+			return y
+		})
+		if _, err := fn.Call(fn.Vmap(fn.Grad(f, 0), nil, nil), ad.Const(xt)); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if calls != alone {
+			t.Errorf("%s: the layers ran %d times for a batch of %d, %d for one example", s.name, calls, batch, alone)
+		}
+		if s.name == "full" && saved > 2*batch*8*8 {
+			t.Errorf("full: the batch's graph saves %d bytes, want its input and output only (%d)", saved, 2*batch*8*8)
+		}
+
+		// Grad of a Vmap: the backward pass runs after Vmap has returned.
+		got := gradOfVmap(t, net, s.run, xt)
+		want := gradOfVmap(t, net, plain, xt)
+		for i := range got {
+			ckptBits(t, fmt.Sprintf("%s: gradient %d after Vmap", s.name, i), got[i], want[i])
+		}
+	}
+}
+
+// gradOfVmap returns the gradients, with respect to the input and the
+// network's parameters, of the sum over a Vmap of the examples' losses
+// through run, taken by Backward after the Vmap has returned.
+func gradOfVmap(t *testing.T, net *ckptNet, run func([]func(*ad.Value) *ad.Value, *ad.Value) *ad.Value, xt *tensor.Tensor) []*tensor.Tensor {
+	t.Helper()
+	for _, p := range net.params() {
+		p.ZeroGrad()
+	}
+	x := ad.Var(xt)
+	vf := fn.Vmap(fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Sum(ad.Square(run(net.layers(), xs[0]))) }), nil, nil)
+	y, err := fn.Call(vf, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ad.Sum(y[0]).Backward(); err != nil {
+		t.Fatalf("backward after Vmap: %v", err)
+	}
+	out := []*tensor.Tensor{x.Grad().Clone()}
+	for _, p := range net.params() {
+		out = append(out, p.Grad().Clone())
+		p.ZeroGrad()
+	}
+	return out
+}
+
+// Forward mode and reverse-over-reverse through every schedule inside
+// Vmap: each example's JVP of the output is the plain network's under the
+// same Vmap bit for bit, its HVP of the loss to rounding.
+func TestCheckpointVmapForward(t *testing.T) {
+	net := newCkptNet(tensor.Float64, 5, 8, 28)
+	xt := randInput(tensor.Float64, 29, 4, 8)
+	vt := randInput(tensor.Float64, 30, 4, 8)
+	results := func(run func([]func(*ad.Value) *ad.Value, *ad.Value) *ad.Value) []*tensor.Tensor {
+		loss := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Sum(ad.Square(run(net.layers(), xs[0]))) })
+		out := fn.Of(func(xs ...*ad.Value) *ad.Value { return run(net.layers(), xs[0]) })
+		per := fn.Func(func(xs ...*ad.Value) []*ad.Value {
+			_, jv := fn.JVP(out, xs[:1], xs[1:])
+			_, pull := fn.VJP(fn.Grad(loss), xs[0]) // reverse-over-reverse: the Hessian is symmetric
+			hv := pull(xs[1])
+			return []*ad.Value{jv[0], hv[0]}
+		})
+		ys, err := fn.Call(fn.Vmap(per, nil, nil), ad.Const(xt), ad.Const(vt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []*tensor.Tensor{ys[0].Tensor(), ys[1].Tensor()}
+	}
+	want := results(plain)
+	for _, s := range schedules {
+		got := results(s.run)
+		ckptBits(t, s.name+": JVP under Vmap", got[0], want[0])
+		// Double backward through a recomputation sums some terms in
+		// another order than the plain graph's under Vmap (it did before
+		// the schedules ran on the whole batch too): to rounding.
+		scale := 0.0
+		for i := range want[1].Len() {
+			scale = math.Max(scale, math.Abs(want[1].AtFlat(i)))
+		}
+		for i := range want[1].Len() {
+			if d := math.Abs(got[1].AtFlat(i) - want[1].AtFlat(i)); d > 1e-14*scale {
+				t.Fatalf("%s: HVP (reverse-over-reverse) under Vmap: element %d is %v, plain %v", s.name, i, got[1].AtFlat(i), want[1].AtFlat(i))
+			}
+		}
+	}
+}
+
+// A gradient with respect to the input alone through a checkpoint computes
+// no weight gradient: the recomputation sweeps toward what the sweep needs
+// (before, it also formed every Var's gradient and threw it away, the
+// weight products of the backward pass, and under Vmap a per-example
+// outer product a layer). Counted in matrix-product FLOPs: a checkpointed
+// Grad with respect to x costs the plain one plus one forward pass.
+func TestCheckpointGradNeedsOnly(t *testing.T) {
+	net := newCkptNet(tensor.Float64, 4, 16, 31)
+	xt := randInput(tensor.Float64, 32, 5, 16)
+	flops := func(f func()) int64 {
+		f0 := gemm.Flops()
+		f()
+		return gemm.Flops() - f0
+	}
+	grad := func(run func([]func(*ad.Value) *ad.Value, *ad.Value) *ad.Value, wrt func(x *ad.Value) []*ad.Value) func() {
+		return func() {
+			x := ad.Var(xt)
+			if _, err := ad.Grad(ad.Sum(ad.Square(run(net.layers(), x))), wrt(x)...); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	full := func(ls []func(*ad.Value) *ad.Value, x *ad.Value) *ad.Value {
+		return checkpoint.Run(checkpoint.Full, ls, x)
+	}
+	onlyX := func(x *ad.Value) []*ad.Value { return []*ad.Value{x} }
+	all := func(x *ad.Value) []*ad.Value { return append([]*ad.Value{x}, net.params()...) }
+	forward := flops(func() { plain(net.layers(), ad.Const(xt)) })
+	plainX, fullX := flops(grad(plain, onlyX)), flops(grad(full, onlyX))
+	if fullX != plainX+forward {
+		t.Errorf("Grad with respect to x: %d product FLOPs through Full, want the plain %d plus a forward pass's %d", fullX, plainX, forward)
+	}
+	plainAll, fullAll := flops(grad(plain, all)), flops(grad(full, all))
+	if fullAll != plainAll+forward || plainAll <= plainX {
+		t.Errorf("Grad with respect to x and the weights: %d product FLOPs through Full, want the plain %d plus %d", fullAll, plainAll, forward)
+	}
+	// Per-example gradients with respect to the input under Vmap: the
+	// schedule adds a forward pass and nothing else either.
+	vgrad := func(run func([]func(*ad.Value) *ad.Value, *ad.Value) *ad.Value) func() {
+		return func() {
+			f := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Sum(ad.Square(run(net.layers(), xs[0]))) })
+			if _, err := fn.Call(fn.Vmap(fn.Grad(f, 0), nil, nil), ad.Const(xt)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if p, c := flops(vgrad(plain)), flops(vgrad(full)); c > p+2*forward {
+		t.Errorf("per-example gradients: %d product FLOPs through Full, plain %d, a forward pass %d", c, p, forward)
+	}
 }
