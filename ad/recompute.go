@@ -40,9 +40,11 @@ import (
 // bit for bit those without the node under the same Vmap; a backward pass
 // may be taken inside the Vmap or after it returns. F may read values of
 // the batch it is not given (fn's per-example copy of a parameter) where
-// the backward pass is taken inside the Vmap. With Reverse (its steps
-// written for one example) the node is recorded once per example
-// (Examplewise) instead.
+// the backward pass is taken inside the Vmap; where none of the operands
+// stands for the batch but F's output does (an ensemble's per-model
+// weights, its input shared), the node is recorded on the batch with the
+// operands broadcast to it. With Reverse (its steps written for one
+// example) the node is recorded once per example (Examplewise) instead.
 //
 // Through the node work: double backward (Options.CreateGraph, HVPReverse:
 // the gradient is then itself a recomputing function of the operands and
@@ -134,6 +136,15 @@ func (r Recompute) Apply(xs ...*Value) *Value {
 		return r.batchApply(l, xs)
 	}
 	c := &recomputation{name: name, f: r.F, reverse: r.Reverse, observe: r.Observe, held: r.Held}
+	if r.Reverse == nil && r.Out == nil {
+		c.rebatch = func(l *batchLevel, xs []*Value) *Value {
+			bx := make([]*Value, len(xs))
+			for i, x := range xs {
+				bx[i] = batchOf(BroadcastTo(x, append([]int{l.size}, x.Shape()...)...), l)
+			}
+			return r.batchApply(l, bx)
+		}
+	}
 	if r.Keep != 0 {
 		s := &selective{name: name, keep: r.Keep}
 		c.sel = s
@@ -350,6 +361,10 @@ type recomputation struct {
 	observe func(*Value)
 	sel     *selective
 	held    []*Recording
+	// rebatch, when not nil, records the node on the batch of level l
+	// with xs (which stand for none) broadcast to every example: for an f
+	// whose output stands for a batch its operands do not (see apply).
+	rebatch func(l *batchLevel, xs []*Value) *Value
 }
 
 func (c *recomputation) noteRecompute(y *Value) {
@@ -377,11 +392,17 @@ func (c *recomputation) apply(xs []*Value, skip map[*Value]bool) *Value {
 	if y == nil {
 		panic(&Error{Op: name, Err: ErrFunc, Msg: "the function returned nil"})
 	}
-	if y.batch() != nil && topBatch(xs...) == nil {
-		// Inside Vmap, f read a value of the batch it was not given (fn's
-		// per-example copy of a parameter, say): its output stands for the
-		// batch, which the node cannot hold. f runs again, recorded as
-		// usual, on the operands themselves: no checkpoint.
+	if l := y.batch(); l != nil && topBatch(xs...) == nil {
+		// Inside Vmap, f read a value of the batch it was not given (an
+		// ensemble's per-model weights, fn's per-example copy of a
+		// parameter): its output stands for the batch, which the node
+		// cannot hold. The node is recorded on the batch instead, the
+		// operands broadcast to it; where that cannot be (a Reverse
+		// schedule's steps, a vjp's node), f runs again, recorded as usual,
+		// on the operands themselves: no checkpoint.
+		if c.rebatch != nil {
+			return c.rebatch(l, xs)
+		}
 		var r *Value
 		callUser(name, "function", func() { r = c.f(xs) })
 		return r

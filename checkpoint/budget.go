@@ -92,8 +92,8 @@ func (bud budget) run(r *runner) *ad.Value {
 	first, kept := 0, int64(0)
 	cur := x.Detach()
 	for i, l := range layers {
-		if batchedByClosure(cur) { // see batchedByClosure: record the layers plainly
-			return plain(layers, x)
+		if batchedByClosure(cur) { // see batchedByClosure: schedule the batch
+			return run(bud, layers, rebatch(x, cur), p)
 		}
 		rec := ad.Record(l, cur)
 		a[i], b[i] = rec.SavedBytes(), bytesOf(cur)
@@ -106,7 +106,7 @@ func (bud budget) run(r *runner) *ad.Value {
 		outs[i] = cur
 	}
 	if batchedByClosure(cur) {
-		return plain(layers, x)
+		return run(bud, layers, rebatch(x, cur), p)
 	}
 	plan, _, _, ok := planBudget(a, b, bytesOf(cur), int64(bud))
 	if !ok { // the binomial schedule, its forward part read off the probe

@@ -75,8 +75,8 @@ type runner struct {
 // may be taken inside the Vmap or after it returns. Reversible and
 // Couplings run each example on its own (ad.Examplewise), their inverses
 // and splits being written for one example. Where x does not stand for a
-// batch but the layers read a value of one, Binomial and Budget record the
-// layers plainly, saving no memory.
+// batch but the layers read a value of one (an ensemble: per-model weights,
+// a shared input), Binomial and Budget schedule x broadcast to the batch.
 //
 // Run panics, like an op of package ad, with an *Error wrapping ErrPolicy
 // for a policy that cannot run or a nil layer, and with ad's errors for
@@ -140,15 +140,23 @@ func batchLayers(l *ad.BatchLevel, layers []func(*ad.Value) *ad.Value) []func(*a
 	return out
 }
 
-// batchedByClosure reports whether y, the last output of layers that a
-// schedule ran on one example (x did not stand for a batch), stands for a
-// batch inside Vmap: the layers read a value of the batch they were not
-// given (fn's per-example copy of a parameter, say). Then the schedules
-// that keep outputs (Binomial, Budget) record the layers plainly instead,
-// and Examplewise takes the example's part of the result.
+// batchedByClosure reports whether y, the output of layers that a
+// schedule ran on x that did not stand for a batch, stands for a batch
+// inside Vmap: the layers read a value of the batch they were not given
+// (an ensemble's per-model weights, or fn's per-example copy of a
+// parameter, with x shared by the examples). The schedules that keep
+// outputs (Binomial, Budget) then start again on x broadcast to the
+// batch (rebatch), so that they schedule the batch's values.
 func batchedByClosure(y *ad.Value) bool {
 	l, _ := ad.BatchOf(y)
 	return l != nil
+}
+
+// rebatch returns x standing for the batch of the level y stands for: x,
+// which does not, broadcast to every example.
+func rebatch(x, y *ad.Value) *ad.Value {
+	l, _ := ad.BatchOf(y)
+	return l.Wrap(ad.BroadcastTo(x, append([]int{l.Size()}, x.Shape()...)...))
 }
 
 // plain applies layers in order, recording as usual.

@@ -245,7 +245,7 @@ func runBinomial(name string, layers []func(*ad.Value) *ad.Value, x0 *ad.Value, 
 	last := s.cur
 	y := s.advance()
 	if batchedByClosure(y) {
-		return plain(layers, x0)
+		return run(binomial(snapshots), layers, rebatch(x0, y), p)
 	}
 	s.known = nil // the probe's other outputs are not kept
 	p.noteHeld(s.heldBytes())

@@ -307,3 +307,53 @@ func TestCheckpointGradNeedsOnly(t *testing.T) {
 		t.Errorf("per-example gradients: %d product FLOPs through Full, plain %d, a forward pass %d", c, p, forward)
 	}
 }
+
+// An ensemble inside Vmap: the input shared (NoBatch), one weight per
+// model. The layers' outputs stand for the batch though x does not;
+// Binomial and Budget then schedule x broadcast to the batch (they
+// recorded the layers plainly before, saving nothing). Every schedule
+// gives the values and gradients of the plain network under the same
+// Vmap, bit for bit, and the checkpointing ones save less than it.
+func TestCheckpointVmapEnsemble(t *testing.T) {
+	net := newCkptNet(tensor.Float64, 6, 8, 33)
+	xt := randInput(tensor.Float64, 34, 8)
+	ws := ad.Const(randInput(tensor.Float64, 35, 3, 8, 8))
+	w := net.ws[2]
+	defer func() { net.ws[2] = w }()
+	type result struct {
+		loss, gx, gw *tensor.Tensor
+		saved        int64
+	}
+	ensemble := func(run func([]func(*ad.Value) *ad.Value, *ad.Value) *ad.Value) result {
+		var r result
+		f := fn.Of(func(xs ...*ad.Value) *ad.Value {
+			net.ws[2] = xs[1]
+			y := ad.Sum(ad.Square(run(net.layers(), xs[0])))
+			r.saved = ad.Stats(y).SavedBytes
+			return y
+		})
+		ys, err := fn.Call(fn.Vmap(f, []int{fn.NoBatch, 0}, nil), ad.Const(xt), ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved := r.saved // the values alone: fn.Grad runs f again with x broadcast
+		gs, err := fn.Call(fn.Vmap(fn.Grad(f, 0, 1), []int{fn.NoBatch, 0}, nil), ad.Const(xt), ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return result{ys[0].Tensor(), gs[0].Tensor(), gs[1].Tensor(), saved}
+	}
+	want := ensemble(plain)
+	for _, s := range schedules {
+		got := ensemble(s.run)
+		ckptBits(t, s.name+": ensemble losses", got.loss, want.loss)
+		ckptBits(t, s.name+": ensemble gradient of x", got.gx, want.gx)
+		ckptBits(t, s.name+": ensemble gradients of the weights", got.gw, want.gw)
+		switch s.name {
+		case "full", "sequential-3", "budget", "budget-tiny", "layers-2", "recompute", "nested":
+			if got.saved >= want.saved {
+				t.Errorf("%s: the ensemble's graph saves %d bytes, the plain one %d", s.name, got.saved, want.saved)
+			}
+		}
+	}
+}
