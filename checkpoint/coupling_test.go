@@ -9,6 +9,7 @@ import (
 
 	"github.com/adjointgo/adjoint/ad"
 	"github.com/adjointgo/adjoint/checkpoint"
+	"github.com/adjointgo/adjoint/fn"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -205,5 +206,57 @@ func TestCouplingsErrors(t *testing.T) {
 	p := checkpoint.Couplings(ok)
 	if p != p || p == checkpoint.Couplings(ok) || p.String() != "Couplings(1 blocks)" {
 		t.Errorf("Couplings(ok) compares or prints wrong: %v", p)
+	}
+}
+
+// Couplings and Reversible inside Vmap run on the whole batch (they ran
+// each example on its own before): per-example gradients with respect to
+// the input and the values, cut along a per-example axis given from the
+// first and from the last, agree with the blocks' Layer recorded under
+// the same Vmap (to 1e-12, as outside Vmap), and F and G run as many times
+// for the batch as for one example.
+func TestCouplingsVmap(t *testing.T) {
+	const blocks = 4
+	for _, axes := range [][]int{{0}, {-1, 0}} {
+		var fCalls, gCalls int
+		bs, _ := countedBlocks(5, []int{4, 6}, axes, blocks, &fCalls, &gCalls)
+		inv := make([]func(*ad.Value) *ad.Value, len(bs))
+		for i, b := range bs {
+			inv[i] = b.Inverse
+		}
+		xt := randInput(tensor.Float64, 6, 3, 4, 6)
+		loss := func(p checkpoint.Policy) fn.Func {
+			return fn.Of(func(xs ...*ad.Value) *ad.Value {
+				y := checkpoint.Run(p, blockLayers(bs), xs[0])
+				return ad.Sum(ad.Mul(ad.Tanh(y), y))
+			})
+		}
+		results := func(p checkpoint.Policy) ([]*tensor.Tensor, int) {
+			fCalls, gCalls = 0, 0
+			g := fn.Func(func(xs ...*ad.Value) []*ad.Value {
+				return append([]*ad.Value{loss(p)(xs...)[0]}, fn.Grad(loss(p), 0)(xs...)...)
+			})
+			ys, err := fn.Call(fn.Vmap(g, nil, nil), ad.Const(xt))
+			if err != nil {
+				t.Fatalf("%v, axes %v: %v", p, axes, err)
+			}
+			batch := fCalls + gCalls
+			fCalls, gCalls = 0, 0
+			one := ad.Const(tensor.FromFloat64(xt.Float64s()[:24], 4, 6))
+			if _, err := fn.Call(g, one); err != nil {
+				t.Fatal(err)
+			}
+			if alone := fCalls + gCalls; alone != batch {
+				t.Errorf("%v, axes %v: F and G ran %d times for a batch of 3, %d for one example", p, axes, batch, alone)
+			}
+			return []*tensor.Tensor{ys[0].Tensor(), ys[1].Tensor()}, batch
+		}
+		want, _ := results(checkpoint.None)
+		for _, p := range []checkpoint.Policy{checkpoint.Couplings(bs...), checkpoint.Reversible(inv...)} {
+			got, _ := results(p)
+			for i := range got {
+				ckptNear(t, fmt.Sprintf("%v, axes %v: result %d under Vmap", p, axes, i), got[i], want[i], 1e-12)
+			}
+		}
 	}
 }

@@ -72,9 +72,8 @@ type runner struct {
 // once per evaluation, on the batch, as without checkpointing), and a
 // Budget is the batch's. The layers may read values of the batch they are
 // not given (fn's per-example copy of a parameter), and a backward pass
-// may be taken inside the Vmap or after it returns. Reversible and
-// Couplings run each example on its own (ad.Examplewise), their inverses
-// and splits being written for one example. Where x does not stand for a
+// may be taken inside the Vmap or after it returns; a Reversible's
+// inverses and a Couplings' blocks run on the batch too. Where x does not stand for a
 // batch but the layers read a value of one (an ensemble: per-model weights,
 // a shared input), Binomial and Budget schedule x broadcast to the batch.
 //
@@ -98,15 +97,31 @@ func run(p Policy, layers []func(*ad.Value) *ad.Value, x *ad.Value, pr *probe) *
 		panic(policyErr(p, "a nil input"))
 	}
 	if l, px := ad.BatchOf(x); l != nil && p != None { // inside Vmap
-		switch p.(type) {
-		case reversible, couplings: // their inverses and splits are written for one example: each example on its own
-			return ad.Examplewise(func(ex []*ad.Value) []*ad.Value {
-				return []*ad.Value{p.run(&runner{layers: layers, x: ex[0], p: pr})}
-			}, x)[0]
-		}
-		return l.Wrap(run(p, batchLayers(l, layers), px, pr))
+		return l.Wrap(run(batchPolicy(l, p), batchLayers(l, layers), px, pr))
 	}
 	return p.run(&runner{layers: layers, x: x, p: pr})
+}
+
+// batchPolicy returns p for the physical values of level l: a Reversible's
+// inverses and a Couplings' F and G, written for one example, become
+// functions of the batch (batchLayers), and a block's Axis moves past the
+// batch axis; the other policies hold no functions.
+func batchPolicy(l *ad.BatchLevel, p Policy) Policy {
+	switch p := p.(type) {
+	case reversible:
+		return Reversible(batchLayers(l, *p.inv)...)
+	case couplings:
+		bs := make([]Coupling, len(*p.blocks))
+		for i, b := range *p.blocks {
+			fg := batchLayers(l, []func(*ad.Value) *ad.Value{b.F, b.G})
+			bs[i] = Coupling{F: fg[0], G: fg[1], Axis: b.Axis}
+			if b.Axis >= 0 {
+				bs[i].Axis++
+			}
+		}
+		return Couplings(bs...)
+	}
+	return p
 }
 
 // batchLayers returns the layers as functions of the physical values of
@@ -122,6 +137,9 @@ func run(p Policy, layers []func(*ad.Value) *ad.Value, x *ad.Value, pr *probe) *
 func batchLayers(l *ad.BatchLevel, layers []func(*ad.Value) *ad.Value) []func(*ad.Value) *ad.Value {
 	out := make([]func(*ad.Value) *ad.Value, len(layers))
 	for i, f := range layers {
+		if f == nil {
+			continue // the policy names it
+		}
 		out[i] = func(h *ad.Value) *ad.Value {
 			at := l
 			if at.Ended() {
