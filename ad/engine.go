@@ -127,6 +127,13 @@ type Options struct {
 	// operands unbatched) the layer's gradients per example, as values of
 	// the level (see GradPerExample).
 	perExample *batchLevel
+	// boundary: the targets bound the recording (a recomputation's
+	// operands): the sweep delivers a target node's cotangent and does not
+	// look past it, neither claiming nor sweeping what produced it, so the
+	// cotangents are the partial derivatives with respect to each target,
+	// and a recording made on the values an enclosing sweep holds is swept
+	// without touching that sweep's nodes.
+	boundary bool
 }
 
 // apply2 is apply for a binary rule, whose second operand must be given
@@ -661,6 +668,10 @@ func sweepExcl(y *Value, targets []*Value, o Options, excl []bool) (result []*Va
 			g = runHooks(n.dbg.hooks, g, n, o.DetectAnomaly)
 		}
 		s.deliver(n, g)
+		if s.stopsAt(n) { // a boundary: what produced it is not this sweep's
+			next, nextG = nil, nil
+			continue
+		}
 		gin := s.vjp(n, g) // one cotangent per operand, in its shape
 		if o.DetectAnomaly {
 			if err := checkCotangents(n, gin); err != nil {
@@ -739,6 +750,12 @@ type sweeper struct {
 
 var sweepers = sync.Pool{New: func() any { return new(sweeper) }}
 
+// stopsAt reports whether the sweep does not look past n: a target node of
+// a sweep bounded by its targets (Options.boundary).
+func (s *sweeper) stopsAt(n *node) bool {
+	return s.o.boundary && s.target[n] != nil
+}
+
 // begin collects the nodes reachable from y with an explicit stack (no
 // recursion), claiming each for this sweep and counting its consumers;
 // indexes the targets; prunes to the nodes that reach them; and refuses to
@@ -782,6 +799,9 @@ func (s *sweeper) begin(y *Value, targets, result []*Value, o Options) error {
 		if !modified && !n.savedIntact() {
 			modified = true
 		}
+		if s.stopsAt(n) {
+			continue
+		}
 		for _, e := range n.ins() {
 			p := e.n
 			if p == nil {
@@ -804,7 +824,7 @@ func (s *sweeper) begin(y *Value, targets, result []*Value, o Options) error {
 		}
 	}
 	if prune {
-		s.useful = usefulNodes(s.nodes, s.deps, s.target, s.leaf)
+		s.useful = usefulNodes(s.nodes, s.deps, s.target, s.leaf, s.stopsAt)
 	}
 	if modified { // report the first modified saved tensor of a node whose rule runs
 		for i, n := range s.nodes {
@@ -1252,7 +1272,7 @@ func (v *Value) root() *Value {
 // itself, or through an operand). It orders the nodes consumers-first by
 // Kahn's algorithm on a copy of deps, then walks that order backwards, so
 // every operand is decided before its consumer.
-func usefulNodes(nodes []*node, deps []int32, targetOf map[*node][]int, leafTarget map[*Value][]int) []bool {
+func usefulNodes(nodes []*node, deps []int32, targetOf map[*node][]int, leafTarget map[*Value][]int, stop func(*node) bool) []bool {
 	d := append([]int32(nil), deps...)
 	order := make([]*node, 0, len(nodes))
 	stack := []*node{nodes[0]}
@@ -1260,6 +1280,9 @@ func usefulNodes(nodes []*node, deps []int32, targetOf map[*node][]int, leafTarg
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		order = append(order, n)
+		if stop(n) {
+			continue
+		}
 		for _, e := range n.ins() {
 			if p := e.n; p != nil {
 				if d[p.slot-1]--; d[p.slot-1] == 0 {
@@ -1272,6 +1295,10 @@ func usefulNodes(nodes []*node, deps []int32, targetOf map[*node][]int, leafTarg
 	for i := len(order) - 1; i >= 0; i-- {
 		n := order[i]
 		u := targetOf[n] != nil
+		if stop(n) {
+			useful[n.slot-1] = u
+			continue
+		}
 		es := n.ins()
 		for j := range es {
 			e := &es[j]

@@ -643,6 +643,7 @@ func sameOutput(name string, y, out *Value) {
 // that the enclosing backward pass holds means the recomputed function
 // read a value computed outside it that requires a gradient.
 func recomputedGrad(name string, y *Value, targets []*Value, o Options) ([]*Value, []bool) {
+	o.boundary = true // the cotangents of the recording's operands, not of what produced them
 	gs, excl, err := gradExclusive(y, targets, o)
 	if errors.Is(err, ErrConcurrent) {
 		panic(&Error{Op: name, Err: err, Msg: "the recomputed function reads a value that requires a gradient and was computed outside it, " +
@@ -696,9 +697,18 @@ func recomputeVJPRecorded(c *recomputation, k int, wanted []bool, params, ins []
 	grads := func(in []*Value, skip map[*Value]bool) []*Value {
 		zs := make([]*Value, k)
 		for i := range zs {
-			if zs[i] = in[i]; !in[i].requires {
+			switch zs[i] = in[i]; {
+			case !in[i].requires:
 				zs[i] = standIn(in[i], wanted[i])
 				skip[zs[i]] = true
+			case in[i].n != nil:
+				// An operand computed outside, as forward mode passes it
+				// (recomputeJVP runs this on the node's operands): an
+				// identity node on it bounds the sweep below (Options.boundary),
+				// which would otherwise claim the nodes of the enclosing sweep
+				// that produced it, and an enclosing differentiation goes
+				// through it.
+				zs[i] = Target(in[i])
 			}
 		}
 		y := f(zs)

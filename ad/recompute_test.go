@@ -9,6 +9,7 @@ import (
 
 	"github.com/adjointgo/adjoint/ad"
 	"github.com/adjointgo/adjoint/checkpoint"
+	"github.com/adjointgo/adjoint/fn"
 	"github.com/adjointgo/adjoint/tensor"
 )
 
@@ -489,5 +490,57 @@ func TestRecomputeReplay(t *testing.T) {
 	})
 	if !errors.Is(err, ad.ErrArgument) || !strings.Contains(err.Error(), "Held needs Out and Reverse") {
 		t.Errorf("Held without Reverse: got %v", err)
+	}
+}
+
+// A Recompute whose operands are computed from each other and read a Var
+// the computation before it reads too, under forward-over-reverse (fn.HVP)
+// and a third derivative: its recomputations' sweeps are bounded by its
+// operands (the partial derivatives with respect to each, the Var's
+// gradient from F's own uses), and reach none of the nodes the enclosing
+// sweep holds (they failed with ErrConcurrent before). Equal to the same
+// function without the node, to rounding.
+func TestRecomputeBoundedSweeps(t *testing.T) {
+	w := ad.Var(tensor.FromFloat64([]float64{0.7, -1.3, 0.4}, 3))
+	body := func(in []*ad.Value) *ad.Value { return ad.Mul(ad.Mul(ad.Sin(in[0]), in[1]), w) }
+	f := func(rc bool) fn.Func {
+		return fn.Of(func(xs ...*ad.Value) *ad.Value {
+			a := ad.Mul(xs[0], w)
+			b := ad.Tanh(a)
+			var y *ad.Value
+			if rc {
+				y = ad.Recompute{F: body}.Apply(a, b)
+				y = ad.Recompute{F: func(in []*ad.Value) *ad.Value { return ad.Exp(ad.MulScalar(in[0], 0.5)) }}.Apply(y)
+			} else {
+				y = ad.Exp(ad.MulScalar(body([]*ad.Value{a, b}), 0.5))
+			}
+			return ad.Sum(ad.Square(y))
+		})
+	}
+	x := ad.Const(tensor.FromFloat64([]float64{0.3, 1.1, -0.8}, 3))
+	v := ad.Const(tensor.FromFloat64([]float64{1, -0.5, 2}, 3))
+	results := func(rc bool) []*tensor.Tensor {
+		loss := f(rc)
+		hv, err := fn.Call(fn.Func(func(xs ...*ad.Value) []*ad.Value { return fn.HVP(loss, xs[:1], xs[1:]) }), x, v)
+		if err != nil {
+			t.Fatalf("recompute %v: HVP: %v", rc, err)
+		}
+		third := fn.Grad(fn.Of(func(xs ...*ad.Value) *ad.Value {
+			return ad.Sum(ad.Mul(fn.HVP(loss, xs[:1], xs[1:])[0], xs[1]))
+		}), 0)
+		g3, err := fn.Call(third, x, v)
+		if err != nil {
+			t.Fatalf("recompute %v: third order: %v", rc, err)
+		}
+		return []*tensor.Tensor{hv[0].Tensor(), g3[0].Tensor()}
+	}
+	want, got := results(false), results(true)
+	for i := range want {
+		for j := range want[i].Len() {
+			a, b := got[i].AtFlat(j), want[i].AtFlat(j)
+			if math.Abs(a-b) > 1e-12*math.Max(1, math.Abs(b)) {
+				t.Errorf("result %d element %d: %v through Recompute, %v without", i, j, a, b)
+			}
+		}
 	}
 }

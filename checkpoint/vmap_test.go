@@ -200,23 +200,22 @@ func gradOfVmap(t *testing.T, net *ckptNet, run func([]func(*ad.Value) *ad.Value
 // Forward mode, reverse-over-reverse and forward-over-reverse through
 // every schedule inside Vmap: each example's JVP of the output is the
 // plain network's under the same Vmap bit for bit, its HVPs of the loss to
-// rounding.
+// rounding. (Forward-over-reverse through chained checkpoints failed with
+// ErrConcurrent, inside Vmap or not, before the recomputations' sweeps
+// were bounded by their operands: see TestCheckpointFnHVP.)
 func TestCheckpointVmapForward(t *testing.T) {
 	net := newCkptNet(tensor.Float64, 5, 8, 28)
 	xt := randInput(tensor.Float64, 29, 4, 8)
 	vt := randInput(tensor.Float64, 30, 4, 8)
-	results := func(name string, run func([]func(*ad.Value) *ad.Value, *ad.Value) *ad.Value, forward bool) []*tensor.Tensor {
+	results := func(name string, run func([]func(*ad.Value) *ad.Value, *ad.Value) *ad.Value) []*tensor.Tensor {
 		loss := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Sum(ad.Square(run(net.layers(), xs[0]))) })
 		out := fn.Of(func(xs ...*ad.Value) *ad.Value { return run(net.layers(), xs[0]) })
 		per := fn.Func(func(xs ...*ad.Value) []*ad.Value {
 			_, jv := fn.JVP(out, xs[:1], xs[1:])
 			_, pull := fn.VJP(fn.Grad(loss), xs[0]) // reverse-over-reverse: the Hessian is symmetric
 			hv := pull(xs[1])
-			fh := hv[0]
-			if forward { // forward-over-reverse
-				fh = fn.HVP(loss, xs[:1], xs[1:])[0]
-			}
-			return []*ad.Value{jv[0], hv[0], fh}
+			fh := fn.HVP(loss, xs[:1], xs[1:]) // forward-over-reverse
+			return []*ad.Value{jv[0], hv[0], fh[0]}
 		})
 		ys, err := fn.Call(fn.Vmap(per, nil, nil), ad.Const(xt), ad.Const(vt))
 		if err != nil {
@@ -224,18 +223,9 @@ func TestCheckpointVmapForward(t *testing.T) {
 		}
 		return []*tensor.Tensor{ys[0].Tensor(), ys[1].Tensor(), ys[2].Tensor()}
 	}
-	want := results("plain", plain, true)
+	want := results("plain", plain)
 	for _, s := range schedules {
-		// Forward-over-reverse through fn (JVP of Grad) fails with
-		// ErrConcurrent where checkpoints are chained (Segments, Budget,
-		// Binomial, nested), inside Vmap or not: the recorded VJP's forward
-		// mode recomputes a checkpoint on its operand, the previous
-		// checkpoint's output, whose node the enclosing sweep holds. It
-		// works for one checkpoint (it failed there too before the
-		// recomputations swept only toward what their sweep needs), and
-		// ad.HVP and reverse-over-reverse work for all.
-		single := s.name == "full" || s.name == "recompute" || s.name == "selective" || s.name == "none"
-		got := results(s.name, s.run, single)
+		got := results(s.name, s.run)
 		ckptBits(t, s.name+": JVP under Vmap", got[0], want[0])
 		// Double backward through a recomputation sums some terms in
 		// another order than the plain graph's under Vmap (it did before
@@ -354,6 +344,47 @@ func TestCheckpointVmapEnsemble(t *testing.T) {
 			if got.saved >= want.saved {
 				t.Errorf("%s: the ensemble's graph saves %d bytes, the plain one %d", s.name, got.saved, want.saved)
 			}
+		}
+	}
+}
+
+// fn.HVP (forward-over-reverse: a JVP of a Grad) through every schedule
+// equals the plain network's to rounding, and so do fn.Hessian (JacFwd of
+// Grad) and a third derivative, the gradient of ⟨v, H·v⟩. Through chained checkpoints (Segments, Budget, Binomial,
+// nested) it failed with ErrConcurrent: the recorded VJP's forward mode
+// recomputed a checkpoint on its operand, the previous checkpoint's
+// output, and the recomputation's sweep claimed the node that produced it,
+// which the enclosing sweep held.
+func TestCheckpointFnHVP(t *testing.T) {
+	net := newCkptNet(tensor.Float64, 5, 6, 36)
+	xt := randInput(tensor.Float64, 37, 6)
+	vt := randInput(tensor.Float64, 38, 6)
+	results := func(name string, run func([]func(*ad.Value) *ad.Value, *ad.Value) *ad.Value) []*tensor.Tensor {
+		loss := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Sum(ad.Square(run(net.layers(), xs[0]))) })
+		hv, err := fn.Call(fn.Func(func(xs ...*ad.Value) []*ad.Value { return fn.HVP(loss, xs[:1], xs[1:]) }), ad.Const(xt), ad.Const(vt))
+		if err != nil {
+			t.Fatalf("%s: HVP: %v", name, err)
+		}
+		h, err := fn.Call(fn.Hessian(loss), ad.Const(xt))
+		if err != nil {
+			t.Fatalf("%s: Hessian: %v", name, err)
+		}
+		// Third order: the gradient of ⟨v, H(x)·v⟩, through the forward
+		// mode of the recorded VJPs (their operands stay connected).
+		third := fn.Grad(fn.Of(func(xs ...*ad.Value) *ad.Value {
+			return ad.Sum(ad.Mul(fn.HVP(loss, xs[:1], xs[1:])[0], xs[1]))
+		}), 0)
+		g3, err := fn.Call(third, ad.Const(xt), ad.Const(vt))
+		if err != nil {
+			t.Fatalf("%s: third order: %v", name, err)
+		}
+		return []*tensor.Tensor{hv[0].Tensor(), h[0].Tensor(), g3[0].Tensor()}
+	}
+	want := results("plain", plain)
+	for _, s := range schedules {
+		got := results(s.name, s.run)
+		for i, what := range []string{"HVP", "Hessian", "third order"} {
+			ckptNear(t, s.name+": "+what, got[i], want[i], 1e-12)
 		}
 	}
 }
