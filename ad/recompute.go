@@ -365,6 +365,17 @@ type recomputation struct {
 	// with xs (which stand for none) broadcast to every example: for an f
 	// whose output stands for a batch its operands do not (see apply).
 	rebatch func(l *batchLevel, xs []*Value) *Value
+	// firstByReverse: the node's output was computed by another schedule
+	// than f (a Reverse's steps, see recomputeVJPRecorded), equal to f's
+	// to rounding only, so a recomputation of f is not compared with it.
+	firstByReverse bool
+}
+
+// checkOutput is sameOutput for a recomputation of c.
+func (c *recomputation) checkOutput(y, out *Value) {
+	if !c.firstByReverse {
+		sameOutput(c.name, y, out)
+	}
 }
 
 func (c *recomputation) noteRecompute(y *Value) {
@@ -563,7 +574,7 @@ func recomputeVJP(c *recomputation, k int, wanted []bool, params, ins []*Value, 
 	}
 	y := f(zs)
 	c.noteRecompute(y)
-	sameOutput(name, y, out)
+	c.checkOutput(y, out)
 	known := make(map[*Value]bool, len(params))
 	for _, v := range params {
 		known[v], known[v.leaf()] = true, true
@@ -713,7 +724,7 @@ func recomputeVJPRecorded(c *recomputation, k int, wanted []bool, params, ins []
 		}
 		y := f(zs)
 		c.noteRecompute(y)
-		sameOutput(name, y, out)
+		c.checkOutput(y, out)
 		targets, _ := gradTargets(zs, params, wanted)
 		if !y.requires {
 			out := make([]*Value, len(targets))
@@ -737,17 +748,20 @@ func recomputeVJPRecorded(c *recomputation, k int, wanted []bool, params, ins []
 	skip := map[*Value]bool{}
 	vc := &recomputation{name: name + " vjp", observe: c.observe}
 	vc.f = func(in []*Value) *Value {
-		tg := grads(in, skip)
-		parts := make([]*Value, len(tg))
-		for j, t := range tg {
-			parts[j] = Reshape(t, t.t.Len())
-		}
-		if len(parts) == 1 {
-			return parts[0]
-		}
-		return Concat(0, parts...)
+		return flatConcat(grads(in, skip))
 	}
-	flat := vc.apply(operands, skip)
+	var flat *Value
+	if first := c.reverseFirst(k, wanted, params, ins, out, g); first != nil {
+		// The schedule's Reverse computes the cotangents in the memory it
+		// promises (a recording of f whole would hold every intermediate
+		// value at once); the node records them as vc's output, with F's
+		// Vars as vc's, so that a differentiation of them recomputes vc.f
+		// (f whole, recorded) as before.
+		vc.firstByReverse = true
+		flat = vc.node(operands, first, params)
+	} else {
+		flat = vc.apply(operands, skip)
+	}
 	off := 0
 	for j, i := range at {
 		n := tensor.Size(shapes[j])
@@ -755,6 +769,48 @@ func recomputeVJPRecorded(c *recomputation, k int, wanted []bool, params, ins []
 		off += n
 	}
 	return gs
+}
+
+// flatConcat returns the values flattened and joined end to end.
+func flatConcat(vs []*Value) *Value {
+	parts := make([]*Value, len(vs))
+	for j, t := range vs {
+		parts[j] = Reshape(t, t.t.Len())
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return Concat(0, parts...)
+}
+
+// reverseFirst returns the wanted cotangents of a recorded sweep through
+// a node with a Reverse schedule, flattened and joined as
+// recomputeVJPRecorded's vc.f joins them, computed by the schedule on
+// constants: what the node's recorded VJP outputs at first. nil where
+// there is no Reverse or tangents are carried (forward mode recomputes f
+// whole).
+func (c *recomputation) reverseFirst(k int, wanted []bool, params, ins []*Value, out, g *Value) *Value {
+	if c.reverse == nil || g.tan != nil || out.tan != nil {
+		return nil
+	}
+	for _, v := range ins {
+		if v.tan != nil {
+			return nil
+		}
+	}
+	gs := c.reverseVJP(nil, k, wanted[:k], params, ins, out.Detach(), g.Detach())
+	var parts []*Value
+	for i, w := range wanted {
+		if !w {
+			continue
+		}
+		gi := gs[i]
+		if gi == nil {
+			gi = zerosLike(ins[i])
+		}
+		parts = append(parts, gi.Detach())
+	}
+	return flatConcat(parts)
 }
 
 // recomputeJVP runs f once more with the tangents ts beside the inputs

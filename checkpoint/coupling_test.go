@@ -260,3 +260,28 @@ func TestCouplingsVmap(t *testing.T) {
 		}
 	}
 }
+
+// Double backward through Couplings and Reversible (HVPReverse with
+// respect to the input and every weight): the recorded sweep's first
+// cotangents come from their Reverse walk (in the memory it promises) and
+// the second sweep recomputes the blocks whole, to rounding the blocks'
+// Layer recorded.
+func TestCouplingsHVPReverse(t *testing.T) {
+	var calls int
+	bs, vars := countedBlocks(9, []int{4, 6}, []int{-1, 0}, 5, &calls, &calls)
+	inv := make([]func(*ad.Value) *ad.Value, len(bs))
+	for i, b := range bs {
+		inv[i] = b.Inverse
+	}
+	xt := randInput(tensor.Float64, 10, 4, 6)
+	hv := func(p checkpoint.Policy) []*tensor.Tensor {
+		return hvpOfInput(t, xt, vars, 11, func(x *ad.Value) *ad.Value { return checkpoint.Run(p, blockLayers(bs), x) })
+	}
+	want := hv(checkpoint.None)
+	for _, p := range []checkpoint.Policy{checkpoint.Couplings(bs...), checkpoint.Reversible(inv...)} {
+		got := hv(p)
+		for i := range got {
+			ckptNear(t, fmt.Sprintf("%v: HVP %d", p, i), got[i], want[i], 1e-11)
+		}
+	}
+}

