@@ -80,8 +80,11 @@ type Recompute struct {
 	// outputs).
 	Out  *Value
 	Vars []*Value
-	// Reverse, when not nil, is the node's backward pass when that pass is
-	// neither recorded nor carries tangents (else F is recomputed whole):
+	// Reverse, when not nil, is the node's backward pass when that pass
+	// carries no tangents (else F is recomputed whole). In a recorded pass
+	// (CreateGraph) it computes the cotangents too, in the memory it
+	// promises, and F is recomputed whole, recorded, only when they are
+	// differentiated in turn:
 	// given the node's output y and its cotangent g (constants), it returns
 	// the operands' cotangents (nil for zero), computing them with s.Step,
 	// which records a piece of the computation and sweeps it; the steps
