@@ -177,13 +177,10 @@ func (r Recompute) Apply(xs ...*Value) *Value {
 }
 
 // batchApply is Apply inside Vmap, where operands stand for a batch of
-// level l: one node on the physical values, whose F wraps the batched
-// operands as values of l, runs r.F (written for one example) and returns
-// the physical value of its output, so that the node saves the batch's
-// operands and its recomputations run the whole batch at once, the same
-// physical ops as without the node. A recomputation after l has ended (a
-// backward pass taken after Vmap returned) runs at a new level of l's
-// size, whose batching rules are the same.
+// level l: one node on the physical values, whose F is r.F on them
+// (BatchLevel.Physical), so that the node saves the batch's operands and
+// its recomputations run the whole batch at once, the same physical ops as
+// without the node, after l has ended too.
 func (r Recompute) batchApply(l *batchLevel, xs []*Value) *Value {
 	batched := make([]bool, len(xs))
 	phys := make([]*Value, len(xs))
@@ -193,28 +190,7 @@ func (r Recompute) batchApply(l *batchLevel, xs []*Value) *Value {
 			phys[i], batched[i] = x.bat.phys, true
 		}
 	}
-	f := r.F
-	r.F = func(in []*Value) *Value {
-		at := l
-		if at.done.Load() {
-			at = NewBatchLevel(l.size).l
-		}
-		ex := make([]*Value, len(in))
-		for i, v := range in {
-			ex[i] = v
-			if batched[i] {
-				ex[i] = batchOf(v, at)
-			}
-		}
-		y := f(ex)
-		if y == nil {
-			return nil // Apply names F
-		}
-		if y.batch() == at {
-			return y.bat.phys
-		}
-		return BroadcastTo(y, append([]int{at.size}, y.Shape()...)...)
-	}
+	r.F = (&BatchLevel{l}).Physical(r.F, batched)
 	return batchOf(r.Apply(phys...), l)
 }
 

@@ -66,6 +66,41 @@ func (b *BatchLevel) End() { b.l.done.Store(true) }
 // Ended reports whether End was called.
 func (b *BatchLevel) Ended() bool { return b.l.done.Load() }
 
+// Physical returns f, written for one example, as a function of the
+// physical values of the level (the batch along axis 0): the operands
+// marked in batched are wrapped as values of the level, f runs, and the
+// physical value of its result is returned, broadcast to every example
+// where the result does not stand for the batch (f ignored its batched
+// operands). A checkpoint records such a function on the physical values
+// and runs it again in the backward pass; run after the level has ended
+// (a backward pass taken after its Vmap returned), it wraps at a new level
+// of the same size, whose batching rules give the same physical ops, bit
+// for bit. A nil result is returned as nil.
+func (b *BatchLevel) Physical(f func(xs []*Value) *Value, batched []bool) func(xs []*Value) *Value {
+	l := b.l
+	return func(in []*Value) *Value {
+		at := l
+		if at.done.Load() {
+			at = NewBatchLevel(l.size).l
+		}
+		ex := make([]*Value, len(in))
+		for i, v := range in {
+			ex[i] = v
+			if i < len(batched) && batched[i] {
+				ex[i] = batchOf(v, at)
+			}
+		}
+		y := f(ex)
+		if y == nil {
+			return nil
+		}
+		if y.batch() == at {
+			return y.bat.phys
+		}
+		return BroadcastTo(y, append([]int{at.size}, y.Shape()...)...)
+	}
+}
+
 // BatchOf returns the innermost batching level v stands for a batch of
 // (nil when none) and its physical value (the batch along axis 0).
 func BatchOf(v *Value) (*BatchLevel, *Value) {

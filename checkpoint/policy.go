@@ -125,35 +125,18 @@ func batchPolicy(l *ad.BatchLevel, p Policy) Policy {
 }
 
 // batchLayers returns the layers as functions of the physical values of
-// level l (the batch along axis 0): each wraps its input as a value of l,
-// runs the layer (written for one example) and returns the physical value
-// of its output, so that a schedule runs the whole batch at once, its
-// checkpoints, snapshots and recomputations on the physical values, where
-// the graph of a Vmap lives. A layer that runs after l has ended (a
-// backward pass taken outside the Vmap recomputing it) runs at a new level
-// of l's size: the batching rules are those of any level, and give the
-// same physical ops, bit for bit. A layer whose output does not stand for
-// the batch (it ignores its input) has it broadcast to every example.
+// level l (ad.BatchLevel.Physical), so that a schedule runs the whole batch
+// at once, its checkpoints, snapshots and recomputations on the physical
+// values, where the graph of a Vmap lives. A nil layer stays nil, for the
+// policy to name.
 func batchLayers(l *ad.BatchLevel, layers []func(*ad.Value) *ad.Value) []func(*ad.Value) *ad.Value {
 	out := make([]func(*ad.Value) *ad.Value, len(layers))
 	for i, f := range layers {
 		if f == nil {
-			continue // the policy names it
+			continue
 		}
-		out[i] = func(h *ad.Value) *ad.Value {
-			at := l
-			if at.Ended() {
-				at = ad.NewBatchLevel(l.Size())
-			}
-			y := f(at.Wrap(h))
-			if y == nil {
-				return nil // the schedule names the layer
-			}
-			if p, ok := at.Unwrap(y); ok {
-				return p
-			}
-			return ad.BroadcastTo(y, append([]int{at.Size()}, y.Shape()...)...)
-		}
+		p := l.Physical(func(xs []*ad.Value) *ad.Value { return f(xs[0]) }, []bool{true})
+		out[i] = func(h *ad.Value) *ad.Value { return p([]*ad.Value{h}) }
 	}
 	return out
 }
