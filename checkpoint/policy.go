@@ -97,7 +97,11 @@ func run(p Policy, layers []func(*ad.Value) *ad.Value, x *ad.Value, pr *probe) *
 		panic(policyErr(p, "a nil input"))
 	}
 	if l, px := ad.BatchOf(x); l != nil && p != None { // inside Vmap
-		return l.Wrap(run(batchPolicy(l, p), batchLayers(l, layers), px, pr))
+		y := run(batchPolicy(l, p), batchLayers(l, layers), px, pr)
+		if y == nil {
+			panic(policyErr(p, "a layer returned nil"))
+		}
+		return l.Wrap(y)
 	}
 	return p.run(&runner{layers: layers, x: x, p: pr})
 }
