@@ -36,6 +36,14 @@ import (
 // or dtype, or that panics, makes Backward and Grad return an error wrapping
 // ErrFunc that names the function. gradcheck.CheckFunc checks a Func's rules
 // against finite differences and against each other.
+//
+// Inside a vectorising map (fn.Vmap) a Func runs example by example, its
+// rules seeing one example's values. One whose rules treat leading axes as
+// batch axes (broadcast between operands, each result index depending on
+// the operands at that index) runs once on the whole batch when applied
+// inside Batchwise:
+//
+//	ad.Batchwise(func(xs []*ad.Value) []*ad.Value { return []*ad.Value{f.Apply(xs...)} }, xs...)
 type Func struct {
 	Name    string
 	Forward func(xs []*Value) *Value

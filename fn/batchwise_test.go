@@ -152,3 +152,58 @@ func TestBatchwise(t *testing.T) {
 	}
 	same("outside", out[0].Tensor(), f([]*ad.Value{xs, w3})[0].Tensor())
 }
+
+// A Func whose rules treat leading axes as batch axes, applied inside
+// ad.Batchwise, runs once on the whole batch inside Vmap (a bare Func runs
+// once per example), with the same values and per-example gradients.
+func TestBatchwiseFunc(t *testing.T) {
+	forwards := 0
+	scaleOf := func(x *ad.Value) *tensor.Tensor {
+		s := x.Shape()
+		n := s[len(s)-1]
+		d := x.Tensor().Float64s()
+		inv := make([]float64, len(d)/n)
+		for r := range inv {
+			m := 0.0
+			for _, v := range d[r*n : (r+1)*n] {
+				m = math.Max(m, math.Abs(v))
+			}
+			inv[r] = 1 / m
+		}
+		return tensor.FromFloat64(inv, append(append([]int(nil), s[:len(s)-1]...), 1)...)
+	}
+	norm := &ad.Func{
+		Name: "rownorm",
+		Forward: func(xs []*ad.Value) *ad.Value {
+			forwards++
+			return ad.Mul(xs[0], ad.Const(scaleOf(xs[0])))
+		},
+		VJP: func(xs []*ad.Value, _, g *ad.Value) []*ad.Value {
+			return []*ad.Value{ad.Mul(g, ad.Const(scaleOf(xs[0])))}
+		},
+	}
+	bare := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Sum(ad.Square(norm.Apply(xs[0]))) })
+	wrapped := fn.Of(func(xs ...*ad.Value) *ad.Value {
+		y := ad.Batchwise(func(xs []*ad.Value) []*ad.Value { return []*ad.Value{norm.Apply(xs...)} }, xs[0])[0]
+		return ad.Sum(ad.Square(y))
+	})
+	xs := ad.Const(tensor.FromFloat64([]float64{1, -4, 2, 3, 0.5, 6, -2, 1, 8, 5, 5, -1}, 4, 3))
+	run := func(f fn.Func) (*tensor.Tensor, int) {
+		forwards = 0
+		gs, err := fn.Call(fn.Vmap(fn.Grad(f, 0), nil, nil), xs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gs[0].Tensor(), forwards
+	}
+	want, nb := run(bare)
+	got, nw := run(wrapped)
+	if nb != 4 || nw != 1 {
+		t.Errorf("Forward ran %d times bare and %d inside Batchwise for 4 examples, want 4 and 1", nb, nw)
+	}
+	for i := range want.Len() {
+		if math.Float64bits(got.AtFlat(i)) != math.Float64bits(want.AtFlat(i)) {
+			t.Fatalf("element %d: %v inside Batchwise, %v bare", i, got.AtFlat(i), want.AtFlat(i))
+		}
+	}
+}
