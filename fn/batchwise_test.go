@@ -19,22 +19,26 @@ import (
 func rowScale(calls *int) func(xs []*ad.Value) []*ad.Value {
 	return func(xs []*ad.Value) []*ad.Value {
 		*calls++
-		x := xs[0]
-		s := x.Shape()
-		n := s[len(s)-1]
-		d := x.Tensor().Float64s()
-		scale := make([]float64, len(d)/n)
-		for r := range scale {
-			m := 0.0
-			for _, v := range d[r*n : (r+1)*n] {
-				m = math.Max(m, math.Abs(v))
-			}
-			scale[r] = 1 / m
-		}
-		shape := append(append([]int(nil), s[:len(s)-1]...), 1)
-		y := ad.Mul(ad.Mul(x, ad.Const(tensor.FromFloat64(scale, shape...))), xs[1])
+		y := ad.Mul(ad.Mul(xs[0], ad.Const(invRowMax(xs[0]))), xs[1])
 		return []*ad.Value{y}
 	}
+}
+
+// invRowMax returns 1 / the largest magnitude of each row (last axis) of
+// x, read from its data, with the rows' axes and a last axis of 1.
+func invRowMax(x *ad.Value) *tensor.Tensor {
+	s := x.Shape()
+	n := s[len(s)-1]
+	d := x.Tensor().Float64s()
+	inv := make([]float64, len(d)/n)
+	for r := range inv {
+		m := 0.0
+		for _, v := range d[r*n : (r+1)*n] {
+			m = math.Max(m, math.Abs(v))
+		}
+		inv[r] = 1 / m
+	}
+	return tensor.FromFloat64(inv, append(append([]int(nil), s[:len(s)-1]...), 1)...)
 }
 
 // ad.Batchwise runs a function of leading batch axes once on the whole
@@ -158,28 +162,14 @@ func TestBatchwise(t *testing.T) {
 // once per example), with the same values and per-example gradients.
 func TestBatchwiseFunc(t *testing.T) {
 	forwards := 0
-	scaleOf := func(x *ad.Value) *tensor.Tensor {
-		s := x.Shape()
-		n := s[len(s)-1]
-		d := x.Tensor().Float64s()
-		inv := make([]float64, len(d)/n)
-		for r := range inv {
-			m := 0.0
-			for _, v := range d[r*n : (r+1)*n] {
-				m = math.Max(m, math.Abs(v))
-			}
-			inv[r] = 1 / m
-		}
-		return tensor.FromFloat64(inv, append(append([]int(nil), s[:len(s)-1]...), 1)...)
-	}
 	norm := &ad.Func{
 		Name: "rownorm",
 		Forward: func(xs []*ad.Value) *ad.Value {
 			forwards++
-			return ad.Mul(xs[0], ad.Const(scaleOf(xs[0])))
+			return ad.Mul(xs[0], ad.Const(invRowMax(xs[0])))
 		},
 		VJP: func(xs []*ad.Value, _, g *ad.Value) []*ad.Value {
-			return []*ad.Value{ad.Mul(g, ad.Const(scaleOf(xs[0])))}
+			return []*ad.Value{ad.Mul(g, ad.Const(invRowMax(xs[0])))}
 		},
 	}
 	bare := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Sum(ad.Square(norm.Apply(xs[0]))) })
