@@ -54,7 +54,10 @@ func At(ys *ad.Value, i int) *ad.Value {
 // Inside fn.Vmap, where y0, times or params stand for batches, each
 // example is solved on its own (ad.Examplewise: its own steps, its own
 // errors) and the results stacked; per-example gradients (Vmap of Grad) go
-// through each example's solve. f sees one example's values.
+// through each example's solve. f sees one example's values. With RK4 and
+// times shared by the examples, every example takes the same steps, and
+// the batch is solved at once instead (f still sees one example's values;
+// an error is then the batch's).
 //
 // The gradients are first order and reverse mode: forward mode through the
 // solve (ad.JVP, ad.JacFwd, ad.HVP) and a backward pass with CreateGraph
@@ -72,9 +75,59 @@ func Solve(f Dynamics, y0, times *ad.Value, params []*ad.Value, o Options) *ad.V
 		return solve(f, y0, times, params, o) // its error
 	}
 	xs := append([]*ad.Value{y0, times}, params...)
+	if o.Method == RK4 && f != nil {
+		if ys := solveBatch(f, xs, o); ys != nil {
+			return ys
+		}
+	}
 	return ad.Examplewise(func(xs []*ad.Value) []*ad.Value {
 		return []*ad.Value{solve(f, xs[0], xs[1], xs[2:], o)}
 	}, xs...)[0]
+}
+
+// solveBatch is Solve inside fn.Vmap for RK4 when the times are the
+// examples' common ones: every example then takes the same steps, so the
+// batch is solved at once, on the physical values, f seeing one example's
+// values through ad.BatchLevel.Physical (a y0 shared by the examples is
+// broadcast to them), and the states' examples moved to axis 0. nil when
+// no operand stands for a batch or the times do (each example its own
+// grid: Examplewise).
+func solveBatch(f Dynamics, xs []*ad.Value, o Options) *ad.Value {
+	var top *ad.BatchLevel
+	for _, x := range xs {
+		if l, _ := ad.BatchOf(x); l != nil && (top == nil || top.Before(l)) {
+			top = l
+		}
+	}
+	if top == nil {
+		return nil
+	}
+	if _, ok := top.Unwrap(xs[1]); ok {
+		return nil
+	}
+	phys := make([]*ad.Value, len(xs))
+	batched := make([]bool, len(xs))
+	for i, x := range xs {
+		phys[i] = x
+		if p, ok := top.Unwrap(x); ok {
+			phys[i], batched[i] = p, true
+		}
+	}
+	if !batched[0] {
+		phys[0] = ad.BroadcastTo(xs[0], append([]int{top.Size()}, xs[0].Shape()...)...)
+	}
+	onBatch := append([]bool{false, true}, batched[2:]...) // f's operands: t, y, params
+	fb := top.Physical(func(a []*ad.Value) *ad.Value { return f(a[0], a[1], a[2:]) }, onBatch)
+	fp := func(t, y *ad.Value, ps []*ad.Value) *ad.Value {
+		return fb(append([]*ad.Value{t, y}, ps...))
+	}
+	ys := Solve(fp, phys[0], phys[1], phys[2:], o) // [times, examples, state…]; outer levels peeled in turn
+	perm := make([]int, len(ys.Shape()))
+	for i := range perm {
+		perm[i] = i
+	}
+	perm[0], perm[1] = 1, 0
+	return top.Wrap(ad.Permute(ys, perm...))
 }
 
 // solve is Solve on values that do not stand for batches (see
