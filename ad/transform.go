@@ -75,7 +75,8 @@ func (b *BatchLevel) Ended() bool { return b.l.done.Load() }
 // and runs it again in the backward pass; run after the level has ended
 // (a backward pass taken after its Vmap returned), it wraps at a new level
 // of the same size, whose batching rules give the same physical ops, bit
-// for bit. A nil result is returned as nil.
+// for bit. A nil result is returned as nil. An operand marked batched
+// whose axis 0 is not the level's size is an error (ErrBatched) naming it.
 func (b *BatchLevel) Physical(f func(xs []*Value) *Value, batched []bool) func(xs []*Value) *Value {
 	l := b.l
 	return func(in []*Value) *Value {
@@ -87,6 +88,9 @@ func (b *BatchLevel) Physical(f func(xs []*Value) *Value, batched []bool) func(x
 		for i, v := range in {
 			ex[i] = v
 			if i < len(batched) && batched[i] {
+				if s := v.Shape(); len(s) == 0 || s[0] != at.size {
+					panic(&Error{Op: "physical", Err: ErrBatched, Msg: fmt.Sprintf("operand %d is marked batched but has shape %v, not a batch of %d along axis 0", i, s, at.size)})
+				}
 				ex[i] = batchOf(v, at)
 			}
 		}

@@ -197,3 +197,18 @@ func TestBatchwiseFunc(t *testing.T) {
 		}
 	}
 }
+
+// ad.BatchLevel.Physical refuses an operand marked batched whose axis 0 is
+// not the level's size, naming it, instead of failing deep inside.
+func TestPhysicalMisuse(t *testing.T) {
+	l := ad.NewBatchLevel(3)
+	p := l.Physical(func(xs []*ad.Value) *ad.Value { return xs[0] }, []bool{true})
+	err := ad.Try(func() { p([]*ad.Value{vec(1, 2)}) })
+	if !errors.Is(err, ad.ErrBatched) || !strings.Contains(err.Error(), "operand 0 is marked batched but has shape [2], not a batch of 3") {
+		t.Errorf("a batched operand of the wrong size: got %v", err)
+	}
+	y := p([]*ad.Value{ad.Const(tensor.FromFloat64([]float64{1, 2, 3}, 3))})
+	if got := y.Tensor().Float64s(); len(got) != 3 || got[2] != 3 {
+		t.Errorf("the physical value: got %v", got)
+	}
+}
