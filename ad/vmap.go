@@ -369,7 +369,16 @@ func batchedLinear(act Activation, x, w, b *Value) *Value {
 			return batchOf(y, l)
 		}
 	}
+	// MatMul needs a matrix: an example's x that is one vector of
+	// features is a matrix of one row here, and its output one vector.
+	vec := len(x.Shape()) == 1
+	if vec {
+		x = Reshape(x, 1, x.Shape()[0])
+	}
 	y := MatMulT(x, w, false, true)
+	if vec {
+		y = Reshape(y, y.Shape()[1])
+	}
 	if b != nil {
 		y = Add(y, b)
 	}

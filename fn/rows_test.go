@@ -2,6 +2,7 @@ package fn_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -129,6 +130,28 @@ func TestVmapRowsMatchLoop(t *testing.T) {
 		checkVmapLoop(t, name+" right", f, []int{fn.NoBatch, 0}, example(a, 0), b)
 		g := fn.Grad(fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Sum(op(xs[0], xs[1])) }))
 		checkVmapLoop(t, "grad "+name, g, []int{0, fn.NoBatch}, a, example(b, 0))
+	}
+	// Linear of one vector of features (an ensemble's shared input, say)
+	// against layers and biases batched or not: every mix.
+	lin := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Linear(xs[0], xs[1], xs[2], ad.ActReLU) })
+	lx, lw, lb := randn(rng, 5, 4), randn(rng, 5, 3, 4), randn(rng, 5, 3)
+	for mix := 1; mix < 8; mix++ {
+		in, xs := make([]int, 3), []*ad.Value{lx, lw, lb}
+		for i := range in {
+			if mix&(1<<i) == 0 {
+				in[i], xs[i] = fn.NoBatch, example(xs[i], 1)
+			}
+		}
+		name := fmt.Sprintf("linear vector, batched (x, w, b) = %03b", mix)
+		// One layer for the batch is one GEMM over its rows, where the
+		// loop takes a matrix-vector product per example: they sum in
+		// another order.
+		tol := 0.0
+		if in[1] == fn.NoBatch {
+			tol = 1e-14
+		}
+		checkVmapLoopTol(t, name, lin, in, tol, xs...)
+		checkVmapLoopTol(t, "grad "+name, fn.Grad(fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Sum(ad.Square(lin(xs...)[0])) })), in, tol, xs...)
 	}
 	// Broadcasting against a lower-rank unbatched operand and a batched one.
 	checkVmapLoop(t, "add broadcast", fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Mul(xs[0], xs[1]) }), []int{0, fn.NoBatch}, a, row)
