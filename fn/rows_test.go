@@ -142,7 +142,7 @@ func TestVmapRowsMatchLoop(t *testing.T) {
 				in[i], xs[i] = fn.NoBatch, example(xs[i], 1)
 			}
 		}
-		name := fmt.Sprintf("linear vector, batched (x, w, b) = %03b", mix)
+		name := fmt.Sprintf("linear vector, batched (b, w, x) = %03b", mix)
 		// One layer for the batch is one GEMM over its rows, where the
 		// loop takes a matrix-vector product per example: they sum in
 		// another order.
