@@ -36,7 +36,10 @@
 // is made: the
 // forward pass runs one GEMM per layer for the whole batch and the sweep
 // writes each example's gradient x_kᵀ·g_k (ad.PerExample, ad.GradPerExample);
-// the cost is then that of writing the per-example gradients.
+// the cost is then that of writing the per-example gradients. Grad finds
+// out which case it is in by running f: where an input has another use,
+// the first call runs f a second time, broadcasting the input, and the
+// transform remembers it, so later calls of the same Grad run f once.
 //
 // A reverse sweep is recorded (so that its results can be differentiated
 // again) only when something can still differentiate them: the inputs

@@ -204,3 +204,85 @@ func TestPerExampleEdges(t *testing.T) {
 	g := fn.Of(func(p ...*ad.Value) *ad.Value { return ad.Sum(ad.Linear(p[3], p[0], p[1], ad.ActIdentity)) })
 	checkPerExample(t, "unused", g, []*ad.Value{w, b, randT(rng, tensor.Float64, 1, 2)}, []*ad.Value{randT(rng, tensor.Float64, 1, 5, 4)}, 1e-14)
 }
+
+// A Grad inside Vmap that finds a parameter used other than as a layer
+// throws its first run away once: the transform remembers it and goes the
+// broadcast way at once on later calls (one run of f per call, where every
+// call ran f twice), with the same values. A function that only uses its
+// parameters as layers runs once on every call.
+func TestGradRemembersBroadcast(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	calls := 0
+	// check calls g three times on xs and compares each call's gradients
+	// with the loop of single-example gradients of loss, and its runs of
+	// the function with runs.
+	check := func(name string, g, loss fn.Func, in []int, runs []int, xs ...*ad.Value) {
+		t.Helper()
+		for c, want := range runs {
+			calls = 0
+			got := g(xs...)
+			if calls != want {
+				t.Errorf("%s: call %d ran the function %d times, want %d", name, c+1, calls, want)
+			}
+			b := got[0].Shape()[0]
+			for k := range b {
+				ex := make([]*ad.Value, len(xs))
+				for i, x := range xs {
+					ex[i] = x
+					if in[i] != fn.NoBatch {
+						ex[i] = example(x, k)
+					}
+				}
+				calls0 := calls
+				loop := loss(ex...)
+				calls = calls0
+				for i := range loop {
+					gd, wd := example(got[i], k).Data(), loop[i].Data()
+					for e := range wd {
+						if d := math.Abs(gd[e] - wd[e]); d > 1e-14*math.Max(1, math.Abs(wd[e])) {
+							t.Fatalf("%s: call %d gradient %d example %d element %d: vmap %v, loop %v", name, c+1, i, k, e, gd[e], wd[e])
+						}
+					}
+				}
+			}
+		}
+	}
+	w, x := randT(rng, tensor.Float64, 0.5, 5, 4), randT(rng, tensor.Float64, 1, 6, 3, 5)
+	matmul := fn.Of(func(p ...*ad.Value) *ad.Value {
+		calls++
+		return ad.Sum(ad.Tanh(ad.MatMul(p[1], p[0])))
+	})
+	in := []int{fn.NoBatch, 0}
+	check("matmul", fn.Vmap(fn.Grad(matmul, 0), in, nil), fn.Grad(matmul, 0), in, []int{2, 1, 1}, w, x)
+	check("matmul value_and_grad", fn.Vmap(fn.ValueAndGrad(matmul, 0), in, nil), fn.ValueAndGrad(matmul, 0), in, []int{2, 1, 1}, w, x)
+
+	// An ensemble: one input shared by models of batched layers.
+	ws, b, v := randT(rng, tensor.Float64, 0.5, 4, 3, 5), randT(rng, tensor.Float64, 0.5, 3), randT(rng, tensor.Float64, 1, 5)
+	ens := fn.Of(func(p ...*ad.Value) *ad.Value {
+		calls++
+		return ad.Sum(ad.Tanh(ad.Linear(p[2], p[0], p[1], ad.ActGELU)))
+	})
+	in = []int{0, fn.NoBatch, fn.NoBatch}
+	check("ensemble", fn.Vmap(fn.Grad(ens, 0, 1, 2), in, nil), fn.Grad(ens, 0, 1, 2), in, []int{2, 1, 1}, ws, b, v)
+
+	// Layers only: one run each call.
+	in = []int{fn.NoBatch, fn.NoBatch, 0}
+	check("layers", fn.Vmap(fn.Grad(ens, 0, 1), in, nil), fn.Grad(ens, 0, 1), in, []int{1, 1, 1}, example(ws, 0), b, x)
+
+	// A function that uses its layer as a layer on some calls only: once
+	// the transform has met the other use, the layer-only calls still give
+	// the loop's gradients, the broadcast way.
+	other := true
+	either := fn.Of(func(p ...*ad.Value) *ad.Value {
+		calls++
+		if other {
+			return ad.Sum(ad.Tanh(ad.MatMul(p[1], ad.Transpose(p[0]))))
+		}
+		return ad.Sum(ad.Tanh(ad.Linear(p[1], p[0], nil, ad.ActIdentity)))
+	})
+	g := fn.Vmap(fn.Grad(either, 0), []int{fn.NoBatch, 0}, nil)
+	in = []int{fn.NoBatch, 0}
+	check("either, other use", g, fn.Grad(either, 0), in, []int{2, 1}, example(ws, 0), x)
+	other = false
+	check("either, layer use", g, fn.Grad(either, 0), in, []int{1}, example(ws, 0), x)
+}

@@ -2,6 +2,7 @@ package fn
 
 import (
 	"slices"
+	"sync/atomic"
 
 	"github.com/adjointgo/adjoint/ad"
 	"github.com/adjointgo/adjoint/tensor"
@@ -33,9 +34,14 @@ type prepared struct {
 // to a batch of inputs (ad.PerExample). Their targets stay one layer, the
 // forward pass one GEMM per layer for the whole batch, and the sweep
 // (ad.GradPerExample) writes each example's gradient directly. Any other
-// use makes f run again the general way.
-func prepare(op string, f Func, xs []*ad.Value, idx []int, perEx bool) *prepared {
+// use makes f run again the general way, and sets general (when not nil):
+// the transform that owns it then goes the general way from its next call
+// on, without the first run that would be thrown away.
+func prepare(op string, f Func, xs []*ad.Value, idx []int, perEx bool, general *atomic.Bool) *prepared {
 	checkInputs(op, xs)
+	if general != nil && general.Load() {
+		perEx = false
+	}
 	var ls levels
 	for _, x := range xs {
 		ls = union(ls, levelsOf(x))
@@ -82,6 +88,9 @@ func prepare(op string, f Func, xs []*ad.Value, idx []int, perEx bool) *prepared
 			}
 			if !ad.PerExample(phys, p.targets, want, p.pe) {
 				perEx = false // another use of a layer: broadcast it
+				if general != nil {
+					general.Store(true)
+				}
 				continue
 			}
 		}
@@ -149,27 +158,39 @@ func (p *prepared) sweep(op string, cts []*ad.Value, retain bool) []*ad.Value {
 // inputs returning one gradient per input in wrt, of its shape. The
 // gradients are differentiable like any value: Grad(Grad(f)), JVP of Grad
 // and Vmap of Grad compose.
+//
+// Inside Vmap, a gradient with respect to an input that does not depend on
+// the batch is taken first without broadcasting it (see the package doc).
+// When the function uses it other than as such a layer, that first run is
+// thrown away and the function runs again with the input broadcast; the
+// returned function remembers it and goes the broadcast way at once on
+// later calls. So build the transform once, outside a training loop, and
+// call it in the loop.
 func Grad(f Func, wrt ...int) Func {
+	var general atomic.Bool
 	return func(xs ...*ad.Value) []*ad.Value {
-		_, gs := valueAndGrad("grad", f, wrt, xs)
+		_, gs := valueAndGrad("grad", f, wrt, xs, &general)
 		return gs
 	}
 }
 
 // ValueAndGrad is Grad returning f's outputs first, then the gradients.
 func ValueAndGrad(f Func, wrt ...int) Func {
+	var general atomic.Bool
 	return func(xs ...*ad.Value) []*ad.Value {
-		ys, gs := valueAndGrad("value_and_grad", f, wrt, xs)
+		ys, gs := valueAndGrad("value_and_grad", f, wrt, xs, &general)
 		return append(slices.Clip(ys), gs...)
 	}
 }
 
-func valueAndGrad(op string, f Func, wrt []int, xs []*ad.Value) (ys, gs []*ad.Value) {
+// valueAndGrad is Grad's and ValueAndGrad's body; general is the
+// transform's memory that a per-example attempt failed (see prepare).
+func valueAndGrad(op string, f Func, wrt []int, xs []*ad.Value, general *atomic.Bool) (ys, gs []*ad.Value) {
 	if f == nil {
 		fail(op, ad.ErrArgument, "nil Func; pass a function (fn.Of wraps one with one output)")
 	}
 	idx := argnums(op, wrt, len(xs))
-	p := prepare(op, f, xs, idx, true)
+	p := prepare(op, f, xs, idx, true, general)
 	y := p.ys[0]
 	if size(y.Shape()) != 1 {
 		fail(op, ad.ErrNonScalar, "the function's first output has shape %v; a gradient needs one element (use VJP or JacRev)", y.Shape())
@@ -184,7 +205,7 @@ func valueAndGrad(op string, f Func, wrt []int, xs []*ad.Value) (ys, gs []*ad.Va
 // products, one per input. The pullback may be called any number of
 // times, and under Vmap (a batch of cotangents: JacRev).
 func VJP(f Func, xs ...*ad.Value) (ys []*ad.Value, pullback func(cts ...*ad.Value) []*ad.Value) {
-	p := prepare("vjp", f, xs, argnums("vjp", nil, len(xs)), false)
+	p := prepare("vjp", f, xs, argnums("vjp", nil, len(xs)), false, nil)
 	return p.ys, func(cts ...*ad.Value) []*ad.Value {
 		if len(cts) != len(p.ys) {
 			fail("vjp", ad.ErrArgument, "%d cotangents for %d outputs", len(cts), len(p.ys))
@@ -247,7 +268,7 @@ func HVP(f Func, xs, vs []*ad.Value) []*ad.Value {
 func JacRev(f Func, wrt ...int) Func {
 	return func(xs ...*ad.Value) []*ad.Value {
 		idx := argnums("jacrev", wrt, len(xs))
-		p := prepare("jacrev", f, xs, idx, false)
+		p := prepare("jacrev", f, xs, idx, false, nil)
 		var out []*ad.Value
 		for k, y := range p.ys {
 			o := y.Shape()
