@@ -989,6 +989,13 @@ func (s *sweeper) vjp(n *node, g *Value) []*Value {
 			gj = gin[j]
 		}
 		if gj != nil && !tensor.EqualShape(gj.t.Shape(), es[j].shape()) {
+			if l := s.ctx.perEx; l != nil && gj.bat == nil && j < 8 && l.unbatched(n)&(1<<j) != 0 {
+				// A layer against a batch of inputs, in a per-example
+				// sweep: its gradient per example (see PerExample).
+				gj = perExampleSum(gj, es[j].shape(), l, g)
+				setRef(&fin[j], gj)
+				continue
+			}
 			if j < len(s.pre) {
 				s.pre[j] = gj
 				s.preSet = true

@@ -61,7 +61,7 @@ func (b *BatchLevel) Unwrap(v *Value) (phys *Value, ok bool) {
 }
 
 // End marks the level finished: its wrappers can no longer be used in an op.
-func (b *BatchLevel) End() { b.l.done.Store(true) }
+func (b *BatchLevel) End() { b.l.end() }
 
 // Ended reports whether End was called.
 func (b *BatchLevel) Ended() bool { return b.l.done.Load() }
@@ -436,14 +436,14 @@ func PerExample(ys, targets []*Value, want []bool, l *BatchLevel) bool {
 			}
 		}
 	}
-	// A reshape of a target (a convolution's kernels as a Linear's layer)
-	// carries its per-example gradient on: its VJP reshapes the batch of
-	// cotangents back.
+	// A reshape or a transpose of a target (a convolution's kernels as a
+	// Linear's layer, Wᵀ in a MatMul) carries its per-example gradient on:
+	// its VJP reshapes or permutes the batch of cotangents back.
 	carries := func(e *edge) bool { return (e.n != nil && nodes[e.n]) || (e.leaf != nil && leaf[e.leaf]) }
 	for grew := true; grew; {
 		grew = false
 		for _, n := range all {
-			if !nodes[n] && n.rule == row(opReshape) && carries(&n.ins()[0]) {
+			if !nodes[n] && (n.rule == row(opReshape) || n.rule == row(opPermute)) && carries(&n.ins()[0]) {
 				nodes[n], grew = true, true
 			}
 		}
@@ -468,7 +468,11 @@ func PerExample(ys, targets []*Value, want []bool, l *BatchLevel) bool {
 						return false
 					}
 				default:
-					if !nodes[n] { // a carrying reshape
+					// A carrying reshape, or an op a batching rule of l
+					// applied to a batch against the target (x·W, h + b,
+					// x ⊙ s): its VJP's cotangent of the target, in the
+					// output's shape, is summed per example (perExampleSum).
+					if !nodes[n] && (j >= 8 || l.l.unbatched(n)&(1<<j) == 0) {
 						return false
 					}
 				}

@@ -2,6 +2,7 @@ package ad
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/adjointgo/adjoint/tensor"
@@ -38,6 +39,42 @@ type batchLevel struct {
 	size int
 	id   uint64
 	done atomic.Bool // the Vmap returned: its wrappers may no longer be used
+
+	// mixed holds the nodes batchApply recorded on a batch against
+	// operands that do not stand for it (a layer, a bias), each with the
+	// bits of those operands: a per-example sweep of the level gives
+	// their gradients per example (see perExampleSum). Dropped at End.
+	mu    sync.Mutex
+	mixed map[*node]uint8
+}
+
+// markMixed records that batchApply recorded n with the operands of bits
+// not batched.
+func (l *batchLevel) markMixed(n *node, bits uint8) {
+	l.mu.Lock()
+	if !l.done.Load() {
+		if l.mixed == nil {
+			l.mixed = map[*node]uint8{}
+		}
+		l.mixed[n] = bits
+	}
+	l.mu.Unlock()
+}
+
+// unbatched returns the bits of the operands of n that batchApply found
+// not batched when it recorded n at this level (0: n is not such a node).
+func (l *batchLevel) unbatched(n *node) uint8 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mixed[n]
+}
+
+// end marks the level finished and drops what it recorded.
+func (l *batchLevel) end() {
+	l.mu.Lock()
+	l.done.Store(true)
+	l.mixed = nil
+	l.mu.Unlock()
 }
 
 // batched is what a value standing for a batch holds.
@@ -194,13 +231,44 @@ func batchApply(c *batchCtx) *Value {
 		}
 	}
 	xs := make([]*Value, len(c.xs))
+	var bits uint8 // the operands not batched
 	for i := range c.xs {
 		xs[i] = c.lift(i, r)
+		if c.xs[i] != nil && !c.bd[i] {
+			bits |= 1 << i
+		}
 	}
 	if len(xs) == 1 {
 		return apply(c.r, c.at, xs[0], nil)
 	}
-	return apply(c.r, c.at, xs[0], xs[1])
+	y := apply(c.r, c.at, xs[0], xs[1])
+	if bits != 0 && y.n != nil && y.n.rule == c.r {
+		c.lvl.markMixed(y.n, bits)
+	}
+	return y
+}
+
+// perExampleSum is the cotangent of an operand of shape shape that does
+// not stand for l's batch, from g, the cotangent in the shape of the
+// output of a node batchApply recorded (the batch along axis 0), in a
+// per-example sweep of l: summed over the axes the operand broadcast
+// along within each example, not over the examples, as a value of l. in is
+// the cotangent the node's VJP was given: a result that would share its
+// storage (an Add passes it through) is a copy, since the sweep may hand
+// in's storage on to another operand, which accumulates into it.
+func perExampleSum(g *Value, shape []int, l *batchLevel, in *Value) *Value {
+	r := len(g.Shape())
+	lifted := make([]int, 0, r)
+	lifted = append(lifted, l.size)
+	for range r - 1 - len(shape) {
+		lifted = append(lifted, 1)
+	}
+	lifted = append(lifted, shape...)
+	ph := Reshape(sumTo(g, lifted), append([]int{l.size}, shape...)...)
+	if in != nil && ph.root() == in.root() {
+		ph = MulScalar(ph, 1) // x·1 is x, bit for bit
+	}
+	return batchOf(ph, l)
 }
 
 // batchUnaryRank is batchApply for unary rows, whose operand needs no
@@ -237,8 +305,17 @@ func init() {
 	for _, op := range unary {
 		tableRef[op].batch = batchUnary
 	}
-	for _, op := range []opcode{opAdd, opSub, opMul, opDiv, opPow, opMaximum, opMinimum, opAtan2, opHypot, opLogAddExp, opMatMul} {
+	for _, op := range []opcode{opAdd, opSub, opMul, opDiv, opPow, opMaximum, opMinimum, opAtan2, opHypot, opLogAddExp} {
 		tableRef[op].batch = batchApply
+	}
+	// MatMul refuses an example's vector as it does outside Vmap: on the
+	// physical values the batch axis would make it a matrix.
+	tableRef[opMatMul].batch = func(c *batchCtx) *Value {
+		if c.rank(0) < 2 || c.rank(1) < 2 {
+			panic(shapeErr("matmul", [][]int{c.logi[0].Shape(), c.logi[1].Shape()},
+				"operands need at least 2 dimensions (reshape a vector to [1 n] or [n 1])"))
+		}
+		return batchApply(c)
 	}
 	tableRef[opReluGrad].batch = func(c *batchCtx) *Value { // its operands do not broadcast
 		return apply(c.r, c.at, c.materialize(0), c.materialize(1))

@@ -50,6 +50,22 @@ func BenchmarkPerExampleGrad(b *testing.B) {
 			pg(w1, b1, w2, b2, w3, b3, x, y)
 		}
 	})
+	// B-matmul is B written with MatMul instead of Linear, each example a
+	// row: the parameters are broadcast over the batch (the general way),
+	// f running once per call after the first.
+	mm := fn.Of(func(p ...*ad.Value) *ad.Value {
+		h := ad.Relu(ad.Add(ad.MatMulT(p[6], p[0], false, true), p[1]))
+		h = ad.Relu(ad.Add(ad.MatMulT(h, p[2], false, true), p[3]))
+		logits := ad.Add(ad.MatMulT(h, p[4], false, true), p[5])
+		return ad.Neg(ad.Sum(ad.Mul(ad.LogSoftmax(logits, -1), p[7])))
+	})
+	pm := fn.Vmap(fn.Grad(mm, 0, 1, 2, 3, 4, 5), []int{nb, nb, nb, nb, nb, nb, 0, 0}, nil)
+	xr, yr := ad.Reshape(x, 128, 1, 784), ad.Reshape(y, 128, 1, 10)
+	b.Run("B-matmul", func(b *testing.B) {
+		for range b.N {
+			pm(w1, b1, w2, b2, w3, b3, xr, yr)
+		}
+	})
 	b.Run("B-arena", func(b *testing.B) {
 		var ar ad.Arena
 		for range b.N {

@@ -1,6 +1,7 @@
 package fn_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -101,13 +102,24 @@ func TestPerExampleGradients(t *testing.T) {
 // their JVP along the parameters (forward over the per-example reverse) and
 // the gradient of their sum of squares (a gradient-norm penalty) — equal
 // the loop's.
+// The same with the layer written as MatMul and Add (x·Wᵀ + b).
 func TestPerExampleHigherOrder(t *testing.T) {
-	rng := rand.New(rand.NewPCG(11, 12))
-	w, b := randT(rng, tensor.Float64, 0.5, 4, 3), randT(rng, tensor.Float64, 0.5, 4)
-	x := randT(rng, tensor.Float64, 1, 5, 3)
-	loss := fn.Of(func(p ...*ad.Value) *ad.Value {
+	linear := fn.Of(func(p ...*ad.Value) *ad.Value {
 		return ad.Sum(ad.Tanh(ad.Linear(p[2], p[0], p[1], ad.ActGELU)))
 	})
+	matmul := fn.Of(func(p ...*ad.Value) *ad.Value {
+		return ad.Sum(ad.Tanh(ad.GELU(ad.Add(ad.MatMulT(p[2], p[0], false, true), p[1]))))
+	})
+	for _, loss := range []fn.Func{linear, matmul} {
+		perExampleHigherOrder(t, loss)
+	}
+}
+
+func perExampleHigherOrder(t *testing.T, loss fn.Func) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(11, 12))
+	w, b := randT(rng, tensor.Float64, 0.5, 4, 3), randT(rng, tensor.Float64, 0.5, 4)
+	x := randT(rng, tensor.Float64, 1, 5, 2, 3)
 	nb := fn.NoBatch
 	pg := fn.Vmap(fn.Grad(loss, 0, 1), []int{nb, nb, 0}, nil)
 	tw, tb := randT(rng, tensor.Float64, 1, 4, 3), randT(rng, tensor.Float64, 1, 4)
@@ -205,17 +217,15 @@ func TestPerExampleEdges(t *testing.T) {
 	checkPerExample(t, "unused", g, []*ad.Value{w, b, randT(rng, tensor.Float64, 1, 2)}, []*ad.Value{randT(rng, tensor.Float64, 1, 5, 4)}, 1e-14)
 }
 
-// A Grad inside Vmap that finds a parameter used other than as a layer
-// throws its first run away once: the transform remembers it and goes the
-// broadcast way at once on later calls (one run of f per call, where every
-// call ran f twice), with the same values. A function that only uses its
-// parameters as layers runs once on every call.
+// A Grad inside Vmap that finds a parameter used other than against the
+// batch (a weight-decay term on it) throws its first run away once: the
+// transform remembers it and goes the broadcast way at once on later calls
+// (one run of f per call, where every call ran f twice), with the same
+// values. A function that uses its parameters only against the batch runs
+// once on every call.
 func TestGradRemembersBroadcast(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	calls := 0
-	// check calls g three times on xs and compares each call's gradients
-	// with the loop of single-example gradients of loss, and its runs of
-	// the function with runs.
 	check := func(name string, g, loss fn.Func, in []int, runs []int, xs ...*ad.Value) {
 		t.Helper()
 		for c, want := range runs {
@@ -224,65 +234,129 @@ func TestGradRemembersBroadcast(t *testing.T) {
 			if calls != want {
 				t.Errorf("%s: call %d ran the function %d times, want %d", name, c+1, calls, want)
 			}
-			b := got[0].Shape()[0]
-			for k := range b {
-				ex := make([]*ad.Value, len(xs))
-				for i, x := range xs {
-					ex[i] = x
-					if in[i] != fn.NoBatch {
-						ex[i] = example(x, k)
-					}
-				}
-				calls0 := calls
-				loop := loss(ex...)
-				calls = calls0
-				for i := range loop {
-					gd, wd := example(got[i], k).Data(), loop[i].Data()
-					for e := range wd {
-						if d := math.Abs(gd[e] - wd[e]); d > 1e-14*math.Max(1, math.Abs(wd[e])) {
-							t.Fatalf("%s: call %d gradient %d example %d element %d: vmap %v, loop %v", name, c+1, i, k, e, gd[e], wd[e])
-						}
-					}
-				}
-			}
+			compareLoop(t, fmt.Sprintf("%s call %d", name, c+1), got, loss, in, xs, 1e-14)
 		}
 	}
 	w, x := randT(rng, tensor.Float64, 0.5, 5, 4), randT(rng, tensor.Float64, 1, 6, 3, 5)
+	decay := func(w *ad.Value) *ad.Value { return ad.MulScalar(ad.Sum(ad.Square(w)), 1e-3) }
 	matmul := fn.Of(func(p ...*ad.Value) *ad.Value {
 		calls++
-		return ad.Sum(ad.Tanh(ad.MatMul(p[1], p[0])))
+		return ad.Add(ad.Sum(ad.Tanh(ad.MatMul(p[1], p[0]))), decay(p[0]))
 	})
 	in := []int{fn.NoBatch, 0}
-	check("matmul", fn.Vmap(fn.Grad(matmul, 0), in, nil), fn.Grad(matmul, 0), in, []int{2, 1, 1}, w, x)
-	check("matmul value_and_grad", fn.Vmap(fn.ValueAndGrad(matmul, 0), in, nil), fn.ValueAndGrad(matmul, 0), in, []int{2, 1, 1}, w, x)
+	check("decay", fn.Vmap(fn.Grad(matmul, 0), in, nil), fn.Grad(matmul, 0), in, []int{2, 1, 1}, w, x)
+	check("decay value_and_grad", fn.Vmap(fn.ValueAndGrad(matmul, 0), in, nil), fn.ValueAndGrad(matmul, 0), in, []int{2, 1, 1}, w, x)
 
-	// An ensemble: one input shared by models of batched layers.
+	// Uses against the batch only: one run each call.
 	ws, b, v := randT(rng, tensor.Float64, 0.5, 4, 3, 5), randT(rng, tensor.Float64, 0.5, 3), randT(rng, tensor.Float64, 1, 5)
 	ens := fn.Of(func(p ...*ad.Value) *ad.Value {
 		calls++
 		return ad.Sum(ad.Tanh(ad.Linear(p[2], p[0], p[1], ad.ActGELU)))
 	})
-	in = []int{0, fn.NoBatch, fn.NoBatch}
-	check("ensemble", fn.Vmap(fn.Grad(ens, 0, 1, 2), in, nil), fn.Grad(ens, 0, 1, 2), in, []int{2, 1, 1}, ws, b, v)
-
-	// Layers only: one run each call.
 	in = []int{fn.NoBatch, fn.NoBatch, 0}
 	check("layers", fn.Vmap(fn.Grad(ens, 0, 1), in, nil), fn.Grad(ens, 0, 1), in, []int{1, 1, 1}, example(ws, 0), b, x)
+	// An ensemble: one input shared by models of batched layers.
+	in = []int{0, fn.NoBatch, fn.NoBatch}
+	check("ensemble", fn.Vmap(fn.Grad(ens, 0, 1, 2), in, nil), fn.Grad(ens, 0, 1, 2), in, []int{1, 1, 1}, ws, b, v)
 
-	// A function that uses its layer as a layer on some calls only: once
-	// the transform has met the other use, the layer-only calls still give
-	// the loop's gradients, the broadcast way.
+	// A function that adds the decay term on some calls only: once the
+	// transform has met it, the calls without it still give the loop's
+	// gradients, the broadcast way.
 	other := true
 	either := fn.Of(func(p ...*ad.Value) *ad.Value {
 		calls++
+		y := ad.Sum(ad.Tanh(ad.Linear(p[1], p[0], nil, ad.ActIdentity)))
 		if other {
-			return ad.Sum(ad.Tanh(ad.MatMul(p[1], ad.Transpose(p[0]))))
+			y = ad.Add(y, decay(p[0]))
 		}
-		return ad.Sum(ad.Tanh(ad.Linear(p[1], p[0], nil, ad.ActIdentity)))
+		return y
 	})
 	g := fn.Vmap(fn.Grad(either, 0), []int{fn.NoBatch, 0}, nil)
 	in = []int{fn.NoBatch, 0}
-	check("either, other use", g, fn.Grad(either, 0), in, []int{2, 1}, example(ws, 0), x)
+	check("either, decay", g, fn.Grad(either, 0), in, []int{2, 1}, example(ws, 0), x)
 	other = false
-	check("either, layer use", g, fn.Grad(either, 0), in, []int{1}, example(ws, 0), x)
+	check("either, layers only", g, fn.Grad(either, 0), in, []int{1}, example(ws, 0), x)
+}
+
+// compareLoop compares got, the outputs of a Vmap with axes in of xs,
+// with loss applied to each example alone, to the relative tolerance tol.
+func compareLoop(t *testing.T, name string, got []*ad.Value, loss fn.Func, in []int, xs []*ad.Value, tol float64) {
+	t.Helper()
+	b := 0
+	for i, x := range xs {
+		if in[i] != fn.NoBatch {
+			b = x.Shape()[0]
+		}
+	}
+	for k := range b {
+		ex := make([]*ad.Value, len(xs))
+		for i, x := range xs {
+			ex[i] = x
+			if in[i] != fn.NoBatch {
+				ex[i] = example(x, k)
+			}
+		}
+		loop := loss(ex...)
+		for i := range loop {
+			gd, wd := example(got[i], k).Data(), loop[i].Data()
+			for e := range wd {
+				if d := math.Abs(gd[e] - wd[e]); d > tol*math.Max(1, math.Abs(wd[e])) {
+					t.Fatalf("%s: output %d example %d element %d: vmap %v, loop %v", name, i, k, e, gd[e], wd[e])
+				}
+			}
+		}
+	}
+}
+
+// TestPerExampleOps: parameters used against the batch by the rows
+// batchApply batches — MatMul in each orientation (W, Wᵀ by a flag, Wᵀ by
+// Transpose), a bias added or subtracted, a scale multiplying or dividing —
+// give their per-example gradients from the sweep: f runs once (a broadcast
+// would run it twice on the first call), and the gradients equal the loop's,
+// in float64 and float32, with one row and with three per example.
+func TestPerExampleOps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	calls := 0
+	losses := map[string]fn.Func{
+		"x·W + b": fn.Of(func(p ...*ad.Value) *ad.Value {
+			return ad.Sum(ad.Tanh(ad.Add(ad.MatMul(p[3], ad.Transpose(p[0])), p[1])))
+		}),
+		"x·Wᵀ - b": fn.Of(func(p ...*ad.Value) *ad.Value {
+			return ad.Sum(ad.Square(ad.Sub(ad.MatMulT(p[3], p[0], false, true), p[1])))
+		}),
+		"b - (s ⊙ x)·Wᵀ": fn.Of(func(p ...*ad.Value) *ad.Value {
+			return ad.Sum(ad.Sigmoid(ad.Sub(p[1], ad.MatMulT(ad.Mul(p[3], p[2]), p[0], false, true))))
+		}),
+		"(x / s)·Wᵀ + b, then ·W tied": fn.Of(func(p ...*ad.Value) *ad.Value {
+			h := ad.Tanh(ad.Add(ad.MatMulT(ad.Div(p[3], p[2]), p[0], false, true), p[1]))
+			return ad.Sum(ad.Square(ad.MatMul(h, ad.Transpose(ad.Transpose(p[0])))))
+		}),
+		"Wᵀ·xᵀ": fn.Of(func(p ...*ad.Value) *ad.Value {
+			return ad.Sum(ad.Tanh(ad.MatMulT(p[0], p[3], false, true)))
+		}),
+	}
+	for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
+		tol := 1e-13
+		if dt == tensor.Float32 {
+			tol = 2e-5
+		}
+		for _, rows := range []int{1, 3} {
+			w, b, s := randT(rng, dt, 0.5, 4, 5), randT(rng, dt, 0.5, 4), randT(rng, dt, 0.5, 5)
+			x := randT(rng, dt, 1, 6, rows, 5)
+			s = ad.AddScalar(ad.Square(s), 1) // away from zero, for the division
+			for name, loss := range losses {
+				counted := fn.Of(func(p ...*ad.Value) *ad.Value { calls++; return loss(p...)[0] })
+				calls = 0
+				in := []int{fn.NoBatch, fn.NoBatch, fn.NoBatch, 0}
+				var got []*ad.Value
+				if err := ad.Try(func() { got = fn.Vmap(fn.Grad(counted, 0, 1, 2), in, nil)(w, b, s, x) }); err != nil {
+					t.Fatalf("%s %s rows %d: %v", dt, name, rows, err)
+				}
+				if calls != 1 {
+					t.Errorf("%s %s rows %d: the function ran %d times, want 1 (its parameters broadcast)", dt, name, rows, calls)
+				}
+				compareLoop(t, fmt.Sprintf("%s %s rows %d", dt, name, rows), got, fn.Grad(loss, 0, 1, 2), in, []*ad.Value{w, b, s, x}, tol)
+			}
+		}
+	}
 }
