@@ -360,3 +360,26 @@ func TestPerExampleOps(t *testing.T) {
 		}
 	}
 }
+
+// A bias's per-example gradient, with one row per example, is the Add's
+// cotangent itself (nothing to sum): it stays right while the sweep hands
+// that cotangent on to the other operand, which scales it in place, and
+// adds a second use of the product h into it.
+func TestPerExampleBiasAlias(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	w, b := randT(rng, tensor.Float64, 0.5, 4, 5), randT(rng, tensor.Float64, 0.5, 4)
+	x := randT(rng, tensor.Float64, 1, 6, 1, 5) // one row: the sum over rows is no sum
+	for _, first := range []bool{true, false} {
+		loss := fn.Of(func(p ...*ad.Value) *ad.Value {
+			h := ad.MatMulT(p[2], p[0], false, true)
+			a, c := ad.Sum(ad.Tanh(ad.Add(ad.MulScalar(ad.Sin(h), 0.5), p[1]))), ad.Sum(ad.Square(h))
+			if first {
+				return ad.Add(a, c)
+			}
+			return ad.Add(c, a)
+		})
+		in := []int{fn.NoBatch, fn.NoBatch, 0}
+		got := fn.Vmap(fn.Grad(loss, 0, 1), in, nil)(w, b, x)
+		compareLoop(t, fmt.Sprintf("bias first %v", first), got, fn.Grad(loss, 0, 1), in, []*ad.Value{w, b, x}, 1e-14)
+	}
+}
