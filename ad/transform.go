@@ -393,12 +393,15 @@ func ClosesOver(y *Value, targets []*Value) bool {
 
 // PerExample reports whether a per-example sweep of l (GradPerExample) can
 // give the gradients of ys with respect to the targets of want apart for
-// each example: every use of such a target in the graph behind ys is as
-// the weight or the bias of a Linear, or the gamma or beta of a LayerNorm
-// or RMSNorm, that l's batching rule recorded with a batch of inputs
-// against the one layer. Then the forward pass ran the layer once over the
-// whole batch (one GEMM for a Linear), and the sweep writes each example's
-// gradient (x_kᵀ·g_k for a Linear) without a copy of the layer per example.
+// each example: every use of such a target in the graph behind ys (or of
+// a reshape or transpose of one) is against a batch of l — as the weight
+// or the bias of a Linear, the gamma or beta of a LayerNorm or RMSNorm, or
+// an operand of a MatMul or of a broadcasting element-wise op (Add, Mul,
+// ...) — recorded by l's batching rules with the batch on the other side.
+// Then the forward pass ran the layer once over the whole batch (one GEMM
+// for a Linear or a MatMul), and the sweep writes each example's gradient
+// (x_kᵀ·g_k for a Linear; an element-wise op's cotangent summed over the
+// example's broadcast axes) without a copy of the layer per example.
 func PerExample(ys, targets []*Value, want []bool, l *BatchLevel) bool {
 	if l == nil || len(want) != len(targets) {
 		return false
@@ -484,7 +487,7 @@ func PerExample(ys, targets []*Value, want []bool, l *BatchLevel) bool {
 
 // GradPerExample is GradOpts inside the Vmap of l for targets some of which
 // do not stand for a batch (a model's parameters, want[i] set) while y does
-// (each example's loss, as its physical value): the Linear rows that
+// (each example's loss, as its physical value): the rows that
 // PerExample accepts give those targets' gradients per example, as values
 // of l. A graph PerExample does not accept is an error wrapping
 // ErrBatched (there, another use of such a target would be summed over
@@ -494,7 +497,7 @@ func GradPerExample(y *Value, targets []*Value, want []bool, o Options, l *Batch
 		return nil, &Error{Op: "grad", Err: ErrArgument, Msg: "GradPerExample needs a level, an output and one want flag per target"}
 	}
 	if !PerExample([]*Value{y}, targets, want, l) {
-		return nil, &Error{Op: "grad", Err: ErrBatched, Msg: "a target to differentiate per example has a use other than as the layer of a Linear on a batch of inputs; " +
+		return nil, &Error{Op: "grad", Err: ErrBatched, Msg: "a target to differentiate per example has a use other than against a batch of inputs (a Linear's layer, an operand of MatMul or of an element-wise op); " +
 			"differentiate with respect to a copy broadcast over the batch instead"}
 	}
 	o.perExample = l.l

@@ -231,10 +231,10 @@ func batchApply(c *batchCtx) *Value {
 		}
 	}
 	xs := make([]*Value, len(c.xs))
-	var bits uint8 // the operands not batched
+	var bits uint8 // the operands not batched that a gradient could flow to
 	for i := range c.xs {
 		xs[i] = c.lift(i, r)
-		if c.xs[i] != nil && !c.bd[i] {
+		if c.xs[i] != nil && !c.bd[i] && c.xs[i].requires {
 			bits |= 1 << i
 		}
 	}

@@ -30,13 +30,16 @@
 // that does not depend on the batch (a model's parameters) is in general
 // taken with respect to a copy broadcast over the batch, so that each
 // example's gradient comes out on its own. Where the input's only uses are
-// the layers of ad.Linear applied to a batch of inputs (an MLP's weights
-// and biases, per-example gradients for DP-SGD), the kernels and bias of
-// ad.Conv2d, or the gamma and beta of ad.LayerNorm and ad.RMSNorm, no copy
-// is made: the
-// forward pass runs one GEMM per layer for the whole batch and the sweep
-// writes each example's gradient x_kᵀ·g_k (ad.PerExample, ad.GradPerExample);
-// the cost is then that of writing the per-example gradients. Grad finds
+// against the batch — the layers of ad.Linear applied to a batch of inputs
+// (an MLP's weights and biases, per-example gradients for DP-SGD), the
+// kernels and bias of ad.Conv2d, the gamma and beta of ad.LayerNorm and
+// ad.RMSNorm, an operand of ad.MatMul (x·W, x·Wᵀ, through ad.Transpose
+// too) or of an element-wise op (a bias added, a scale multiplied) — no
+// copy is made: the forward pass runs one GEMM per layer for the whole
+// batch and the sweep writes each example's gradient (x_kᵀ·g_k; a bias's
+// cotangent summed over the example's rows) (ad.PerExample,
+// ad.GradPerExample); the cost is then that of writing the per-example
+// gradients. Grad finds
 // out which case it is in by running f: where an input has another use,
 // the first call runs f a second time, broadcasting the input, and the
 // transform remembers it, so later calls of the same Grad run f once.
