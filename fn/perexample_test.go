@@ -334,6 +334,9 @@ func TestPerExampleOps(t *testing.T) {
 		"Wᵀ·xᵀ": fn.Of(func(p ...*ad.Value) *ad.Value {
 			return ad.Sum(ad.Tanh(ad.MatMulT(p[0], p[3], false, true)))
 		}),
+		"max(x, s)^s·Wᵀ": fn.Of(func(p ...*ad.Value) *ad.Value {
+			return ad.Sum(ad.Tanh(ad.MatMulT(ad.Pow(ad.Maximum(ad.Abs(p[3]), p[2]), p[2]), p[0], false, true)))
+		}),
 	}
 	for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
 		tol := 1e-13
@@ -382,4 +385,45 @@ func TestPerExampleBiasAlias(t *testing.T) {
 		got := fn.Vmap(fn.Grad(loss, 0, 1), in, nil)(w, b, x)
 		compareLoop(t, fmt.Sprintf("bias first %v", first), got, fn.Grad(loss, 0, 1), in, []*ad.Value{w, b, x}, 1e-14)
 	}
+}
+
+// Per-example gradients through MatMul and a bias with the batch in an
+// Arena (its values recycled at Reset) equal the heap's, bit for bit,
+// step after step; a parameter also used by an op on parameters alone
+// (W·Wᵀ, recorded outside the batching rules) falls back to the copy,
+// with the loop's values.
+func TestPerExampleOpsArena(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	w, b := randT(rng, tensor.Float32, 0.5, 4, 5), randT(rng, tensor.Float32, 0.5, 4)
+	x := randT(rng, tensor.Float32, 1, 6, 2, 5)
+	loss := fn.Of(func(p ...*ad.Value) *ad.Value {
+		return ad.Sum(ad.Square(ad.Add(ad.MatMulT(p[2], p[0], false, true), p[1])))
+	})
+	in := []int{fn.NoBatch, fn.NoBatch, 0}
+	pg := fn.Vmap(fn.Grad(loss, 0, 1), in, nil)
+	heap := pg(w, b, x)
+	var ar ad.Arena
+	for step := range 3 {
+		ar.Reset()
+		got := pg(w, b, ar.Const(x.Tensor()))
+		for i := range heap {
+			g, h := got[i].Data(), heap[i].Data()
+			for e := range h {
+				if g[e] != h[e] {
+					t.Fatalf("step %d gradient %d element %d: arena %v, heap %v", step, i, e, g[e], h[e])
+				}
+			}
+		}
+	}
+	calls := 0
+	gram := fn.Of(func(p ...*ad.Value) *ad.Value {
+		calls++
+		m := ad.MatMulT(p[0], p[0], false, true) // [4 4], parameters alone
+		return ad.Sum(ad.Tanh(ad.MatMul(ad.MatMulT(p[2], p[0], false, true), m)))
+	})
+	got := fn.Vmap(fn.Grad(gram, 0), in, nil)(w, b, x)
+	if calls != 2 {
+		t.Errorf("W·Wᵀ: the function ran %d times, want 2 (a per-example attempt, then the copy)", calls)
+	}
+	compareLoop(t, "W·Wᵀ", got, fn.Grad(gram, 0), in, []*ad.Value{w, b, x}, 2e-5)
 }
