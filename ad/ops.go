@@ -414,6 +414,7 @@ func indexAdd(x *Value, axis int, idx []int, shape []int) *Value {
 func Where(mask, x, y *Value) *Value {
 	mask.check("where")
 	if l := mask.batch(); l != nil && l == topBatch(mask, x, y) {
+		defer onExample(func() { ex := examples(mask, x, y); Where(ex[0], ex[1], ex[2]) })
 		return batchedWhere(mask, x, y)
 	}
 	at := newAttrs[whereAttrs](x, y)
@@ -444,6 +445,24 @@ func LogSoftmax(x *Value, axis int) *Value {
 // the saved softmax p as (p − onehot)/N, with no other N×C intermediate.
 // With no rows (N = 0) the loss is NaN, as Mean of an empty value is.
 func CrossEntropy(logits *Value, targets []int) *Value {
+	if logits == nil {
+		panic(nilOperand("cross_entropy", 0))
+	}
+	// Checked here, on an example's shape inside Vmap too, where the
+	// batching rule's one-hot would otherwise index out of range.
+	logits.check("cross_entropy")
+	shape := logits.t.Shape()
+	if len(shape) != 2 {
+		panic(shapeErr("cross_entropy", [][]int{shape}, "logits must be [batch classes]"))
+	}
+	if len(targets) != shape[0] {
+		panic(shapeErr("cross_entropy", [][]int{shape}, "%d targets for %d rows", len(targets), shape[0]))
+	}
+	for i, y := range targets {
+		if y < 0 || y >= shape[1] {
+			panic(shapeErr("cross_entropy", [][]int{shape}, "target %d (row %d) out of range 0..%d", y, i, shape[1]-1))
+		}
+	}
 	at := newAttrs[ceAttrs](logits, nil)
 	at.targets = append(at.targets, targets...) // a copy: the caller may reuse targets
 	return apply(row(opCrossEntropy), at, logits, nil)

@@ -158,6 +158,7 @@ func gather(op string, x *Value, axis int, idx *Value) *Value {
 		// each example's tokens): one gather over the physical values along
 		// the axis past the batch, whose indices then pick within each
 		// example's own slice.
+		defer onExample(func() { ex := examples(x, idx); gather(op, ex[0], axis, ex[1]) })
 		xp, ip := batchedPair(x, idx, l)
 		return batchOf(gather(op, xp, tensor.NormAxis(op, x.Shape(), axis)+1, ip), l)
 	}
@@ -194,6 +195,7 @@ func ScatterAdd(x *Value, axis int, idx, src *Value) *Value {
 		}
 	}
 	if l := idx.batch(); l != nil && l == topBatch(x, idx, src) {
+		defer onExample(func() { ex := examples(x, idx, src); ScatterAdd(ex[0], axis, ex[1], ex[2]) })
 		xp, ip := batchedPair(x, idx, l)
 		var sp *Value
 		if src.batch() == l {

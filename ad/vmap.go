@@ -1,6 +1,7 @@
 package ad
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -215,8 +216,65 @@ func applyBatched(r *rule, at attrs, xs []*Value) *Value {
 	if r.batch == nil {
 		panic(&Error{Op: opName(r, at), Err: ErrBatched, Msg: "this op has no batching rule, so Vmap cannot apply it to a batch; call it outside Vmap, or write it as a Func (which Vmap runs example by example)"})
 	}
+	defer onExample(func() { reapply(r, at, examples(xs...)) })
 	out := r.batch(c)
 	return batchOf(out, l)
+}
+
+// onExample, deferred by an op's batched path, turns a shape error of the
+// op on the physical values, which would name their shapes and axes, into
+// the error the op gives on one example, which names them as the function
+// was written: redo runs the op on constants of the examples' shapes (with
+// the first example's data, from examples) outside the level, and its
+// error replaces the first where there is one (an index out of range in
+// another example than the first stays as it was).
+func onExample(redo func()) {
+	e := recover()
+	if e == nil {
+		return
+	}
+	var se *tensor.ShapeError
+	if err, ok := e.(error); ok && errors.As(err, &se) {
+		if ex := errorOf(redo); ex != nil {
+			panic(ex)
+		}
+	}
+	panic(e)
+}
+
+// errorOf returns the error f panics with, or nil.
+func errorOf(f func()) (err *Error) {
+	defer func() {
+		if e := recover(); e != nil {
+			err, _ = e.(*Error)
+		}
+	}()
+	f()
+	return nil
+}
+
+// examples returns constants of the values' example shapes, holding the
+// first example's data (nil stays nil).
+func examples(xs ...*Value) []*Value {
+	ex := make([]*Value, len(xs))
+	for i, x := range xs {
+		if x != nil {
+			ex[i] = &Value{t: x.t}
+		}
+	}
+	return ex
+}
+
+// reapply applies rule r to xs by the path its op takes.
+func reapply(r *rule, at attrs, xs []*Value) {
+	switch {
+	case r.forwardN != nil:
+		applyN(r, at, xs)
+	case len(xs) == 2:
+		apply(r, at, xs[0], xs[1])
+	default:
+		apply(r, at, xs[0], nil)
+	}
 }
 
 // batchApply is what most rows' batching rules do: the row itself on the

@@ -37,6 +37,12 @@ and notes starting with "#" (versions, correctness checks, warnings). Rows:
                          (functorch.hessian is jacfwd(jacrev(f)) itself, so no
                          separate jacfwd(jacrev) row)
   Hessian/100-revrev     jacrev(jacrev(f))(x), reference only
+  Ensemble/forward       8 models of MLP 784-256-256-10 (biases, ReLU, float32)
+                         stacked, on one batch of 64 shared by all:
+                         functorch.vmap(mlp, in_dims=(0, None))(params, x)
+  Ensemble/grad          each model's gradient of its mean cross-entropy on that
+                         batch: functorch.vmap(functorch.grad(loss),
+                         in_dims=(0, None, None))(params, x, y)
 
 WORKLOAD arguments pick rows: a row's full name (PerExampleGrad/B selects only
 the vmap row), or the part before "/" (PINNStep: both routes). Default: all.
@@ -73,6 +79,8 @@ ROWS = [
     "PINNStep/functorch",
     "Hessian/100",
     "Hessian/100-revrev",
+    "Ensemble/forward",
+    "Ensemble/grad",
 ]
 
 ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -316,6 +324,35 @@ def hessian100():
     measure("Hessian/100-revrev", lambda: jacrev(jacrev(fx))(x))
 
 
+# ------------------------------------------------------------ Ensemble
+def ensemble():
+    torch.manual_seed(0)
+    dt = torch.float32
+    models = [mlp_params([784, 256, 256, 10], dt) for _ in range(8)]
+    params = tuple(torch.stack(ps) for ps in zip(*models))
+    x = torch.randn(64, 784, dtype=dt)
+    y = F.one_hot(torch.randint(0, 10, (64,)), 10).to(dt)
+
+    def fwd(ps, x):
+        return mlp(ps, x, torch.relu)
+
+    def loss(ps, x, y):
+        return -(F.log_softmax(fwd(ps, x), -1) * y).sum() / x.shape[0]
+
+    out = vmap(fwd, in_dims=(0, None))
+    per_model = vmap(grad(loss), in_dims=(0, None, None))
+    a = out(params, x)
+    b = torch.stack([fwd(ps, x) for ps in models])
+    check(all_finite(a) and torch.allclose(a, b, rtol=1e-4, atol=1e-5),
+          f"Ensemble/forward: vmap = loop over the models (max diff {float((a - b).abs().max()):.2e})")
+    g = per_model(params, x, y)
+    g0 = grad(loss)(models[3], x, y)
+    check(all_finite(g) and all(torch.allclose(u[3], v, rtol=1e-4, atol=1e-6) for u, v in zip(g, g0)),
+          "Ensemble/grad: model 3's gradient = its own grad")
+    measure("Ensemble/forward", lambda: out(params, x))
+    measure("Ensemble/grad", lambda: per_model(params, x, y))
+
+
 def main():
     note(f"torch {torch.__version__}, functorch {functorch.__version__}, python {sys.version.split()[0]}, "
          f"threads {torch.get_num_threads()}, OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}, "
@@ -328,6 +365,8 @@ def main():
         pinn_step()
     if any(wanted(r) for r in ROWS if r.startswith("Hessian/")):
         hessian100()
+    if any(wanted(r) for r in ROWS if r.startswith("Ensemble/")):
+        ensemble()
 
 
 if __name__ == "__main__":

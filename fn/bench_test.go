@@ -228,3 +228,45 @@ func BenchmarkHessian(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkEnsemble: 8 models of MLP 784-256-256-10 (biases, ReLU,
+// float32), their parameters stacked, on one batch of 64 inputs shared by
+// all (the peer: bench/transforms_peer.py Ensemble). forward is Vmap of the
+// model over the parameters; grad is Vmap of Grad of each model's mean
+// cross-entropy, each model's gradients.
+func BenchmarkEnsemble(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	dt := tensor.Float32
+	const models, batch = 8, 64
+	w1, b1 := randT(rng, dt, 0.03, models, 256, 784), randT(rng, dt, 0.03, models, 256)
+	w2, b2 := randT(rng, dt, 0.06, models, 256, 256), randT(rng, dt, 0.06, models, 256)
+	w3, b3 := randT(rng, dt, 0.06, models, 10, 256), randT(rng, dt, 0.06, models, 10)
+	x := randT(rng, dt, 1, batch, 784)
+	hot := tensor.New(dt, batch, 10)
+	for i := range batch {
+		hot.SetFlat(i*10+rng.IntN(10), 1)
+	}
+	y := ad.Const(hot)
+	model := func(p []*ad.Value) *ad.Value {
+		h := ad.Linear(p[6], p[0], p[1], ad.ActReLU)
+		h = ad.Linear(h, p[2], p[3], ad.ActReLU)
+		return ad.Linear(h, p[4], p[5], ad.ActIdentity)
+	}
+	fwd := fn.Of(func(p ...*ad.Value) *ad.Value { return model(p) })
+	loss := fn.Of(func(p ...*ad.Value) *ad.Value {
+		return ad.MulScalar(ad.Neg(ad.Sum(ad.Mul(ad.LogSoftmax(model(p), -1), p[7]))), 1.0/batch)
+	})
+	nb := fn.NoBatch
+	out := fn.Vmap(fwd, []int{0, 0, 0, 0, 0, 0, nb}, nil)
+	per := fn.Vmap(fn.Grad(loss, 0, 1, 2, 3, 4, 5), []int{0, 0, 0, 0, 0, 0, nb, nb}, nil)
+	b.Run("forward", func(b *testing.B) {
+		for range b.N {
+			out(w1, b1, w2, b2, w3, b3, x)
+		}
+	})
+	b.Run("grad", func(b *testing.B) {
+		for range b.N {
+			per(w1, b1, w2, b2, w3, b3, x, y)
+		}
+	})
+}
