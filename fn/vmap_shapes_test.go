@@ -39,8 +39,12 @@ func TestVmapShapesAgreeWithLoop(t *testing.T) {
 		{"stack", func(x ...*ad.Value) *ad.Value { return ad.Stack(0, x[0], x[1]) }, [][]int{{2, 3}, {3}}},
 		{"layer_norm", func(x ...*ad.Value) *ad.Value { return ad.LayerNorm(x[0], x[1], nil, 1e-5) }, [][]int{{2, 3}, {4}}},
 		{"rms_norm", func(x ...*ad.Value) *ad.Value { return ad.RMSNorm(x[0], x[1], 1e-5) }, [][]int{{2, 3}, {2, 3}}},
-		{"scaled_dot_product_attention", func(x ...*ad.Value) *ad.Value { return ad.ScaledDotProductAttention(x[0], x[1], x[2], ad.AttentionOptions{}) }, [][]int{{2, 3}, {2, 4}, {2, 3}}},
-		{"scaled_dot_product_attention, vectors", func(x ...*ad.Value) *ad.Value { return ad.ScaledDotProductAttention(x[0], x[1], x[2], ad.AttentionOptions{}) }, [][]int{{3}, {3}, {3}}},
+		{"scaled_dot_product_attention", func(x ...*ad.Value) *ad.Value {
+			return ad.ScaledDotProductAttention(x[0], x[1], x[2], ad.AttentionOptions{})
+		}, [][]int{{2, 3}, {2, 4}, {2, 3}}},
+		{"scaled_dot_product_attention, vectors", func(x ...*ad.Value) *ad.Value {
+			return ad.ScaledDotProductAttention(x[0], x[1], x[2], ad.AttentionOptions{})
+		}, [][]int{{3}, {3}, {3}}},
 		{"cross_entropy", func(x ...*ad.Value) *ad.Value { return ad.CrossEntropy(x[0], []int{0, 5}) }, [][]int{{2, 3}}},
 		{"cross_entropy, targets", func(x ...*ad.Value) *ad.Value { return ad.CrossEntropy(x[0], []int{0, 1, 1}) }, [][]int{{2, 3}}},
 		{"sub, mse", func(x ...*ad.Value) *ad.Value { return ad.MSE(x[0], x[1]) }, [][]int{{2, 3}, {3, 2}}},
@@ -50,7 +54,9 @@ func TestVmapShapesAgreeWithLoop(t *testing.T) {
 		{"max_pool2d", func(x ...*ad.Value) *ad.Value { return ad.MaxPool2d(x[0], ad.Pool2dOptions{Kernel: [2]int{2, 2}}) }, [][]int{{5, 5}}},
 		{"einsum", func(x ...*ad.Value) *ad.Value { return ad.Einsum("ij,jk->ik", x[0], x[1]) }, [][]int{{2, 3}, {4, 2}}},
 		{"einsum, rank", func(x ...*ad.Value) *ad.Value { return ad.Einsum("ij,jk->ik", x[0], x[1]) }, [][]int{{2, 3, 1}, {3, 2}}},
-		{"gather", func(x ...*ad.Value) *ad.Value { return ad.Gather(x[0], 0, ad.Const(tensor.Full(tensor.Float64, 5, 1, 2))) }, [][]int{{3, 2}}},
+		{"gather", func(x ...*ad.Value) *ad.Value {
+			return ad.Gather(x[0], 0, ad.Const(tensor.Full(tensor.Float64, 5, 1, 2)))
+		}, [][]int{{3, 2}}},
 		{"gather, batched index", func(x ...*ad.Value) *ad.Value { return ad.Gather(x[0], 0, ad.MulScalar(x[1], 10)) }, [][]int{{3, 2}, {1, 2}}},
 		{"take_along_axis", func(x ...*ad.Value) *ad.Value { return ad.TakeAlongAxis(x[0], x[1], 0) }, [][]int{{3, 2}, {3, 2}}},
 		{"expand", func(x ...*ad.Value) *ad.Value { return ad.Expand(x[0], 4, 3) }, [][]int{{2, 3}}},
@@ -59,7 +65,9 @@ func TestVmapShapesAgreeWithLoop(t *testing.T) {
 		{"sum_to", func(x ...*ad.Value) *ad.Value { return ad.SumTo(x[0], []int{4}) }, [][]int{{2, 3}}},
 		{"atan2", func(x ...*ad.Value) *ad.Value { return ad.Atan2(x[0], x[1]) }, [][]int{{2}, {3}}},
 		{"logaddexp", func(x ...*ad.Value) *ad.Value { return ad.LogAddExp(x[0], x[1]) }, [][]int{{2, 1}, {3}}},
-		{"pad", func(x ...*ad.Value) *ad.Value { return ad.Pad(x[0], [][2]int{{1, 1}, {1, 1}, {1, 1}}, ad.PadConstant, 0) }, [][]int{{2, 3}}},
+		{"pad", func(x ...*ad.Value) *ad.Value {
+			return ad.Pad(x[0], [][2]int{{1, 1}, {1, 1}, {1, 1}}, ad.PadConstant, 0)
+		}, [][]int{{2, 3}}},
 		{"index_add", func(x ...*ad.Value) *ad.Value { return ad.IndexAdd(x[0], 0, []int{0, 1}, x[1]) }, [][]int{{3, 2}, {3, 2}}},
 		{"scatter_add", func(x ...*ad.Value) *ad.Value { return ad.ScatterAdd(x[0], 0, ad.MulScalar(x[1], 0), x[1]) }, [][]int{{3, 2}, {3, 3}}},
 	}
