@@ -182,6 +182,15 @@ func conv2d(x, w, b *Value, opts Conv2dOptions) *Value {
 	if opts.Act > ActGELUTanh {
 		panic(&Error{Op: "conv2d", Err: ErrArgument, Msg: fmt.Sprintf("unknown activation %v", opts.Act)})
 	}
+	if b != nil { // checked here for every path (direct, swapped, on a batch), each naming conv2d
+		b.check("conv2d")
+		if b.t.Len() != o {
+			panic(shapeErr("conv2d", [][]int{xs, ws, b.t.Shape()}, "want a bias of %d elements, one per kernel", o))
+		}
+	}
+	if x.DType() != w.DType() || (b != nil && b.DType() != x.DType()) {
+		panic(&Error{Op: "conv2d", Err: ErrDType, Msg: "x, w and the bias must have one dtype"})
+	}
 	if opts.MaxPool != nil {
 		if g == 1 && direct(x, w, b) && pools22(&win, opts.Act, *opts.MaxPool) {
 			return conv2dDirect(x, w, b, &win, opts.Act, true)

@@ -87,16 +87,10 @@ func init() {
 	}
 }
 
-// conv2dDirect applies the row to x, w and b (nil for none), whose shapes
-// and window conv2d has checked, with the activation act, and the 2×2
+// conv2dDirect applies the row to x, w and b (nil for none), whose shapes,
+// dtypes and window conv2d has checked, with the activation act, and the 2×2
 // max pool when pool.
 func conv2dDirect(x, w, b *Value, win *convAttrs, act Activation, pool bool) *Value {
-	if b != nil && b.t.Len() != w.Shape()[0] {
-		panic(shapeErr("conv2d", [][]int{x.Shape(), w.Shape(), b.Shape()}, "want a bias of %d elements, one per kernel", w.Shape()[0]))
-	}
-	if x.DType() != w.DType() || (b != nil && b.DType() != x.DType()) {
-		panic(&Error{Op: "conv2d", Err: ErrDType, Msg: "x, w and the bias must have one dtype"})
-	}
 	at := newAttrs[conv2dAttrs](x, w)
 	at.convAttrs, at.act, at.b, at.pool = *win, act, b, pool
 	return applyProduct(&conv2dRule, at, &at.ops, x, w, b)
