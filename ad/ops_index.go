@@ -85,9 +85,13 @@ func flatIndex(op string, shape, ishape []int, axis int, idx []int) []int {
 			panic(shapeErr(op, [][]int{shape, ishape}, "index dimension %d (%d) exceeds the operand's (%d)", d, ishape[d], shape[d]))
 		}
 	}
-	st, ist := strides(shape), strides(ishape)
+	st := strides(shape)
 	n := shape[axis]
 	out := make([]int, len(idx))
+	// An odometer over idx's positions: off is the flat offset of the
+	// position's coordinates other than axis.
+	coord := make([]int, len(shape))
+	off := 0
 	for p, j := range idx {
 		if j < -n || j >= n {
 			panic(shapeErr(op, [][]int{shape, ishape}, "index %d (position %d) out of range for axis %d of size %d", j, p, axis, n))
@@ -95,16 +99,20 @@ func flatIndex(op string, shape, ishape []int, axis int, idx []int) []int {
 		if j < 0 {
 			j += n
 		}
-		f, rem := 0, p
-		for d := range shape {
-			m := rem / ist[d]
-			rem -= m * ist[d]
-			if d == axis {
-				m = j
+		out[p] = off + j*st[axis]
+		for d := len(shape) - 1; d >= 0; d-- {
+			coord[d]++
+			if d != axis {
+				off += st[d]
 			}
-			f += m * st[d]
+			if coord[d] < ishape[d] {
+				break
+			}
+			if d != axis {
+				off -= coord[d] * st[d]
+			}
+			coord[d] = 0
 		}
-		out[p] = f
 	}
 	return out
 }
@@ -159,13 +167,41 @@ func gather(op string, x *Value, axis int, idx *Value) *Value {
 		// the axis past the batch, whose indices then pick within each
 		// example's own slice.
 		defer onExample(func() { ex := examples(x, idx); gather(op, ex[0], axis, ex[1]) })
+		a := tensor.NormAxis(op, x.Shape(), axis)
+		if x.batch() != l {
+			return batchOf(gatherShared(op, x, a, idx.bat.phys, l.size), l)
+		}
 		xp, ip := batchedPair(x, idx, l)
-		return batchOf(gather(op, xp, tensor.NormAxis(op, x.Shape(), axis)+1, ip), l)
+		return batchOf(gather(op, xp, a+1, ip), l)
 	}
 	shape := x.Shape()
 	axis = tensor.NormAxis(op, shape, axis)
 	flat := flatIndex(op, shape, idx.Shape(), axis, indexList(op, idx))
 	return Reshape(IndexSelect(Reshape(x, -1), 0, flat), idx.Shape()...)
+}
+
+// gatherShared is the gather of x, which does not stand for the batch (an
+// embedding table), by ip, the physical indices of size examples (the batch
+// along axis 0), along axis: one gather over x itself, without a copy of x
+// per example. Along axis the index may have any length, so the examples'
+// index blocks are laid end to end there: the batch axis moves next to
+// axis and merges into it, and the result is taken apart the same way.
+func gatherShared(op string, x *Value, axis int, ip *Value, size int) *Value {
+	s := ip.Shape() // [size, s0, ..., s(r−1)]
+	r := len(s) - 1
+	perm := make([]int, 0, r+1) // the batch axis just before axis
+	for d := 1; d <= axis; d++ {
+		perm = append(perm, d)
+	}
+	perm = append(perm, 0)
+	for d := axis + 1; d <= r; d++ {
+		perm = append(perm, d)
+	}
+	moved := Permute(ip, perm...) // [s0 .. s(axis−1), size, s(axis) ..]
+	merged := slices.Clone(s[1:])
+	merged[axis] *= size
+	g := gather(op, x, axis, Reshape(moved, merged...))
+	return permuteInv(Reshape(g, moved.Shape()...), perm)
 }
 
 // ScatterAdd returns a copy of x with src added at the positions idx names

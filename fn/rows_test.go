@@ -267,6 +267,19 @@ func TestVmapArgMaxAndIndices(t *testing.T) {
 	gather := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Gather(xs[0], 0, xs[1]) })
 	checkVmapLoop(t, "gather, batched x and indices", gather, []int{0, 0}, x, idx)
 	checkVmapLoop(t, "gather, shared x (an embedding table)", gather, []int{fn.NoBatch, 0}, shared, idx)
+	// A shared x is gathered once, the examples' indices laid end to end
+	// along the axis: along every axis of a [3 4 5] table.
+	table := randn(rng, 3, 4, 5)
+	for axis, ishape := range [][]int{{4, 6, 2, 5}, {4, 2, 7, 3}, {4, 3, 4, 6}} {
+		it := tensor.New(tensor.Float64, ishape...)
+		for i := range it.Len() {
+			it.SetFlat(i, float64(rng.IntN(table.Shape()[axis])))
+		}
+		along := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Gather(xs[0], axis, xs[1]) })
+		checkVmapLoop(t, fmt.Sprintf("gather, shared x, axis %d", axis), along, []int{fn.NoBatch, 0}, table, ad.Const(it))
+		back := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.Gather(xs[0], axis-3, xs[1]) })
+		checkVmapLoop(t, fmt.Sprintf("gather, shared x, axis %d", axis-3), back, []int{fn.NoBatch, 0}, table, ad.Const(it))
+	}
 	take := fn.Of(func(xs ...*ad.Value) *ad.Value { return ad.TakeAlongAxis(xs[0], xs[1], 0) })
 	checkVmapLoop(t, "take_along_axis", take, []int{0, 0}, x, idx)
 	src := randn(rng, 4, 2, 5)

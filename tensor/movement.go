@@ -234,6 +234,14 @@ func (t *Tensor) IndexSelect(x *Tensor, axis int, idx []int) *Tensor {
 	out[axis] = len(idx)
 	t.resizeCopy(x.dtype, out)
 	outer, mid, inner := split(x.shape, axis)
+	if inner == 1 { // single elements (a gather's flat positions): no copy call per element
+		if x.dtype == Float32 {
+			pickElems(t.f32, x.f32, idx, outer, mid)
+		} else {
+			pickElems(t.f64, x.f64, idx, outer, mid)
+		}
+		return t
+	}
 	for o := 0; o < outer; o++ {
 		for k, j := range idx {
 			s := (o*mid + j) * inner
@@ -272,6 +280,14 @@ func (t *Tensor) IndexAdd(g *Tensor, axis int, idx []int) *Tensor {
 	t.noAlias("index_add", "the slices added", g)
 	t.BumpVersion()
 	outer, mid, inner := split(t.shape, axis)
+	if inner == 1 {
+		if t.dtype == Float32 {
+			addElems(t.f32, g.f32, idx, outer, mid)
+		} else {
+			addElems(t.f64, g.f64, idx, outer, mid)
+		}
+		return t
+	}
 	for o := 0; o < outer; o++ {
 		for k, j := range idx {
 			s := (o*mid + j) * inner
@@ -284,4 +300,28 @@ func (t *Tensor) IndexAdd(g *Tensor, axis int, idx []int) *Tensor {
 		}
 	}
 	return t
+}
+
+// pickElems is IndexSelect of single elements: dst[o·n + k] = x[o·mid +
+// idx[k]] for each of outer blocks, n = len(idx).
+func pickElems[T Float](dst, x []T, idx []int, outer, mid int) {
+	n := len(idx)
+	for o := range outer {
+		d, src := dst[o*n:o*n+n], x[o*mid:o*mid+mid]
+		for k, j := range idx {
+			d[k] = src[j]
+		}
+	}
+}
+
+// addElems is IndexAdd of single elements, in IndexAdd's order:
+// t[o·mid + idx[k]] += g[o·n + k].
+func addElems[T Float](t, g []T, idx []int, outer, mid int) {
+	n := len(idx)
+	for o := range outer {
+		d, src := t[o*mid:o*mid+mid], g[o*n:o*n+n]
+		for k, j := range idx {
+			d[j] += src[k]
+		}
+	}
 }
