@@ -123,14 +123,22 @@ func copyPanel[T float](d []T, W int, src []T, ld, w, kc int) {
 				*(*[12]T)(d[p*12:]) = [12]T(src[p*ld:])
 			}
 			return
+		// Six and eight wide (the AVX2 kernels' MR, and NR for float64) by
+		// element: an array copy of these sizes is a call of memmove per
+		// row, 2-3 times slower from cache (Xeon family 6 model 207: 256
+		// rows of 6 float32 1.49 µs against 0.50, of 8 float64 1.41
+		// against 0.95); inside an AVX2 Aᵀ·B of 1024 the packing went
+		// from 8 % of the time to 6 %.
 		case 8:
 			for p := range kc {
-				*(*[8]T)(d[p*8:]) = [8]T(src[p*ld:])
+				s, t := src[p*ld:p*ld+8], d[p*8:p*8+8]
+				t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7] = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
 			}
 			return
 		case 6:
 			for p := range kc {
-				*(*[6]T)(d[p*6:]) = [6]T(src[p*ld:])
+				s, t := src[p*ld:p*ld+6], d[p*6:p*6+6]
+				t[0], t[1], t[2], t[3], t[4], t[5] = s[0], s[1], s[2], s[3], s[4], s[5]
 			}
 			return
 		case 4:
