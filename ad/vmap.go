@@ -46,7 +46,15 @@ type batchLevel struct {
 	// bits of those operands: a per-example sweep of the level gives
 	// their gradients per example (see perExampleSum). Dropped at End.
 	mu    sync.Mutex
-	mixed map[*node]uint8
+	mixed map[*node]mixedOp
+}
+
+// mixedOp is what batchApply recorded of a node on a batch against
+// operands that do not stand for it: its rule (an arena's node that a
+// later op took over has another) and the bits of those operands.
+type mixedOp struct {
+	rule *rule
+	bits uint8
 }
 
 // markMixed records that batchApply recorded n with the operands of bits
@@ -55,9 +63,9 @@ func (l *batchLevel) markMixed(n *node, bits uint8) {
 	l.mu.Lock()
 	if !l.done.Load() {
 		if l.mixed == nil {
-			l.mixed = map[*node]uint8{}
+			l.mixed = map[*node]mixedOp{}
 		}
-		l.mixed[n] = bits
+		l.mixed[n] = mixedOp{n.rule, bits}
 	}
 	l.mu.Unlock()
 }
@@ -67,7 +75,10 @@ func (l *batchLevel) markMixed(n *node, bits uint8) {
 func (l *batchLevel) unbatched(n *node) uint8 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.mixed[n]
+	if m, ok := l.mixed[n]; ok && m.rule == n.rule {
+		return m.bits
+	}
+	return 0
 }
 
 // end marks the level finished and drops what it recorded.
