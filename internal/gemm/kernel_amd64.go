@@ -42,31 +42,33 @@ func dgemmAVX512x4(k int, a *float64, rsa, csa int, b, c *float64, ldc int, alph
 func dgemmAVX512x8(k int, a *float64, rsa, csa int, b, c *float64, ldc int, alpha, beta float64, mr int, mask uint32)
 
 func s512x4(kc int, a []float32, rsa, csa int, b, c []float32, ldc int, alpha, beta float32, mr, nr int) {
-	_ = a[3*rsa+(kc-1)*csa]
-	_ = b[32*kc-1]
-	_ = c[(mr-1)*ldc+nr-1]
+	checkTile(kc, a, rsa, csa, 4, b, 32, c, ldc, mr, nr)
 	sgemmAVX512x4(kc, unsafe.SliceData(a), rsa, csa, unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, mr, uint32(1<<nr-1))
 }
 
 func s512x8(kc int, a []float32, rsa, csa int, b, c []float32, ldc int, alpha, beta float32, mr, nr int) {
-	_ = a[7*rsa+(kc-1)*csa]
-	_ = b[32*kc-1]
-	_ = c[(mr-1)*ldc+nr-1]
+	checkTile(kc, a, rsa, csa, 8, b, 32, c, ldc, mr, nr)
 	sgemmAVX512x8(kc, unsafe.SliceData(a), rsa, csa, unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, mr, uint32(1<<nr-1))
 }
 
 func d512x4(kc int, a []float64, rsa, csa int, b, c []float64, ldc int, alpha, beta float64, mr, nr int) {
-	_ = a[3*rsa+(kc-1)*csa]
-	_ = b[16*kc-1]
-	_ = c[(mr-1)*ldc+nr-1]
+	checkTile(kc, a, rsa, csa, 4, b, 16, c, ldc, mr, nr)
 	dgemmAVX512x4(kc, unsafe.SliceData(a), rsa, csa, unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, mr, uint32(1<<nr-1))
 }
 
 func d512x8(kc int, a []float64, rsa, csa int, b, c []float64, ldc int, alpha, beta float64, mr, nr int) {
-	_ = a[7*rsa+(kc-1)*csa]
-	_ = b[16*kc-1]
-	_ = c[(mr-1)*ldc+nr-1]
+	checkTile(kc, a, rsa, csa, 8, b, 16, c, ldc, mr, nr)
 	dgemmAVX512x8(kc, unsafe.SliceData(a), rsa, csa, unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, mr, uint32(1<<nr-1))
+}
+
+// checkTile checks, before a micro-kernel reads and writes them through
+// raw pointers, that a holds rows rows (rsa apart) of kc columns (csa
+// apart), b a packed panel of width bw and depth kc, and c an mr×nr tile:
+// an index out of range panics here, in Go, not as a fault in assembly.
+func checkTile[T float](kc int, a []T, rsa, csa, rows int, b []T, bw int, c []T, ldc, mr, nr int) {
+	_ = a[(rows-1)*rsa+(kc-1)*csa]
+	_ = b[bw*kc-1]
+	_ = c[(mr-1)*ldc+nr-1]
 }
 
 // hasAVX512 and hasAVX2 say which assembly may run: the CPU's features
@@ -80,23 +82,17 @@ var (
 )
 
 func s512(kc int, a []float32, rsa, csa int, b, c []float32, ldc int, alpha, beta float32, mr, nr int) {
-	_ = a[11*rsa+(kc-1)*csa]
-	_ = b[32*kc-1]
-	_ = c[(mr-1)*ldc+nr-1]
+	checkTile(kc, a, rsa, csa, 12, b, 32, c, ldc, mr, nr)
 	sgemmAVX512(kc, unsafe.SliceData(a), rsa, csa, unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, mr, uint32(1<<nr-1))
 }
 
 func d512(kc int, a []float64, rsa, csa int, b, c []float64, ldc int, alpha, beta float64, mr, nr int) {
-	_ = a[11*rsa+(kc-1)*csa]
-	_ = b[16*kc-1]
-	_ = c[(mr-1)*ldc+nr-1]
+	checkTile(kc, a, rsa, csa, 12, b, 16, c, ldc, mr, nr)
 	dgemmAVX512(kc, unsafe.SliceData(a), rsa, csa, unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, mr, uint32(1<<nr-1))
 }
 
 func s256(kc int, a []float32, rsa, csa int, b, c []float32, ldc int, alpha, beta float32, mr, nr int) {
-	_ = a[5*rsa+(kc-1)*csa]
-	_ = b[16*kc-1]
-	_ = c[(mr-1)*ldc+nr-1]
+	checkTile(kc, a, rsa, csa, 6, b, 16, c, ldc, mr, nr)
 	var m *int32
 	if nr < 16 {
 		m = &mask32[16-nr]
@@ -105,9 +101,7 @@ func s256(kc int, a []float32, rsa, csa int, b, c []float32, ldc int, alpha, bet
 }
 
 func d256(kc int, a []float64, rsa, csa int, b, c []float64, ldc int, alpha, beta float64, mr, nr int) {
-	_ = a[5*rsa+(kc-1)*csa]
-	_ = b[8*kc-1]
-	_ = c[(mr-1)*ldc+nr-1]
+	checkTile(kc, a, rsa, csa, 6, b, 8, c, ldc, mr, nr)
 	var m *int64
 	if nr < 8 {
 		m = &mask64[8-nr]
