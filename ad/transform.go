@@ -439,14 +439,15 @@ func PerExample(ys, targets []*Value, want []bool, l *BatchLevel) bool {
 			}
 		}
 	}
-	// A reshape or a transpose of a target (a convolution's kernels as a
-	// Linear's layer, Wᵀ in a MatMul) carries its per-example gradient on:
-	// its VJP reshapes or permutes the batch of cotangents back.
+	// A reshape, a transpose or a slice of a target (a convolution's
+	// kernels as a Linear's layer, Wᵀ in a MatMul, the query's rows of a
+	// fused QKV weight) carries its per-example gradient on: its VJP
+	// reshapes, permutes or pads the batch of cotangents back.
 	carries := func(e *edge) bool { return (e.n != nil && nodes[e.n]) || (e.leaf != nil && leaf[e.leaf]) }
 	for grew := true; grew; {
 		grew = false
 		for _, n := range all {
-			if !nodes[n] && (n.rule == row(opReshape) || n.rule == row(opPermute)) && carries(&n.ins()[0]) {
+			if !nodes[n] && (n.rule == row(opReshape) || n.rule == row(opPermute) || n.rule == row(opSlice)) && carries(&n.ins()[0]) {
 				nodes[n], grew = true, true
 			}
 		}

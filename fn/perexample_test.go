@@ -334,6 +334,11 @@ func TestPerExampleOps(t *testing.T) {
 		"Wᵀ·xᵀ": fn.Of(func(p ...*ad.Value) *ad.Value {
 			return ad.Sum(ad.Tanh(ad.MatMulT(p[0], p[3], false, true)))
 		}),
+		"fused rows of W, sliced": fn.Of(func(p ...*ad.Value) *ad.Value {
+			q := ad.MatMulT(p[3], ad.Slice(p[0], 0, 0, 2), false, true)
+			k := ad.MatMulT(p[3], ad.Slice(p[0], 0, 2, 4), false, true)
+			return ad.Sum(ad.Tanh(ad.Mul(q, ad.Add(k, ad.Slice(p[1], 0, 1, 3)))))
+		}),
 		"max(x, s)^s·Wᵀ": fn.Of(func(p ...*ad.Value) *ad.Value {
 			return ad.Sum(ad.Tanh(ad.MatMulT(ad.Pow(ad.Maximum(ad.Abs(p[3]), p[2]), p[2]), p[0], false, true)))
 		}),
