@@ -33,8 +33,9 @@
 // against the batch — the layers of ad.Linear applied to a batch of inputs
 // (an MLP's weights and biases, per-example gradients for DP-SGD), the
 // kernels and bias of ad.Conv2d, the gamma and beta of ad.LayerNorm and
-// ad.RMSNorm, an operand of ad.MatMul (x·W, x·Wᵀ, through ad.Transpose
-// too) or of an element-wise op (a bias added, a scale multiplied) — no
+// ad.RMSNorm, an operand of ad.MatMul (x·W, x·Wᵀ) or of an element-wise
+// op (a bias added, a scale multiplied), directly or through a reshape,
+// a transpose or a slice of the input (rows of a fused weight) — no
 // copy is made: the forward pass runs one GEMM per layer for the whole
 // batch and the sweep writes each example's gradient (x_kᵀ·g_k; a bias's
 // cotangent summed over the example's rows) (ad.PerExample,
