@@ -432,3 +432,47 @@ func TestPerExampleOpsArena(t *testing.T) {
 	}
 	compareLoop(t, "W·Wᵀ", got, fn.Grad(gram, 0), in, []*ad.Value{w, b, x}, 2e-5)
 }
+
+// A transformer block written with the ops a user reaches for — a fused
+// QKV weight sliced into three, attention, an output projection by MatMul
+// and a bias, LayerNorm, a GELU MLP by Linear, a learned scale on the
+// residual — takes its per-example gradients in one run of the function
+// (no parameter copied per example), equal to the loop's.
+func TestPerExampleTransformerBlock(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 30))
+	const d, seq, batch = 8, 5, 4
+	dt := tensor.Float64
+	params := []*ad.Value{
+		randT(rng, dt, 0.3, 3*d, d), // fused QKV
+		randT(rng, dt, 0.3, d, d),   // output projection
+		randT(rng, dt, 0.1, d),      // its bias
+		randT(rng, dt, 0.1, d),      // LayerNorm gamma
+		randT(rng, dt, 0.1, d),      // LayerNorm beta
+		randT(rng, dt, 0.3, 2*d, d), // MLP in
+		randT(rng, dt, 0.1, 2*d),    // its bias
+		randT(rng, dt, 0.3, d, 2*d), // MLP out
+		randT(rng, dt, 0.5, d),      // residual scale
+	}
+	x := randT(rng, dt, 1, batch, seq, d)
+	calls := 0
+	block := fn.Of(func(p ...*ad.Value) *ad.Value {
+		calls++
+		h := p[9]
+		q := ad.MatMulT(h, ad.Slice(p[0], 0, 0, d), false, true)
+		k := ad.MatMulT(h, ad.Slice(p[0], 0, d, 2*d), false, true)
+		v := ad.MatMulT(h, ad.Slice(p[0], 0, 2*d, 3*d), false, true)
+		a := ad.ScaledDotProductAttention(q, k, v, ad.AttentionOptions{Causal: true, Heads: 2})
+		h = ad.Add(h, ad.Add(ad.MatMul(a, ad.Transpose(p[1])), p[2]))
+		n := ad.LayerNorm(h, p[3], p[4], 1e-5)
+		m := ad.Linear(ad.Linear(n, p[5], p[6], ad.ActGELU), p[7], nil, ad.ActIdentity)
+		h = ad.Add(h, ad.Mul(m, p[8]))
+		return ad.Sum(ad.Square(h))
+	})
+	wrt := []int{0, 1, 2, 3, 4, 5, 6, 7, 8}
+	in := []int{fn.NoBatch, fn.NoBatch, fn.NoBatch, fn.NoBatch, fn.NoBatch, fn.NoBatch, fn.NoBatch, fn.NoBatch, fn.NoBatch, 0}
+	got := fn.Vmap(fn.Grad(block, wrt...), in, nil)(append(append([]*ad.Value{}, params...), x)...)
+	if calls != 1 {
+		t.Errorf("the block ran %d times, want 1 (a parameter was copied per example)", calls)
+	}
+	compareLoop(t, "transformer block", got, fn.Grad(block, wrt...), in, append(append([]*ad.Value{}, params...), x), 1e-12)
+}
