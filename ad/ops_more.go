@@ -372,6 +372,7 @@ func ArgMin(x *Value, axis int) *Value { return argReduce(x, axis, true) }
 func argReduce(x *Value, axis int, min bool) *Value {
 	defer rethrow()
 	if l := x.batch(); l != nil { // inside Vmap: every example's, the axis past the batch
+		defer onExample(func() { argReduce(examples(x)[0], axis, min) })
 		a := tensor.NormAxis("argmax", x.Shape(), axis)
 		return batchOf(argReduce(x.bat.phys, a+1, min), l)
 	}

@@ -459,6 +459,7 @@ func init() {
 // batchedCompare is compare (Greater, Less, Equal) on operands of which
 // some stand for a batch.
 func batchedCompare(op tensor.BinaryOp, x, y *Value) *Value {
+	defer onExample(func() { ex := examples(x, y); compare(op, ex[0], ex[1]) })
 	l := topBatch(x, y)
 	c := &batchCtx{size: l.size, lvl: l, logi: []*Value{x, y}, xs: []*Value{x, y}, bd: make([]bool, 2)}
 	for i, v := range c.xs {
