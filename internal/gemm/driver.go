@@ -192,6 +192,22 @@ func gemmOn[T float](kn *kernel[T], threads int, transA, transB bool, m, n, k in
 		}
 		return
 	}
+	if k == 1 && alpha == 1 && beta == 0 && !ep.active() {
+		var t0 time.Time
+		if recording.Load() {
+			t0 = time.Now()
+		}
+		if outer(kn, transA, transB, m, n, a, lda, b, ldb, c, ldc) {
+			if ep != nil && ep.SumA != nil {
+				sumRowsA(ep.SumA, transA, m, k, a, lda)
+			}
+			flopCount.Add(2 * int64(m) * int64(n))
+			if recording.Load() {
+				record(transA, transB, m, n, k, lda, ldb, ldc, beta, ep, time.Since(t0))
+			}
+			return
+		}
+	}
 	if swapsNT(kn, transA, transB, m, n, k, beta, ep) {
 		swappedNT(kn, threads, m, n, k, alpha, a, lda, b, ldb, c, ldc)
 		return
