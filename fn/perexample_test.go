@@ -2,7 +2,6 @@ package fn_test
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -28,28 +27,12 @@ func checkPerExample(t *testing.T, name string, loss fn.Func, params []*ad.Value
 		wrt[i] = i
 		in[i] = fn.NoBatch
 	}
+	xs := append(append([]*ad.Value{}, params...), data...)
 	var got []*ad.Value
-	if err := ad.Try(func() {
-		got = fn.Vmap(fn.Grad(loss, wrt...), in, nil)(append(append([]*ad.Value{}, params...), data...)...)
-	}); err != nil {
+	if err := ad.Try(func() { got = fn.Vmap(fn.Grad(loss, wrt...), in, nil)(xs...) }); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	b := data[0].Shape()[0]
-	for k := range b {
-		ex := append([]*ad.Value{}, params...)
-		for _, d := range data {
-			ex = append(ex, example(d, k))
-		}
-		want := fn.Grad(loss, wrt...)(ex...)
-		for i := range want {
-			g, w := example(got[i], k).Data(), want[i].Data()
-			for e := range w {
-				if d := math.Abs(g[e] - w[e]); d > tol*math.Max(1, math.Abs(w[e])) {
-					t.Fatalf("%s: parameter %d example %d element %d: vmap %v, loop %v", name, i, k, e, g[e], w[e])
-				}
-			}
-		}
-	}
+	compareLoop(t, name, got, fn.Grad(loss, wrt...), in, xs, tol)
 }
 
 func TestPerExampleGradients(t *testing.T) {
@@ -276,36 +259,6 @@ func TestGradRemembersBroadcast(t *testing.T) {
 	check("either, decay", g, fn.Grad(either, 0), in, []int{2, 1}, example(ws, 0), x)
 	other = false
 	check("either, layers only", g, fn.Grad(either, 0), in, []int{1}, example(ws, 0), x)
-}
-
-// compareLoop compares got, the outputs of a Vmap with axes in of xs,
-// with loss applied to each example alone, to the relative tolerance tol.
-func compareLoop(t *testing.T, name string, got []*ad.Value, loss fn.Func, in []int, xs []*ad.Value, tol float64) {
-	t.Helper()
-	b := 0
-	for i, x := range xs {
-		if in[i] != fn.NoBatch {
-			b = x.Shape()[0]
-		}
-	}
-	for k := range b {
-		ex := make([]*ad.Value, len(xs))
-		for i, x := range xs {
-			ex[i] = x
-			if in[i] != fn.NoBatch {
-				ex[i] = example(x, k)
-			}
-		}
-		loop := loss(ex...)
-		for i := range loop {
-			gd, wd := example(got[i], k).Data(), loop[i].Data()
-			for e := range wd {
-				if d := math.Abs(gd[e] - wd[e]); d > tol*math.Max(1, math.Abs(wd[e])) {
-					t.Fatalf("%s: output %d example %d element %d: vmap %v, loop %v", name, i, k, e, gd[e], wd[e])
-				}
-			}
-		}
-	}
 }
 
 // TestPerExampleOps: parameters used against the batch by the rows

@@ -47,6 +47,14 @@ func checkVmapLoopTol(t *testing.T, name string, f fn.Func, in []int, tol float6
 		t.Errorf("%s: %v", name, err)
 		return
 	}
+	compareLoop(t, name, got, f, in, xs, tol)
+}
+
+// compareLoop compares got, the outputs of a Vmap with axes in of xs, with
+// f applied to each example alone: bit for bit (NaN for NaN) when tol is 0,
+// else to the relative tolerance tol.
+func compareLoop(t *testing.T, name string, got []*ad.Value, f fn.Func, in []int, xs []*ad.Value, tol float64) {
+	t.Helper()
 	b := 0
 	for i, x := range xs {
 		if in[i] != fn.NoBatch {
