@@ -197,7 +197,7 @@ func gemmOn[T float](kn *kernel[T], threads int, transA, transB bool, m, n, k in
 		if recording.Load() {
 			t0 = time.Now()
 		}
-		if outer(kn, transA, transB, m, n, a, lda, b, ldb, c, ldc) {
+		if outer(transA, transB, m, n, a, lda, b, ldb, c, ldc) {
 			if ep != nil && ep.SumA != nil {
 				sumRowsA(ep.SumA, transA, m, k, a, lda)
 			}

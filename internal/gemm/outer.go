@@ -11,24 +11,28 @@ import (
 // products (x_kᵀ·g_k, one per example), hundreds of MiB of them, and the
 // blocked product spent its time there packing one-deep panels and writing C
 // through the caches. outer writes each row of C straight from the column
-// of A and the row of B, by vector routines, with non-temporal stores when C
-// is larger than half the L2 (its rows are not read again soon; with normal
-// stores the core first reads every line it writes). Measured on the Xeon of
-// family 6 model 207: 128 outer products of 512 × 784 float32 (205 MB) in
-// 9.5–10 ms against 24–29 with normal stores.
+// of A and the row of B, by vector routines, with non-temporal stores when
+// C lies in a buffer of at least outerStream bytes from C's start on (the
+// rest of a batch of such products: far more than any core's share of the
+// caches, so not read again from there; with normal stores the core first
+// reads every line it writes). A product whose own buffer is smaller (a
+// layer's output with one input feature, read by the next op at once)
+// keeps normal stores. Measured on the Xeon of family 6 model 207: 128
+// outer products of 512 × 784 float32 (205 MB) in 9.5–10 ms against 24–29
+// with normal stores.
 //
 // Each element is fma(a, b, +0), the bits the micro-kernels give a product
 // of depth one (their accumulators start at +0): a product that is −0 or
 // underflows to −0 is +0 when exact and −0 when it underflows, as there.
 
-// outerMin is the size of C in bytes from which outer streams its stores
-// when the L2's size is not known.
-const outerMin = 1 << 20
+// outerStream is the size in bytes of the buffer from C's start on (its
+// capacity) from which outer streams its stores.
+const outerStream = 16 << 20
 
 // outer sets C to op(A)·op(B) for k = 1, alpha 1 and beta 0, and reports
 // whether it did: it does not where op(B)'s row is not contiguous, or where
 // there is no vector routine for the rows (the blocked product then runs).
-func outer[T float](kn *kernel[T], transA, transB bool, m, n int, a []T, lda int, b []T, ldb int, c []T, ldc int) bool {
+func outer[T float](transA, transB bool, m, n int, a []T, lda int, b []T, ldb int, c []T, ldc int) bool {
 	if !hasAVX2 || (transB && ldb != 1) {
 		return false
 	}
@@ -40,11 +44,7 @@ func outer[T float](kn *kernel[T], transA, transB bool, m, n int, a []T, lda int
 	b = b[:n]
 	size := int(unsafe.Sizeof(T(0)))
 	lanes := 64 / size
-	limit := outerMin
-	if kn.l2 > 0 {
-		limit = kn.l2 / 2
-	}
-	stream := m*n*size >= limit
+	stream := cap(c)*size >= outerStream
 	for i := range m {
 		s := a[i*sa]
 		row := c[i*ldc : i*ldc+n]
