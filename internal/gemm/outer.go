@@ -33,7 +33,8 @@ const outerStream = 16 << 20
 // whether it did: it does not where op(B)'s row is not contiguous, or where
 // there is no vector routine for the rows (the blocked product then runs).
 func outer[T float](transA, transB bool, m, n int, a []T, lda int, b []T, ldb int, c []T, ldc int) bool {
-	if !hasAVX2 || (transB && ldb != 1) {
+	rowFn := outerRowFunc[T]()
+	if rowFn == nil || (transB && ldb != 1) {
 		return false
 	}
 	sa := 1 // op(A)[i][0] = a[i·sa]
@@ -54,7 +55,7 @@ func outer[T float](transA, transB bool, m, n int, a []T, lda int, b []T, ldb in
 		}
 		mid := (n - h) / lanes * lanes
 		if mid > 0 {
-			outerRowAsm(row[h:h+mid], b[h:h+mid], s, stream)
+			rowFn(row[h:h+mid], b[h:h+mid], s, stream)
 		}
 		for j := h + mid; j < n; j++ {
 			row[j] = fmaZero(s, b[j])

@@ -20,31 +20,34 @@ func outerRowS256(dst, b *float32, s float32, n int, stream bool)
 //go:noescape
 func outerRowD256(dst, b *float64, s float64, n int, stream bool)
 
-// outerRowAsm sets dst[j] = fma(s, b[j], +0) for j < len(dst) by the
-// vector row routines, dst 64-byte aligned and len(dst) a multiple of 64
-// bytes' worth; it reports false where there is no routine (no AVX2).
-func outerRowAsm[T float](dst, b []T, s T, stream bool) bool {
-	if !hasAVX2 || len(dst) == 0 {
-		return false
+// outerRowFunc returns the vector row routine for T: f(dst, b, s, stream)
+// sets dst[j] = fma(s, b[j], +0) for j < len(dst), dst 64-byte aligned,
+// len(dst) a multiple of 64 bytes' worth and b at least as long; nil where
+// there is none (no AVX2). It is chosen once per product, not per row.
+func outerRowFunc[T float]() func(dst, b []T, s T, stream bool) {
+	if !hasAVX2 {
+		return nil
 	}
-	_ = b[len(dst)-1]
-	switch d := any(dst).(type) {
-	case []float32:
-		bb, ss := any(b).([]float32), any(s).(float32)
+	var f any
+	switch any(T(0)).(type) {
+	case float32:
+		row := outerRowS256
 		if hasAVX512 {
-			outerRowS512(unsafe.SliceData(d), unsafe.SliceData(bb), ss, len(d), stream)
-		} else {
-			outerRowS256(unsafe.SliceData(d), unsafe.SliceData(bb), ss, len(d), stream)
+			row = outerRowS512
 		}
-	case []float64:
-		bb, ss := any(b).([]float64), any(s).(float64)
+		f = func(dst, b []float32, s float32, stream bool) {
+			row(unsafe.SliceData(dst), unsafe.SliceData(b[:len(dst)]), s, len(dst), stream)
+		}
+	case float64:
+		row := outerRowD256
 		if hasAVX512 {
-			outerRowD512(unsafe.SliceData(d), unsafe.SliceData(bb), ss, len(d), stream)
-		} else {
-			outerRowD256(unsafe.SliceData(d), unsafe.SliceData(bb), ss, len(d), stream)
+			row = outerRowD512
+		}
+		f = func(dst, b []float64, s float64, stream bool) {
+			row(unsafe.SliceData(dst), unsafe.SliceData(b[:len(dst)]), s, len(dst), stream)
 		}
 	}
-	return true
+	return f.(func(dst, b []T, s T, stream bool))
 }
 
 // outerFence ends a product whose rows outerRowAsm streamed.

@@ -2,8 +2,8 @@
 
 package gemm
 
-// outerRowAsm: this build has no vector row routines.
-func outerRowAsm[T float](dst, b []T, s T, stream bool) bool { return false }
+// outerRowFunc: this build has no vector row routines.
+func outerRowFunc[T float]() func(dst, b []T, s T, stream bool) { return nil }
 
 // outerFence: nothing was streamed.
 func outerFence() {}
