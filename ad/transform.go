@@ -394,7 +394,7 @@ func ClosesOver(y *Value, targets []*Value) bool {
 // PerExample reports whether a per-example sweep of l (GradPerExample) can
 // give the gradients of ys with respect to the targets of want apart for
 // each example: every use of such a target in the graph behind ys (or of
-// a reshape or transpose of one) is against a batch of l — as the weight
+// a reshape, transpose or slice of one) is against a batch of l — as the weight
 // or the bias of a Linear, the gamma or beta of a LayerNorm or RMSNorm, or
 // an operand of a MatMul or of a broadcasting element-wise op (Add, Mul,
 // ...) — recorded by l's batching rules with the batch on the other side.
