@@ -23,7 +23,8 @@ func outerRowD256(dst, b *float64, s float64, n int, stream bool)
 // outerRowFunc returns the vector row routine for T: f(dst, b, s, stream)
 // sets dst[j] = fma(s, b[j], +0) for j < len(dst), dst 64-byte aligned,
 // len(dst) a multiple of 64 bytes' worth and b at least as long; nil where
-// there is none (no AVX2). It is chosen once per product, not per row.
+// there is none (no AVX2). It is chosen once per product, not per row, and
+// is a function of its own (a closure would be an allocation per product).
 func outerRowFunc[T float]() func(dst, b []T, s T, stream bool) {
 	if !hasAVX2 {
 		return nil
@@ -31,23 +32,33 @@ func outerRowFunc[T float]() func(dst, b []T, s T, stream bool) {
 	var f any
 	switch any(T(0)).(type) {
 	case float32:
-		row := outerRowS256
+		f = rowS256
 		if hasAVX512 {
-			row = outerRowS512
-		}
-		f = func(dst, b []float32, s float32, stream bool) {
-			row(unsafe.SliceData(dst), unsafe.SliceData(b[:len(dst)]), s, len(dst), stream)
+			f = rowS512
 		}
 	case float64:
-		row := outerRowD256
+		f = rowD256
 		if hasAVX512 {
-			row = outerRowD512
-		}
-		f = func(dst, b []float64, s float64, stream bool) {
-			row(unsafe.SliceData(dst), unsafe.SliceData(b[:len(dst)]), s, len(dst), stream)
+			f = rowD512
 		}
 	}
 	return f.(func(dst, b []T, s T, stream bool))
+}
+
+func rowS512(dst, b []float32, s float32, stream bool) {
+	outerRowS512(unsafe.SliceData(dst), unsafe.SliceData(b[:len(dst)]), s, len(dst), stream)
+}
+
+func rowS256(dst, b []float32, s float32, stream bool) {
+	outerRowS256(unsafe.SliceData(dst), unsafe.SliceData(b[:len(dst)]), s, len(dst), stream)
+}
+
+func rowD512(dst, b []float64, s float64, stream bool) {
+	outerRowD512(unsafe.SliceData(dst), unsafe.SliceData(b[:len(dst)]), s, len(dst), stream)
+}
+
+func rowD256(dst, b []float64, s float64, stream bool) {
+	outerRowD256(unsafe.SliceData(dst), unsafe.SliceData(b[:len(dst)]), s, len(dst), stream)
 }
 
 // outerFence ends a product whose rows outerRowAsm streamed.
