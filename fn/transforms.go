@@ -30,9 +30,10 @@ type prepared struct {
 //
 // perEx allows the exception that makes per-example gradients cheap: inside
 // one Vmap, inputs that do not stand for a batch (a model's parameters) are
-// not broadcast when their only uses are as the layers of Linears applied
-// to a batch of inputs (ad.PerExample). Their targets stay one layer, the
-// forward pass one GEMM per layer for the whole batch, and the sweep
+// not broadcast when their only uses are against a batch of inputs (a
+// Linear's layer, an operand of MatMul or of an element-wise op: see
+// ad.PerExample). Their targets stay one layer, the forward pass one GEMM
+// per layer for the whole batch, and the sweep
 // (ad.GradPerExample) writes each example's gradient directly. Any other
 // use makes f run again the general way, and sets general (when not nil):
 // the transform that owns it then goes the general way from its next call
@@ -161,7 +162,7 @@ func (p *prepared) sweep(op string, cts []*ad.Value, retain bool) []*ad.Value {
 //
 // Inside Vmap, a gradient with respect to an input that does not depend on
 // the batch is taken first without broadcasting it (see the package doc).
-// When the function uses it other than as such a layer, that first run is
+// When the function uses it other than against the batch, that first run is
 // thrown away and the function runs again with the input broadcast; the
 // returned function remembers it and goes the broadcast way at once on
 // later calls. So build the transform once, outside a training loop, and
