@@ -3540,6 +3540,54 @@ copyAVX512D_done:
 	VZEROUPPER
 	RET
 
+// func copyAVX2S(dst *float32, stride int, src *float32, ld int, kc int)
+TEXT ·copyAVX2S(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ stride+8(FP), DX
+	SHLQ $2, DX
+	MOVQ src+16(FP), SI
+	MOVQ ld+24(FP), AX
+	SHLQ $2, AX
+	MOVQ kc+32(FP), CX
+	TESTQ CX, CX
+	JZ copyAVX2S_done
+copyAVX2S_loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ AX, SI
+	ADDQ DX, DI
+	DECQ CX
+	JNZ copyAVX2S_loop
+copyAVX2S_done:
+	VZEROUPPER
+	RET
+
+// func copyAVX2D(dst *float64, stride int, src *float64, ld int, kc int)
+TEXT ·copyAVX2D(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ stride+8(FP), DX
+	SHLQ $3, DX
+	MOVQ src+16(FP), SI
+	MOVQ ld+24(FP), AX
+	SHLQ $3, AX
+	MOVQ kc+32(FP), CX
+	TESTQ CX, CX
+	JZ copyAVX2D_done
+copyAVX2D_loop:
+	VMOVUPD (SI), Y0
+	VMOVUPD 32(SI), Y1
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	ADDQ AX, SI
+	ADDQ DX, DI
+	DECQ CX
+	JNZ copyAVX2D_loop
+copyAVX2D_done:
+	VZEROUPPER
+	RET
+
 // func transAVX512S(dst, src *float32, offs *int, kc int, mask uint32, rmask *int32)
 TEXT ·transAVX512S(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI

@@ -51,13 +51,19 @@ func (kn *kernel[T]) packB(dst []T, transB bool, b []T, ldb, pc, jc, kc, nc int)
 // time (its panels are kc·NR·4 = 16 KiB apart, so the row's pieces all go
 // to one L1 set), 0.22 eight rows at a time. The AVX2 kernels take eight
 // (rowsB), the middle; the products themselves did not separate beyond
-// noise there.
+// noise there. Since stop 41 the NR-wide pieces of a whole panel go
+// through copyAsm, a block of rows per call, which made eight rows at a
+// time the fastest way there, 2.4× (float32) and 1.5× (float64) faster
+// than panel by panel in Go (see copyAsm).
 func packBRows[T float](dst []T, NR, rows int, b []T, ldb, pc, jc, kc, nc int) {
 	full := nc / NR * NR
 	for p0 := 0; p0 < kc; p0 += rows {
 		p1 := min(p0+rows, kc)
 		for jr := 0; jr < full; jr += NR {
 			d := dst[jr*kc:]
+			if useGatherAsm && copyAsm(d[p0*NR:p1*NR], NR, b[(pc+p0)*ldb+jc+jr:], ldb, NR, p1-p0) {
+				continue
+			}
 			switch NR {
 			case 16:
 				for p := p0; p < p1; p++ {

@@ -6,21 +6,32 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/adjointgo/adjoint/internal/isa"
 	"github.com/adjointgo/adjoint/internal/isa/isatest"
 )
 
 // packBRows puts every value where packB's panel-by-panel loop puts it, bit
 // for bit (NaN payloads, ±Inf, −0), for one row at a time and several,
 // zeroes the padding of a last narrow panel, and writes nothing past the
-// block.
+// block: with the Go loops alone and with the assembly copies (AVX-512's,
+// or under ADJOINT_CPU=avx2 the AVX2 ones: TestPackBRowsAVX2), against
+// the Go loop panel by panel.
 func TestPackBRows(t *testing.T) {
-	packRowsCase[float32](t)
-	packRowsCase[float64](t)
+	for _, asm := range []bool{false, true} {
+		packRowsCase[float32](t, asm)
+		packRowsCase[float64](t, asm)
+	}
 }
 
-func packRowsCase[T float](t *testing.T) {
+// TestPackBRowsAVX2 reruns TestPackBRows and TestPackPanels with
+// ADJOINT_CPU=avx2: the AVX2 copies of whole 64-byte panel rows.
+func TestPackBRowsAVX2(t *testing.T) {
+	isatest.Need(t, isa.AVX2)
+	isatest.RunForced(t, "avx2", "^(TestPackBRows|TestPackPanels)$")
+}
+
+func packRowsCase[T float](t *testing.T, asm bool) {
 	defer func() { useGatherAsm = true }()
-	useGatherAsm = false
 	rng := rand.New(rand.NewPCG(26, 2))
 	specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1)}
 	for _, NR := range []int{4, 6, 8, 12, 16, 32} {
@@ -47,13 +58,15 @@ func packRowsCase[T float](t *testing.T) {
 					return d
 				}
 				want := fresh()
+				useGatherAsm = false
 				packB(want, NR, false, b, ldb, pc, jc, kc, nc)
+				useGatherAsm = asm
 				for _, rows := range []int{1, 3, 8, 64} {
 					got := fresh()
 					packBRows(got, NR, rows, b, ldb, pc, jc, kc, nc)
 					for i := range want {
 						if bitsOf(got[i]) != bitsOf(want[i]) {
-							t.Fatalf("NR %d nc %d kc %d rows %d: element %d = %v, panel by panel %v", NR, nc, kc, rows, i, got[i], want[i])
+							t.Fatalf("asm %v NR %d nc %d kc %d rows %d: element %d = %v, panel by panel %v", asm, NR, nc, kc, rows, i, got[i], want[i])
 						}
 					}
 				}
@@ -119,27 +132,33 @@ func rowsBits[T float](t *testing.T, kn kernel[T], p problem, rng *rand.Rand) {
 
 // BenchmarkPackBRows times packing a 256×1024 block of a row-major B
 // (ldb 1024) into the AVX2 kernels' panels (NR 16 f32, 8 f64), panel by
-// panel (rows 0) and by rows, in ns per element.
+// panel (rows 0) and by rows, in ns per element, with the Go loops (go)
+// and with the assembly copies (asm: AVX-512's, or under ADJOINT_CPU=avx2
+// the AVX2 ones).
 func BenchmarkPackBRows(b *testing.B) {
 	defer func() { useGatherAsm = true }()
-	useGatherAsm = false
 	n, kc := 1024, 256
 	s32, d32 := make([]float32, kc*n), make([]float32, kc*n)
 	s64, d64 := make([]float64, kc*n), make([]float64, kc*n)
-	for _, rows := range []int{0, 1, 8} {
-		b.Run(fmt.Sprintf("f32/rows=%d", rows), func(b *testing.B) {
-			k := kernel[float32]{nr: 16, rowsB: rows}
-			for range b.N {
-				k.packB(d32, false, s32, n, 0, 0, kc, n)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n*kc), "ns/elem")
-		})
-		b.Run(fmt.Sprintf("f64/rows=%d", rows), func(b *testing.B) {
-			k := kernel[float64]{nr: 8, rowsB: rows}
-			for range b.N {
-				k.packB(d64, false, s64, n, 0, 0, kc, n)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n*kc), "ns/elem")
-		})
+	for _, asm := range []bool{false, true} {
+		how := map[bool]string{false: "go", true: "asm"}[asm]
+		for _, rows := range []int{0, 1, 8} {
+			b.Run(fmt.Sprintf("f32/%s/rows=%d", how, rows), func(b *testing.B) {
+				useGatherAsm = asm
+				k := kernel[float32]{nr: 16, rowsB: rows}
+				for range b.N {
+					k.packB(d32, false, s32, n, 0, 0, kc, n)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n*kc), "ns/elem")
+			})
+			b.Run(fmt.Sprintf("f64/%s/rows=%d", how, rows), func(b *testing.B) {
+				useGatherAsm = asm
+				k := kernel[float64]{nr: 8, rowsB: rows}
+				for range b.N {
+					k.packB(d64, false, s64, n, 0, 0, kc, n)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n*kc), "ns/elem")
+			})
+		}
 	}
 }
