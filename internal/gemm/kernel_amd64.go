@@ -109,6 +109,57 @@ func d256(kc int, a []float64, rsa, csa int, b, c []float64, ldc int, alpha, bet
 	dgemmAVX2(kc, unsafe.SliceData(a), rsa, csa, unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, mr, m)
 }
 
+// The AVX2 kernels of 3 and 4 rows, for a last panel of fewer rows than 6
+// (the same sums, element by element, as the 6-row kernels).
+
+//go:noescape
+func sgemmAVX2x3(k int, a *float32, rsa, csa int, b, c *float32, ldc int, alpha, beta float32, mr int, mask *int32)
+
+//go:noescape
+func sgemmAVX2x4(k int, a *float32, rsa, csa int, b, c *float32, ldc int, alpha, beta float32, mr int, mask *int32)
+
+//go:noescape
+func dgemmAVX2x3(k int, a *float64, rsa, csa int, b, c *float64, ldc int, alpha, beta float64, mr int, mask *int64)
+
+//go:noescape
+func dgemmAVX2x4(k int, a *float64, rsa, csa int, b, c *float64, ldc int, alpha, beta float64, mr int, mask *int64)
+
+// mask32For and mask64For are the AVX2 column masks of an nr-column tile
+// (nil for whole ones).
+func mask32For(nr int) *int32 {
+	if nr < 16 {
+		return &mask32[16-nr]
+	}
+	return nil
+}
+
+func mask64For(nr int) *int64 {
+	if nr < 8 {
+		return &mask64[8-nr]
+	}
+	return nil
+}
+
+func s256x3(kc int, a []float32, rsa, csa int, b, c []float32, ldc int, alpha, beta float32, mr, nr int) {
+	checkTile(kc, a, rsa, csa, 3, b, 16, c, ldc, mr, nr)
+	sgemmAVX2x3(kc, unsafe.SliceData(a), rsa, csa, unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, mr, mask32For(nr))
+}
+
+func s256x4(kc int, a []float32, rsa, csa int, b, c []float32, ldc int, alpha, beta float32, mr, nr int) {
+	checkTile(kc, a, rsa, csa, 4, b, 16, c, ldc, mr, nr)
+	sgemmAVX2x4(kc, unsafe.SliceData(a), rsa, csa, unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, mr, mask32For(nr))
+}
+
+func d256x3(kc int, a []float64, rsa, csa int, b, c []float64, ldc int, alpha, beta float64, mr, nr int) {
+	checkTile(kc, a, rsa, csa, 3, b, 8, c, ldc, mr, nr)
+	dgemmAVX2x3(kc, unsafe.SliceData(a), rsa, csa, unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, mr, mask64For(nr))
+}
+
+func d256x4(kc int, a []float64, rsa, csa int, b, c []float64, ldc int, alpha, beta float64, mr, nr int) {
+	checkTile(kc, a, rsa, csa, 4, b, 8, c, ldc, mr, nr)
+	dgemmAVX2x4(kc, unsafe.SliceData(a), rsa, csa, unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, mr, mask64For(nr))
+}
+
 func avx512Kernels() (kernel[float32], kernel[float64]) {
 	c, all := isa.CacheSizes(), l1Share{1, 1}
 	return withBlocks(kernel[float32]{name: "avx512", mr: 12, nr: 32, fn: s512, edges: []edgeKernel[float32]{{4, s512x4}, {8, s512x8}}, pool: &pool32, jobs: &jobs32, direct: true, maxStepT: 4 << 10}, all, c),
@@ -117,8 +168,8 @@ func avx512Kernels() (kernel[float32], kernel[float64]) {
 
 func avx2Kernels() (kernel[float32], kernel[float64]) {
 	c, half := isa.CacheSizes(), l1Share{1, 2}
-	return withBlocks(kernel[float32]{name: "avx2", mr: 6, nr: 16, fn: s256, pool: &pool32, jobs: &jobs32, direct: true, maxStepT: 4 << 10, rowsB: 8}, half, c),
-		withBlocks(kernel[float64]{name: "avx2", mr: 6, nr: 8, fn: d256, pool: &pool64, jobs: &jobs64, direct: true, maxStepT: 4 << 10, rowsB: 8}, half, c)
+	return withBlocks(kernel[float32]{name: "avx2", mr: 6, nr: 16, fn: s256, edges: []edgeKernel[float32]{{3, s256x3}, {4, s256x4}}, pool: &pool32, jobs: &jobs32, direct: true, maxStepT: 4 << 10, rowsB: 8}, half, c),
+		withBlocks(kernel[float64]{name: "avx2", mr: 6, nr: 8, fn: d256, edges: []edgeKernel[float64]{{3, d256x3}, {4, d256x4}}, pool: &pool64, jobs: &jobs64, direct: true, maxStepT: 4 << 10, rowsB: 8}, half, c)
 }
 
 func selectKernels() { selectLevel(isa.Current()) }

@@ -52,18 +52,25 @@ func BenchmarkPack(b *testing.B) {
 	}
 }
 
-// The 4- and 8-row AVX-512 kernels for a last panel of fewer rows than 12
-// give the bits the 12-row kernel gives (each element the same sums in the
-// same order): every m from 1 to 40 (every remainder, in place, overlapped
-// and packed), A packed and read in place, transposed or not, beta 0 and
-// not, against the kernel without them.
+// The 4- and 8-row AVX-512 kernels for a last panel of fewer rows than 12,
+// and the 3- and 4-row AVX2 ones for fewer than 6, give the bits the
+// full-height kernel gives (each element the same sums in the same order):
+// every m from 1 to 40 (every remainder, in place, overlapped and packed),
+// A packed and read in place, transposed or not, beta 0 and not, against
+// the kernel without them.
 func TestEdgeKernelsBits(t *testing.T) {
-	if !hasAVX512 {
-		t.Skip("needs AVX-512")
+	if !hasAVX2 {
+		t.Skip("needs AVX2")
 	}
-	s, d := avx512Kernels()
+	s, d := avx2Kernels()
 	edgeBits(t, &s)
 	edgeBits(t, &d)
+	if !hasAVX512 {
+		return
+	}
+	s5, d5 := avx512Kernels()
+	edgeBits(t, &s5)
+	edgeBits(t, &d5)
 }
 
 func edgeBits[T float](t *testing.T, kn *kernel[T]) {

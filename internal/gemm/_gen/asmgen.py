@@ -458,6 +458,12 @@ kernel("sgemmAVX512x4", "avx512", "s", 4, 2, unroll=4, pfc=True)
 kernel("sgemmAVX512x8", "avx512", "s", 8, 2, unroll=4, pfc=True)
 kernel("dgemmAVX512x4", "avx512", "d", 4, 2, unroll=4, pfc=True)
 kernel("dgemmAVX512x8", "avx512", "d", 8, 2, unroll=4, pfc=True)
+# And AVX2 ones for a last panel of at most 3 or 4 rows of the 6-row kernels
+# (the common widths 64, 256 and 1024 leave 4, and 128 and 512 leave 2).
+kernel("sgemmAVX2x3", "avx2", "s", 3, 2, unroll=4, pfc=True)
+kernel("sgemmAVX2x4", "avx2", "s", 4, 2, unroll=4, pfc=True)
+kernel("dgemmAVX2x3", "avx2", "d", 3, 2, unroll=4, pfc=True)
+kernel("dgemmAVX2x4", "avx2", "d", 4, 2, unroll=4, pfc=True)
 copyrows("copyAVX512S", "s")
 copyrows("copyAVX512D", "d")
 copyrows2("copyAVX2S", "s")
