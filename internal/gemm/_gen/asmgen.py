@@ -191,62 +191,41 @@ def kernel(name, isa, dt, MR, nvec, unroll=2, pfb=0, pfc=False):
     e()
 
 
-def copyrows2(name, dt):
-    # AVX2: dst[p*stride + i] = src[p*ld + i] for the 64 bytes i of each of
-    # kc rows (16 float32 or 8 float64: a whole AVX2 B panel row), two
-    # 256-bit moves a row; no masks, so only whole rows (see copyAsm).
+def copyrows(name, dt, isa="avx512"):
+    # dst[p*stride + i] = src[p*ld + i] for kc rows. AVX-512: the lanes i in
+    # gmask, 0 for the other lanes in smask (one masked 512-bit move a row).
+    # AVX2: the 64 bytes of each row (16 float32 or 8 float64: a whole AVX2
+    # B panel row), two 256-bit moves a row; no masks, so only whole rows
+    # (see copyAsm).
     es = 4 if dt == "s" else 8
     ty = "float32" if dt == "s" else "float64"
     mv = "VMOVUPS" if es == 4 else "VMOVUPD"
-    e(f"// func {name}(dst *{ty}, stride int, src *{ty}, ld int, kc int)")
-    e(f"TEXT ·{name}(SB), NOSPLIT, $0-40")
+    masks = isa == "avx512"
+    e(f"// func {name}(dst *{ty}, stride int, src *{ty}, ld int, {'gmask, smask uint32, ' if masks else ''}kc int)")
+    e(f"TEXT ·{name}(SB), NOSPLIT, $0-{48 if masks else 40}")
     e("\tMOVQ dst+0(FP), DI")
     e("\tMOVQ stride+8(FP), DX")
     e(f"\tSHLQ ${2 if es == 4 else 3}, DX")
     e("\tMOVQ src+16(FP), SI")
     e("\tMOVQ ld+24(FP), AX")
     e(f"\tSHLQ ${2 if es == 4 else 3}, AX")
-    e("\tMOVQ kc+32(FP), CX")
+    if masks:
+        e("\tMOVL gmask+32(FP), BX")
+        e("\tKMOVW BX, K1")
+        e("\tMOVL smask+36(FP), BX")
+        e("\tKMOVW BX, K2")
+    e(f"\tMOVQ kc+{40 if masks else 32}(FP), CX")
     e("\tTESTQ CX, CX")
     e(f"\tJZ {name}_done")
     e(f"{name}_loop:")
-    e(f"\t{mv} (SI), Y0")
-    e(f"\t{mv} 32(SI), Y1")
-    e(f"\t{mv} Y0, (DI)")
-    e(f"\t{mv} Y1, 32(DI)")
-    e("\tADDQ AX, SI")
-    e("\tADDQ DX, DI")
-    e("\tDECQ CX")
-    e(f"\tJNZ {name}_loop")
-    e(f"{name}_done:")
-    e("\tVZEROUPPER")
-    e("\tRET")
-    e()
-
-
-def copyrows(name, dt):
-    # dst[p*stride + i] = src[p*ld + i] for lanes i in gmask, 0 for other lanes in smask
-    es = 4 if dt == "s" else 8
-    ty = "float32" if dt == "s" else "float64"
-    mv = "VMOVUPS" if es == 4 else "VMOVUPD"
-    e(f"// func {name}(dst *{ty}, stride int, src *{ty}, ld int, gmask, smask uint32, kc int)")
-    e(f"TEXT ·{name}(SB), NOSPLIT, $0-48")
-    e("\tMOVQ dst+0(FP), DI")
-    e("\tMOVQ stride+8(FP), DX")
-    e(f"\tSHLQ ${2 if es == 4 else 3}, DX")
-    e("\tMOVQ src+16(FP), SI")
-    e("\tMOVQ ld+24(FP), AX")
-    e(f"\tSHLQ ${2 if es == 4 else 3}, AX")
-    e("\tMOVL gmask+32(FP), BX")
-    e("\tKMOVW BX, K1")
-    e("\tMOVL smask+36(FP), BX")
-    e("\tKMOVW BX, K2")
-    e("\tMOVQ kc+40(FP), CX")
-    e("\tTESTQ CX, CX")
-    e(f"\tJZ {name}_done")
-    e(f"{name}_loop:")
-    e(f"\t{mv}.Z (SI), K1, Z0")
-    e(f"\t{mv} Z0, K2, (DI)")
+    if masks:
+        e(f"\t{mv}.Z (SI), K1, Z0")
+        e(f"\t{mv} Z0, K2, (DI)")
+    else:
+        e(f"\t{mv} (SI), Y0")
+        e(f"\t{mv} 32(SI), Y1")
+        e(f"\t{mv} Y0, (DI)")
+        e(f"\t{mv} Y1, 32(DI)")
     e("\tADDQ AX, SI")
     e("\tADDQ DX, DI")
     e("\tDECQ CX")
@@ -466,8 +445,8 @@ kernel("dgemmAVX2x3", "avx2", "d", 3, 2, unroll=4, pfc=True)
 kernel("dgemmAVX2x4", "avx2", "d", 4, 2, unroll=4, pfc=True)
 copyrows("copyAVX512S", "s")
 copyrows("copyAVX512D", "d")
-copyrows2("copyAVX2S", "s")
-copyrows2("copyAVX2D", "d")
+copyrows("copyAVX2S", "s", "avx2")
+copyrows("copyAVX2D", "d", "avx2")
 trans("transAVX512S", "avx512", "s")
 trans("transAVX512D", "avx512", "d")
 trans("transAVX2S", "avx2", "s")
