@@ -93,20 +93,12 @@ func d512(kc int, a []float64, rsa, csa int, b, c []float64, ldc int, alpha, bet
 
 func s256(kc int, a []float32, rsa, csa int, b, c []float32, ldc int, alpha, beta float32, mr, nr int) {
 	checkTile(kc, a, rsa, csa, 6, b, 16, c, ldc, mr, nr)
-	var m *int32
-	if nr < 16 {
-		m = &mask32[16-nr]
-	}
-	sgemmAVX2(kc, unsafe.SliceData(a), rsa, csa, unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, mr, m)
+	sgemmAVX2(kc, unsafe.SliceData(a), rsa, csa, unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, mr, mask32For(nr))
 }
 
 func d256(kc int, a []float64, rsa, csa int, b, c []float64, ldc int, alpha, beta float64, mr, nr int) {
 	checkTile(kc, a, rsa, csa, 6, b, 8, c, ldc, mr, nr)
-	var m *int64
-	if nr < 8 {
-		m = &mask64[8-nr]
-	}
-	dgemmAVX2(kc, unsafe.SliceData(a), rsa, csa, unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, mr, m)
+	dgemmAVX2(kc, unsafe.SliceData(a), rsa, csa, unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, mr, mask64For(nr))
 }
 
 // The AVX2 kernels of 3 and 4 rows, for a last panel of fewer rows than 6
