@@ -44,7 +44,9 @@
 // storage each call; with the batch's inputs in an ad.Arena reset every
 // step they land in the arena's recycled buffers instead (MLP B, batch
 // 128: 97–125 ms a step on the heap, 26–33 in an arena, on a Xeon of
-// family 6 model 207). Grad finds out which case it is in by running f:
+// family 6 model 207; 147–223 against 12–16 ms on a Zen 5 of family 26
+// model 2, whose VM spent more of the heap's time faulting the fresh
+// memory in than the program spent computing). Grad finds out which case it is in by running f:
 // where an input has another use, the first call runs f a second time,
 // broadcasting the input, and the transform remembers it, so later calls
 // of the same Grad run f once.
