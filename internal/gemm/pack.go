@@ -54,14 +54,18 @@ func (kn *kernel[T]) packB(dst []T, transB bool, b []T, ldb, pc, jc, kc, nc int)
 // noise there. Since stop 41 the NR-wide pieces of a whole panel go
 // through copyAsm, a block of rows per call, which made eight rows at a
 // time the fastest way there, 2.4× (float32) and 1.5× (float64) faster
-// than panel by panel in Go (see copyAsm).
+// than panel by panel in Go (see copyAsm). Blocks of fewer than four rows
+// keep the Go copies: a call per row or two cost more than it saved
+// (Zen 5, the AVX-512 panels of 32 float32: one row at a time 0.63 ns an
+// element through copyAsm against 0.27 in Go, two 0.34 against 0.20–0.27,
+// four 0.13–0.20 against 0.24–0.26, eight 0.10 against 0.23–0.25).
 func packBRows[T float](dst []T, NR, rows int, b []T, ldb, pc, jc, kc, nc int) {
 	full := nc / NR * NR
 	for p0 := 0; p0 < kc; p0 += rows {
 		p1 := min(p0+rows, kc)
 		for jr := 0; jr < full; jr += NR {
 			d := dst[jr*kc:]
-			if useGatherAsm && copyAsm(d[p0*NR:p1*NR], NR, b[(pc+p0)*ldb+jc+jr:], ldb, NR, p1-p0) {
+			if p1-p0 >= 4 && useGatherAsm && copyAsm(d[p0*NR:p1*NR], NR, b[(pc+p0)*ldb+jc+jr:], ldb, NR, p1-p0) {
 				continue
 			}
 			switch NR {
