@@ -360,6 +360,16 @@ func TestGemmPanics(t *testing.T) {
 			Dgemm(false, false, 2, 2, 3, 1, make([]float64, 6), 2, make([]float64, 6), 2, 0, make([]float64, 4), 2)
 		},
 		"negative": func() { Sgemm(false, false, -1, 2, 2, 1, nil, 2, nil, 2, 0, nil, 2) },
+		// Depth one goes to the outer-product path (outer): the same checks.
+		"k=1 short C": func() {
+			Sgemm(false, false, 3, 40, 1, 1, make([]float32, 3), 1, make([]float32, 40), 40, 0, make([]float32, 3*40-1), 40)
+		},
+		"k=1 short B": func() {
+			Dgemm(true, false, 3, 40, 1, 1, make([]float64, 3), 3, make([]float64, 39), 40, 0, make([]float64, 3*40), 40)
+		},
+		"k=1 short A": func() {
+			Sgemm(false, false, 3, 40, 1, 1, make([]float32, 2), 1, make([]float32, 40), 40, 0, make([]float32, 3*40), 40)
+		},
 	} {
 		func() {
 			defer func() {

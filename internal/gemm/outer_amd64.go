@@ -61,5 +61,5 @@ func rowD256(dst, b []float64, s float64, stream bool) {
 	outerRowD256(unsafe.SliceData(dst), unsafe.SliceData(b[:len(dst)]), s, len(dst), stream)
 }
 
-// outerFence ends a product whose rows outerRowAsm streamed.
+// outerFence ends a product whose rows the routine of outerRowFunc streamed.
 func outerFence() { storeFence() }

@@ -10,10 +10,26 @@ import (
 	"github.com/adjointgo/adjoint/internal/isa/isatest"
 )
 
-// TestPackPanels compares the assembly packing loops with the Go ones.
+// TestPackPanels compares the assembly packing loops with the Go ones, and
+// checks that a source or destination too short for the panel panics in
+// Go (an index out of range) before the assembly would read or write past
+// it.
 func TestPackPanels(t *testing.T) {
 	testPack[float32](t)
 	testPack[float64](t)
+	for name, f := range map[string]func(){
+		"short source f32": func() { copyAsm(make([]float32, 16*4), 16, make([]float32, 3*20+15), 20, 16, 4) },
+		"short dest f64":   func() { copyAsm(make([]float64, 8*4-1), 8, make([]float64, 3*10+8), 10, 8, 4) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil && hasAVX2 {
+					t.Errorf("%s: copyAsm did not panic", name)
+				}
+			}()
+			f()
+		}()
+	}
 }
 
 func testPack[T float](t *testing.T) {
