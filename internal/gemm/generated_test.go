@@ -3,35 +3,18 @@
 package gemm
 
 import (
-	"bytes"
-	"os"
-	"os/exec"
 	"testing"
+
+	"github.com/adjointgo/adjoint/internal/gentest"
 )
 
-// TestGeneratedAssembly reruns the two generators and compares their output
-// with the committed assembly, byte for byte: an edit made to a .s file by
-// hand, or to a generator without regenerating, fails here (the fix: run the
-// command the failure names, from internal/gemm, and commit both).
+// TestGeneratedAssembly reruns the package's two generators and compares
+// their output with the committed assembly, byte for byte.
 func TestGeneratedAssembly(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is not installed: the generators cannot be rerun")
-	}
-	for _, g := range []struct{ script, file string }{
-		{"_gen/asmgen.py", "kernel_amd64.s"},
-		{"small_asmgen.py", "small_amd64.s"},
-	} {
-		out, err := exec.Command(py, g.script).Output()
-		if err != nil {
-			t.Fatalf("python3 %s: %v", g.script, err)
-		}
-		have, err := os.ReadFile(g.file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(bytes.TrimSpace(out), bytes.TrimSpace(have)) {
-			t.Errorf("%s differs from what %s generates: run python3 %s > %s", g.file, g.script, g.script, g.file)
-		}
-	}
+	t.Run("kernels", func(t *testing.T) {
+		gentest.Run(t, "_gen/asmgen.py", "kernel_amd64.s", []string{"kernel_amd64.s"})
+	})
+	t.Run("small", func(t *testing.T) {
+		gentest.Run(t, "small_asmgen.py", "small_amd64.s", []string{"small_amd64.s"})
+	})
 }
