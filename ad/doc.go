@@ -119,7 +119,11 @@
 // handed to a Var's gradient buffer without a copy, and recycled for later
 // kernels once used. The sweep releases each node's saved values once its
 // rule has run, so a second backward through the same graph returns
-// ErrGraphFreed; pass Options{RetainGraph: true} to keep it.
+// ErrGraphFreed; pass Options{RetainGraph: true} to keep it. It also drops
+// each released node's links to the ops before it, so that a value kept
+// after Backward (a loss kept for a log, a model's output) keeps its own
+// data and nothing of the step's other activations (Inputs, Stats and
+// WriteDOT then see a released op with no operands).
 //
 // A sweep with Options{CreateGraph: true} (a gradient of a gradient, a
 // PINN's Laplacian, reverse-over-reverse HVPs) records its cotangents as

@@ -33,16 +33,19 @@ import (
 // two handles stand for one op (a value used twice, whose graph it then
 // walks twice); WriteDOT draws the graph with its sharing.
 //
-// Inputs must not run while a backward pass sweeps the graph. After a
-// backward pass that released the graph, operands that only saved values
-// gave are handles. The values of an Arena's step, handles included, are
-// stale after its next Reset.
+// Inputs must not run while a backward pass sweeps the graph. A backward
+// pass that releases the graph (without Options.RetainGraph) drops each
+// swept op's links to its operands with its saved values, so that a value
+// kept after it (a loss kept for a log) does not keep the step's
+// activations alive: Inputs of such an op is empty. Walk a graph before
+// its backward pass, or keep it with RetainGraph. The values of an Arena's
+// step, handles included, are stale after its next Reset.
 func (v *Value) Inputs() []*Value {
 	v.check("inputs")
 	if v.n == nil {
 		return nil
 	}
-	es := v.n.ins()
+	es := v.n.operands()
 	out := make([]*Value, len(es))
 	for i := range es {
 		if o := operand(v.n, i); o != nil {
@@ -130,7 +133,8 @@ func operandDType(n *node, out tensor.DType) tensor.DType {
 // WriteDOT writes the graph behind v in the DOT language of Graphviz
 // (render it with "dot -Tsvg"). Each recorded op is a box labelled with its
 // name, its output's shape and dtype, and the bytes it saved for its VJP
-// (SavedBytes; "released" once a backward pass freed it). Leaves are
+// (SavedBytes; "released" once a backward pass freed it, which also drops
+// its operands: see Inputs). Leaves are
 // ellipses: Vars, which require a gradient, filled; constants not. Edges
 // run from operand to consumer and, for ops of two operands or more, are
 // labelled with the operand's position. The output has a double border.
@@ -211,7 +215,7 @@ func (d *dotWriter) walk(v *Value) {
 	for k := 0; k < len(queue); k++ {
 		op := queue[k]
 		d.op(op, k == 0)
-		es := op.n.ins()
+		es := op.n.operands()
 		for i := range es {
 			e := &es[i]
 			dt := operandDType(op.n, op.dtype)

@@ -61,7 +61,8 @@ func TestWriteDOTGolden(t *testing.T) {
 	if err := ad.WriteDOT(&b2, y2); err != nil || b2.String() != smallGraphDOT {
 		t.Fatalf("second graph: %v\n%s", err, b2.String())
 	}
-	// After backward the ops say they were released.
+	// After backward the output's op says it was released, and the sweep
+	// dropped its links to its operands (see TestBackwardDropsGraph).
 	if err := y.Backward(); err != nil {
 		t.Fatal(err)
 	}
@@ -69,8 +70,17 @@ func TestWriteDOTGolden(t *testing.T) {
 	if err := ad.WriteDOT(&b, y); err != nil {
 		t.Fatal(err)
 	}
-	if got := b.String(); strings.Count(got, "released") != 5 || strings.Contains(got, "saved") {
+	if got := b.String(); strings.Count(got, "released") != 1 || strings.Contains(got, "saved") || strings.Contains(got, "->") {
 		t.Fatalf("after backward:\n%s", got)
+	}
+	// With RetainGraph the graph stays whole.
+	y, _, _, _ = smallGraph()
+	if err := y.BackwardOpts(ad.Options{RetainGraph: true}); err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	if err := ad.WriteDOT(&b, y); err != nil || b.String() != smallGraphDOT {
+		t.Fatalf("after backward with RetainGraph: %v\n%s", err, b.String())
 	}
 }
 

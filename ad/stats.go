@@ -25,7 +25,9 @@ type GraphStats struct {
 }
 
 // Stats walks the graph behind v (without modifying it) and returns its
-// GraphStats. Nodes already released by a backward pass save nothing.
+// GraphStats. Nodes already released by a backward pass save nothing, and
+// link to no operands (see Inputs): after a backward pass without
+// Options.RetainGraph, Stats of its output counts its own node alone.
 // Inside Vmap, where v stands for a batch, the graph is the whole batch's.
 func Stats(v *Value) GraphStats {
 	st := GraphStats{SavedByOp: map[string]int64{}}
@@ -67,8 +69,8 @@ func walkNodes(root *node, f func(n *node)) {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		f(n)
-		for j := range n.ins() {
-			if p := n.ins()[j].n; p != nil && !seen[p] {
+		for j := range n.operands() {
+			if p := n.operands()[j].n; p != nil && !seen[p] {
 				seen[p] = true
 				stack = append(stack, p)
 			}

@@ -117,8 +117,8 @@ func (bud budget) run(r *runner) *ad.Value {
 		switch {
 		case run.ckpt:
 			rc := ad.Recompute{Name: "checkpoint budget", F: whole(layers[run.start:run.end]), Out: outs[run.end-1],
-				Vars: mergeVars(params[run.start:run.end]), Observe: p.observe()}
-			x = rc.Apply(x)
+				Vars: mergeVars(params[run.start:run.end])}
+			x = p.apply(rc, x)
 		case run.start >= first: // stored, and recorded by the probe
 			x = replayRun(layers[run.start:run.end], x, recs[run.start:run.end], p)
 		default:
@@ -144,8 +144,8 @@ func replayRun(layers []func(*ad.Value) *ad.Value, x *ad.Value, recs []*ad.Recor
 		return []*ad.Value{g}
 	}
 	rc := ad.Recompute{Name: "checkpoint budget", F: whole(layers), Out: recs[len(recs)-1].Out(), Vars: mergeVars(params),
-		Reverse: reverse, Held: recs, Observe: p.observe()}
-	return rc.Apply(x)
+		Reverse: reverse, Held: recs}
+	return p.apply(rc, x)
 }
 
 // binomialSnapshots returns the most snapshots (at least 1, at most the

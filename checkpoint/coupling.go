@@ -209,6 +209,6 @@ func (cp couplings) run(r *runner) *ad.Value {
 	for i := range blocks {
 		vars = append(vars, fVars[i], gVars[i])
 	}
-	rc := ad.Recompute{Name: name, F: whole(layers), Out: cur, Vars: mergeVars(vars), Reverse: reverse, Observe: r.p.observe()}
-	return rc.Apply(r.x)
+	rc := ad.Recompute{Name: name, F: whole(layers), Out: cur, Vars: mergeVars(vars), Reverse: reverse}
+	return r.p.apply(rc, r.x)
 }

@@ -200,7 +200,7 @@ func (full) run(r *runner) *ad.Value {
 	if len(r.layers) == 0 {
 		return r.x
 	}
-	return ad.Recompute{Name: "checkpoint", F: whole(r.layers), Observe: r.p.observe()}.Apply(r.x)
+	return r.p.apply(ad.Recompute{Name: "checkpoint", F: whole(r.layers)}, r.x)
 }
 
 // Segments cuts the layers into k runs of len(layers)/k layers (the last
@@ -225,7 +225,7 @@ func (s segments) run(r *runner) *ad.Value {
 	start := 0
 	if size > 0 {
 		for ; start < size*(k-1); start += size {
-			x = ad.Recompute{Name: "checkpoint", F: whole(layers[start : start+size]), Observe: r.p.observe()}.Apply(x)
+			x = r.p.apply(ad.Recompute{Name: "checkpoint", F: whole(layers[start : start+size])}, x)
 		}
 	}
 	return plain(layers[start:], x)
@@ -293,5 +293,5 @@ func (s selective) run(r *runner) *ad.Value {
 	if len(r.layers) == 0 {
 		return r.x
 	}
-	return ad.Recompute{Name: "checkpoint selective", F: whole(r.layers), Keep: k, Observe: r.p.observe()}.Apply(r.x)
+	return r.p.apply(ad.Recompute{Name: "checkpoint selective", F: whole(r.layers), Keep: k}, r.x)
 }

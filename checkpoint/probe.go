@@ -11,28 +11,35 @@ import (
 // keeps outside the graph (the binomial schedule's snapshots).
 //
 // With root set (the loss whose backward pass runs the recomputations),
-// it also measures, at each recomputation, what the graph behind root
-// still holds (the sweep releases each node's saved values after its VJP)
-// plus the recording: during, the most of those sums.
+// it also measures, at each recomputation, what the graph still holds (the
+// sweep releases each node's saved values after its VJP) plus the
+// recording: during, the most of those sums. What the graph still holds is
+// what ad.Stats finds behind the checkpoint node being swept: its own
+// saved values and the nodes before it, which the sweep has not reached
+// (the nodes after it are swept, and the sweep dropped their links, so a
+// walk from root no longer reaches it).
 type probe struct {
 	recompute int64 // the most bytes one recomputation held
 	held      int64 // the most bytes held outside the graph (snapshots)
 	root      *ad.Value
-	during    int64 // the most bytes the graph behind root and one recomputation held together
+	during    int64 // the most bytes the graph and one recomputation held together
 }
 
-// observe returns the probe's ad.Recompute.Observe (nil for a nil probe).
-func (p *probe) observe() func(*ad.Value) {
+// apply is rc.Apply(x) with the probe's Observe (rc's own for a nil probe).
+func (p *probe) apply(rc ad.Recompute, x *ad.Value) *ad.Value {
 	if p == nil {
-		return nil
+		return rc.Apply(x)
 	}
-	return func(y *ad.Value) {
+	var out *ad.Value // the checkpoint node's output, once recorded
+	rc.Observe = func(y *ad.Value) {
 		b := ad.Stats(y).SavedBytes
 		p.recompute = max(p.recompute, b)
-		if p.root != nil {
-			p.during = max(p.during, ad.Stats(p.root).SavedBytes+b)
+		if p.root != nil && out != nil {
+			p.during = max(p.during, ad.Stats(out).SavedBytes+b)
 		}
 	}
+	out = rc.Apply(x)
+	return out
 }
 
 func (p *probe) noteHeld(b int64) {

@@ -83,6 +83,6 @@ func (rev reversible) run(r *runner) *ad.Value {
 		}
 		return []*ad.Value{g}
 	}
-	rc := ad.Recompute{Name: name, F: whole(layers), Out: cur, Vars: mergeVars(vars), Reverse: reverse, Observe: r.p.observe()}
-	return rc.Apply(r.x)
+	rc := ad.Recompute{Name: name, F: whole(layers), Out: cur, Vars: mergeVars(vars), Reverse: reverse}
+	return r.p.apply(rc, r.x)
 }

@@ -258,8 +258,8 @@ func runBinomial(name string, layers []func(*ad.Value) *ad.Value, x0 *ad.Value, 
 		r.run(acts[first:])
 		return []*ad.Value{r.g}
 	}
-	rc := ad.Recompute{Name: name, F: whole(layers), Out: y, Vars: mergeVars(s.params), Reverse: reverse, Observe: p.observe()}
-	return rc.Apply(x0)
+	rc := ad.Recompute{Name: name, F: whole(layers), Out: y, Vars: mergeVars(s.params), Reverse: reverse}
+	return p.apply(rc, x0)
 }
 
 // mergeVars returns the Vars of the lists, each once, in the order first
