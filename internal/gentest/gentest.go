@@ -24,6 +24,9 @@ func Run(t *testing.T, script, stdout string, files []string, needs ...string) {
 	if err != nil {
 		t.Skip("python3 is not installed: the generators cannot be rerun")
 	}
+	if out, err := exec.Command(py, "-c", "pass").CombinedOutput(); err != nil { // a version manager's shim with no interpreter behind it
+		t.Skipf("python3 does not run (%v): the generators cannot be rerun\n%s", err, out)
+	}
 	for _, m := range needs {
 		if exec.Command(py, "-c", "import "+m).Run() != nil {
 			t.Skipf("python3 has no module %s, which %s needs", m, script)
