@@ -227,16 +227,14 @@ func copyAVX2D(dst *float64, stride int, src *float64, ld int, kc int)
 // slower for float64 (0.27 against 0.33, 0.43 against 0.38 ns): the tuner
 // times both ways (rowsB) on the products and keeps the faster.
 func copyAsm[T float](d []T, W int, src []T, ld, w, kc int) bool {
-	if kc == 0 || w == 0 {
+	es := int(unsafe.Sizeof(T(0)))
+	avx2 := !hasAVX512 && hasAVX2 && w == W && W*es == 64
+	if kc == 0 || w == 0 || !hasAVX512 && !avx2 {
 		return false
 	}
-	if !hasAVX512 {
-		es := int(unsafe.Sizeof(T(0)))
-		if !hasAVX2 || w != W || W*es != 64 {
-			return false
-		}
-		_ = src[(kc-1)*ld+w-1]
-		_ = d[kc*W-1]
+	_ = src[(kc-1)*ld+w-1] // a short source or destination panics here, in Go
+	_ = d[kc*W-1]
+	if avx2 {
 		if es == 4 {
 			copyAVX2S((*float32)(unsafe.Pointer(&d[0])), W, (*float32)(unsafe.Pointer(&src[0])), ld, kc)
 		} else {
@@ -244,10 +242,8 @@ func copyAsm[T float](d []T, W int, src []T, ld, w, kc int) bool {
 		}
 		return true
 	}
-	_ = src[(kc-1)*ld+w-1]
-	_ = d[kc*W-1]
 	lanes := 16
-	if unsafe.Sizeof(T(0)) == 8 {
+	if es == 8 {
 		lanes = 8
 	}
 	for r0 := 0; r0 < W; r0 += lanes {

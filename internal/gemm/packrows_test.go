@@ -144,21 +144,21 @@ func BenchmarkPackBRows(b *testing.B) {
 		how := map[bool]string{false: "go", true: "asm"}[asm]
 		for _, rows := range []int{0, 1, 8} {
 			b.Run(fmt.Sprintf("f32/%s/rows=%d", how, rows), func(b *testing.B) {
-				useGatherAsm = asm
-				k := kernel[float32]{nr: 16, rowsB: rows}
-				for range b.N {
-					k.packB(d32, false, s32, n, 0, 0, kc, n)
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n*kc), "ns/elem")
+				benchPackRows(b, kernel[float32]{nr: 16, rowsB: rows}, asm, d32, s32, n, kc)
 			})
 			b.Run(fmt.Sprintf("f64/%s/rows=%d", how, rows), func(b *testing.B) {
-				useGatherAsm = asm
-				k := kernel[float64]{nr: 8, rowsB: rows}
-				for range b.N {
-					k.packB(d64, false, s64, n, 0, 0, kc, n)
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n*kc), "ns/elem")
+				benchPackRows(b, kernel[float64]{nr: 8, rowsB: rows}, asm, d64, s64, n, kc)
 			})
 		}
 	}
+}
+
+// benchPackRows times k packing the kc×n row-major src into dst, with the
+// assembly copies or the Go loops.
+func benchPackRows[T float](b *testing.B, k kernel[T], asm bool, dst, src []T, n, kc int) {
+	useGatherAsm = asm
+	for range b.N {
+		k.packB(dst, false, src, n, 0, 0, kc, n)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n*kc), "ns/elem")
 }
