@@ -20,13 +20,16 @@ import (
 // the GPT also with selective recomputation (GPT-selective: the products'
 // and the attention's outputs kept, the rest recomputed), keeping the
 // attention's outputs only (GPT-selective-attention) and with each block
-// checkpointed whole (GPT-full).
+// checkpointed whole (GPT-full), and the GPT step recorded on the heap
+// rather than in its arena (GPT-heap: nn.GPT.Loss, whose forward outputs are
+// new storage every step).
 func BenchmarkTrainStep(b *testing.B) {
 	for _, w := range Workloads {
 		b.Run(w.Name, func(b *testing.B) { benchStep(b, NewStep(w, 1)) })
 	}
 	b.Run("CNN", func(b *testing.B) { benchStep(b, NewCNNStep(1)) })
 	b.Run("GPT", func(b *testing.B) { benchStep(b, NewGPTStep(1)) })
+	b.Run("GPT-heap", func(b *testing.B) { benchStep(b, gptHeapStep{NewGPTStep(1)}) })
 	b.Run("GPT-selective", func(b *testing.B) {
 		benchStep(b, NewGPTStepCheckpoint(1, checkpoint.Selective(ad.KeepExpensive)))
 	})
@@ -34,6 +37,26 @@ func BenchmarkTrainStep(b *testing.B) {
 		benchStep(b, NewGPTStepCheckpoint(1, checkpoint.Selective(ad.KeepAttention)))
 	})
 	b.Run("GPT-full", func(b *testing.B) { benchStep(b, NewGPTStepCheckpoint(1, checkpoint.Full)) })
+}
+
+// gptHeapStep is GPTStep without its arena: the graph, its values and
+// their storage on the heap (nn.GPT.Loss), as a program that does not use
+// an ad.Arena records it.
+type gptHeapStep struct{ *GPTStep }
+
+func (s gptHeapStep) Run() error {
+	loss := s.Model.Loss(s.Tokens, s.Targets)
+	s.Opt.ZeroGrad()
+	if err := loss.Backward(); err != nil {
+		return err
+	}
+	s.Opt.Step()
+	s.Loss = loss.Item()
+	return nil
+}
+
+func (s gptHeapStep) SavedBytes() int64 {
+	return ad.Stats(s.Model.Loss(s.Tokens, s.Targets)).SavedBytes
 }
 
 // benchStep times s.Run after one warm-up step (which allocates the
