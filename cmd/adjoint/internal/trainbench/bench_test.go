@@ -45,14 +45,7 @@ func BenchmarkTrainStep(b *testing.B) {
 type gptHeapStep struct{ *GPTStep }
 
 func (s gptHeapStep) Run() error {
-	loss := s.Model.Loss(s.Tokens, s.Targets)
-	s.Opt.ZeroGrad()
-	if err := loss.Backward(); err != nil {
-		return err
-	}
-	s.Opt.Step()
-	s.Loss = loss.Item()
-	return nil
+	return update(s.Opt, s.Model.Loss(s.Tokens, s.Targets), &s.Loss)
 }
 
 func (s gptHeapStep) SavedBytes() int64 {

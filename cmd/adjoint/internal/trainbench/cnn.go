@@ -84,14 +84,7 @@ func NewCNNStep(seed uint64) *CNNStep {
 // SGD update.
 func (s *CNNStep) Run() error {
 	s.Arena.Reset()
-	loss := nn.CrossEntropy(s.Model.Forward(s.Arena.Const(s.X.Tensor())), s.Y)
-	s.Opt.ZeroGrad()
-	if err := loss.Backward(); err != nil {
-		return err
-	}
-	s.Opt.Step()
-	s.Loss = loss.Item()
-	return nil
+	return update(s.Opt, nn.CrossEntropy(s.Model.Forward(s.Arena.Const(s.X.Tensor())), s.Y), &s.Loss)
 }
 
 // SavedBytes returns the activation memory the step's graph saves for the

@@ -66,14 +66,7 @@ func NewGPTStepCheckpoint(seed uint64, p checkpoint.Policy) *GPTStep {
 // 12·64 positions, backward, SGD update.
 func (s *GPTStep) Run() error {
 	s.Arena.Reset()
-	loss := s.Model.LossIn(&s.Arena, s.Tokens, s.Targets)
-	s.Opt.ZeroGrad()
-	if err := loss.Backward(); err != nil {
-		return err
-	}
-	s.Opt.Step()
-	s.Loss = loss.Item()
-	return nil
+	return update(s.Opt, s.Model.LossIn(&s.Arena, s.Tokens, s.Targets), &s.Loss)
 }
 
 // SavedBytes returns the activation memory the step's graph saves for the

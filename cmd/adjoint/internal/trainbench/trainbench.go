@@ -87,13 +87,18 @@ func NewStep(w Workload, seed uint64) *Step {
 // Run performs one training step.
 func (s *Step) Run() error {
 	s.Arena.Reset()
-	loss := nn.CrossEntropy(s.Model.Forward(s.Arena.Const(s.X.Tensor())), s.Y)
-	s.Opt.ZeroGrad()
+	return update(s.Opt, nn.CrossEntropy(s.Model.Forward(s.Arena.Const(s.X.Tensor())), s.Y), &s.Loss)
+}
+
+// update runs the backward pass from loss and the optimizer's step (the
+// gradients zeroed first), and stores the loss's value in *last.
+func update(opt optim.Optimizer, loss *ad.Value, last *float64) error {
+	opt.ZeroGrad()
 	if err := loss.Backward(); err != nil {
 		return err
 	}
-	s.Opt.Step()
-	s.Loss = loss.Item()
+	opt.Step()
+	*last = loss.Item()
 	return nil
 }
 
